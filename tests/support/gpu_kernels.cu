@@ -1,0 +1,55 @@
+#include "gpu_kernels.hpp"
+
+#include <cuda_runtime.h>
+
+namespace vtpage::test {
+
+namespace {
+
+__global__ void sum_words(const std::uint32_t* words, std::size_t count,
+                          unsigned long long* sum) {
+    unsigned long long local = 0;
+    for (std::size_t i = blockIdx.x * blockDim.x + threadIdx.x; i < count;
+         i += std::size_t(gridDim.x) * blockDim.x) {
+        local += words[i];
+    }
+    atomicAdd(sum, local);
+}
+
+__global__ void fill_words(std::uint32_t* words, std::size_t count, std::uint32_t value) {
+    for (std::size_t i = blockIdx.x * blockDim.x + threadIdx.x; i < count;
+         i += std::size_t(gridDim.x) * blockDim.x) {
+        words[i] = value;
+    }
+}
+
+std::string finish() {
+    cudaError_t error = cudaGetLastError();
+    if (error == cudaSuccess) error = cudaDeviceSynchronize();
+    return cudaGetErrorName(error);
+}
+
+}  // namespace
+
+std::string gpu_sum_words(std::uint64_t address, std::size_t words, std::uint64_t& sum) {
+    unsigned long long* device_sum = nullptr;
+    cudaError_t error = cudaMalloc(&device_sum, sizeof(*device_sum));
+    if (error != cudaSuccess) return cudaGetErrorName(error);
+    cudaMemset(device_sum, 0, sizeof(*device_sum));
+    sum_words<<<128, 256>>>(reinterpret_cast<const std::uint32_t*>(address), words, device_sum);
+    std::string result = finish();
+    if (result == "cudaSuccess") {
+        unsigned long long host_sum = 0;
+        cudaMemcpy(&host_sum, device_sum, sizeof(host_sum), cudaMemcpyDeviceToHost);
+        sum = host_sum;
+    }
+    cudaFree(device_sum);
+    return result;
+}
+
+std::string gpu_fill_words(std::uint64_t address, std::size_t words, std::uint32_t value) {
+    fill_words<<<128, 256>>>(reinterpret_cast<std::uint32_t*>(address), words, value);
+    return finish();
+}
+
+}  // namespace vtpage::test

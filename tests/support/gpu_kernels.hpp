@@ -1,0 +1,14 @@
+// Small CUDA kernels the GPU tests run on backend mappings. Each returns the name of the CUDA
+// error the launch and the wait for it gave ("cudaSuccess" when all went well).
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <string>
+
+namespace vtpage::test {
+
+std::string gpu_sum_words(std::uint64_t address, std::size_t words, std::uint64_t& sum);
+std::string gpu_fill_words(std::uint64_t address, std::size_t words, std::uint32_t value);
+
+}  // namespace vtpage::test
