@@ -370,6 +370,10 @@ void CudaBackend::write(DeviceAddress destination, const void* source, std::size
     make_current();
     state_->driver.check(state_->driver.cuMemcpyHtoD(destination, source, size), "write",
                          range_text(destination, size));
+    // A small copy from pageable memory returns before its DMA is done; a later set_access or
+    // unmap would then fault the copy in flight. Wait, so that write() is truly synchronous.
+    state_->driver.check(state_->driver.cuStreamSynchronize(nullptr), "write",
+                         range_text(destination, size));
 }
 
 void CudaBackend::read(void* destination, DeviceAddress source, std::size_t size) {

@@ -41,7 +41,8 @@ namespace vtpage::backend_detail {
     X(cuMemGetAllocationGranularity)           \
     X(cuMemGetAllocationPropertiesFromHandle)  \
     X(cuMemcpyHtoD)                            \
-    X(cuMemcpyDtoH)
+    X(cuMemcpyDtoH)                            \
+    X(cuStreamSynchronize)
 
 struct CudaDriver {
     // Opens the driver and resolves every entry point; device_unavailable when it cannot.
