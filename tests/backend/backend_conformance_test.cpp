@@ -102,10 +102,10 @@ TEST_P(BackendConformance, ReservesHugeRangesAligned) {
     DeviceAddress small = backend_->reserve(16 * page_, alignment);
     EXPECT_NE(small, 0u);
     EXPECT_EQ(small % alignment, 0u);
-    DeviceAddress huge = backend_->reserve(16_TiB);
+    DeviceAddress huge = backend_->reserve(test::huge_reservation_bytes);
     EXPECT_NE(huge, 0u);
     EXPECT_EQ(backend_->live_resources().reservations, baseline_.reservations + 2);
-    backend_->free_reservation(huge, 16_TiB);
+    backend_->free_reservation(huge, test::huge_reservation_bytes);
     backend_->free_reservation(small, 16 * page_);
 }
 

@@ -10,6 +10,16 @@
 
 namespace vtpage::test {
 
+// ThreadSanitizer keeps applications to a few small address ranges, so tests reserve less there.
+#if defined(__SANITIZE_THREAD__)
+inline constexpr bool under_thread_sanitizer = true;
+#else
+inline constexpr bool under_thread_sanitizer = false;
+#endif
+// A reservation far larger than memory: 16 TiB, or 64 GiB under ThreadSanitizer.
+inline constexpr std::size_t huge_reservation_bytes =
+    under_thread_sanitizer ? std::size_t(64) << 30 : std::size_t(16) << 40;
+
 // The backends every parameterised suite runs on; those missing here are skipped at run time.
 inline std::vector<std::string> all_backend_names() { return {"host", "cuda"}; }
 

@@ -1,0 +1,795 @@
+#include "vtpage/core/page_table.hpp"
+
+#include <algorithm>
+#include <chrono>
+#include <condition_variable>
+#include <deque>
+#include <mutex>
+#include <unordered_map>
+#include <unordered_set>
+
+namespace vtpage {
+
+namespace {
+
+enum class PageState : std::uint8_t { queued, committing, resident, evicting };
+
+struct Entry {
+    PageState state = PageState::queued;
+    bool requested_while_evicting = false;  // queue it again once its eviction is done
+    bool was_queued = false;                // before a commit() batch took it
+    std::uint32_t pins = 0;
+    FrameId last_used = 0;
+    PooledPage physical;
+    std::uint64_t generation = 0;
+};
+
+std::string page_text(PageIndex page) { return detail::concat("page=", page); }
+
+}  // namespace
+
+struct PageTable::State {
+    State(Backend& b, PageTableSettings s)
+        : backend(b),
+          settings(std::move(s)),
+          region(b, VirtualRegionSettings{settings.region_size, settings.access, 0}),
+          pool(b, settings.pool),
+          policy(settings.make_policy ? settings.make_policy() : make_lru_policy()) {
+        if (!policy) {
+            throw Error(Errc::invalid_argument, "PageTable", "make_policy returned no policy");
+        }
+        set_budget(settings.budget_bytes);
+    }
+
+    void set_budget(std::size_t bytes) {
+        budget_pages = std::max<std::size_t>(1, bytes / region.page_size());
+    }
+    bool evictable(const Entry& entry) const {
+        return entry.state == PageState::resident && entry.pins == 0 &&
+               entry.last_used <= completed_frame;
+    }
+    void check_page(const char* operation, PageIndex page) const {
+        if (page >= region.page_count()) {
+            throw Error(Errc::out_of_range, operation,
+                        detail::concat("the table has ", region.page_count(), " pages"),
+                        page_text(page));
+        }
+    }
+    // Chooses up to count victims and marks them evicting. Caller holds the lock.
+    std::vector<PageMapping> take_victims(std::size_t count) {
+        std::vector<PageMapping> victims;
+        if (count == 0) return victims;
+        auto pages = policy->choose_victims(count, [this](PageIndex page) {
+            auto found = entries.find(page);
+            return found != entries.end() && evictable(found->second);
+        });
+        for (PageIndex page : pages) {
+            Entry& entry = entries.at(page);
+            entry.state = PageState::evicting;
+            policy->removed(page);
+            --resident;
+            ++evicting;
+            victims.push_back({page, entry.physical, entry.generation});
+        }
+        return victims;
+    }
+    // A victim whose unmap failed is resident again. Caller holds the lock.
+    void restore_victim(const PageMapping& victim) {
+        Entry& entry = entries.at(victim.page);
+        entry.state = PageState::resident;
+        --evicting;
+        ++resident;
+        policy->inserted(victim.page);
+    }
+    // Victims that are gone: forgotten, or queued again if requested meanwhile.
+    void forget_victims(const std::vector<PageMapping>& gone) {
+        for (const PageMapping& victim : gone) {
+            auto found = entries.find(victim.page);
+            --evicting;
+            ++evictions;
+            if (found->second.requested_while_evicting) {
+                found->second = Entry{};
+                ++queued;
+                queue.push_back(victim.page);
+            } else {
+                entries.erase(found);
+            }
+        }
+    }
+    // Unmaps the victims; returns those actually evicted, and restores the others (the error,
+    // if any, is returned through `failure`). Called without the lock.
+    std::vector<PageMapping> unmap_victims(const std::vector<PageMapping>& victims,
+                                           std::exception_ptr& failure) {
+        if (victims.empty()) return {};
+        std::vector<PageIndex> pages;
+        for (const auto& victim : victims) pages.push_back(victim.page);
+        try {
+            region.decommit(pages);
+            return victims;
+        } catch (...) {
+            failure = std::current_exception();
+        }
+        std::vector<PageMapping> evicted;
+        std::lock_guard lock(mutex);
+        for (const auto& victim : victims) {
+            if (region.is_committed(victim.page)) {
+                restore_victim(victim);
+            } else {
+                evicted.push_back(victim);
+            }
+        }
+        return evicted;
+    }
+    void compact_queue() {
+        if (queue.size() < 2 * queued + 1024) return;
+        std::deque<PageIndex> live;
+        std::unordered_set<PageIndex> seen;
+        for (PageIndex page : queue) {
+            auto found = entries.find(page);
+            if (found != entries.end() && found->second.state == PageState::queued &&
+                seen.insert(page).second) {
+                live.push_back(page);
+            }
+        }
+        queue.swap(live);
+    }
+    // Runs the callbacks for a change made under the lock, after every earlier change's
+    // callbacks and before every later one's, with no lock held (a callback may call the
+    // table's queries). Takes a ticket under the state lock, then waits for its turn.
+    void report(std::unique_lock<std::mutex>& lock, const std::vector<PageMapping>& evicted,
+                const std::vector<PageMapping>& committed) {
+        const std::uint64_t ticket = next_ticket++;
+        lock.unlock();
+        std::unique_lock turn(callback_mutex);
+        callback_turn.wait(turn, [&] { return now_serving == ticket; });
+        turn.unlock();
+        try {
+            if (!evicted.empty() && settings.on_evicted) settings.on_evicted(evicted);
+            if (!committed.empty() && settings.on_committed) settings.on_committed(committed);
+        } catch (const std::exception& error) {
+            settings.log.error("page table: a callback threw: ", error.what());
+        }
+        turn.lock();
+        ++now_serving;
+        callback_turn.notify_all();
+    }
+
+    Backend& backend;
+    PageTableSettings settings;
+    VirtualRegion region;
+    PagePool pool;
+    std::unique_ptr<EvictionPolicy> policy;
+
+    mutable std::mutex mutex;
+    std::mutex callback_mutex;
+    std::condition_variable callback_turn;
+    std::uint64_t next_ticket = 0;  // guarded by mutex
+    std::uint64_t now_serving = 0;  // guarded by callback_mutex
+    std::unordered_map<PageIndex, Entry> entries;
+    std::deque<PageIndex> queue;  // may hold stale or repeated pages; `queued` is the truth
+    std::size_t queued = 0, resident = 0, committing = 0, evicting = 0, pinned = 0;
+    std::size_t budget_pages = 1;
+    FrameId current_frame = 0;
+    FrameId completed_frame = 0;
+    std::uint64_t generation = 0;
+    std::uint64_t requests = 0, hits = 0, commits = 0, evictions = 0, batches = 0;
+    std::uint64_t out_of_memory_retries = 0, failed_batches = 0;
+    LatencyHistogram commit_latency;
+    LatencyHistogram evict_latency;
+
+    // One commit batch, from plan to finish.
+    struct Batch {
+        std::vector<PageIndex> candidates;  // to commit, in order
+        std::vector<PageMapping> victims;   // to evict first
+        bool pin = false;
+        bool from_queue = false;
+    };
+    std::vector<PageMapping> run_batch(std::unique_lock<std::mutex>& lock, Batch batch);
+};
+
+std::vector<PageMapping> PageTable::State::run_batch(std::unique_lock<std::mutex>& lock,
+                                                     Batch batch) {
+    lock.unlock();
+    const auto start = std::chrono::steady_clock::now();
+    std::exception_ptr failure;
+    std::vector<PageMapping> evicted = unmap_victims(batch.victims, failure);
+    std::vector<PooledPage> pages;
+    for (const auto& victim : evicted) pages.push_back(victim.physical);
+    const std::size_t wanted = batch.candidates.size();
+    // Evicted pages beyond what the batch needs (a lowered budget) go back to the pool.
+    if (pages.size() > wanted) {
+        pool.release(std::span(pages).subspan(wanted));
+        pages.resize(wanted);
+    }
+    std::vector<PageMapping> extra_victims_evicted;
+    if (!failure && pages.size() < wanted) {
+        for (int attempt = 0;; ++attempt) {
+            try {
+                auto fresh = pool.acquire(wanted - pages.size());
+                pages.insert(pages.end(), fresh.begin(), fresh.end());
+                break;
+            } catch (const Error& error) {
+                if (error.code() != Errc::out_of_memory || attempt >= settings.out_of_memory_retries) {
+                    failure = std::current_exception();
+                    break;
+                }
+            }
+            // The device is full below our budget: evict beyond what the budget asks, retry.
+            std::vector<PageMapping> more;
+            {
+                std::lock_guard relock(mutex);
+                ++out_of_memory_retries;
+                more = take_victims(wanted - pages.size());
+            }
+            if (more.empty()) {
+                failure = std::make_exception_ptr(Error(
+                    Errc::out_of_memory, "commit",
+                    "the device is out of memory and no page can be evicted",
+                    detail::concat("pages=", wanted)));
+                break;
+            }
+            settings.log.info("page table: out of memory; evicting ", more.size(),
+                              " more pages and trying again");
+            auto gone = unmap_victims(more, failure);
+            for (const auto& victim : gone) pages.push_back(victim.physical);
+            extra_victims_evicted.insert(extra_victims_evicted.end(), gone.begin(), gone.end());
+            if (failure) break;
+        }
+    }
+    std::vector<PageMapping> committed;
+    if (!failure) {
+        std::vector<PagePlacement> placements;
+        placements.reserve(wanted);
+        for (std::size_t i = 0; i < wanted; ++i) {
+            placements.push_back({batch.candidates[i], pages[i].handle});
+        }
+        try {
+            region.commit(placements);
+        } catch (...) {
+            failure = std::current_exception();
+        }
+    }
+    if (failure && !pages.empty()) {
+        try {
+            pool.release(pages);
+        } catch (const Error& error) {
+            settings.log.error("page table: returning pages to the pool failed: ", error.what());
+        }
+    }
+    const auto elapsed = std::chrono::steady_clock::now() - start;
+
+    lock.lock();
+    evicted.insert(evicted.end(), extra_victims_evicted.begin(), extra_victims_evicted.end());
+    forget_victims(evicted);
+    if (failure) {
+        ++failed_batches;
+        // The batch's pages go back to where they were: queued (at the front, in order) or
+        // forgotten.
+        for (auto it = batch.candidates.rbegin(); it != batch.candidates.rend(); ++it) {
+            Entry& entry = entries.at(*it);
+            --committing;
+            if (batch.from_queue || entry.was_queued) {
+                entry = Entry{};
+                ++queued;
+                queue.push_front(*it);
+            } else {
+                entries.erase(*it);
+            }
+        }
+    } else {
+        ++batches;
+        commits += wanted;
+        if (wanted > 0) {
+            const auto per_page = elapsed / wanted;
+            for (std::size_t i = 0; i < wanted; ++i) commit_latency.record(per_page);
+        }
+        committed.reserve(wanted);
+        for (std::size_t i = 0; i < wanted; ++i) {
+            Entry& entry = entries.at(batch.candidates[i]);
+            entry.state = PageState::resident;
+            entry.physical = pages[i];
+            entry.generation = ++generation;
+            entry.last_used = current_frame;
+            entry.was_queued = false;
+            if (batch.pin) {
+                if (entry.pins++ == 0) ++pinned;
+            }
+            --committing;
+            ++resident;
+            policy->inserted(batch.candidates[i]);
+            committed.push_back({batch.candidates[i], entry.physical, entry.generation});
+        }
+    }
+    report(lock, evicted, committed);
+    if (failure) std::rethrow_exception(failure);
+    return committed;
+}
+
+PageTable::PageTable(Backend& backend, PageTableSettings settings)
+    : state_(std::make_unique<State>(backend, std::move(settings))) {}
+
+PageTable::~PageTable() {
+    try {
+        shutdown();
+        return;
+    } catch (const Error& error) {
+        state_->settings.log.error("page table destroyed while in use (", error.what(),
+                                   "); evicting everything anyway");
+    }
+    {
+        std::lock_guard lock(state_->mutex);
+        for (auto& [page, entry] : state_->entries) entry.pins = 0;
+        state_->pinned = 0;
+        state_->completed_frame = state_->current_frame;
+    }
+    try {
+        shutdown();
+    } catch (const Error& error) {
+        state_->settings.log.error("page table: forced shutdown failed: ", error.what());
+    }
+}
+
+Backend& PageTable::backend() const noexcept { return state_->backend; }
+const VirtualRegion& PageTable::region() const noexcept { return state_->region; }
+PagePool& PageTable::pool() noexcept { return state_->pool; }
+std::size_t PageTable::page_size() const noexcept { return state_->region.page_size(); }
+std::uint64_t PageTable::page_count() const noexcept { return state_->region.page_count(); }
+DeviceAddress PageTable::address_of(PageIndex page) const {
+    return state_->region.address_of(page);
+}
+
+std::size_t PageTable::budget_pages() const {
+    std::lock_guard lock(state_->mutex);
+    return state_->budget_pages;
+}
+
+void PageTable::set_budget(std::size_t bytes) {
+    std::lock_guard lock(state_->mutex);
+    state_->set_budget(bytes);
+}
+
+FrameId PageTable::current_frame() const {
+    std::lock_guard lock(state_->mutex);
+    return state_->current_frame;
+}
+
+FrameId PageTable::begin_frame() {
+    std::lock_guard lock(state_->mutex);
+    return ++state_->current_frame;
+}
+
+void PageTable::complete_frame(FrameId frame) {
+    std::lock_guard lock(state_->mutex);
+    if (frame > state_->current_frame) {
+        throw Error(Errc::invalid_argument, "complete_frame",
+                    detail::concat("frame ", frame, " has not begun (the current frame is ",
+                                   state_->current_frame, ")"),
+                    detail::concat("frame=", frame));
+    }
+    state_->completed_frame = std::max(state_->completed_frame, frame);
+}
+
+RequestResult PageTable::request(std::span<const PageIndex> pages) {
+    RequestResult result;
+    std::lock_guard lock(state_->mutex);
+    for (PageIndex page : pages) state_->check_page("request", page);
+    for (PageIndex page : pages) {
+        ++state_->requests;
+        auto [it, inserted] = state_->entries.try_emplace(page);
+        Entry& entry = it->second;
+        if (inserted) {
+            entry.state = PageState::queued;
+            ++state_->queued;
+            state_->queue.push_back(page);
+            ++result.queued;
+            continue;
+        }
+        switch (entry.state) {
+            case PageState::resident:
+                entry.last_used = state_->current_frame;
+                state_->policy->accessed(page);
+                ++state_->hits;
+                ++result.resident;
+                break;
+            case PageState::committing:
+                entry.last_used = state_->current_frame;
+                ++result.already_queued;
+                break;
+            case PageState::queued:
+                ++result.already_queued;
+                break;
+            case PageState::evicting:
+                entry.requested_while_evicting = true;
+                ++result.queued;
+                break;
+        }
+    }
+    return result;
+}
+
+void PageTable::cancel(std::span<const PageIndex> pages) {
+    std::lock_guard lock(state_->mutex);
+    for (PageIndex page : pages) {
+        auto found = state_->entries.find(page);
+        if (found == state_->entries.end()) continue;
+        if (found->second.state == PageState::queued) {
+            state_->entries.erase(found);
+            --state_->queued;
+        } else if (found->second.state == PageState::evicting) {
+            found->second.requested_while_evicting = false;
+        }
+    }
+    state_->compact_queue();
+}
+
+std::size_t PageTable::queued_count() const {
+    std::lock_guard lock(state_->mutex);
+    return state_->queued;
+}
+
+std::vector<PageMapping> PageTable::commit_queued(std::size_t max_pages) {
+    std::unique_lock lock(state_->mutex);
+    State& s = *state_;
+    State::Batch batch;
+    batch.from_queue = true;
+    while (batch.candidates.size() < max_pages && !s.queue.empty()) {
+        PageIndex page = s.queue.front();
+        s.queue.pop_front();
+        auto found = s.entries.find(page);
+        if (found == s.entries.end() || found->second.state != PageState::queued) continue;
+        found->second.state = PageState::committing;
+        --s.queued;
+        ++s.committing;
+        batch.candidates.push_back(page);
+    }
+    if (batch.candidates.empty()) return {};
+    // Room for the batch: free budget, then victims for the rest.
+    const std::size_t held = s.resident + s.committing - batch.candidates.size();
+    const std::ptrdiff_t free =
+        static_cast<std::ptrdiff_t>(s.budget_pages) - static_cast<std::ptrdiff_t>(held);
+    const std::ptrdiff_t wanted = static_cast<std::ptrdiff_t>(batch.candidates.size());
+    const std::ptrdiff_t needed = std::max<std::ptrdiff_t>(0, wanted - free);
+    batch.victims = s.take_victims(static_cast<std::size_t>(needed));
+    const std::ptrdiff_t fits = std::clamp<std::ptrdiff_t>(
+        free + static_cast<std::ptrdiff_t>(batch.victims.size()), 0, wanted);
+    // What does not fit goes back to the front of the queue, in order.
+    while (static_cast<std::ptrdiff_t>(batch.candidates.size()) > fits) {
+        PageIndex page = batch.candidates.back();
+        batch.candidates.pop_back();
+        s.entries.at(page).state = PageState::queued;
+        --s.committing;
+        ++s.queued;
+        s.queue.push_front(page);
+    }
+    if (batch.candidates.empty() && batch.victims.empty()) return {};
+    return s.run_batch(lock, std::move(batch));
+}
+
+std::vector<PageMapping> PageTable::commit(std::span<const PageIndex> pages, bool pin) {
+    std::unique_lock lock(state_->mutex);
+    State& s = *state_;
+    for (PageIndex page : pages) s.check_page("commit", page);
+    std::vector<PageIndex> unique(pages.begin(), pages.end());
+    std::sort(unique.begin(), unique.end());
+    unique.erase(std::unique(unique.begin(), unique.end()), unique.end());
+    std::vector<PageIndex> resident_now;
+    State::Batch batch;
+    batch.pin = pin;
+    for (PageIndex page : unique) {
+        auto found = s.entries.find(page);
+        if (found == s.entries.end() || found->second.state == PageState::queued) {
+            continue;
+        }
+        if (found->second.state == PageState::resident) {
+            resident_now.push_back(page);
+        } else {
+            throw Error(Errc::busy, "commit",
+                        "the page is being committed or evicted by another thread",
+                        page_text(page));
+        }
+    }
+    std::size_t missing = unique.size() - resident_now.size();
+    const std::size_t held = s.resident + s.committing;
+    const std::ptrdiff_t free =
+        static_cast<std::ptrdiff_t>(s.budget_pages) - static_cast<std::ptrdiff_t>(held);
+    const std::ptrdiff_t needed = std::max<std::ptrdiff_t>(0, std::ptrdiff_t(missing) - free);
+    // The resident pages of this call must not be chosen as victims: pin them for the choice.
+    for (PageIndex page : resident_now) ++s.entries.at(page).pins;
+    batch.victims = s.take_victims(static_cast<std::size_t>(needed));
+    for (PageIndex page : resident_now) --s.entries.at(page).pins;
+    if (static_cast<std::ptrdiff_t>(batch.victims.size()) < needed) {
+        for (const PageMapping& victim : batch.victims) s.restore_victim(victim);
+        throw Error(Errc::budget_exhausted, "commit",
+                    detail::concat(missing, " pages do not fit: the budget holds ",
+                                   s.budget_pages, " pages, ", s.resident,
+                                   " resident, and only ", batch.victims.size(),
+                                   " of them can be evicted (the rest are pinned or in use by "
+                                   "frames not yet complete)"),
+                    detail::concat("pages=", unique.size()));
+    }
+    for (PageIndex page : resident_now) {
+        Entry& entry = s.entries.at(page);
+        entry.last_used = s.current_frame;
+        s.policy->accessed(page);
+        if (pin && entry.pins++ == 0) ++s.pinned;
+    }
+    for (PageIndex page : unique) {
+        auto [it, inserted] = s.entries.try_emplace(page);
+        if (!inserted && it->second.state != PageState::queued) continue;
+        if (!inserted) {
+            --s.queued;
+            it->second.was_queued = true;
+        }
+        it->second.state = PageState::committing;
+        ++s.committing;
+        batch.candidates.push_back(page);
+    }
+    std::vector<PageMapping> result;
+    if (!batch.candidates.empty() || !batch.victims.empty()) {
+        result = s.run_batch(lock, std::move(batch));
+        lock.lock();
+    }
+    for (PageIndex page : resident_now) {
+        const Entry& entry = s.entries.at(page);
+        result.push_back({page, entry.physical, entry.generation});
+    }
+    return result;
+}
+
+void PageTable::pin(std::span<const PageIndex> pages) {
+    std::lock_guard lock(state_->mutex);
+    for (PageIndex page : pages) {
+        state_->check_page("pin", page);
+        auto found = state_->entries.find(page);
+        if (found == state_->entries.end() || found->second.state != PageState::resident) {
+            throw Error(Errc::not_mapped, "pin", "the page is not resident", page_text(page));
+        }
+    }
+    for (PageIndex page : pages) {
+        if (state_->entries.at(page).pins++ == 0) ++state_->pinned;
+    }
+}
+
+void PageTable::unpin(std::span<const PageIndex> pages) {
+    std::lock_guard lock(state_->mutex);
+    std::unordered_map<PageIndex, std::uint32_t> counts;
+    for (PageIndex page : pages) {
+        state_->check_page("unpin", page);
+        auto found = state_->entries.find(page);
+        if (found == state_->entries.end() || found->second.pins < ++counts[page]) {
+            throw Error(Errc::invalid_argument, "unpin", "the page is not pinned",
+                        page_text(page));
+        }
+    }
+    for (PageIndex page : pages) {
+        if (--state_->entries.at(page).pins == 0) --state_->pinned;
+    }
+}
+
+void PageTable::evict(std::span<const PageIndex> pages) {
+    std::unique_lock lock(state_->mutex);
+    State& s = *state_;
+    std::unordered_set<PageIndex> seen;
+    for (PageIndex page : pages) {
+        s.check_page("evict", page);
+        auto found = s.entries.find(page);
+        if (found == s.entries.end() || found->second.state != PageState::resident ||
+            !seen.insert(page).second) {
+            throw Error(Errc::not_mapped, "evict", "the page is not resident", page_text(page));
+        }
+        if (found->second.pins > 0) {
+            throw Error(Errc::busy, "evict", "the page is pinned", page_text(page));
+        }
+        if (found->second.last_used > s.completed_frame) {
+            throw Error(Errc::busy, "evict",
+                        detail::concat("the page is in use by frame ", found->second.last_used,
+                                       ", which is not complete (completed: ",
+                                       s.completed_frame, ")"),
+                        page_text(page));
+        }
+    }
+    std::vector<PageMapping> victims;
+    for (PageIndex page : pages) {
+        Entry& entry = s.entries.at(page);
+        entry.state = PageState::evicting;
+        s.policy->removed(page);
+        --s.resident;
+        ++s.evicting;
+        victims.push_back({page, entry.physical, entry.generation});
+    }
+    lock.unlock();
+    const auto start = std::chrono::steady_clock::now();
+    std::exception_ptr failure;
+    auto evicted = s.unmap_victims(victims, failure);
+    std::vector<PooledPage> physical;
+    for (const auto& victim : evicted) physical.push_back(victim.physical);
+    s.pool.release(physical);
+    if (!evicted.empty()) {
+        const auto per_page = (std::chrono::steady_clock::now() - start) / evicted.size();
+        for (std::size_t i = 0; i < evicted.size(); ++i) s.evict_latency.record(per_page);
+    }
+    lock.lock();
+    s.forget_victims(evicted);
+    s.report(lock, evicted, {});
+    if (failure) std::rethrow_exception(failure);
+}
+
+void PageTable::protect(std::span<const PageIndex> pages, Access access) {
+    std::lock_guard lock(state_->mutex);
+    for (PageIndex page : pages) {
+        state_->check_page("protect", page);
+        auto found = state_->entries.find(page);
+        if (found == state_->entries.end() || found->second.state != PageState::resident) {
+            throw Error(Errc::not_mapped, "protect", "the page is not resident", page_text(page));
+        }
+    }
+    // Under the lock, so that no eviction races the access change.
+    state_->region.protect(pages, access);
+}
+
+bool PageTable::is_resident(PageIndex page) const {
+    std::lock_guard lock(state_->mutex);
+    state_->check_page("is_resident", page);
+    auto found = state_->entries.find(page);
+    return found != state_->entries.end() && found->second.state == PageState::resident;
+}
+
+std::optional<PageMapping> PageTable::lookup(PageIndex page) const {
+    std::lock_guard lock(state_->mutex);
+    state_->check_page("lookup", page);
+    auto found = state_->entries.find(page);
+    if (found == state_->entries.end() || found->second.state != PageState::resident) {
+        return std::nullopt;
+    }
+    return PageMapping{page, found->second.physical, found->second.generation};
+}
+
+std::size_t PageTable::resident_count() const {
+    std::lock_guard lock(state_->mutex);
+    return state_->resident;
+}
+
+PageTableStatistics PageTable::statistics() const {
+    PageTableStatistics result;
+    {
+        std::lock_guard lock(state_->mutex);
+        const State& s = *state_;
+        result.page_size = s.region.page_size();
+        result.budget_pages = s.budget_pages;
+        result.resident_pages = s.resident;
+        result.pinned_pages = s.pinned;
+        result.queued_pages = s.queued;
+        result.current_frame = s.current_frame;
+        result.completed_frame = s.completed_frame;
+        result.requests = s.requests;
+        result.hits = s.hits;
+        result.commits = s.commits;
+        result.evictions = s.evictions;
+        result.commit_batches = s.batches;
+        result.out_of_memory_retries = s.out_of_memory_retries;
+        result.failed_batches = s.failed_batches;
+    }
+    result.commit_latency = state_->commit_latency.summary();
+    result.evict_latency = state_->evict_latency.summary();
+    result.region = state_->region.statistics();
+    result.pool = state_->pool.statistics();
+    return result;
+}
+
+void PageTable::check_invariants() const {
+    std::lock_guard lock(state_->mutex);
+    const State& s = *state_;
+    auto fail = [](const std::string& what) {
+        throw Error(Errc::corrupt_data, "check_invariants", what);
+    };
+    std::size_t resident = 0, queued = 0, committing = 0, evicting = 0, pinned = 0;
+    std::unordered_set<std::uint32_t> slots;
+    std::unordered_set<std::uint64_t> handles;
+    for (const auto& [page, entry] : s.entries) {
+        switch (entry.state) {
+            case PageState::resident: {
+                ++resident;
+                PhysicalHandle mapped = s.region.handle_at(page);
+                if (mapped != entry.physical.handle) {
+                    fail(detail::concat("resident page ", page, " maps handle ", mapped.value,
+                                        ", the table says ", entry.physical.handle.value));
+                }
+                if (!slots.insert(entry.physical.slot).second ||
+                    !handles.insert(entry.physical.handle.value).second) {
+                    fail(detail::concat("the physical page of page ", page,
+                                        " backs another page too"));
+                }
+                break;
+            }
+            case PageState::queued:
+                ++queued;
+                if (s.region.is_committed(page)) {
+                    fail(detail::concat("queued page ", page, " is mapped"));
+                }
+                break;
+            case PageState::committing: ++committing; break;
+            case PageState::evicting: ++evicting; break;
+        }
+        if (entry.pins > 0) ++pinned;
+        if (entry.pins > 0 && entry.state != PageState::resident) {
+            fail(detail::concat("page ", page, " is pinned but not resident"));
+        }
+    }
+    if (resident != s.resident || queued != s.queued || committing != s.committing ||
+        evicting != s.evicting || pinned != s.pinned) {
+        fail(detail::concat("counts disagree: resident ", resident, "/", s.resident, ", queued ",
+                            queued, "/", s.queued, ", committing ", committing, "/",
+                            s.committing, ", evicting ", evicting, "/", s.evicting, ", pinned ",
+                            pinned, "/", s.pinned));
+    }
+    if (committing == 0 && evicting == 0) {
+        if (s.region.committed_count() != resident) {
+            fail(detail::concat("the region has ", s.region.committed_count(),
+                                " pages committed, the table ", resident));
+        }
+        const auto pool = s.pool.statistics();
+        if (pool.used_bytes != resident * s.region.page_size()) {
+            fail(detail::concat("the pool has ", pool.used_bytes / s.region.page_size(),
+                                " pages in use, the table ", resident, " resident"));
+        }
+    }
+    std::size_t live_queue = 0;
+    std::unordered_set<PageIndex> in_queue;
+    for (PageIndex page : s.queue) {
+        auto found = s.entries.find(page);
+        if (found != s.entries.end() && found->second.state == PageState::queued &&
+            in_queue.insert(page).second) {
+            ++live_queue;
+        }
+    }
+    if (live_queue != s.queued) {
+        fail(detail::concat("the queue holds ", live_queue, " live pages, the count says ",
+                            s.queued));
+    }
+}
+
+void PageTable::shutdown() {
+    std::unique_lock lock(state_->mutex);
+    State& s = *state_;
+    if (s.pinned > 0) {
+        throw Error(Errc::busy, "shutdown", detail::concat(s.pinned, " pages are still pinned"));
+    }
+    if (s.committing > 0 || s.evicting > 0) {
+        throw Error(Errc::busy, "shutdown", "commits or evictions are in progress");
+    }
+    std::vector<PageMapping> victims;
+    for (const auto& [page, entry] : s.entries) {
+        if (entry.state != PageState::resident) continue;
+        if (entry.last_used > s.completed_frame) {
+            throw Error(Errc::busy, "shutdown",
+                        detail::concat("page ", page, " is in use by frame ", entry.last_used,
+                                       ", which is not complete"));
+        }
+        victims.push_back({page, entry.physical, entry.generation});
+    }
+    for (const auto& victim : victims) {
+        s.entries.at(victim.page).state = PageState::evicting;
+        s.policy->removed(victim.page);
+        --s.resident;
+        ++s.evicting;
+    }
+    // Queued pages are dropped.
+    for (auto it = s.entries.begin(); it != s.entries.end();) {
+        it = it->second.state == PageState::queued ? s.entries.erase(it) : std::next(it);
+    }
+    s.queue.clear();
+    s.queued = 0;
+    lock.unlock();
+    std::exception_ptr failure;
+    auto evicted = s.unmap_victims(victims, failure);
+    std::vector<PooledPage> physical;
+    for (const auto& victim : evicted) physical.push_back(victim.physical);
+    s.pool.release(physical);
+    s.pool.trim_to(0);
+    lock.lock();
+    s.forget_victims(evicted);
+    s.report(lock, evicted, {});
+    if (failure) std::rethrow_exception(failure);
+}
+
+}  // namespace vtpage

@@ -1,0 +1,219 @@
+#include "vtpage/core/virtual_region.hpp"
+
+#include <algorithm>
+#include <atomic>
+#include <mutex>
+
+#include "page_directory.hpp"
+
+namespace vtpage {
+
+namespace {
+
+// Calls run(first, count) for each run of consecutive pages in a sorted list.
+template <typename Run>
+void for_each_run(std::span<const PageIndex> sorted, Run run) {
+    std::size_t start = 0;
+    for (std::size_t i = 1; i <= sorted.size(); ++i) {
+        if (i == sorted.size() || sorted[i] != sorted[i - 1] + 1) {
+            run(sorted[start], i - start);
+            start = i;
+        }
+    }
+}
+
+}  // namespace
+
+struct VirtualRegion::State {
+    explicit State(std::uint64_t pages) : handles(pages) {}
+    mutable std::mutex mutex;
+    core_detail::PageDirectory<std::uint64_t> handles;  // 0: not committed
+    std::uint64_t committed = 0;
+    std::atomic<std::uint64_t> maps{0}, unmaps{0}, set_access_calls{0};
+    LatencyHistogram map_latency, unmap_latency, set_access_latency;
+};
+
+VirtualRegion::VirtualRegion(Backend& backend, VirtualRegionSettings settings)
+    : backend_(backend), page_size_(backend.granularity().minimum) {
+    if (settings.size == 0) {
+        throw Error(Errc::invalid_argument, "VirtualRegion", "the size is 0", "size=0");
+    }
+    page_count_ = (settings.size + page_size_ - 1) / page_size_;
+    access_ = settings.access;
+    if (access_.empty()) access_.push_back({backend.capabilities().device, Access::read_write});
+    base_ = backend_.reserve(page_count_ * page_size_, 0, settings.address_hint);
+    state_ = std::make_unique<State>(page_count_);
+}
+
+VirtualRegion::~VirtualRegion() {
+    // Unmap what is left (the pages themselves belong to whoever committed them).
+    std::vector<PageIndex> committed;
+    state_->handles.for_each_set([&](PageIndex page, std::uint64_t) { committed.push_back(page); });
+    try {
+        if (!committed.empty()) decommit(committed);
+        backend_.free_reservation(base_, page_count_ * page_size_);
+    } catch (const Error&) {
+        // A destructor cannot report; the backend's leak accounting shows what is left.
+    }
+}
+
+void VirtualRegion::check_page(const char* operation, PageIndex page) const {
+    if (page >= page_count_) {
+        throw Error(Errc::out_of_range, operation,
+                    detail::concat("the region has ", page_count_, " pages"),
+                    detail::concat("page=", page));
+    }
+}
+
+DeviceAddress VirtualRegion::address_of(PageIndex page) const {
+    check_page("address_of", page);
+    return base_ + page * page_size_;
+}
+
+PageIndex VirtualRegion::page_of(DeviceAddress address) const {
+    if (address < base_ || address >= base_ + size()) {
+        throw Error(Errc::out_of_range, "page_of", "the address is outside the region",
+                    detail::concat("address=", address));
+    }
+    return (address - base_) / page_size_;
+}
+
+void VirtualRegion::set_access_by_runs(std::span<const PageIndex> sorted_pages,
+                                       std::span<const DeviceAccess> access) {
+    for_each_run(sorted_pages, [&](PageIndex first, std::size_t count) {
+        LatencyHistogram::Timer timer(state_->set_access_latency);
+        backend_.set_access(base_ + first * page_size_, count * page_size_, access);
+        ++state_->set_access_calls;
+    });
+}
+
+void VirtualRegion::commit(std::span<const PagePlacement> placements) {
+    if (placements.empty()) return;
+    std::vector<PagePlacement> sorted(placements.begin(), placements.end());
+    std::sort(sorted.begin(), sorted.end(),
+              [](const PagePlacement& a, const PagePlacement& b) { return a.page < b.page; });
+    std::lock_guard lock(state_->mutex);
+    for (std::size_t i = 0; i < sorted.size(); ++i) {
+        check_page("commit", sorted[i].page);
+        if (i > 0 && sorted[i].page == sorted[i - 1].page) {
+            throw Error(Errc::invalid_argument, "commit", "a page appears twice in the batch",
+                        detail::concat("page=", sorted[i].page));
+        }
+        if (state_->handles.get(sorted[i].page)) {
+            throw Error(Errc::already_mapped, "commit", "the page is committed already",
+                        detail::concat("page=", sorted[i].page));
+        }
+    }
+    std::vector<PageIndex> pages;
+    pages.reserve(sorted.size());
+    try {
+        for (const PagePlacement& placement : sorted) {
+            LatencyHistogram::Timer timer(state_->map_latency);
+            backend_.map(base_ + placement.page * page_size_, page_size_, placement.handle);
+            ++state_->maps;
+            pages.push_back(placement.page);
+        }
+        set_access_by_runs(pages, access_);
+    } catch (...) {
+        // Undo exactly the maps that succeeded, run by run: never a hole, never a page not ours.
+        for_each_run(pages, [&](PageIndex first, std::size_t count) {
+            try {
+                backend_.unmap(base_ + first * page_size_, count * page_size_);
+            } catch (const Error&) {
+                // Nothing more can be done here; the original error is what matters.
+            }
+        });
+        throw;
+    }
+    for (const PagePlacement& placement : sorted) {
+        state_->handles.at(placement.page) = placement.handle.value;
+    }
+    state_->committed += sorted.size();
+}
+
+std::vector<PhysicalHandle> VirtualRegion::decommit(std::span<const PageIndex> pages) {
+    std::vector<PhysicalHandle> handles;
+    if (pages.empty()) return handles;
+    std::vector<PageIndex> sorted(pages.begin(), pages.end());
+    std::sort(sorted.begin(), sorted.end());
+    std::lock_guard lock(state_->mutex);
+    for (std::size_t i = 0; i < sorted.size(); ++i) {
+        check_page("decommit", sorted[i]);
+        if (i > 0 && sorted[i] == sorted[i - 1]) {
+            throw Error(Errc::invalid_argument, "decommit", "a page appears twice in the batch",
+                        detail::concat("page=", sorted[i]));
+        }
+        if (!state_->handles.get(sorted[i])) {
+            throw Error(Errc::not_mapped, "decommit", "the page is not committed",
+                        detail::concat("page=", sorted[i]));
+        }
+    }
+    handles.reserve(pages.size());
+    for (PageIndex page : pages) handles.push_back(PhysicalHandle{state_->handles.get(page)});
+    // Each run is whole mappings, one per page, so one unmap covers it. If a run fails, the
+    // runs before it stay decommitted and is_committed() tells the caller which pages those are.
+    for_each_run(sorted, [&](PageIndex first, std::size_t count) {
+        {
+            LatencyHistogram::Timer timer(state_->unmap_latency);
+            backend_.unmap(base_ + first * page_size_, count * page_size_);
+        }
+        ++state_->unmaps;
+        for (PageIndex page = first; page < first + count; ++page) {
+            state_->handles.at(page) = 0;
+            --state_->committed;
+        }
+    });
+    return handles;
+}
+
+void VirtualRegion::protect(std::span<const PageIndex> pages,
+                            std::span<const DeviceAccess> access) {
+    std::vector<PageIndex> sorted(pages.begin(), pages.end());
+    std::sort(sorted.begin(), sorted.end());
+    sorted.erase(std::unique(sorted.begin(), sorted.end()), sorted.end());
+    std::lock_guard lock(state_->mutex);
+    for (PageIndex page : sorted) {
+        check_page("protect", page);
+        if (!state_->handles.get(page)) {
+            throw Error(Errc::not_mapped, "protect", "the page is not committed",
+                        detail::concat("page=", page));
+        }
+    }
+    set_access_by_runs(sorted, access);
+}
+
+void VirtualRegion::protect(std::span<const PageIndex> pages, Access access) {
+    DeviceAccess own{backend_.capabilities().device, access};
+    protect(pages, std::span(&own, 1));
+}
+
+bool VirtualRegion::is_committed(PageIndex page) const {
+    check_page("is_committed", page);
+    std::lock_guard lock(state_->mutex);
+    return state_->handles.get(page) != 0;
+}
+
+PhysicalHandle VirtualRegion::handle_at(PageIndex page) const {
+    check_page("handle_at", page);
+    std::lock_guard lock(state_->mutex);
+    return PhysicalHandle{state_->handles.get(page)};
+}
+
+RegionStatistics VirtualRegion::statistics() const {
+    RegionStatistics s;
+    s.committed_pages = committed_count();
+    s.maps = state_->maps;
+    s.unmaps = state_->unmaps;
+    s.set_access_calls = state_->set_access_calls;
+    s.map_latency = state_->map_latency.summary();
+    s.unmap_latency = state_->unmap_latency.summary();
+    s.set_access_latency = state_->set_access_latency.summary();
+    return s;
+}
+
+std::uint64_t VirtualRegion::committed_count() const {
+    std::lock_guard lock(state_->mutex);
+    return state_->committed;
+}
+
+}  // namespace vtpage

@@ -1,0 +1,102 @@
+// A pool of physical pages. Committing takes a page from the pool and evicting gives it back,
+// so that a physical page is created (and exported to Vulkan or another process) once and then
+// recycled: a recycled commit costs a map and a batched set-access, not a cuMemCreate.
+//
+// The release threshold has the meaning of cudaMemPoolAttrReleaseThreshold: the pool holds on
+// to up to that many bytes (pages in use plus idle pages); at each trim point (a page given
+// back, or trim()) idle pages above it are released to the driver. 0 releases every idle page
+// at once; SIZE_MAX (the default) keeps them all.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <span>
+#include <vector>
+
+#include "vtpage/backend/backend.hpp"
+#include "vtpage/base/log.hpp"
+#include "vtpage/core/latency_histogram.hpp"
+
+namespace vtpage {
+
+struct PooledPage {
+    PhysicalHandle handle;
+    // A small dense number for the physical page, stable while the page exists and reused
+    // after it is released: an index into per-page tables (Vulkan imports, the shader's
+    // physical page array).
+    std::uint32_t slot = 0;
+    friend bool operator==(const PooledPage&, const PooledPage&) = default;
+};
+
+struct PagePoolSettings {
+    PageOptions page_options;
+    std::size_t release_threshold = SIZE_MAX;
+    // Pages to create ahead of need when the pool starts.
+    std::size_t warm_up_pages = 0;
+    bool warm_up_in_background = true;
+    // Called once for each page created and once before each page is released to the driver,
+    // from the thread that does it: where interop imports and forgets pages.
+    std::function<void(const PooledPage&)> on_created;
+    std::function<void(const PooledPage&)> on_destroyed;
+    Log log;
+};
+
+struct PagePoolStatistics {
+    std::size_t page_size = 0;
+    std::size_t release_threshold = 0;
+    // As cudaMemPoolAttrReservedMemCurrent / High and UsedMemCurrent / High.
+    std::size_t reserved_bytes = 0;
+    std::size_t reserved_bytes_high = 0;
+    std::size_t used_bytes = 0;
+    std::size_t used_bytes_high = 0;
+    std::size_t idle_pages = 0;
+    std::uint64_t creates = 0;
+    std::uint64_t releases = 0;  // pages released to the driver
+    std::uint64_t hits = 0;      // pages handed out from the idle list
+    std::uint64_t misses = 0;    // pages that had to be created
+    LatencySummary create_latency;
+    LatencySummary release_latency;
+};
+
+class PagePool {
+public:
+    PagePool(Backend& backend, PagePoolSettings settings = {});
+    // Stops the warm-up and releases the idle pages. Pages still handed out are logged as
+    // leaked and left to their holders.
+    ~PagePool();
+    PagePool(const PagePool&) = delete;
+    PagePool& operator=(const PagePool&) = delete;
+
+    Backend& backend() const noexcept { return backend_; }
+    std::size_t page_size() const noexcept { return page_size_; }
+
+    // count pages, idle ones first, created ones for the rest; all or nothing (out_of_memory
+    // when the backend cannot create enough, and then nothing is taken).
+    std::vector<PooledPage> acquire(std::size_t count);
+    PooledPage acquire() { return acquire(1).front(); }
+    // Gives pages back (a trim point). invalid_argument for a page not handed out.
+    void release(std::span<const PooledPage> pages);
+    void release(const PooledPage& page) { release(std::span(&page, 1)); }
+
+    // Releases idle pages until at most `bytes` are reserved (or no idle page is left).
+    void trim_to(std::size_t bytes);
+    // A trim point: trim_to(release threshold).
+    void trim();
+    void set_release_threshold(std::size_t bytes);
+    // Creates idle pages until `pages` exist; on a background thread if asked.
+    void warm_up(std::size_t pages, bool background);
+    // Waits for a background warm-up to finish; rethrows nothing (failures are logged).
+    void wait_for_warm_up();
+
+    PagePoolStatistics statistics() const;
+
+private:
+    struct State;
+    Backend& backend_;
+    std::size_t page_size_;
+    std::unique_ptr<State> state_;
+};
+
+}  // namespace vtpage

@@ -1,0 +1,162 @@
+// The residency manager: which virtual pages of a huge region are backed by physical memory,
+// under a budget, with eviction, pinning and frame fences.
+//
+//   PageTable table(backend, {.region_size = 64_TiB, .budget_bytes = 1_GiB});
+//   table.request(pages_this_frame);       // resident ones are touched, the rest queued
+//   table.commit_queued(64);               // on a worker: commit up to 64, evicting as needed
+//   ...                                    // render frame N with what is resident
+//   table.complete_frame(n);               // the GPU is done with frame N
+//
+// Frame fences: a page used (requested or committed) in frame N is not evicted before the app
+// reports frame N complete, because VMM calls do not wait for GPU work in flight. Apps that do
+// not use frames never call begin_frame(): everything is then in frame 0, which counts as
+// complete, and any unpinned page can be evicted.
+//
+// Callbacks report commits and evictions in batches, in the order they happen, so that higher
+// layers (the indirection table, IPC peers) stay current. They run one at a time on the thread
+// that made the change, with no lock held: they may call the table's queries (lookup,
+// statistics...) but not its mutating members.
+//
+// All members are thread-safe. Backend calls run outside the table's lock, so requests from
+// other threads are not held up by a commit in progress.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <optional>
+#include <span>
+#include <vector>
+
+#include "vtpage/backend/backend.hpp"
+#include "vtpage/base/log.hpp"
+#include "vtpage/core/eviction_policy.hpp"
+#include "vtpage/core/latency_histogram.hpp"
+#include "vtpage/core/page_pool.hpp"
+#include "vtpage/core/virtual_region.hpp"
+
+namespace vtpage {
+
+using FrameId = std::uint64_t;
+
+// A virtual page and the physical page behind it.
+struct PageMapping {
+    PageIndex page = 0;
+    PooledPage physical;
+    // Increases with every commit in the table: tells a recommitted page from its earlier self.
+    std::uint64_t generation = 0;
+};
+
+using PageMappingCallback = std::function<void(std::span<const PageMapping>)>;
+
+struct PageTableSettings {
+    std::size_t region_size = 1_TiB;
+    std::size_t budget_bytes = 1_GiB;  // rounded down to whole pages, at least one
+    // Creates the eviction policy; empty: LRU.
+    std::function<std::unique_ptr<EvictionPolicy>()> make_policy;
+    // Access for committed pages; empty: read-write for the backend's own device.
+    std::vector<DeviceAccess> access;
+    PagePoolSettings pool;
+    PageMappingCallback on_committed;
+    PageMappingCallback on_evicted;
+    // How many times a commit that hits out_of_memory evicts more pages and tries again.
+    int out_of_memory_retries = 4;
+    Log log;
+};
+
+struct RequestResult {
+    std::size_t resident = 0;        // usable as they are
+    std::size_t queued = 0;          // newly queued
+    std::size_t already_queued = 0;  // queued before, or being committed
+};
+
+struct PageTableStatistics {
+    std::size_t page_size = 0;
+    std::size_t budget_pages = 0;
+    std::size_t resident_pages = 0;
+    std::size_t pinned_pages = 0;
+    std::size_t queued_pages = 0;
+    FrameId current_frame = 0;
+    FrameId completed_frame = 0;
+    std::uint64_t requests = 0;   // pages asked for by request()
+    std::uint64_t hits = 0;       // ... of which were resident
+    std::uint64_t commits = 0;    // pages committed
+    std::uint64_t evictions = 0;  // pages evicted
+    std::uint64_t commit_batches = 0;
+    std::uint64_t out_of_memory_retries = 0;
+    std::uint64_t failed_batches = 0;  // batches rolled back after a backend error
+    LatencySummary commit_latency;     // per page, batch time / pages, pool and maps included
+    LatencySummary evict_latency;      // per page
+    RegionStatistics region;
+    PagePoolStatistics pool;
+};
+
+class PageTable {
+public:
+    PageTable(Backend& backend, PageTableSettings settings = {});
+    // Calls shutdown(); where that fails (pinned pages, frames in flight) the error is logged
+    // and every page is evicted and released anyway.
+    ~PageTable();
+    PageTable(const PageTable&) = delete;
+    PageTable& operator=(const PageTable&) = delete;
+
+    Backend& backend() const noexcept;
+    const VirtualRegion& region() const noexcept;
+    PagePool& pool() noexcept;
+    std::size_t page_size() const noexcept;
+    std::uint64_t page_count() const noexcept;
+    DeviceAddress address_of(PageIndex page) const;
+    std::size_t budget_pages() const;
+    // A smaller budget takes effect at the next commit (nothing is evicted at once).
+    void set_budget(std::size_t bytes);
+
+    FrameId current_frame() const;
+    // Starts the next frame and returns its id (1, 2, ...).
+    FrameId begin_frame();
+    // The device has finished every frame up to and including `frame`.
+    void complete_frame(FrameId frame);
+
+    // Touches resident pages (recency, frame use) and queues the others, in the order given.
+    RequestResult request(std::span<const PageIndex> pages);
+    // Drops queued pages that are no longer wanted; pages not queued are ignored.
+    void cancel(std::span<const PageIndex> pages);
+    std::size_t queued_count() const;
+    // Commits up to max_pages queued pages in one batch, oldest first, evicting by the policy
+    // as the budget requires. Pages that do not fit (everything else pinned or fenced) stay
+    // queued. Returns what it committed. On a backend failure the batch is undone, its pages
+    // stay queued, and the error is thrown.
+    std::vector<PageMapping> commit_queued(std::size_t max_pages);
+    // Commits these pages now (queued ones leave the queue; resident ones are kept) and pins
+    // them if asked. budget_exhausted when they cannot all fit; nothing changes then.
+    std::vector<PageMapping> commit(std::span<const PageIndex> pages, bool pin = false);
+
+    // Pinned pages are never evicted. not_mapped for a page that is not resident.
+    void pin(std::span<const PageIndex> pages);
+    // invalid_argument for a page that is not pinned.
+    void unpin(std::span<const PageIndex> pages);
+    // Evicts now: not_mapped when not resident, busy when pinned or used by a frame that is
+    // not complete. Checked for every page before any is evicted.
+    void evict(std::span<const PageIndex> pages);
+    // Sets the access of resident pages (once per contiguous run).
+    void protect(std::span<const PageIndex> pages, Access access);
+
+    bool is_resident(PageIndex page) const;
+    std::optional<PageMapping> lookup(PageIndex page) const;
+    std::size_t resident_count() const;
+    PageTableStatistics statistics() const;
+
+    // Checks that the table, the region, the pool and the backend agree (every resident page
+    // mapped with its handle, counts matching, nothing over budget); throws corrupt_data with
+    // what disagrees. For tests and the stress tool.
+    void check_invariants() const;
+
+    // Evicts everything and gives the pool's pages back. busy when pages are pinned or were
+    // used in a frame that is not complete; then nothing changes.
+    void shutdown();
+
+private:
+    struct State;
+    std::unique_ptr<State> state_;
+};
+
+}  // namespace vtpage

@@ -1,0 +1,147 @@
+#include <gtest/gtest.h>
+
+#include "vtpage/backend/fault_injecting_backend.hpp"
+#include "vtpage/backend/host_backend.hpp"
+#include "vtpage/core/page_pool.hpp"
+
+namespace vtpage {
+namespace {
+
+TEST(PagePool, RecyclesPagesAndCountsHitsAndMisses) {
+    HostBackend backend;
+    PagePool pool(backend);
+    auto first = pool.acquire(3);
+    EXPECT_EQ(pool.statistics().misses, 3u);
+    pool.release(first);
+    auto second = pool.acquire(2);
+    auto stats = pool.statistics();
+    EXPECT_EQ(stats.hits, 2u);
+    EXPECT_EQ(stats.creates, 3u);
+    EXPECT_EQ(stats.used_bytes, 2 * 2_MiB);
+    EXPECT_EQ(stats.reserved_bytes, 3 * 2_MiB);
+    EXPECT_EQ(stats.used_bytes_high, 3 * 2_MiB);
+    EXPECT_EQ(stats.idle_pages, 1u);
+    // Recycled pages are the same physical pages with the same slots.
+    EXPECT_TRUE(second[0] == first[2] || second[0] == first[1] || second[0] == first[0]);
+    pool.release(second);
+}
+
+TEST(PagePool, SlotsAreDenseAndReused) {
+    HostBackend backend;
+    PagePool pool(backend, {.release_threshold = 0});
+    auto pages = pool.acquire(4);
+    std::vector<std::uint32_t> slots;
+    for (auto& page : pages) slots.push_back(page.slot);
+    std::sort(slots.begin(), slots.end());
+    EXPECT_EQ(slots, (std::vector<std::uint32_t>{0, 1, 2, 3}));
+    pool.release(pages[1]);  // threshold 0: released to the backend at once
+    EXPECT_EQ(pool.statistics().releases, 1u);
+    auto again = pool.acquire();
+    EXPECT_EQ(again.slot, pages[1].slot);
+    pool.release(again);
+    pages.erase(pages.begin() + 1);
+    pool.release(pages);
+}
+
+TEST(PagePool, ReleaseThresholdKeepsThatManyBytes) {
+    HostBackend backend;
+    PagePool pool(backend, {.release_threshold = 4 * 2_MiB});
+    auto pages = pool.acquire(10);
+    pool.release(pages);  // a trim point: keep 4 pages' worth
+    auto stats = pool.statistics();
+    EXPECT_EQ(stats.reserved_bytes, 4 * 2_MiB);
+    EXPECT_EQ(stats.idle_pages, 4u);
+    EXPECT_EQ(stats.releases, 6u);
+    EXPECT_EQ(backend.live_resources().pages, 4u);
+    pool.trim_to(2_MiB);
+    EXPECT_EQ(backend.live_resources().pages, 1u);
+    pool.set_release_threshold(0);
+    EXPECT_EQ(backend.live_resources().pages, 0u);
+    EXPECT_EQ(pool.statistics().reserved_bytes_high, 10 * 2_MiB);
+}
+
+TEST(PagePool, MaximumThresholdKeepsEverything) {
+    HostBackend backend;
+    PagePool pool(backend);  // SIZE_MAX by default
+    pool.release(pool.acquire(8));
+    EXPECT_EQ(backend.live_resources().pages, 8u);
+    pool.trim();
+    EXPECT_EQ(backend.live_resources().pages, 8u);
+}
+
+TEST(PagePool, AcquireIsAllOrNothing) {
+    HostBackend backend(HostBackendSettings{2_MiB, 6 * 2_MiB});
+    PagePool pool(backend);
+    auto held = pool.acquire(2);
+    try {
+        pool.acquire(5);  // only 4 more fit
+        FAIL() << "acquired more pages than the backend has";
+    } catch (const Error& error) {
+        EXPECT_EQ(error.code(), Errc::out_of_memory);
+    }
+    auto stats = pool.statistics();
+    EXPECT_EQ(stats.used_bytes, 2 * 2_MiB);
+    EXPECT_EQ(stats.idle_pages, 4u);  // the pages created on the way stay pooled
+    auto four = pool.acquire(4);
+    pool.release(four);
+    pool.release(held);
+}
+
+TEST(PagePool, ReleasingAForeignPageIsRefused) {
+    HostBackend backend;
+    PagePool pool(backend);
+    PooledPage stranger{backend.create(2_MiB), 7};
+    try {
+        pool.release(stranger);
+        FAIL();
+    } catch (const Error& error) {
+        EXPECT_EQ(error.code(), Errc::invalid_argument);
+    }
+    auto page = pool.acquire();
+    pool.release(page);
+    EXPECT_THROW(pool.release(page), Error);  // twice
+    backend.release(stranger.handle);
+}
+
+TEST(PagePool, WarmsUpInTheBackground) {
+    HostBackend backend;
+    std::atomic<int> created{0};
+    PagePoolSettings settings;
+    settings.warm_up_pages = 16;
+    settings.on_created = [&](const PooledPage&) { ++created; };
+    PagePool pool(backend, settings);
+    pool.wait_for_warm_up();
+    EXPECT_EQ(created.load(), 16);
+    EXPECT_EQ(pool.statistics().idle_pages, 16u);
+    auto pages = pool.acquire(16);  // all hits
+    EXPECT_EQ(pool.statistics().hits, 16u);
+    EXPECT_EQ(pool.statistics().misses, 0u);
+    pool.release(pages);
+}
+
+TEST(PagePool, DestroyedCallbackRunsBeforeRelease) {
+    HostBackend backend;
+    std::vector<std::uint32_t> destroyed;
+    PagePoolSettings settings;
+    settings.release_threshold = 0;
+    settings.on_destroyed = [&](const PooledPage& page) { destroyed.push_back(page.slot); };
+    PagePool pool(backend, settings);
+    auto page = pool.acquire();
+    pool.release(page);
+    EXPECT_EQ(destroyed, std::vector<std::uint32_t>{page.slot});
+}
+
+TEST(PagePool, FailedReleaseKeepsThePagePooled) {
+    HostBackend host;
+    FaultInjectingBackend faulty(host);
+    PagePool pool(faulty, {.release_threshold = 0, .log = Log(silent_log())});
+    auto page = pool.acquire();
+    faulty.add_rule({BackendOperation::release, Errc::backend_failure, 1});
+    pool.release(page);
+    EXPECT_EQ(pool.statistics().idle_pages, 1u);
+    pool.trim();  // the next trim point succeeds
+    EXPECT_EQ(host.live_resources().pages, 0u);
+}
+
+}  // namespace
+}  // namespace vtpage
