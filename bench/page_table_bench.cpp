@@ -1,0 +1,198 @@
+// vtpage-bench-page-table: what a commit and an eviction cost per page through the page table,
+// beside the floor of the same work done with raw backend calls in the same run.
+//
+//   fresh commit      PageTable (pool miss)        floor: create + map + set access per batch
+//   recycled commit   PageTable (evicts LRU, reuses its page)
+//                                                  floor: unmap batch + map + set access
+//   commit from pool  PageTable (idle pool pages)  floor: map + set access per batch
+//   eviction          PageTable::evict             floor: unmap per batch
+#include <CLI/CLI.hpp>
+
+#include <numeric>
+
+#include "support/report_table.hpp"
+#include "vtpage/backend/backend_factory.hpp"
+#include "vtpage/core/page_table.hpp"
+
+namespace {
+
+using namespace vtpage;
+using bench::fixed;
+
+struct Options {
+    std::string backend = "auto";
+    std::size_t pages = 1024;
+    std::size_t batch = 256;
+    int repeats = 5;
+    std::string json;
+};
+
+struct Costs {
+    double fresh = 0, recycled = 0, from_pool = 0, evict = 0;  // microseconds per page
+};
+
+// Raw backend calls, batch by batch, the way the page table issues them.
+Costs measure_floor(Backend& backend, const Options& options) {
+    const std::size_t page = backend.granularity().minimum;
+    const std::size_t n = options.pages, batch = options.batch;
+    const DeviceAddress a = backend.reserve(n * page);
+    const DeviceAddress b = backend.reserve(n * page);
+    std::vector<PhysicalHandle> handles(n);
+    Costs costs;
+
+    bench::Stopwatch fresh;
+    for (std::size_t first = 0; first < n; first += batch) {
+        const std::size_t count = std::min(batch, n - first);
+        for (std::size_t i = first; i < first + count; ++i) {
+            handles[i] = backend.create(page);
+            backend.map(a + i * page, page, handles[i]);
+        }
+        backend.set_access(a + first * page, count * page, Access::read_write);
+    }
+    costs.fresh = fresh.seconds() * 1e6 / double(n);
+
+    bench::Stopwatch recycled;
+    for (std::size_t first = 0; first < n; first += batch) {
+        const std::size_t count = std::min(batch, n - first);
+        backend.unmap(a + first * page, count * page);
+        for (std::size_t i = first; i < first + count; ++i) backend.map(b + i * page, page, handles[i]);
+        backend.set_access(b + first * page, count * page, Access::read_write);
+    }
+    costs.recycled = recycled.seconds() * 1e6 / double(n);
+
+    bench::Stopwatch evict;
+    for (std::size_t first = 0; first < n; first += batch) {
+        backend.unmap(b + first * page, std::min(batch, n - first) * page);
+    }
+    costs.evict = evict.seconds() * 1e6 / double(n);
+
+    bench::Stopwatch from_pool;
+    for (std::size_t first = 0; first < n; first += batch) {
+        const std::size_t count = std::min(batch, n - first);
+        for (std::size_t i = first; i < first + count; ++i) backend.map(a + i * page, page, handles[i]);
+        backend.set_access(a + first * page, count * page, Access::read_write);
+    }
+    costs.from_pool = from_pool.seconds() * 1e6 / double(n);
+
+    backend.unmap(a, n * page);
+    for (auto handle : handles) backend.release(handle);
+    backend.free_reservation(a, n * page);
+    backend.free_reservation(b, n * page);
+    return costs;
+}
+
+// The same work through the page table: request a batch, commit_queued it.
+Costs measure_table(Backend& backend, const Options& options) {
+    const std::size_t n = options.pages, batch = options.batch;
+    PageTableSettings settings;
+    settings.region_size = 4 * n * backend.granularity().minimum;
+    settings.budget_bytes = n * backend.granularity().minimum;
+    PageTable table(backend, settings);
+    auto commit_range = [&](PageIndex begin) {
+        for (std::size_t first = 0; first < n; first += batch) {
+            std::vector<PageIndex> pages(std::min(batch, n - first));
+            std::iota(pages.begin(), pages.end(), begin + first);
+            table.request(pages);
+            table.commit_queued(pages.size());
+        }
+    };
+    Costs costs;
+    bench::Stopwatch fresh;
+    commit_range(0);  // every page is a pool miss
+    costs.fresh = fresh.seconds() * 1e6 / double(n);
+
+    bench::Stopwatch recycled;
+    commit_range(n);  // the budget is full: each batch evicts the oldest pages and reuses them
+    costs.recycled = recycled.seconds() * 1e6 / double(n);
+
+    bench::Stopwatch evict;
+    for (std::size_t first = 0; first < n; first += batch) {
+        std::vector<PageIndex> pages(std::min(batch, n - first));
+        std::iota(pages.begin(), pages.end(), n + first);
+        table.evict(pages);
+    }
+    costs.evict = evict.seconds() * 1e6 / double(n);
+
+    bench::Stopwatch from_pool;
+    commit_range(2 * n);  // the evicted pages wait idle in the pool
+    costs.from_pool = from_pool.seconds() * 1e6 / double(n);
+    table.check_invariants();
+    return costs;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+    CLI::App app{"vtpage page table benchmark: per-page cost of commits and evictions beside "
+                 "the raw backend calls"};
+    Options options;
+    bool quick = false;
+    app.add_option("--backend", options.backend, "auto, cuda or host")
+        ->check(CLI::IsMember({"auto", "cuda", "host"}));
+    app.add_option("--pages", options.pages, "Pages per measurement")->check(CLI::Range(1, 1 << 20));
+    app.add_option("--batch", options.batch, "Pages per commit batch")->check(CLI::Range(1, 1 << 16));
+    app.add_option("--repeats", options.repeats, "Repeats (the median is reported)")
+        ->check(CLI::Range(1, 1000));
+    app.add_option("--json", options.json, "Write the results as JSON to this file");
+    app.add_flag("--quick", quick, "A short smoke run");
+    CLI11_PARSE(app, argc, argv);
+    if (quick) {
+        options.pages = 64;
+        options.batch = 16;
+        options.repeats = 1;
+    }
+
+    try {
+        BackendSettings backend_settings;
+        backend_settings.name = options.backend;
+        auto backend = make_backend(backend_settings);
+        const auto& caps = backend->capabilities();
+        std::printf("page table benchmark on %s (%s): %zu pages of %zu KiB, batches of %zu, "
+                    "median of %d\n",
+                    caps.backend.c_str(), caps.device_name.c_str(), options.pages,
+                    backend->granularity().minimum / 1024, options.batch, options.repeats);
+        std::vector<Costs> floors, tables;
+        for (int r = 0; r < options.repeats; ++r) {
+            // Alternate so that drift in the machine touches both sides alike.
+            floors.push_back(measure_floor(*backend, options));
+            tables.push_back(measure_table(*backend, options));
+            std::fprintf(stderr, "\rmeasuring: repeat %d of %d", r + 1, options.repeats);
+        }
+        std::fprintf(stderr, "\n");
+        auto pick = [](const std::vector<Costs>& all, double Costs::*field) {
+            std::vector<double> values;
+            for (const auto& costs : all) values.push_back(costs.*field);
+            return bench::median(values);
+        };
+        bench::ReportTable table(
+            "Per-page cost on " + caps.backend + " (" + caps.device_name + ")",
+            {"operation", "vtpage us/page", "floor us/page", "ratio", "vtpage pages/s",
+             "floor (raw backend calls)", "goal"});
+        nlohmann::json rows = nlohmann::json::array();
+        auto row = [&](const char* name, double Costs::*field, const char* floor_name,
+                       const char* goal) {
+            const double ours = pick(tables, field), floor = pick(floors, field);
+            table.add_row({name, fixed(ours, 2), fixed(floor, 2), fixed(ours / floor, 2) + "x",
+                           fixed(1e6 / ours, 0), floor_name, goal});
+            rows.push_back({{"operation", name}, {"vtpage_us_per_page", ours},
+                            {"floor_us_per_page", floor}, {"ratio", ours / floor},
+                            {"pages_per_second", 1e6 / ours}});
+        };
+        row("fresh commit", &Costs::fresh, "create + map + set access per batch", "<= 1.3x");
+        row("recycled commit", &Costs::recycled, "unmap + map + set access per batch",
+            "<= 1.3x, >= 30000/s");
+        row("commit from idle pool", &Costs::from_pool, "map + set access per batch", "");
+        row("eviction", &Costs::evict, "unmap per batch", "");
+        table.print();
+        bench::write_json_file(options.json, {{"backend", caps.backend},
+                                              {"device", caps.device_name},
+                                              {"pages", options.pages},
+                                              {"batch", options.batch},
+                                              {"repeats", options.repeats},
+                                              {"rows", rows}});
+    } catch (const Error& error) {
+        std::fprintf(stderr, "%s\n", error.what());
+        return 1;
+    }
+    return 0;
+}
