@@ -12,6 +12,7 @@ struct PagePool::State {
     explicit State(PagePoolSettings s) : settings(std::move(s)) {}
 
     PagePoolSettings settings;
+    std::unique_ptr<VirtualRegion> windows;  // when settings.map_windows
     mutable std::mutex mutex;
     std::vector<PooledPage> idle;
     std::unordered_map<std::uint64_t, std::uint32_t> in_use;  // handle -> slot
@@ -47,6 +48,15 @@ PagePool::PagePool(Backend& backend, PagePoolSettings settings)
     : backend_(backend),
       page_size_(backend.granularity(settings.page_options).minimum),
       state_(std::make_unique<State>(std::move(settings))) {
+    if (state_->settings.map_windows) {
+        if (state_->settings.window_pages == 0) {
+            throw Error(Errc::invalid_argument, "PagePool", "window_pages is 0 with map_windows",
+                        "window_pages=0");
+        }
+        VirtualRegionSettings windows;
+        windows.size = state_->settings.window_pages * page_size_;
+        state_->windows = std::make_unique<VirtualRegion>(backend_, windows);
+    }
     if (state_->settings.warm_up_pages > 0) {
         warm_up(state_->settings.warm_up_pages, state_->settings.warm_up_in_background);
     }
@@ -84,23 +94,14 @@ std::vector<PooledPage> PagePool::acquire(std::size_t count) {
     }
     try {
         while (pages.size() < count) {
-            PhysicalHandle handle;
-            {
-                LatencyHistogram::Timer timer(state_->create_latency);
-                handle = backend_.create(page_size_, state_->settings.page_options);
-            }
-            PooledPage page;
+            PooledPage page = create_page();
             {
                 std::lock_guard lock(state_->mutex);
-                page = PooledPage{handle, state_->take_slot()};
-                state_->in_use[handle.value] = page.slot;
-                ++state_->reserved_pages;
-                ++state_->creates;
+                state_->in_use[page.handle.value] = page.slot;
                 ++state_->misses;
                 state_->note_highs();
             }
             pages.push_back(page);
-            if (state_->settings.on_created) state_->settings.on_created(page);
         }
     } catch (...) {
         // All or nothing: what was taken goes back to the idle list.
@@ -112,6 +113,62 @@ std::vector<PooledPage> PagePool::acquire(std::size_t count) {
         throw;
     }
     return pages;
+}
+
+bool PagePool::maps_windows() const noexcept { return state_->windows != nullptr; }
+
+PooledPage PagePool::create_page() {
+    PhysicalHandle handle;
+    {
+        LatencyHistogram::Timer timer(state_->create_latency);
+        handle = backend_.create(page_size_, state_->settings.page_options);
+    }
+    PooledPage page{handle, 0, 0};
+    {
+        std::lock_guard lock(state_->mutex);
+        page.slot = state_->take_slot();
+    }
+    try {
+        if (state_->windows) {
+            if (page.slot >= state_->windows->page_count()) {
+                throw Error(Errc::out_of_memory, "PagePool::acquire",
+                            detail::concat("the window region holds ",
+                                           state_->windows->page_count(),
+                                           " pages; raise PagePoolSettings::window_pages"),
+                            detail::concat("slot=", page.slot));
+            }
+            state_->windows->commit(page.slot, handle);
+            page.window = state_->windows->address_of(page.slot);
+        }
+        if (state_->settings.on_created) state_->settings.on_created(page);
+    } catch (...) {
+        try {
+            if (state_->windows && page.slot < state_->windows->page_count() &&
+                state_->windows->is_committed(page.slot)) {
+                state_->windows->decommit(page.slot);
+            }
+            backend_.release(handle);
+        } catch (const Error& error) {
+            state_->settings.log.error("page pool: undoing a failed page creation: ", error.what());
+        }
+        std::lock_guard lock(state_->mutex);
+        state_->free_slots.push_back(page.slot);
+        throw;
+    }
+    std::lock_guard lock(state_->mutex);
+    ++state_->reserved_pages;
+    ++state_->creates;
+    state_->note_highs();
+    return page;
+}
+
+void PagePool::destroy_page(const PooledPage& page) {
+    if (state_->settings.on_destroyed) state_->settings.on_destroyed(page);
+    if (state_->windows && state_->windows->is_committed(page.slot)) {
+        state_->windows->decommit(page.slot);
+    }
+    LatencyHistogram::Timer timer(state_->release_latency);
+    backend_.release(page.handle);
 }
 
 void PagePool::release(std::span<const PooledPage> pages) {
@@ -163,9 +220,7 @@ void PagePool::trim_to(std::size_t bytes) {
     std::vector<PooledPage> kept;
     for (const PooledPage& page : doomed) {
         try {
-            if (state_->settings.on_destroyed) state_->settings.on_destroyed(page);
-            LatencyHistogram::Timer timer(state_->release_latency);
-            backend_.release(page.handle);
+            destroy_page(page);
         } catch (const Error& error) {
             // The page stays in the pool; a later trim point tries again.
             state_->settings.log.warning("page pool: releasing a page failed: ", error.what());
@@ -193,20 +248,7 @@ void PagePool::warm_up(std::size_t pages, bool background) {
                 if (state_->reserved_pages >= pages) return;
             }
             try {
-                PhysicalHandle handle;
-                {
-                    LatencyHistogram::Timer timer(state_->create_latency);
-                    handle = backend_.create(page_size_, state_->settings.page_options);
-                }
-                PooledPage page;
-                {
-                    std::lock_guard lock(state_->mutex);
-                    page = PooledPage{handle, state_->take_slot()};
-                    ++state_->reserved_pages;
-                    ++state_->creates;
-                    state_->note_highs();
-                }
-                if (state_->settings.on_created) state_->settings.on_created(page);
+                PooledPage page = create_page();
                 std::lock_guard lock(state_->mutex);
                 state_->idle.push_back(page);
             } catch (const Error& error) {

@@ -101,6 +101,7 @@ struct PageTable::State {
     std::vector<PageMapping> unmap_victims(const std::vector<PageMapping>& victims,
                                            std::exception_ptr& failure) {
         if (victims.empty()) return {};
+        if (!settings.map_into_region) return victims;
         std::vector<PageIndex> pages;
         for (const auto& victim : victims) pages.push_back(victim.page);
         try {
@@ -244,7 +245,7 @@ std::vector<PageMapping> PageTable::State::run_batch(std::unique_lock<std::mutex
             placements.push_back({batch.candidates[i], pages[i].handle});
         }
         try {
-            region.commit(placements);
+            if (settings.map_into_region) region.commit(placements);
         } catch (...) {
             failure = std::current_exception();
         }
@@ -623,8 +624,30 @@ void PageTable::protect(std::span<const PageIndex> pages, Access access) {
             throw Error(Errc::not_mapped, "protect", "the page is not resident", page_text(page));
         }
     }
+    if (!state_->settings.map_into_region) {
+        throw Error(Errc::not_supported, "protect",
+                    "the table does not map pages into its region", "");
+    }
     // Under the lock, so that no eviction races the access change.
     state_->region.protect(pages, access);
+}
+
+bool PageTable::maps_into_region() const noexcept { return state_->settings.map_into_region; }
+
+DeviceAddress PageTable::data_address(PageIndex page) const {
+    std::lock_guard lock(state_->mutex);
+    state_->check_page("data_address", page);
+    auto found = state_->entries.find(page);
+    if (found == state_->entries.end() || found->second.state != PageState::resident) {
+        throw Error(Errc::not_mapped, "data_address", "the page is not resident", page_text(page));
+    }
+    if (state_->settings.map_into_region) return state_->region.address_of(page);
+    if (found->second.physical.window == 0) {
+        throw Error(Errc::not_supported, "data_address",
+                    "the table does not map into its region and the pool maps no windows",
+                    page_text(page));
+    }
+    return found->second.physical.window;
 }
 
 bool PageTable::is_resident(PageIndex page) const {
@@ -689,7 +712,8 @@ void PageTable::check_invariants() const {
         switch (entry.state) {
             case PageState::resident: {
                 ++resident;
-                PhysicalHandle mapped = s.region.handle_at(page);
+                PhysicalHandle mapped =
+                    s.settings.map_into_region ? s.region.handle_at(page) : entry.physical.handle;
                 if (mapped != entry.physical.handle) {
                     fail(detail::concat("resident page ", page, " maps handle ", mapped.value,
                                         ", the table says ", entry.physical.handle.value));
@@ -723,9 +747,10 @@ void PageTable::check_invariants() const {
                             pinned, "/", s.pinned));
     }
     if (committing == 0 && evicting == 0) {
-        if (s.region.committed_count() != resident) {
+        const std::size_t mapped = s.settings.map_into_region ? resident : 0;
+        if (s.region.committed_count() != mapped) {
             fail(detail::concat("the region has ", s.region.committed_count(),
-                                " pages committed, the table ", resident));
+                                " pages committed, the table expects ", mapped));
         }
         const auto pool = s.pool.statistics();
         if (pool.used_bytes != resident * s.region.page_size()) {

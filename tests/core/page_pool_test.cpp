@@ -145,3 +145,50 @@ TEST(PagePool, FailedReleaseKeepsThePagePooled) {
 
 }  // namespace
 }  // namespace vtpage
+
+namespace vtpage {
+namespace {
+
+TEST(PagePoolWindows, MapsEachPageOnceForItsWholeLife) {
+    HostBackend backend;
+    const auto baseline = backend.live_resources();
+    {
+        PagePool pool(backend, {.release_threshold = 2 * 2_MiB, .map_windows = true,
+                                .window_pages = 16});
+        EXPECT_TRUE(pool.maps_windows());
+        auto pages = pool.acquire(4);
+        for (const auto& page : pages) {
+            ASSERT_NE(page.window, 0u);
+            const std::uint64_t stamp = page.slot * 1000 + 7;
+            backend.write(page.window + 64, &stamp, sizeof(stamp));
+        }
+        EXPECT_EQ(backend.live_resources().mappings, baseline.mappings + 4);
+        pool.release(pages);  // keeps two, releases two (and unmaps their windows)
+        EXPECT_EQ(backend.live_resources().mappings, baseline.mappings + 2);
+        auto again = pool.acquire(2);
+        for (const auto& page : again) {
+            std::uint64_t stamp = 0;
+            backend.read(&stamp, page.window + 64, sizeof(stamp));
+            EXPECT_EQ(stamp, page.slot * 1000 + 7) << "a recycled page kept its window and bytes";
+        }
+        pool.release(again);
+    }
+    EXPECT_EQ(backend.live_resources(), baseline);
+}
+
+TEST(PagePoolWindows, AFullWindowRegionIsATypedError) {
+    HostBackend backend;
+    PagePool pool(backend, {.map_windows = true, .window_pages = 2});
+    auto two = pool.acquire(2);
+    try {
+        pool.acquire();
+        FAIL() << "a third page fit in a two-page window region";
+    } catch (const Error& error) {
+        EXPECT_EQ(error.code(), Errc::out_of_memory);
+    }
+    EXPECT_EQ(backend.live_resources().pages, 2u);  // the refused page was released again
+    pool.release(two);
+}
+
+}  // namespace
+}  // namespace vtpage

@@ -455,6 +455,37 @@ TEST_P(PageTableTest, ConcurrencyManyThreadsKeepEveryPageIntact) {
     EXPECT_LE(table.resident_count(), 24u);
 }
 
+TEST_P(PageTableTest, UnmappedTablesReachPagesThroughWindowsWithoutRemapping) {
+    Backend& backend = *backend_;
+    auto settings = small_table(3);
+    settings.map_into_region = false;
+    settings.pool.map_windows = true;
+    settings.pool.window_pages = 8;
+    PageTable table(backend, settings);
+    EXPECT_FALSE(table.maps_into_region());
+    table.commit(pages_of(1, 2, 3));
+    const std::uint64_t value = 99;
+    backend.write(table.data_address(2), &value, sizeof(value));
+    const auto mappings_after_fill = backend.live_resources().mappings;
+    // Recycling three pages makes no VMM call: the windows stay, the region stays empty.
+    table.commit(pages_of(4, 5, 6));
+    EXPECT_EQ(backend.live_resources().mappings, mappings_after_fill);
+    EXPECT_EQ(table.region().committed_count(), 0u);
+    EXPECT_EQ(table.statistics().region.maps, 0u);
+    EXPECT_EQ(table.statistics().evictions, 3u);
+    // One of 4, 5, 6 now holds page 2's old physical page, bytes and all.
+    bool found = false;
+    for (PageIndex page : {4, 5, 6}) {
+        std::uint64_t seen = 0;
+        backend.read(&seen, table.data_address(page), sizeof(seen));
+        found = found || seen == value;
+    }
+    EXPECT_TRUE(found);
+    EXPECT_EQ(code_of([&] { table.data_address(1); }), Errc::not_mapped);
+    EXPECT_EQ(code_of([&] { table.protect(pages_of(4), Access::read); }), Errc::not_supported);
+    table.check_invariants();
+}
+
 INSTANTIATE_TEST_SUITE_P(Backends, PageTableTest, testing::ValuesIn(test::all_backend_names()),
                          [](const auto& param) { return param.param; });
 

@@ -56,6 +56,12 @@ struct PageTableSettings {
     std::function<std::unique_ptr<EvictionPolicy>()> make_policy;
     // Access for committed pages; empty: read-write for the backend's own device.
     std::vector<DeviceAccess> access;
+    // Map committed pages at their place in the region (address_of). When false, a commit only
+    // assigns a physical page and makes no VMM call: the page is reached through its window
+    // (set pool.map_windows) or through the physical page itself (a Vulkan import). That is
+    // the fast path for a renderer that finds pages through an indirection table: a recycled
+    // commit then costs bookkeeping instead of an unmap, a map and a set access.
+    bool map_into_region = true;
     PagePoolSettings pool;
     PageMappingCallback on_committed;
     PageMappingCallback on_evicted;
@@ -129,6 +135,11 @@ public:
     // Commits these pages now (queued ones leave the queue; resident ones are kept) and pins
     // them if asked. budget_exhausted when they cannot all fit; nothing changes then.
     std::vector<PageMapping> commit(std::span<const PageIndex> pages, bool pin = false);
+    bool maps_into_region() const noexcept;
+    // Where a resident page's bytes can be reached: its place in the region, or its window when
+    // the table does not map into the region. not_mapped when the page is not resident;
+    // not_supported when neither exists.
+    DeviceAddress data_address(PageIndex page) const;
 
     // Pinned pages are never evicted. not_mapped for a page that is not resident.
     void pin(std::span<const PageIndex> pages);
@@ -137,7 +148,8 @@ public:
     // Evicts now: not_mapped when not resident, busy when pinned or used by a frame that is
     // not complete. Checked for every page before any is evicted.
     void evict(std::span<const PageIndex> pages);
-    // Sets the access of resident pages (once per contiguous run).
+    // Sets the access of resident pages (once per contiguous run). not_supported when the table
+    // does not map into the region.
     void protect(std::span<const PageIndex> pages, Access access);
 
     bool is_resident(PageIndex page) const;
