@@ -412,7 +412,11 @@ TEST_P(PageTableTest, ConcurrencyManyThreadsKeepEveryPageIntact) {
         workers.emplace_back([&, t] {
             std::mt19937 random(t);
             for (int i = 0; i < rounds; ++i) {
+                // Requests and queued commits touch every page; each thread pins and stamps
+                // only pages of its own (page % threads == t), since two threads writing one
+                // page's bytes at once would race in the test, not in the table.
                 const PageIndex page = random() % 64;
+                const PageIndex own_page = page - page % threads + t;
                 switch (random() % 4) {
                     case 0:
                         table.request(pages_of(page));
@@ -426,9 +430,9 @@ TEST_P(PageTableTest, ConcurrencyManyThreadsKeepEveryPageIntact) {
                         break;
                     default:
                         try {
-                            auto mapped = table.commit(pages_of(page), /*pin=*/true);
-                            const std::uint64_t stamp[2] = {page, mapped[0].generation};
-                            const DeviceAddress address = table.address_of(page);
+                            auto mapped = table.commit(pages_of(own_page), /*pin=*/true);
+                            const std::uint64_t stamp[2] = {own_page, mapped[0].generation};
+                            const DeviceAddress address = table.address_of(own_page);
                             std::uint64_t seen[2] = {};
                             backend.read(seen, address, sizeof(seen));
                             // Freshly committed pages hold whatever the pool had: stamp them.
@@ -437,7 +441,7 @@ TEST_P(PageTableTest, ConcurrencyManyThreadsKeepEveryPageIntact) {
                             }
                             backend.read(seen, address, sizeof(seen));
                             if (seen[0] != stamp[0] || seen[1] != stamp[1]) ++integrity_errors;
-                            table.unpin(pages_of(page));
+                            table.unpin(pages_of(own_page));
                         } catch (const Error& error) {
                             // Another thread holds it mid-commit or pins fill the budget.
                             if (error.code() != Errc::busy &&
