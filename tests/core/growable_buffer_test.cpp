@@ -706,6 +706,9 @@ TEST_F(GrowableBufferGpuTest, KernelsReadTheExistingRangeWhileItGrows) {
     const std::size_t head = 64 * page_;
     buffer.resize(head);
     ASSERT_EQ(test::gpu_fill_pattern(buffer.data(), head / 4, 0, seed), "cudaSuccess");
+    // The reader takes the address before the growth starts: the buffer object itself is not
+    // to be called while another thread changes it, only its memory read.
+    const DeviceAddress data = buffer.data();
     std::atomic<bool> done{false};
     std::uint64_t total_mismatches = 0;
     int launches = 0;
@@ -713,8 +716,7 @@ TEST_F(GrowableBufferGpuTest, KernelsReadTheExistingRangeWhileItGrows) {
     std::thread reader([&] {
         while ((!done.load() || launches < 4) && result == "cudaSuccess") {
             std::uint64_t mismatches = 0;
-            result = test::gpu_count_pattern_mismatches(buffer.data(), head / 4, 0, seed,
-                                                        mismatches);
+            result = test::gpu_count_pattern_mismatches(data, head / 4, 0, seed, mismatches);
             total_mismatches += mismatches;
             ++launches;
         }
@@ -724,6 +726,7 @@ TEST_F(GrowableBufferGpuTest, KernelsReadTheExistingRangeWhileItGrows) {
     reader.join();
     EXPECT_EQ(result, "cudaSuccess");
     EXPECT_EQ(total_mismatches, 0u) << "over " << launches << " kernels";
+    EXPECT_EQ(buffer.data(), data);
     EXPECT_EQ(buffer.statistics().relocations, 0u);
 }
 
