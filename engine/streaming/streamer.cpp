@@ -1,6 +1,7 @@
 #include "vtpage/streaming/streamer.hpp"
 
 #include <algorithm>
+#include <atomic>
 #include <condition_variable>
 #include <deque>
 #include <map>
@@ -85,7 +86,8 @@ struct Streamer::State {
 
     // Events: delivered one at a time, in order, under event_mutex; queued under queue_mutex.
     std::mutex event_mutex;
-    bool delivering = true;
+    bool delivering = true;                     // guarded by event_mutex
+    std::atomic<bool> accepting_events{true};   // false from destruction on
     std::mutex queue_mutex;
     std::vector<StreamerEvent> queue;
 
@@ -131,6 +133,7 @@ struct Streamer::State {
     }
 
     void on_committed(std::span<const PageMapping> mappings) {
+        if (!accepting_events) return;
         std::vector<StreamedPage> pages;
         pages.reserve(mappings.size());
         for (const PageMapping& mapping : mappings) pages.push_back(describe(mapping));
@@ -149,6 +152,7 @@ struct Streamer::State {
                 }
             }
         }
+        if (!accepting_events) return;
         for (const PageMapping& mapping : mappings) pages.push_back(describe(mapping));
         emit(StreamerEventKind::evicted, pages);
     }
@@ -552,6 +556,7 @@ Streamer::~Streamer() {
     }
     s.work_cv.notify_all();
     for (auto& worker : s.workers) worker.join();
+    s.accepting_events = false;
     {
         std::lock_guard lock(s.event_mutex);
         s.delivering = false;
@@ -563,7 +568,12 @@ Streamer::~Streamer() {
         s.settings.log.error("streamer: shutting down: ", error.what());
     }
     s.api_context.reset();
-    s.table.reset();  // evicts everything; its callbacks still find the streamer whole
+    try {
+        s.table->shutdown();  // evicts everything while the streamer is still whole
+    } catch (const std::exception& error) {
+        s.settings.log.error("streamer: shutting the page table down: ", error.what());
+    }
+    s.table.reset();
 }
 
 PageTable& Streamer::page_table() noexcept { return *state_->table; }
@@ -621,12 +631,14 @@ StreamRequestResult Streamer::request(std::span<const PageRequest> requests) {
                         request.page});
     }
     std::vector<PageIndex> touched;
+    std::vector<PendingKey> touched_keys;
     {
         std::lock_guard lock(s.mutex);
         for (PendingKey key : keys) {
             ++s.stats.requests;
             if (s.ready.count(key.page)) {
                 touched.push_back(key.page);
+                touched_keys.push_back(key);
                 ++result.ready;
                 continue;
             }
@@ -660,9 +672,25 @@ StreamRequestResult Streamer::request(std::span<const PageRequest> requests) {
     if (result.queued > 0) s.work_cv.notify_all();
     if (!touched.empty()) {
         // Keeps them from eviction until this frame completes. A page evicted since we looked
-        // is queued by the table: take it out again (its evicted event is on its way).
+        // (its evicted event is on its way) was queued by the table instead: take it out of
+        // the table's queue and into ours, so that the request is not lost.
         const RequestResult touch = s.table->request(touched);
-        if (touch.queued > 0 || touch.already_queued > 0) s.table->cancel(touched);
+        if (touch.queued > 0 || touch.already_queued > 0) {
+            s.table->cancel(touched);
+            std::size_t requeued = 0;
+            for (PendingKey key : touched_keys) {
+                if (s.table->lookup(key.page)) continue;
+                std::lock_guard lock(s.mutex);
+                s.ready.erase(key.page);
+                if (s.pending_index.count(key.page) || s.in_flight.count(key.page)) continue;
+                key.sequence = s.sequence++;
+                s.insert_pending(key);
+                --result.ready;
+                ++result.queued;
+                ++requeued;
+            }
+            if (requeued > 0) s.work_cv.notify_all();
+        }
     }
     return result;
 }
@@ -708,6 +736,11 @@ std::optional<StreamedPage> Streamer::ready_page(PageIndex page) const {
     auto found = state_->ready.find(page);
     if (found == state_->ready.end()) return std::nullopt;
     return found->second;
+}
+
+bool Streamer::is_queued(PageIndex page) const {
+    std::lock_guard lock(state_->mutex);
+    return state_->pending_index.count(page) != 0 || state_->in_flight.count(page) != 0;
 }
 
 std::size_t Streamer::pending_count() const {

@@ -147,7 +147,8 @@ public:
 
     // Adds a texture, commits its tail page pinned and fills it; the tail's committed and ready
     // events are delivered before this returns. Errors of TextureSet::add, of the commit
-    // (budget_exhausted) and of the fill are thrown (nothing is added then).
+    // (budget_exhausted) and of the fill are thrown; when the commit or the fill failed the
+    // texture stays in the set (its pages can be requested) but its tail is not resident.
     TextureId add_texture(std::shared_ptr<const TileSource> source);
 
     // Asks for pages. Ready pages are touched (kept from eviction until this frame completes);
@@ -165,6 +166,8 @@ public:
 
     bool is_ready(PageIndex page) const;
     std::optional<StreamedPage> ready_page(PageIndex page) const;
+    // Pending, or being committed and filled.
+    bool is_queued(PageIndex page) const;
     std::size_t pending_count() const;
 
     // Events since the last call, in order (only with queue_events).
