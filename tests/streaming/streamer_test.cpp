@@ -118,6 +118,7 @@ TEST_P(StreamerTest, SmallBudgetMovingCameraNeverLosesARequest) {
     const TextureLayout layout = streamer.textures().layout(id);
     std::map<PageIndex, std::uint64_t> ready_at;  // page -> event number of its latest ready
     std::map<PageIndex, std::uint64_t> asked_at;  // page -> event number when last requested
+    std::map<PageIndex, bool> ready_when_asked;
     std::uint64_t event_number = 0;
     auto drain = [&] {
         for (const StreamerEvent& event : streamer.poll_events()) {
@@ -140,12 +141,15 @@ TEST_P(StreamerTest, SmallBudgetMovingCameraNeverLosesARequest) {
         }
         entries.push_back(FeedbackEntry::make({id, 3, std::uint32_t(f) % layout.mips[3].tiles, 1}));
         const FeedbackResult result = feedback.process(entries);
+        drain();
+        const std::uint64_t before = event_number;  // ready events after this serve the request
         streamer.request(result.requests);
         drain();
         for (const PageRequest& request : result.requests) {
-            asked_at[request.page] = event_number;
+            asked_at[request.page] = before;
             // This frame fences what it asked for: nothing can be evicted before we look.
-            EXPECT_TRUE(streamer.is_ready(request.page) || streamer.is_queued(request.page))
+            ready_when_asked[request.page] = streamer.is_ready(request.page);
+            EXPECT_TRUE(ready_when_asked[request.page] || streamer.is_queued(request.page))
                 << "frame " << f << ": page " << request.page << " was lost";
         }
         last_requests = result.requests;
@@ -158,10 +162,12 @@ TEST_P(StreamerTest, SmallBudgetMovingCameraNeverLosesARequest) {
     ASSERT_TRUE(streamer.wait_idle(120s)) << streamer.pending_count() << " still pending";
     drain();
     streamer.rethrow_error();
-    // The last frame's pages were all served after they were asked for.
+    // The last frame's pages were all served: ready when asked, or ready since. (Some may have
+    // been evicted since by older requests served after them.)
     for (const PageRequest& request : last_requests) {
-        ASSERT_TRUE(ready_at.count(request.page)) << "never ready: " << request.page;
-        EXPECT_TRUE(streamer.is_ready(request.page));
+        EXPECT_TRUE(ready_when_asked[request.page] ||
+                    (ready_at.count(request.page) && ready_at[request.page] > asked_at[request.page]))
+            << "never served: " << request.page;
     }
     const auto stats = streamer.statistics();
     EXPECT_EQ(stats.dropped_requests, 0u);
@@ -205,15 +211,18 @@ TEST_P(StreamerTest, CoarseMipsAreServedFirst) {
     const TextureId id = streamer.add_texture(source);
     const TextureSet& set = streamer.textures();
     const TextureLayout layout = set.layout(id);
-    source->delay = 50ms;
+    source->held_page = 40;
+    source->hold = true;
+    const std::uint64_t fills = source->fills.load();
     streamer.request(std::vector<PageIndex>{set.global_page(id, 40)});  // keeps the worker busy
-    std::this_thread::sleep_for(10ms);
+    while (source->fills.load() == fills) std::this_thread::sleep_for(1ms);
     std::vector<PageRequest> requests;
     for (std::uint64_t page : {std::uint64_t(0), std::uint64_t(1), std::uint64_t(2)}) requests.push_back({set.global_page(id, page), id, 0, 50});
     for (std::uint32_t mip : {2u, 4u, 3u}) {
         requests.push_back({set.global_page(id, layout.mips[mip].first_page), id, mip, 1});
     }
     streamer.request(requests);
+    source->hold = false;
     ASSERT_TRUE(streamer.wait_idle(30s));
     std::vector<std::uint32_t> mips;
     for (const StreamerEvent& event : streamer.poll_events()) {

@@ -31,6 +31,7 @@ public:
     void fill_host(std::uint64_t page, std::span<std::byte> destination) const override {
         ++fills;
         if (delay.count() > 0) std::this_thread::sleep_for(delay);
+        while (page == held_page && hold.load()) std::this_thread::sleep_for(std::chrono::milliseconds(1));
         if (failing_pages.count(page)) {
             throw Error(Errc::corrupt_data, "PatternSource", "this page is made to fail",
                         "page=" + std::to_string(page));
@@ -49,6 +50,9 @@ public:
 
     std::set<std::uint64_t> failing_pages;
     std::chrono::milliseconds delay{0};
+    // While hold is set, the fill of held_page waits.
+    std::uint64_t held_page = UINT64_MAX;
+    std::atomic<bool> hold{false};
     mutable std::atomic<std::uint64_t> fills{0};
 
 private:
