@@ -76,6 +76,7 @@ struct Streamer::State {
     std::set<PendingKey> pending;
     std::unordered_map<PageIndex, PendingKey> pending_index;
     std::unordered_set<PageIndex> in_flight;
+    std::size_t reporting = 0;  // batches between leaving in_flight and their ready events
     std::unordered_map<PageIndex, StreamedPage> ready;
     std::vector<PageIndex> tails;
     std::uint64_t sequence = 0;
@@ -207,8 +208,9 @@ struct Streamer::State {
             if (!pending_index.count(key.page)) insert_pending(key);
         }
     }
+    bool idle() const { return pending.empty() && in_flight.empty() && reporting == 0; }
     void notify_if_idle() {
-        if (pending.empty() && in_flight.empty()) idle_cv.notify_all();
+        if (idle()) idle_cv.notify_all();
     }
 
     // ---- fills ----
@@ -391,11 +393,16 @@ struct Streamer::State {
             ++stats.batches;
             stats.commit_seconds += std::chrono::duration<double>(fill_start - commit_start).count();
             stats.fill_seconds += std::chrono::duration<double>(done - fill_start).count();
-            notify_if_idle();
+            ++reporting;
         }
         // Ready is reported while the pages are still pinned: no eviction can come first.
         emit(StreamerEventKind::ready, ready_pages);
         unpin(unpin_now);
+        {
+            std::lock_guard lock(mutex);
+            --reporting;
+            notify_if_idle();
+        }
         if (!unpin_later.empty()) async.push_back({async_ticket, std::move(unpin_later)});
         return true;
     }
@@ -757,9 +764,7 @@ std::vector<StreamerEvent> Streamer::poll_events() {
 
 bool Streamer::wait_idle(std::chrono::milliseconds timeout) {
     std::unique_lock lock(state_->mutex);
-    return state_->idle_cv.wait_for(lock, timeout, [&] {
-        return state_->pending.empty() && state_->in_flight.empty();
-    });
+    return state_->idle_cv.wait_for(lock, timeout, [&] { return state_->idle(); });
 }
 
 std::exception_ptr Streamer::take_error() {

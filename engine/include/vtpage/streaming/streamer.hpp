@@ -172,8 +172,9 @@ public:
 
     // Events since the last call, in order (only with queue_events).
     std::vector<StreamerEvent> poll_events();
-    // Waits until nothing is pending or being filled; false on timeout (for example when the
-    // budget is full of pages fenced by frames that never complete).
+    // Waits until nothing is pending or being filled and every ready event has been delivered;
+    // false on timeout (for example when the budget is full of pages fenced by frames that
+    // never complete).
     bool wait_idle(std::chrono::milliseconds timeout);
 
     // The oldest error a worker met that was not taken yet (null when none).
