@@ -95,8 +95,7 @@ double measure_fill(Backend& backend, const Options& options, std::size_t count,
 
 // Recycled commits through a table like the streamer's, no fill.
 double measure_recycled_commit(Backend& backend, const Options& options, std::size_t total) {
-    PageTableSettings settings = recommended_table_settings();
-    settings.region_size = 64_GiB;
+    PageTableSettings settings = recommended_table_settings();  // a 16 TiB region: room to churn
     settings.budget_bytes = options.budget_pages * page_bytes;
     settings.pool.window_pages = options.budget_pages;
     settings.log = Log(silent_log());

@@ -181,16 +181,23 @@ CudaBackend::~CudaBackend() {
                                      live.mappings, " mappings and ", live.reservations,
                                      " reservations still live");
     }
-    if (state_->context) state_->driver.cuDevicePrimaryCtxRelease(state_->device);
+    if (state_->context) {
+        // Leave no thread of ours current on a context that this release may destroy.
+        CUcontext current = nullptr;
+        if (state_->driver.cuCtxGetCurrent(&current) == CUDA_SUCCESS &&
+            current == state_->context) {
+            state_->driver.cuCtxSetCurrent(nullptr);
+        }
+        state_->driver.cuDevicePrimaryCtxRelease(state_->device);
+    }
 }
 
 void CudaBackend::make_current() const {
-    CUcontext current = nullptr;
-    state_->driver.cuCtxGetCurrent(&current);
-    if (current != state_->context) {
-        state_->driver.check(state_->driver.cuCtxSetCurrent(state_->context), "make_current",
-                             {}, "cuCtxSetCurrent failed");
-    }
+    // Always set, never compare first: when the last holder releases a primary context and a
+    // new one is retained later, the driver may hand out the same handle value, so a thread
+    // whose current context is the destroyed one would look up to date.
+    state_->driver.check(state_->driver.cuCtxSetCurrent(state_->context), "make_current", {},
+                         "cuCtxSetCurrent failed");
 }
 
 const Capabilities& CudaBackend::capabilities() const noexcept { return state_->capabilities; }
