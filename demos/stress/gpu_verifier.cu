@@ -47,18 +47,22 @@ void check(cudaError_t result, const char* what) {
                 cudaGetErrorName(result));
 }
 
-// Everything one run moves between host and device, in one block.
-struct Results {
+// What one run brings back, in one block: this header, then one error count per job.
+struct ResultHeader {
     StampMismatch first;
     int first_taken;
-    unsigned job_errors[1];  // max_jobs of them
+    int reserved;
 };
+
+unsigned* job_errors_of(ResultHeader* header) {
+    return reinterpret_cast<unsigned*>(reinterpret_cast<char*>(header) + sizeof(ResultHeader));
+}
 
 class GpuVerifier final : public PageVerifier {
 public:
     GpuVerifier(const StampLayout& layout, int device, std::size_t max_jobs)
         : layout_(layout), device_(device), max_jobs_(max_jobs) {
-        results_bytes_ = sizeof(Results) + (max_jobs - 1) * sizeof(unsigned);
+        results_bytes_ = sizeof(ResultHeader) + max_jobs * sizeof(unsigned);
         try {
             check(cudaSetDevice(device_), "cudaSetDevice");
             check(cudaStreamCreateWithFlags(&stream_, cudaStreamNonBlocking), "cudaStreamCreate");
@@ -68,7 +72,7 @@ public:
             check(cudaMallocHost(&host_results_, results_bytes_), "cudaMallocHost");
             // A first launch loads the module and sets the runtime up now, not during the run.
             stamp_pages<<<1, 32, 0, stream_>>>(device_jobs_, 0, 1, layout_.stride,
-                                               device_results_->job_errors,
+                                               job_errors_of(device_results_),
                                                &device_results_->first,
                                                &device_results_->first_taken);
             check(cudaGetLastError(), "kernel launch");
@@ -97,7 +101,7 @@ public:
             static_cast<unsigned>(std::min<unsigned long long>((total + threads - 1) / threads, 1024));
         stamp_pages<<<blocks, threads, 0, stream_>>>(
             device_jobs_, static_cast<unsigned>(count), layout_.stamps_per_page(),
-            layout_.stride, device_results_->job_errors, &device_results_->first,
+            layout_.stride, job_errors_of(device_results_), &device_results_->first,
             &device_results_->first_taken);
         check(cudaGetLastError(), "kernel launch");
         check(cudaMemcpyAsync(host_results_, device_results_, results_bytes_,
@@ -106,7 +110,8 @@ public:
         // The pages stay pinned until this returns: no eviction runs under the kernel.
         check(cudaStreamSynchronize(stream_), "cudaStreamSynchronize");
         std::size_t wrong = 0;
-        for (std::size_t j = 0; j < count; ++j) wrong += host_results_->job_errors[j] ? 1 : 0;
+        const unsigned* job_errors = job_errors_of(host_results_);
+        for (std::size_t j = 0; j < count; ++j) wrong += job_errors[j] ? 1 : 0;
         if (wrong > 0) first = host_results_->first;
         return wrong;
     }
@@ -140,9 +145,9 @@ private:
     std::size_t results_bytes_ = 0;
     cudaStream_t stream_ = nullptr;
     StampJob* device_jobs_ = nullptr;
-    Results* device_results_ = nullptr;
+    ResultHeader* device_results_ = nullptr;
     StampJob* host_jobs_ = nullptr;
-    Results* host_results_ = nullptr;
+    ResultHeader* host_results_ = nullptr;
 };
 
 }  // namespace

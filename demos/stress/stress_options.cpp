@@ -101,6 +101,10 @@ ParsedOptions parse_options(int argc, char** argv) {
     auto* threshold = app.add_option("--release-threshold-mib", release_threshold_mib,
                                      "The pool's release threshold (default: budget + 25%)");
     app.add_flag("--no-progress", no_progress, "No progress bar on stderr");
+    app.add_option("--device-memory-tolerance-mib", o.device_memory_tolerance_mib,
+                   "Leak check on a GPU: free memory may end this much below the baseline "
+                   "(for tools such as compute-sanitizer that take device memory as they go)")
+        ->capture_default_str();
     // Self-test of the checks: spoil a stamp every N accesses of the first thread; the run
     // must then fail with integrity errors.
     app.add_option("--corrupt-every", o.corrupt_every)->group("");

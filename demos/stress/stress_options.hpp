@@ -29,6 +29,8 @@ struct StressOptions {
     double check_ms = 100;         // check the table's invariants this often
     std::optional<std::size_t> release_threshold_mib;  // the pool's; unset: budget + 25%
     bool progress = true;
+    std::size_t device_memory_tolerance_mib = 0;  // leak check: free device memory may be this
+                                                 // much below the baseline (sanitizers)
     std::uint64_t corrupt_every = 0;  // self-test: corrupt a stamp every N accesses of thread 0
 };
 

@@ -1,5 +1,6 @@
 #include "stress_run.hpp"
 
+#include <algorithm>
 #include <thread>
 
 #include "progress_bar.hpp"
@@ -30,6 +31,33 @@ StressRun::StressRun(Backend& backend, const StressOptions& options,
                      std::vector<std::unique_ptr<PageVerifier>>& verifiers)
     : backend_(backend), options_(options), verifiers_(verifiers) {}
 
+void StressRun::warm_up(const PageTableSettings& run_settings) {
+    PageTableSettings settings;
+    settings.region_size = run_settings.region_size;
+    settings.budget_bytes = run_settings.budget_bytes;
+    settings.pool.release_threshold = run_settings.pool.release_threshold;
+    settings.log = run_settings.log;
+    settings.pool.log = run_settings.log;
+    PageTable table(backend_, settings);
+    const std::uint64_t pages = 2 * table.budget_pages();
+    const std::uint64_t step = std::max<std::uint64_t>(1, table.page_count() / pages);
+    for (std::uint64_t first = 0; first < pages; first += options_.batch) {
+        std::vector<PageIndex> batch;
+        for (std::uint64_t i = first; i < std::min(pages, first + options_.batch); ++i) {
+            batch.push_back(std::min(i * step, table.page_count() - 1));
+        }
+        const auto mappings = table.commit(batch, /*pin=*/true);
+        std::vector<StampJob> jobs;
+        for (const PageMapping& m : mappings) {
+            jobs.push_back({table.data_address(m.page), m.page, m.generation, 1, 0});
+        }
+        StampMismatch unused{};
+        verifiers_.front()->run(jobs.data(), jobs.size(), unused);
+        table.unpin(batch);
+    }
+    table.shutdown();
+}
+
 PatternResult StressRun::run(PatternKind kind, const std::string& label) {
     PatternResult result;
     result.kind = kind;
@@ -56,8 +84,14 @@ PatternResult StressRun::run(PatternKind kind, const std::string& label) {
     auditor.attach(settings);
     if (export_pages) exporter.attach(settings.pool);
 
+    if (!warm_) {
+        warm_up(settings);
+        warm_ = true;
+    }
     // The baseline: everything the process, the backend and the device hold before the table.
-    LeakCheck leaks(backend_);
+    LeakCheckSettings leak_settings;
+    leak_settings.device_memory_tolerance = options_.device_memory_tolerance_mib << 20;
+    LeakCheck leaks(backend_, leak_settings);
     const LiveResources baseline = backend_.live_resources();
     {
         PageTable table(faulty, settings);

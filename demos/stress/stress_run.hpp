@@ -54,7 +54,13 @@ public:
     PatternResult run(PatternKind kind, const std::string& label);
 
 private:
+    // A short pass over a region like the run's, before the first baseline: the driver grows
+    // some structures lazily (page-table pools, staging buffers), and they belong to the
+    // baseline, not to the run.
+    void warm_up(const PageTableSettings& settings);
+
     Backend& backend_;
+    bool warm_ = false;
     const StressOptions& options_;
     std::vector<std::unique_ptr<PageVerifier>>& verifiers_;
 };

@@ -69,7 +69,8 @@ bool LeakCheck::counts(const MappedRange& mapping) const {
 
 void LeakCheck::rebaseline() {
     device_ = settings_.device_memory && backend_.capabilities().gpu;
-    if (settings_.descriptors || settings_.mappings) {
+    mappings_ = settings_.mappings && (settings_.mappings_on_gpu || !backend_.capabilities().gpu);
+    if (settings_.descriptors || mappings_) {
         process_before_ = snapshot_process_resources();
     }
     live_before_ = backend_.live_resources();
@@ -101,11 +102,11 @@ LeakReport LeakCheck::check() const {
             report.device_bytes_lost = 0;
         }
     }
-    if (settings_.descriptors || settings_.mappings) {
+    if (settings_.descriptors || mappings_) {
         ProcessResources now = snapshot_process_resources();
         ProcessResourceGrowth growth = growth_between(process_before_, now);
         if (settings_.descriptors) report.process.descriptors = std::move(growth.descriptors);
-        if (settings_.mappings) {
+        if (mappings_) {
             for (MappedRange& mapping : growth.mappings) {
                 if (counts(mapping)) {
                     report.process.mapped_bytes += mapping.size();

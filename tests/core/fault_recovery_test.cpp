@@ -24,6 +24,11 @@ struct FaultCase {
     const char* spec;
 };
 
+// Test names and failure messages show the case's name, not its bytes.
+void PrintTo(const FaultCase& fault, std::ostream* out) {
+    *out << fault.name << " (" << fault.spec << ")";
+}
+
 const FaultCase fault_cases[] = {
     {"create_out_of_memory", "create:out_of_memory%0.15"},
     {"map_and_set_access", "map%0.05,set_access:backend_failure%0.08"},

@@ -31,6 +31,10 @@ namespace vtpage {
 struct LeakCheckSettings {
     bool descriptors = true;  // /proc/self/fd
     bool mappings = true;     // /proc/self/maps
+    // On a GPU the driver keeps the process's view of device address space (it may keep host
+    // ranges reserved after cuMemAddressFree), so mappings are compared there only if asked;
+    // device memory is the GPU's measure.
+    bool mappings_on_gpu = false;
     // Inaccessible anonymous mappings at least this large count as leaked reservations.
     std::size_t reservation_floor = std::size_t(256) << 20;
     // The device's free memory, on GPU backends (a host's free memory moves with the machine).
@@ -81,6 +85,7 @@ private:
     LiveResources live_before_;
     MemoryInfo device_before_;
     bool device_ = false;
+    bool mappings_ = false;
     std::vector<std::pair<DeviceAddress, std::size_t>> watched_;
 };
 

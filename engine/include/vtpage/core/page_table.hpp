@@ -13,7 +13,8 @@
 // complete, and any unpinned page can be evicted.
 //
 // Callbacks report commits and evictions in batches, in the order they happen, so that higher
-// layers (the indirection table, IPC peers) stay current. They run one at a time on the thread
+// layers (the indirection table, IPC peers) stay current: an eviction is reported before its
+// physical page can be committed anywhere else, and generations grow in callback order. They run one at a time on the thread
 // that made the change, with no lock held: they may call the table's queries (lookup,
 // statistics...) but not its mutating members.
 //
