@@ -42,7 +42,7 @@ public:
     std::atomic<std::uint64_t> accessed{0};     // pages accessed (pinned, stamped or checked)
     std::atomic<std::uint64_t> verified{0};     // ... of which checked against their stamps
     std::atomic<std::uint64_t> stamped{0};      // ... of which stamped (first access)
-    std::atomic<std::uint64_t> prefetched{0};   // pages requested by prefetches
+    std::atomic<std::uint64_t> prefetched{0};   // pages prefetches found resident or committed
     std::atomic<std::uint64_t> evicted{0};      // pages evicted by hand
     std::atomic<std::uint64_t> integrity_errors{0};
     std::atomic<std::uint64_t> unexpected_errors{0};

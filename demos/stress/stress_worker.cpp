@@ -169,17 +169,20 @@ void StressWorker::access() {
 
 void StressWorker::prefetch() {
     std::vector<PageIndex> pages = draw();
+    // The pages it did something with: found resident, or committed from the queue (pages
+    // only queued, behind a full or fenced budget, do not count).
+    std::size_t done = 0;
     try {
         LatencyHistogram::Timer timer(setup_.stats->latency(OpKind::prefetch));
-        setup_.table->request(pages);
-        setup_.table->commit_queued(setup_.batch);
+        done = setup_.table->request(pages).resident;
+        done += setup_.table->commit_queued(setup_.batch).size();
     } catch (const Error& error) {
         classify(*setup_.stats, error, setup_.faults_injected, "prefetch");
         return;
     }
-    setup_.stats->prefetched += pages.size();
-    setup_.stats->ops += pages.size();
-    setup_.quota->add(pages.size());
+    setup_.stats->prefetched += done;
+    setup_.stats->ops += done;
+    setup_.quota->add(done);
 }
 
 void StressWorker::evict() {
