@@ -5,6 +5,7 @@
 #include <mutex>
 #include <thread>
 #include <unordered_map>
+#include <unordered_set>
 
 namespace vtpage {
 
@@ -16,6 +17,7 @@ struct PagePool::State {
     mutable std::mutex mutex;
     std::vector<PooledPage> idle;
     std::unordered_map<std::uint64_t, std::uint32_t> in_use;  // handle -> slot
+    std::unordered_set<std::uint64_t> compressed;  // handles granted compression
     std::vector<std::uint32_t> free_slots;
     std::uint32_t next_slot = 0;
     std::size_t reserved_pages = 0;  // created and not yet released: in use + idle
@@ -124,6 +126,15 @@ PooledPage PagePool::create_page() {
         handle = backend_.create(page_size_, state_->settings.page_options);
     }
     PooledPage page{handle, 0, 0};
+    bool compressed = false;
+    if (state_->settings.page_options.compressible) {
+        try {
+            compressed = backend_.is_compressed(handle);
+        } catch (...) {
+            backend_.release(handle);
+            throw;
+        }
+    }
     {
         std::lock_guard lock(state_->mutex);
         page.slot = state_->take_slot();
@@ -156,6 +167,7 @@ PooledPage PagePool::create_page() {
         throw;
     }
     std::lock_guard lock(state_->mutex);
+    if (compressed) state_->compressed.insert(handle.value);
     ++state_->reserved_pages;
     ++state_->creates;
     state_->note_highs();
@@ -167,8 +179,12 @@ void PagePool::destroy_page(const PooledPage& page) {
     if (state_->windows && state_->windows->is_committed(page.slot)) {
         state_->windows->decommit(page.slot);
     }
-    LatencyHistogram::Timer timer(state_->release_latency);
-    backend_.release(page.handle);
+    {
+        LatencyHistogram::Timer timer(state_->release_latency);
+        backend_.release(page.handle);
+    }
+    std::lock_guard lock(state_->mutex);
+    state_->compressed.erase(page.handle.value);
 }
 
 void PagePool::release(std::span<const PooledPage> pages) {
@@ -284,6 +300,8 @@ PagePoolStatistics PagePool::statistics() const {
     s.misses = state_->misses;
     s.create_latency = state_->create_latency.summary();
     s.release_latency = state_->release_latency.summary();
+    s.compression_requested = state_->settings.page_options.compressible;
+    s.compressed_pages = state_->compressed.size();
     return s;
 }
 
