@@ -10,5 +10,10 @@ namespace vtpage::test {
 
 std::string gpu_sum_words(std::uint64_t address, std::size_t words, std::uint64_t& sum);
 std::string gpu_fill_words(std::uint64_t address, std::size_t words, std::uint32_t value);
+// The same on a chosen device (its primary context); the calling thread's device is restored.
+std::string gpu_sum_words_on(int device, std::uint64_t address, std::size_t words,
+                             std::uint64_t& sum);
+std::string gpu_fill_words_on(int device, std::uint64_t address, std::size_t words,
+                              std::uint32_t value);
 
 }  // namespace vtpage::test
