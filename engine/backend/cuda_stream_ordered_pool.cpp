@@ -84,6 +84,24 @@ public:
                       &pool_, reinterpret_cast<void*>(static_cast<std::intptr_t>(import_fd)),
                       cudaMemHandleTypePosixFileDescriptor, 0),
                   "import_stream_ordered_pool", arguments);
+            // An imported pool need not be accessible from this process's device yet.
+            cudaMemLocation location{};
+            location.type = cudaMemLocationTypeDevice;
+            location.id = settings_.device;
+            cudaMemAccessFlags flags = cudaMemAccessFlagsProtNone;
+            cudaError_t error = cudaMemPoolGetAccess(&flags, pool_, &location);
+            if (error != cudaSuccess || flags != cudaMemAccessFlagsProtReadWrite) {
+                cudaGetLastError();
+                cudaMemAccessDesc access{};
+                access.location = location;
+                access.flags = cudaMemAccessFlagsProtReadWrite;
+                error = cudaMemPoolSetAccess(pool_, &access, 1);
+                if (error != cudaSuccess) {
+                    cudaMemPoolDestroy(pool_);
+                    check(error, "import_stream_ordered_pool", arguments,
+                          "cudaMemPoolSetAccess failed");
+                }
+            }
             return;
         }
         if (settings_.location == StreamPoolLocation::host &&

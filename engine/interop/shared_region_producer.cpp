@@ -1,5 +1,6 @@
 #include "vtpage/interop/shared_region_producer.hpp"
 
+#include <fcntl.h>
 #include <poll.h>
 #include <sys/eventfd.h>
 #include <unistd.h>
@@ -391,7 +392,15 @@ SharedRegionProducer::SharedRegionProducer(Backend& backend, SharedRegionProduce
     s.table = std::make_unique<PageTable>(backend, std::move(table_settings));
     s.wake = UniqueFd(::eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK));
     if (!s.wake) throw_errno(Errc::io_error, "SharedRegionProducer", "eventfd failed");
-    if (!s.settings.listen_path.empty()) s.listener = FdSocket::listen(s.settings.listen_path);
+    if (!s.settings.listen_path.empty()) {
+        s.listener = FdSocket::listen(s.settings.listen_path);
+        // A connection that vanishes between poll and accept must not block the service thread.
+        const int flags = ::fcntl(s.listener.fd(), F_GETFL);
+        if (flags < 0 || ::fcntl(s.listener.fd(), F_SETFL, flags | O_NONBLOCK) != 0) {
+            throw_errno(Errc::io_error, "SharedRegionProducer", "fcntl failed",
+                        s.settings.listen_path);
+        }
+    }
     s.service = std::thread([raw] { raw->serve(); });
 }
 
