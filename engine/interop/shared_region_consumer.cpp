@@ -246,7 +246,10 @@ SharedRegionConsumer::SharedRegionConsumer(Backend& backend, FdSocket socket,
     region.size = s.page_size * s.page_count;
     region.access = s.settings.access;
     if (region.access.empty()) {
-        region.access.push_back({backend.capabilities().device, Access::read});
+        // Read-only where the device has read-only mappings (probed), else read-write.
+        region.access.push_back({backend.capabilities().device,
+                                 backend.capabilities().read_only_access ? Access::read
+                                                                         : Access::read_write});
     }
     s.region = std::make_unique<VirtualRegion>(backend, std::move(region));
 }

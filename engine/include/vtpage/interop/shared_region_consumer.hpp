@@ -65,7 +65,8 @@ const char* to_string(ProducerState state) noexcept;
 
 struct SharedRegionConsumerSettings {
     // Access to the mapped pages, one entry per device; empty: read-only for the backend's own
-    // device (consumers read; the producer owns the bytes).
+    // device (consumers read; the producer owns the bytes), or read-write where the device has
+    // no read-only mappings.
     std::vector<DeviceAccess> access;
     // How long to wait for the producer's first message, and for the rest of a message once it
     // has begun; also the limit on sending an acknowledgement.
