@@ -25,6 +25,7 @@ struct PagePool::State {
     std::vector<PooledPage> idle;
     std::unordered_map<std::uint64_t, std::uint32_t> in_use;  // handle -> slot
     std::vector<Doomed> doomed;
+    std::unordered_set<std::uint64_t> compressed;  // handles granted compression
     std::vector<std::uint32_t> free_slots;
     std::uint32_t next_slot = 0;
     std::size_t reserved_pages = 0;  // created and not yet released: in use + idle + doomed
@@ -135,6 +136,15 @@ PooledPage PagePool::create_page(bool in_use) {
         handle = backend_.create(page_size_, state_->settings.page_options);
     }
     PooledPage page{handle, 0, 0};
+    bool compressed = false;
+    if (state_->settings.page_options.compressible) {
+        try {
+            compressed = backend_.is_compressed(handle);
+        } catch (...) {
+            backend_.release(handle);
+            throw;
+        }
+    }
     {
         std::lock_guard lock(state_->mutex);
         page.slot = state_->take_slot();
@@ -172,6 +182,7 @@ PooledPage PagePool::create_page(bool in_use) {
     }
     std::lock_guard lock(state_->mutex);
     --state_->in_flight;
+    if (compressed) state_->compressed.insert(handle.value);
     ++state_->reserved_pages;
     ++state_->creates;
     if (in_use) {
@@ -201,12 +212,14 @@ bool PagePool::destroy_page(Doomed& doomed) {
         }
         LatencyHistogram::Timer timer(state_->release_latency);
         backend_.release(page.handle);
-        return true;
     } catch (const Error& error) {
         state_->settings.log.warning("page pool: releasing a page failed (tried again later): ",
                                      error.what());
         return false;
     }
+    std::lock_guard lock(state_->mutex);
+    state_->compressed.erase(page.handle.value);
+    return true;
 }
 
 void PagePool::release(std::span<const PooledPage> pages) {
@@ -328,6 +341,8 @@ PagePoolStatistics PagePool::statistics() const {
     s.misses = state_->misses;
     s.create_latency = state_->create_latency.summary();
     s.release_latency = state_->release_latency.summary();
+    s.compression_requested = state_->settings.page_options.compressible;
+    s.compressed_pages = state_->compressed.size();
     return s;
 }
 

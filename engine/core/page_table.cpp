@@ -38,6 +38,17 @@ struct PageTable::State {
         if (!policy) {
             throw Error(Errc::invalid_argument, "PageTable", "make_policy returned no policy");
         }
+        // Page options (a device, compression) can change the granularity; the region is cut
+        // into pages of the default one.
+        if (pool.page_size() != region.page_size()) {
+            throw Error(Errc::not_supported, "PageTable",
+                        detail::concat("pages with these options have a granularity of ",
+                                       pool.page_size(), " bytes, the region's pages ",
+                                       region.page_size()),
+                        detail::concat("device=", settings.pool.page_options.device,
+                                       ", compressible=",
+                                       settings.pool.page_options.compressible));
+        }
         set_budget(settings.budget_bytes);
     }
 

@@ -109,4 +109,28 @@ std::string gpu_count_pattern_mismatches(std::uint64_t address, std::size_t word
     return result;
 }
 
+namespace {
+// Runs work with `device` current, then makes the previous device current again.
+template <typename Work>
+std::string on_device(int device, Work work) {
+    int previous = 0;
+    cudaError_t error = cudaGetDevice(&previous);
+    if (error == cudaSuccess) error = cudaSetDevice(device);
+    if (error != cudaSuccess) return cudaGetErrorName(error);
+    std::string result = work();
+    cudaSetDevice(previous);
+    return result;
+}
+}  // namespace
+
+std::string gpu_sum_words_on(int device, std::uint64_t address, std::size_t words,
+                             std::uint64_t& sum) {
+    return on_device(device, [&] { return gpu_sum_words(address, words, sum); });
+}
+
+std::string gpu_fill_words_on(int device, std::uint64_t address, std::size_t words,
+                              std::uint32_t value) {
+    return on_device(device, [&] { return gpu_fill_words(address, words, value); });
+}
+
 }  // namespace vtpage::test

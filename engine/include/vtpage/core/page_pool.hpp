@@ -75,6 +75,11 @@ struct PagePoolStatistics {
     std::uint64_t misses = 0;    // pages that had to be created
     LatencySummary create_latency;
     LatencySummary release_latency;
+    // Whether pages are asked to be compressible (page_options.compressible), and how many of
+    // the pages the pool holds now were granted compression: read back from each page when it
+    // is created (the driver may decline, e.g. when its compression resources run out).
+    bool compression_requested = false;
+    std::size_t compressed_pages = 0;
 };
 
 class PagePool {
