@@ -249,6 +249,22 @@ void VulkanContext::State::create_instance() {
     std::vector<const char*> extensions;
     for (const std::string& name : settings.instance_extensions) extensions.push_back(name.c_str());
     if (validation) extensions.push_back(VK_EXT_DEBUG_UTILS_EXTENSION_NAME);
+    bool validation_features = false;
+    if (validation && settings.synchronization_validation) {
+        std::uint32_t count = 0;
+        vk_check(vkEnumerateInstanceExtensionProperties(validation_layer, &count, nullptr),
+                 "VulkanContext", "vkEnumerateInstanceExtensionProperties");
+        std::vector<VkExtensionProperties> offered(count);
+        vk_check(vkEnumerateInstanceExtensionProperties(validation_layer, &count, offered.data()),
+                 "VulkanContext", "vkEnumerateInstanceExtensionProperties");
+        offered.resize(count);
+        validation_features = has_extension(offered, VK_EXT_VALIDATION_FEATURES_EXTENSION_NAME);
+        if (validation_features) {
+            extensions.push_back(VK_EXT_VALIDATION_FEATURES_EXTENSION_NAME);
+        } else {
+            settings.log.warning("vulkan: the validation layer cannot check synchronization");
+        }
+    }
     std::vector<const char*> layers;
     if (validation) layers.push_back(validation_layer);
 
@@ -265,6 +281,15 @@ void VulkanContext::State::create_instance() {
     // Messages from vkCreateInstance / vkDestroyInstance themselves.
     VkDebugUtilsMessengerCreateInfoEXT instance_messenger = messenger_info();
     if (validation) create.pNext = &instance_messenger;
+    const VkValidationFeatureEnableEXT enabled_features[] = {
+        VK_VALIDATION_FEATURE_ENABLE_SYNCHRONIZATION_VALIDATION_EXT};
+    VkValidationFeaturesEXT features{VK_STRUCTURE_TYPE_VALIDATION_FEATURES_EXT};
+    features.enabledValidationFeatureCount = 1;
+    features.pEnabledValidationFeatures = enabled_features;
+    if (validation_features) {
+        features.pNext = create.pNext;
+        create.pNext = &features;
+    }
     const VkResult result = vkCreateInstance(&create, nullptr, &instance);
     if (result == VK_ERROR_INCOMPATIBLE_DRIVER) {
         throw Error(Errc::device_unavailable, "VulkanContext", "no Vulkan driver offers 1.3", {},

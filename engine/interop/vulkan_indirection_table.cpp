@@ -100,7 +100,8 @@ VulkanIndirectionTable::VulkanIndirectionTable(VulkanContext& context,
     s.table = VulkanBuffer(context, s.settings.page_count * entry_bytes,
                            VK_BUFFER_USAGE_STORAGE_BUFFER_BIT |
                                VK_BUFFER_USAGE_SHADER_DEVICE_ADDRESS_BIT |
-                               VK_BUFFER_USAGE_TRANSFER_DST_BIT,
+                               VK_BUFFER_USAGE_TRANSFER_DST_BIT |
+                               VK_BUFFER_USAGE_TRANSFER_SRC_BIT,  // for tools and tests
                            BufferMemory::device_local, "vtpage indirection table");
     s.staging.resize(s.settings.frames_in_flight);
     importer.set_forget_listener([state = state_.get()](std::uint32_t slot) { state->retire(slot); });

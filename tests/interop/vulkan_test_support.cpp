@@ -19,6 +19,7 @@ ValidationMode test_validation_mode() {
 std::unique_ptr<VulkanContext> try_make_vulkan_context(const Backend& backend, std::string& reason,
                                                        VulkanContextSettings base) {
     base.validation = test_validation_mode();
+    base.synchronization_validation = true;
     base.application_name = "vtpage tests";
     base.log = Log(stderr_log(LogLevel::warning));
     try {

@@ -44,6 +44,8 @@ using DeviceUuid = std::array<std::uint8_t, 16>;
 struct VulkanContextSettings {
     std::string application_name = "vtpage";
     ValidationMode validation = ValidationMode::off;
+    // With validation on: also check synchronization (hazards between commands and submissions).
+    bool synchronization_validation = false;
     // Also count and log info and verbose messages (loader and layer chatter); off: only
     // warnings and errors reach the messenger.
     bool report_info_messages = false;
