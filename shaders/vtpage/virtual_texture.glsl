@@ -105,22 +105,30 @@ struct VtResolved {
     VtLevelPosition position;
 };
 
+// Whether the page holding a tile of a level is resident.
+bool vt_level_resident(VtTexture t, uint size_log2, uint mip, vec2 uv) {
+    const VtLevelPosition position = vt_level_position(size_log2, mip, uv);
+    uint tile_in_page;
+    return t.indirection.page_address[vt_tile_page(t, mip, position.tile, tile_in_page)] != 0ul;
+}
+
 VtResolved vt_resolve(VtTexture t, uint wanted_mip, vec2 uv) {
     const uint size_log2 = t.directory.textures[t.id].size_log2;
     const uint tail = t.directory.textures[t.id].tail_first_mip;
+    // The tail page holds every level from `tail` on: no coarser page to try. Only the level
+    // crosses iterations: llvmpipe (Mesa 22.3) loses 64-bit values carried through a loop that
+    // the lanes of a SIMD group leave at different iterations.
+    uint mip = wanted_mip;
+    while (mip < tail && !vt_level_resident(t, size_log2, mip, uv)) ++mip;
     VtResolved found;
-    for (uint mip = wanted_mip;; ++mip) {
-        found.mip = mip;
-        found.position = vt_level_position(size_log2, mip, uv);
-        uint tile_in_page;
-        const uint page = vt_tile_page(t, mip, found.position.tile, tile_in_page);
-        const uint64_t page_address = t.indirection.page_address[page];
-        found.tile_address = page_address == 0ul
-                                 ? 0ul
-                                 : page_address + uint64_t(tile_in_page) * uint64_t(VT_TILE_BYTES);
-        // The tail page holds every level from `tail` on: no coarser page to try.
-        if (page_address != 0ul || mip >= tail) return found;
-    }
+    found.mip = mip;
+    found.position = vt_level_position(size_log2, mip, uv);
+    uint tile_in_page;
+    const uint64_t page_address =
+        t.indirection.page_address[vt_tile_page(t, mip, found.position.tile, tile_in_page)];
+    found.tile_address = page_address == 0ul
+                             ? 0ul
+                             : page_address + uint64_t(tile_in_page) * uint64_t(VT_TILE_BYTES);
     return found;
 }
 
