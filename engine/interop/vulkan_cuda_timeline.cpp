@@ -67,6 +67,12 @@ struct CudaVulkanTimeline::State {
 
 CudaVulkanTimeline::CudaVulkanTimeline(VulkanContext& context, int cuda_device) {
     const std::string arguments = detail::concat("cuda_device=", cuda_device);
+    if (!context.supports_semaphore_fd()) {
+        throw Error(Errc::not_supported, "CudaVulkanTimeline",
+                    context.device_name() + " cannot export semaphores as fds "
+                                            "(VK_KHR_external_semaphore_fd)",
+                    arguments);
+    }
     check(cudaSetDevice(cuda_device), "CudaVulkanTimeline", "cudaSetDevice", arguments);
     cudaDeviceProp properties{};
     check(cudaGetDeviceProperties(&properties, cuda_device), "CudaVulkanTimeline",

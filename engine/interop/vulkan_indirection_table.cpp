@@ -119,8 +119,14 @@ std::uint64_t VulkanIndirectionTable::page_count() const noexcept {
 std::uint32_t VulkanIndirectionTable::frames_in_flight() const noexcept {
     return state_->settings.frames_in_flight;
 }
-VkSemaphore VulkanIndirectionTable::fill_timeline() const noexcept {
+VkSemaphore VulkanIndirectionTable::fill_timeline() const {
+    std::lock_guard lock(state_->mutex);
     return state_->settings.fill_timeline;
+}
+
+void VulkanIndirectionTable::set_fill_timeline(VkSemaphore timeline) {
+    std::lock_guard lock(state_->mutex);
+    state_->settings.fill_timeline = timeline;
 }
 
 void VulkanIndirectionTable::connect(PageTableSettings& table_settings) {

@@ -5,7 +5,7 @@
 #include <cstring>
 #include <map>
 
-#include "vtpage/backend/host_backend.hpp"
+#include "../support/backend_fixture.hpp"
 #include "vtpage/core/page_pool.hpp"
 #include "vtpage/core/page_table.hpp"
 #include "vtpage/interop/vulkan_buffer.hpp"
@@ -48,13 +48,16 @@ void expect_device_table(VulkanContext& context, const VulkanIndirectionTable& t
 }
 
 
-class VulkanIndirectionTableTest : public testing::Test {
+// On each backend: host pages in lavapipe (CI), cuda pages in the GPU's driver.
+class VulkanIndirectionTableTest : public testing::TestWithParam<std::string> {
 protected:
     void SetUp() override {
         std::string reason;
-        context = test::try_make_vulkan_context(backend, reason);
+        owned_backend = test::try_make_backend(GetParam(), reason);
+        if (!owned_backend) GTEST_SKIP() << GetParam() << " backend unavailable: " << reason;
+        context = test::try_make_vulkan_context(*owned_backend, reason);
         if (!context) GTEST_SKIP() << "no Vulkan device: " << reason;
-        importer = std::make_unique<VulkanPageImporter>(*context, backend);
+        importer = std::make_unique<VulkanPageImporter>(*context, *owned_backend);
         pool_settings.map_windows = true;
         pool_settings.window_pages = 64;
         importer->attach(pool_settings);
@@ -62,14 +65,14 @@ protected:
     void TearDown() override {
         if (context) test::expect_no_validation_messages(*context);
     }
-    HostBackend backend;
+    std::unique_ptr<Backend> owned_backend;
     std::unique_ptr<VulkanContext> context;
     std::unique_ptr<VulkanPageImporter> importer;
     PagePoolSettings pool_settings;
 };
 
-TEST_F(VulkanIndirectionTableTest, UploadsWhatChangedAsRunsOfEntries) {
-    PagePool pool(backend, pool_settings);
+TEST_P(VulkanIndirectionTableTest, UploadsWhatChangedAsRunsOfEntries) {
+    PagePool pool(*owned_backend, pool_settings);
     auto pages = pool.acquire(3);
     VulkanIndirectionTable table(*context, *importer, {.page_count = 100});
     EXPECT_NE(table.device_address(), 0u);
@@ -112,7 +115,7 @@ TEST_F(VulkanIndirectionTableTest, UploadsWhatChangedAsRunsOfEntries) {
     pool.release(pages);
 }
 
-TEST_F(VulkanIndirectionTableTest, FollowsThePageTableAndDropsStaleReadyEvents) {
+TEST_P(VulkanIndirectionTableTest, FollowsThePageTableAndDropsStaleReadyEvents) {
     VulkanIndirectionTable indirection(*context, *importer, {.page_count = 64});
     PageTableSettings settings;
     settings.region_size = 64 * 2_MiB;
@@ -124,7 +127,7 @@ TEST_F(VulkanIndirectionTableTest, FollowsThePageTableAndDropsStaleReadyEvents) 
         app_evictions += static_cast<int>(pages.size());
     };
     indirection.connect(settings);
-    PageTable table(backend, settings);
+    PageTable table(*owned_backend, settings);
     indirection.check_against(&table);
 
     const PageIndex first[] = {1, 2, 3};
@@ -171,9 +174,9 @@ TEST_F(VulkanIndirectionTableTest, FollowsThePageTableAndDropsStaleReadyEvents) 
     EXPECT_EQ(indirection.published_count(), 0u);
 }
 
-TEST_F(VulkanIndirectionTableTest, ADestroyedPhysicalPageLeavesTheTable) {
+TEST_P(VulkanIndirectionTableTest, ADestroyedPhysicalPageLeavesTheTable) {
     pool_settings.release_threshold = 0;  // a released page is destroyed at once
-    PagePool pool(backend, pool_settings);
+    PagePool pool(*owned_backend, pool_settings);
     VulkanIndirectionTable table(*context, *importer, {.page_count = 16});
     PooledPage page = pool.acquire();
     table.publish(9, page.slot);
@@ -185,8 +188,8 @@ TEST_F(VulkanIndirectionTableTest, ADestroyedPhysicalPageLeavesTheTable) {
     expect_device_table(*context, table, *importer, {});
 }
 
-TEST_F(VulkanIndirectionTableTest, FramesInFlightEachSeeTheirOwnTable) {
-    PagePool pool(backend, pool_settings);
+TEST_P(VulkanIndirectionTableTest, FramesInFlightEachSeeTheirOwnTable) {
+    PagePool pool(*owned_backend, pool_settings);
     auto pages = pool.acquire(2);
     VulkanIndirectionTable table(*context, *importer, {.page_count = 32});
     // Three frames submitted back to back and waited for only at the end, each copying the
@@ -259,6 +262,12 @@ TEST_F(VulkanIndirectionTableTest, FramesInFlightEachSeeTheirOwnTable) {
     EXPECT_EQ(entries[2 * 32 + 4], b);
     pool.release(pages);
 }
+
+INSTANTIATE_TEST_SUITE_P(Backends, VulkanIndirectionTableTest,
+                         testing::ValuesIn(test::all_backend_names()),
+                         [](const testing::TestParamInfo<std::string>& param) {
+                             return param.param;
+                         });
 
 }  // namespace
 }  // namespace vtpage

@@ -12,14 +12,9 @@
 #include <map>
 #include <set>
 
-#include "reference_virtual_texture.hpp"
-#include "vtpage/backend/host_backend.hpp"
-#include "vtpage/core/page_table.hpp"
-#include "vtpage/interop/vulkan_indirection_table.hpp"
-#include "vtpage/interop/vulkan_page_importer.hpp"
-#include "vtpage/interop/vulkan_renderer.hpp"
+#include "../support/backend_fixture.hpp"
+#include "renderer_rig.hpp"
 #include "vtpage/interop/vulkan_screenshot.hpp"
-#include "vtpage/interop/vulkan_texture_directory.hpp"
 #include "vulkan_test_support.hpp"
 
 #define STB_IMAGE_STATIC
@@ -38,191 +33,54 @@
 namespace vtpage {
 namespace {
 
-constexpr std::uint32_t size_log2 = 10;  // 1024 x 1024: 11 pages, several per level
-constexpr std::uint32_t base_page = 7;   // the texture's first page in the region
-constexpr std::uint32_t texture_id = 3;
-constexpr std::uint32_t width = 64;
-constexpr std::uint32_t height = 48;
-constexpr std::uint32_t divisor = 4;
-constexpr std::uint8_t sky[4] = {115, 153, 204, 255};  // the default clear colour in UNORM8
+using test::compare;
+using test::Difference;
+using test::Frame;
+using test::OrthoView;
+constexpr std::uint32_t size_log2 = test::rig_size_log2;
+constexpr std::uint32_t texture_id = test::rig_texture_id;
+constexpr std::uint32_t width = test::rig_width;
+constexpr std::uint32_t height = test::rig_height;
+constexpr std::uint32_t divisor = test::rig_divisor;
+constexpr int tolerance = test::rig_tolerance;
+const std::uint8_t* const sky = test::rig_sky;
 
-// A top-down orthographic view of the plane (plane_size 1) in which the image covers
-// uv [u0, u0 + su] x [v0, v0 + sv]: uv is linear in the pixel, so its derivatives are exact.
-struct OrthoView {
-    float u0 = 0, v0 = 0, su = 1, sv = 1;
+std::string backend_param_name(const testing::TestParamInfo<std::string>& param) {
+    return param.param;
+}
 
-    // The view whose level of detail is `lod` at this renderer's size.
-    static OrthoView at_lod(float lod, float u0, float v0) {
-        const float texels_per_pixel = std::exp2(lod) / float(1u << size_log2);
-        return {u0, v0, texels_per_pixel * width, texels_per_pixel * height};
-    }
-    std::array<float, 16> matrix() const {
-        std::array<float, 16> m{};  // column-major
-        m[0 * 4 + 0] = 2 / su;
-        m[2 * 4 + 1] = 2 / sv;      // world z (= v) goes down the image
-        m[3 * 4 + 0] = -1 - 2 * u0 / su;
-        m[3 * 4 + 1] = -1 - 2 * v0 / sv;
-        m[3 * 4 + 2] = 0.5f;
-        m[3 * 4 + 3] = 1;
-        return m;
-    }
-    // uv at the centre of pixel (x, y) of an image of w x h pixels.
-    float u(std::uint32_t x, std::uint32_t w) const { return u0 + (float(x) + 0.5f) / float(w) * su; }
-    float v(std::uint32_t y, std::uint32_t h) const { return v0 + (float(y) + 0.5f) / float(h) * sv; }
-};
-
-struct Frame {
-    std::vector<std::uint8_t> colour;  // RGBA8
-    std::vector<vt::FeedbackEntry> feedback;
-    CompletedFrame info;
-};
-
-class VulkanRendererTest : public testing::Test {
+// Every test runs on each backend: host pages (host pointer imports, lavapipe in CI) and cuda
+// pages (OPAQUE_FD imports into the GPU's Vulkan driver).
+class VulkanRendererTest : public testing::TestWithParam<std::string>, protected test::RendererRig {
 protected:
     void SetUp() override {
         std::string reason;
-        context = test::try_make_vulkan_context(backend, reason);
-        if (!context) GTEST_SKIP() << "no Vulkan device: " << reason;
-        importer = std::make_unique<VulkanPageImporter>(*context, backend);
-        indirection = std::make_unique<VulkanIndirectionTable>(
-            *context, *importer, VulkanIndirectionTableSettings{.page_count = 64});
-        PageTableSettings settings;
-        settings.region_size = 64 * 2_MiB;
-        settings.budget_bytes = 32 * 2_MiB;
-        settings.map_into_region = false;  // pages are reached through windows and Vulkan
-        settings.pool.map_windows = true;
-        settings.pool.window_pages = 64;
-        importer->attach(settings.pool);
-        indirection->connect(settings);
-        table = std::make_unique<PageTable>(backend, settings);
-        indirection->check_against(table.get());
-        textures = std::make_unique<VulkanTextureDirectory>(*context);
-        textures->set(texture_id, base_page, size_log2);
-        renderer = std::make_unique<VulkanRenderer>(
-            *context, *indirection, *textures,
-            VulkanRendererSettings{.width = width, .height = height, .feedback_divisor = divisor});
+        if (!set_up(GetParam(), reason)) GTEST_SKIP() << GetParam() << ": " << reason;
     }
-    void TearDown() override {
-        if (!context) return;
-        renderer.reset();
-        table.reset();  // evicts everything: callbacks into the indirection table
-        test::expect_no_validation_messages(*context);
-    }
-
-    // Commits texture pages (relative), fills them on the CPU and publishes them.
-    void make_resident(const std::vector<std::uint64_t>& pages) {
-        std::vector<PageIndex> global;
-        for (std::uint64_t page : pages) global.push_back(base_page + page);
-        auto mappings = table->commit(global);
-        for (const PageMapping& mapping : mappings) {
-            test::fill_page(layout, mapping.page - base_page,
-                            reinterpret_cast<void*>(table->data_address(mapping.page)));
-        }
-        indirection->ready(mappings);
-    }
-    void make_all_resident() {
-        std::vector<std::uint64_t> pages;
-        for (std::uint64_t page = 0; page < layout.page_count; ++page) pages.push_back(page);
-        make_resident(pages);
-    }
-    void evict(const std::vector<std::uint64_t>& pages) {
-        std::vector<PageIndex> global;
-        for (std::uint64_t page : pages) global.push_back(base_page + page);
-        table->evict(global);
-    }
-    bool resident(std::uint64_t page) const { return table->is_resident(base_page + page); }
-    // Pages of one mip level (relative).
-    std::vector<std::uint64_t> level_pages(std::uint32_t mip) const {
-        std::vector<std::uint64_t> pages;
-        const auto& level = layout.mips[mip];
-        for (std::uint64_t i = 0; i < std::uint64_t(level.pages_x) * level.pages_y; ++i) {
-            pages.push_back(level.first_page + i);
-        }
-        return pages;
-    }
-
-    FrameDesc frame_for(const OrthoView& view, RenderMode mode = RenderMode::textured) const {
-        FrameDesc frame;
-        frame.view_projection = view.matrix();
-        frame.texture_id = texture_id;
-        frame.mode = mode;
-        frame.capture = true;
-        return frame;
-    }
-    static Frame copy(const CompletedFrame& done) {
-        Frame frame;
-        frame.colour.assign(done.colour.begin(), done.colour.end());
-        frame.feedback.assign(done.feedback.begin(), done.feedback.end());
-        frame.info = done;
-        return frame;
-    }
-    Frame render(const OrthoView& view, RenderMode mode = RenderMode::textured) {
-        renderer->render(frame_for(view, mode));
-        auto done = renderer->finish();
-        EXPECT_EQ(done.size(), 1u);
-        return done.empty() ? Frame{} : copy(done.back());
-    }
-
-    // The reference image for a view, with the current residency.
-    std::vector<std::uint8_t> reference(const OrthoView& view) const {
-        test::ReferenceSampler sampler(size_log2,
-                                       [this](std::uint64_t page) { return resident(page); });
-        std::vector<std::uint8_t> image(width * height * 4);
-        const float dudx = view.su / width, dvdy = view.sv / height;
-        for (std::uint32_t y = 0; y < height; ++y) {
-            for (std::uint32_t x = 0; x < width; ++x) {
-                const test::Colour c =
-                    sampler.sample(view.u(x, width), view.v(y, height), dudx, 0, 0, dvdy, 0);
-                std::uint8_t* out = &image[(y * width + x) * 4];
-                out[0] = test::to_unorm8(c.r);
-                out[1] = test::to_unorm8(c.g);
-                out[2] = test::to_unorm8(c.b);
-                out[3] = test::to_unorm8(c.a);
-            }
-        }
-        return image;
-    }
-
-    HostBackend backend;
-    vt::TextureLayout layout{size_log2};
-    std::unique_ptr<VulkanContext> context;
-    std::unique_ptr<VulkanPageImporter> importer;
-    std::unique_ptr<VulkanIndirectionTable> indirection;
-    std::unique_ptr<PageTable> table;
-    std::unique_ptr<VulkanTextureDirectory> textures;
-    std::unique_ptr<VulkanRenderer> renderer;
+    void TearDown() override { tear_down(); }
 };
-
-// Largest per-channel difference, and how many channels differ at all.
-struct Difference {
-    int largest = 0;
-    std::size_t differing = 0;
-};
-Difference compare(const std::vector<std::uint8_t>& a, const std::vector<std::uint8_t>& b) {
-    Difference d;
-    EXPECT_EQ(a.size(), b.size());
-    for (std::size_t i = 0; i < std::min(a.size(), b.size()); ++i) {
-        const int delta = std::abs(int(a[i]) - int(b[i]));
-        d.largest = std::max(d.largest, delta);
-        d.differing += delta != 0;
-    }
-    return d;
-}
-
-// Rounding of the interpolated uv and of log2 differs by a few ulps between the GPU and the CPU.
-constexpr int tolerance = 2;
 
 struct LodCase {
     const char* name;
     float lod, u0, v0;
 };
+void PrintTo(const LodCase& c, std::ostream* out) { *out << c.name; }
 
-class VulkanRendererLodTest : public VulkanRendererTest,
-                              public testing::WithParamInterface<LodCase> {};
+class VulkanRendererLodTest
+    : public testing::TestWithParam<std::tuple<std::string, LodCase>>,
+      protected test::RendererRig {
+protected:
+    void SetUp() override {
+        std::string reason;
+        const std::string& name = std::get<0>(GetParam());
+        if (!set_up(name, reason)) GTEST_SKIP() << name << ": " << reason;
+    }
+    void TearDown() override { tear_down(); }
+};
 
 TEST_P(VulkanRendererLodTest, MatchesTheCpuReferenceWithEveryPageResident) {
     make_all_resident();
-    const LodCase param = GetParam();
+    const LodCase param = std::get<1>(GetParam());
     const OrthoView view = OrthoView::at_lod(param.lod, param.u0, param.v0);
     ASSERT_LE(view.u0 + view.su, 1.0f);
     ASSERT_LE(view.v0 + view.sv, 1.0f);
@@ -245,14 +103,17 @@ TEST_P(VulkanRendererLodTest, MatchesTheCpuReferenceWithEveryPageResident) {
 
 INSTANTIATE_TEST_SUITE_P(
     Views, VulkanRendererLodTest,
-    testing::Values(LodCase{"MagnifiedAcrossTileBorders", -1.3f, 0.34f, 0.46f},
-                    LodCase{"TrilinearAcrossPages", 0.3f, 0.9f, 0.44f},
-                    LodCase{"Mips1And2", 1.6f, 0.05f, 0.33f},
-                    LodCase{"Mips2And3", 2.5f, 0.11f, 0.21f},
-                    LodCase{"IntoTheMipTail", 3.5f, 0.02f, 0.07f}),
-    [](const testing::TestParamInfo<LodCase>& info_) { return std::string(info_.param.name); });
+    testing::Combine(testing::ValuesIn(test::all_backend_names()),
+                     testing::Values(LodCase{"MagnifiedAcrossTileBorders", -1.3f, 0.34f, 0.46f},
+                                     LodCase{"TrilinearAcrossPages", 0.3f, 0.9f, 0.44f},
+                                     LodCase{"Mips1And2", 1.6f, 0.05f, 0.33f},
+                                     LodCase{"Mips2And3", 2.5f, 0.11f, 0.21f},
+                                     LodCase{"IntoTheMipTail", 3.5f, 0.02f, 0.07f})),
+    [](const testing::TestParamInfo<std::tuple<std::string, LodCase>>& param) {
+        return std::get<0>(param.param) + "_" + std::get<1>(param.param).name;
+    });
 
-TEST_F(VulkanRendererTest, FallsBackToTheFinestResidentCoarserLevel) {
+TEST_P(VulkanRendererTest, FallsBackToTheFinestResidentCoarserLevel) {
     make_all_resident();
     const OrthoView view = OrthoView::at_lod(0.3f, 0.9f, 0.44f);
     const auto full = reference(view);
@@ -280,7 +141,7 @@ TEST_F(VulkanRendererTest, FallsBackToTheFinestResidentCoarserLevel) {
     }
 }
 
-TEST_F(VulkanRendererTest, PagesResidentInPartsOfTheViewMixLevelsPerPage) {
+TEST_P(VulkanRendererTest, PagesResidentInPartsOfTheViewMixLevelsPerPage) {
     make_all_resident();
     // A view over level 0's page boundary: keep the left page of level 0, drop the right one.
     const OrthoView view = OrthoView::at_lod(0.3f, 0.9f, 0.44f);
@@ -303,7 +164,7 @@ TEST_F(VulkanRendererTest, PagesResidentInPartsOfTheViewMixLevelsPerPage) {
     EXPECT_GT(kept, 0u);
 }
 
-TEST_F(VulkanRendererTest, WithNothingResidentItShowsMagentaAndDoesNotFault) {
+TEST_P(VulkanRendererTest, WithNothingResidentItShowsMagentaAndDoesNotFault) {
     const OrthoView view = OrthoView::at_lod(1.0f, 0.2f, 0.2f);
     const Frame frame = render(view);
     for (std::size_t i = 0; i < frame.colour.size(); i += 4) {
@@ -313,7 +174,7 @@ TEST_F(VulkanRendererTest, WithNothingResidentItShowsMagentaAndDoesNotFault) {
     }
 }
 
-TEST_F(VulkanRendererTest, FeedbackNamesTheTilesTheCameraSees) {
+TEST_P(VulkanRendererTest, FeedbackNamesTheTilesTheCameraSees) {
     make_resident({layout.tail_page()});  // feedback asks for what is wanted, resident or not
     // Each view crosses tile edges of its level in both directions, well inside the image.
     for (const OrthoView& view : {OrthoView::at_lod(0.3f, 0.9f, 0.44f),
@@ -360,7 +221,7 @@ TEST_F(VulkanRendererTest, FeedbackNamesTheTilesTheCameraSees) {
     }
 }
 
-TEST_F(VulkanRendererTest, FeedbackIsEmptyWhereThePlaneIsNotDrawn) {
+TEST_P(VulkanRendererTest, FeedbackIsEmptyWhereThePlaneIsNotDrawn) {
     make_all_resident();
     // The plane ends at u = 1: the right part of the image is sky.
     const OrthoView view{0.8f, 0.3f, 0.4f, 0.3f};
@@ -384,7 +245,7 @@ TEST_F(VulkanRendererTest, FeedbackIsEmptyWhereThePlaneIsNotDrawn) {
     EXPECT_EQ(frame.colour[(y * width + x) * 4 + 2], sky[2]);
 }
 
-TEST_F(VulkanRendererTest, PerspectiveFeedbackGetsCoarserWithDistance) {
+TEST_P(VulkanRendererTest, PerspectiveFeedbackGetsCoarserWithDistance) {
     make_all_resident();
     // Looking across the plane from above its near edge: the far rows (top of the image) want
     // coarser levels than the near ones.
@@ -450,7 +311,7 @@ TEST_F(VulkanRendererTest, PerspectiveFeedbackGetsCoarserWithDistance) {
     EXPECT_GT(previous_mean, 1.0) << "the far rows want coarse levels";
 }
 
-TEST_F(VulkanRendererTest, FramesInFlightComeBackInOrderEachWithItsOwnResidency) {
+TEST_P(VulkanRendererTest, FramesInFlightComeBackInOrderEachWithItsOwnResidency) {
     make_all_resident();
     const OrthoView view = OrthoView::at_lod(0.3f, 0.9f, 0.44f);
     // Three frames submitted back to back, residency shrinking between them; each must show
@@ -483,7 +344,7 @@ TEST_F(VulkanRendererTest, FramesInFlightComeBackInOrderEachWithItsOwnResidency)
     EXPECT_TRUE(renderer->finish().empty());
 }
 
-TEST_F(VulkanRendererTest, OverlayModesTintByResidency) {
+TEST_P(VulkanRendererTest, OverlayModesTintByResidency) {
     make_all_resident();
     const OrthoView view = OrthoView::at_lod(0.3f, 0.9f, 0.44f);
     auto greenness = [](const Frame& frame) {
@@ -502,7 +363,7 @@ TEST_F(VulkanRendererTest, OverlayModesTintByResidency) {
     EXPECT_GT(compare(mips.colour, render(view).colour).largest, 40);
 }
 
-TEST_F(VulkanRendererTest, OverlayHookDrawsIntoTheColourImage) {
+TEST_P(VulkanRendererTest, OverlayHookDrawsIntoTheColourImage) {
     make_all_resident();
     FrameDesc desc = frame_for(OrthoView::at_lod(1.0f, 0.2f, 0.2f));
     bool called = false;
@@ -539,7 +400,7 @@ TEST_F(VulkanRendererTest, OverlayHookDrawsIntoTheColourImage) {
     EXPECT_FALSE(outside[0] == 0 && outside[1] == 255 && outside[2] == 0);
 }
 
-TEST_F(VulkanRendererTest, ScreenshotsRoundTripThroughPng) {
+TEST_P(VulkanRendererTest, ScreenshotsRoundTripThroughPng) {
     make_all_resident();
     const Frame frame = render(OrthoView::at_lod(1.6f, 0.05f, 0.33f));
     const auto path = std::filesystem::temp_directory_path() /
@@ -557,7 +418,7 @@ TEST_F(VulkanRendererTest, ScreenshotsRoundTripThroughPng) {
     EXPECT_THROW(write_png("/nonexistent-folder/x.png", width, height, frame.colour), Error);
 }
 
-TEST_F(VulkanRendererTest, ResizeMakesNewTargets) {
+TEST_P(VulkanRendererTest, ResizeMakesNewTargets) {
     make_all_resident();
     renderer->resize(32, 24);
     EXPECT_EQ(renderer->width(), 32u);
@@ -570,6 +431,9 @@ TEST_F(VulkanRendererTest, ResizeMakesNewTargets) {
     EXPECT_EQ(done[0].colour.size(), 32u * 24 * 4);
     EXPECT_EQ(done[0].feedback.size(), 8u * 6);
 }
+
+INSTANTIATE_TEST_SUITE_P(Backends, VulkanRendererTest, testing::ValuesIn(test::all_backend_names()),
+                         backend_param_name);
 
 }  // namespace
 }  // namespace vtpage

@@ -89,7 +89,9 @@ public:
     VkBuffer buffer() const noexcept;
     std::uint64_t page_count() const noexcept;
     std::uint32_t frames_in_flight() const noexcept;
-    VkSemaphore fill_timeline() const noexcept;
+    VkSemaphore fill_timeline() const;
+    // Replaces settings.fill_timeline (e.g. once the streamer's CudaVulkanTimeline exists).
+    void set_fill_timeline(VkSemaphore timeline);
 
     // Chains evicted() into the page table's on_evicted (keeping the callback already there).
     // The table does not exist yet then: once it does, pass it to check_against().
