@@ -32,8 +32,8 @@ using bench::fixed;
 
 struct Options {
     std::string backend = "auto";
-    std::uint32_t texture_log2 = 20;  // the table covers one texture of this size
-    std::size_t physical_pages = 512;  // the page table's budget: 1 GiB
+    std::uint32_t texture_log2 = 20;                    // the table covers one texture of this size
+    std::size_t physical_pages = 512;                   // the page table's budget: 1 GiB
     std::vector<std::size_t> updates = {16, 128, 512};  // pages committed per frame
     int frames = 40;
     bool validation = false;
@@ -73,13 +73,13 @@ private:
 };
 
 struct Result {
-    std::size_t updates = 0;          // pages committed per frame
-    double ready_us = 0;              // per page
-    double evicted_us = 0;            // per page
-    double commit_us = 0;             // the page table's commit, per page (for scale)
-    double upload_entries = 0;        // entries per frame (evictions and readies together)
-    double upload_cpu_us = 0;         // record_upload, per frame
-    double upload_gpu_us = 0;         // the copies, per frame
+    std::size_t updates = 0;    // pages committed per frame
+    double ready_us = 0;        // per page
+    double evicted_us = 0;      // per page
+    double commit_us = 0;       // the page table's commit, per page (for scale)
+    double upload_entries = 0;  // entries per frame (evictions and readies together)
+    double upload_cpu_us = 0;   // record_upload, per frame
+    double upload_gpu_us = 0;   // the copies, per frame
 };
 
 Result measure(Backend& backend, VulkanContext& context, const Options& options,
@@ -122,7 +122,8 @@ Result measure(Backend& backend, VulkanContext& context, const Options& options,
         std::vector<PageIndex> pages;
         while (pages.size() < per_frame) {
             const PageIndex page = any_page(random);
-            if (!table.is_resident(page) && std::find(pages.begin(), pages.end(), page) == pages.end()) {
+            if (!table.is_resident(page) &&
+                std::find(pages.begin(), pages.end(), page) == pages.end()) {
                 pages.push_back(page);
             }
         }
@@ -170,7 +171,8 @@ void measure_full_upload(VulkanContext& context, const Options& options, double&
     const std::uint64_t bytes = vt::TextureLayout(options.texture_log2).page_count * 8;
     std::vector<std::uint64_t> shadow(bytes / 8, 0x1234);
     VulkanBuffer staging(context, bytes, VK_BUFFER_USAGE_TRANSFER_SRC_BIT, BufferMemory::upload);
-    VulkanBuffer table(context, bytes, VK_BUFFER_USAGE_TRANSFER_DST_BIT, BufferMemory::device_local);
+    VulkanBuffer table(context, bytes, VK_BUFFER_USAGE_TRANSFER_DST_BIT,
+                       BufferMemory::device_local);
     GpuTimer timer(context);
     double cpu = 0, gpu = 0;
     for (int frame = 0; frame < options.frames; ++frame) {
@@ -189,8 +191,9 @@ void measure_full_upload(VulkanContext& context, const Options& options, double&
 }  // namespace
 
 int main(int argc, char** argv) {
-    CLI::App app{"vtpage indirection table benchmark: per-page cost of keeping the shaders' "
-                 "table current, beside re-uploading all of it"};
+    CLI::App app{
+        "vtpage indirection table benchmark: per-page cost of keeping the shaders' "
+        "table current, beside re-uploading all of it"};
     Options options;
     bool quick = false;
     app.add_option("--backend", options.backend, "auto, cuda or host")
@@ -202,7 +205,8 @@ int main(int argc, char** argv) {
         ->check(CLI::Range(4, 1 << 16));
     app.add_option("--updates", options.updates, "Pages committed per frame (several allowed)")
         ->check(CLI::Range(1, 1 << 16));
-    app.add_option("--frames", options.frames, "Frames measured per row")->check(CLI::Range(1, 100000));
+    app.add_option("--frames", options.frames, "Frames measured per row")
+        ->check(CLI::Range(1, 100000));
     app.add_flag("--validation", options.validation, "Khronos validation on (slower)");
     app.add_option("--json", options.json, "Write the results as JSON to this file");
     app.add_flag("--quick", quick, "A short smoke run");
@@ -223,12 +227,12 @@ int main(int argc, char** argv) {
             options.validation ? ValidationMode::required : ValidationMode::off;
         VulkanContext context(context_settings);
         const std::uint64_t page_count = vt::TextureLayout(options.texture_log2).page_count;
-        std::printf("indirection table benchmark on %s pages, Vulkan device %s: %llu virtual "
-                    "pages (a 2^%u texture, %.1f MiB of table), %zu physical, %d frames per row\n",
-                    backend->name().data(), context.device_name().c_str(),
-                    static_cast<unsigned long long>(page_count), options.texture_log2,
-                    double(page_count * 8) / double(1 << 20), options.physical_pages,
-                    options.frames);
+        std::printf(
+            "indirection table benchmark on %s pages, Vulkan device %s: %llu virtual "
+            "pages (a 2^%u texture, %.1f MiB of table), %zu physical, %d frames per row\n",
+            backend->name().data(), context.device_name().c_str(),
+            static_cast<unsigned long long>(page_count), options.texture_log2,
+            double(page_count * 8) / double(1 << 20), options.physical_pages, options.frames);
         double full_cpu = 0, full_gpu = 0;
         measure_full_upload(context, options, full_cpu, full_gpu);
         std::vector<Result> results;
@@ -238,11 +242,10 @@ int main(int argc, char** argv) {
         }
         std::fprintf(stderr, "\n");
 
-        bench::ReportTable per_page(
-            "Indirection table updates on " + std::string(backend->name()) + " pages (" +
-                context.device_name() + "), CPU per page",
-            {"pages per frame", "ready() us/page", "evicted() us/page",
-             "page table commit us/page", "ready + evicted vs commit"});
+        bench::ReportTable per_page("Indirection table updates on " + std::string(backend->name()) +
+                                        " pages (" + context.device_name() + "), CPU per page",
+                                    {"pages per frame", "ready() us/page", "evicted() us/page",
+                                     "page table commit us/page", "ready + evicted vs commit"});
         bench::ReportTable per_frame(
             "Uploads per frame: changed entries vs the whole table (" +
                 fixed(double(page_count * 8) / double(1 << 20), 1) + " MiB)",
@@ -256,11 +259,10 @@ int main(int argc, char** argv) {
                               fixed(100.0 * events / r.commit_us, 1) + " %"});
             const double delta = r.upload_cpu_us + r.upload_gpu_us;
             const double full = full_cpu + full_gpu;
-            per_frame.add_row({std::to_string(r.updates), fixed(r.upload_entries, 0),
-                               fixed(r.upload_cpu_us, 1), fixed(r.upload_gpu_us, 1),
-                               fixed(delta / std::max(r.upload_entries, 1.0), 3),
-                               fixed(full_cpu, 1), fixed(full_gpu, 1),
-                               fixed(delta / full, 4) + "x"});
+            per_frame.add_row(
+                {std::to_string(r.updates), fixed(r.upload_entries, 0), fixed(r.upload_cpu_us, 1),
+                 fixed(r.upload_gpu_us, 1), fixed(delta / std::max(r.upload_entries, 1.0), 3),
+                 fixed(full_cpu, 1), fixed(full_gpu, 1), fixed(delta / full, 4) + "x"});
             rows.push_back({{"pages_per_frame", r.updates},
                             {"ready_us_per_page", r.ready_us},
                             {"evicted_us_per_page", r.evicted_us},

@@ -9,5 +9,6 @@ void main() {
                                    vec2(0, 0), vec2(1, 1), vec2(0, 1));
     const vec2 uv = corners[gl_VertexIndex];
     out_uv = uv;
-    gl_Position = frame.view_projection * vec4(uv.x * frame.plane_size, 0.0, uv.y * frame.plane_size, 1.0);
+    gl_Position = frame.view_projection *
+                  vec4(uv.x * frame.plane_size, 0.0, uv.y * frame.plane_size, 1.0);
 }

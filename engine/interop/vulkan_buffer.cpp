@@ -36,7 +36,8 @@ VulkanBuffer::VulkanBuffer(VulkanContext& context, VkDeviceSize size, VkBufferUs
             preferred = VK_MEMORY_PROPERTY_HOST_CACHED_BIT;
             break;
     }
-    const std::uint32_t type = context.memory_type(requirements.memoryTypeBits, required, preferred);
+    const std::uint32_t type =
+        context.memory_type(requirements.memoryTypeBits, required, preferred);
     VkMemoryAllocateFlagsInfo flags{VK_STRUCTURE_TYPE_MEMORY_ALLOCATE_FLAGS_INFO};
     flags.flags = VK_MEMORY_ALLOCATE_DEVICE_ADDRESS_BIT;
     VkMemoryAllocateInfo allocate{VK_STRUCTURE_TYPE_MEMORY_ALLOCATE_INFO};
@@ -56,7 +57,8 @@ VulkanBuffer::VulkanBuffer(VulkanContext& context, VkDeviceSize size, VkBufferUs
         mapped_ = static_cast<std::byte*>(pointer);
         VkPhysicalDeviceMemoryProperties properties{};
         vkGetPhysicalDeviceMemoryProperties(context.physical_device(), &properties);
-        coherent_ = properties.memoryTypes[type].propertyFlags & VK_MEMORY_PROPERTY_HOST_COHERENT_BIT;
+        coherent_ =
+            properties.memoryTypes[type].propertyFlags & VK_MEMORY_PROPERTY_HOST_COHERENT_BIT;
     }
     if (usage & VK_BUFFER_USAGE_SHADER_DEVICE_ADDRESS_BIT) {
         VkBufferDeviceAddressInfo info{VK_STRUCTURE_TYPE_BUFFER_DEVICE_ADDRESS_INFO};
@@ -70,8 +72,8 @@ void VulkanBuffer::invalidate() const {
     VkMappedMemoryRange range{VK_STRUCTURE_TYPE_MAPPED_MEMORY_RANGE};
     range.memory = memory_.get();
     range.size = VK_WHOLE_SIZE;
-    vk_check(vkInvalidateMappedMemoryRanges(memory_.device(), 1, &range), "VulkanBuffer::invalidate",
-             "vkInvalidateMappedMemoryRanges");
+    vk_check(vkInvalidateMappedMemoryRanges(memory_.device(), 1, &range),
+             "VulkanBuffer::invalidate", "vkInvalidateMappedMemoryRanges");
 }
 
 void VulkanBuffer::flush() const {

@@ -72,9 +72,10 @@ Candidate examine(VkPhysicalDevice device, const VulkanContextSettings& settings
         candidate.rejection = "lacks " + missing.front();
         return candidate;
     }
-    VkPhysicalDeviceVulkan13Features features13{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_VULKAN_1_3_FEATURES};
-    VkPhysicalDeviceVulkan12Features features12{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_VULKAN_1_2_FEATURES,
-                                                &features13};
+    VkPhysicalDeviceVulkan13Features features13{
+        VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_VULKAN_1_3_FEATURES};
+    VkPhysicalDeviceVulkan12Features features12{
+        VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_VULKAN_1_2_FEATURES, &features13};
     VkPhysicalDeviceFeatures2 features{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_FEATURES_2, &features12};
     vkGetPhysicalDeviceFeatures2(device, &features);
     if (!features12.bufferDeviceAddress) missing.push_back("bufferDeviceAddress");
@@ -131,11 +132,16 @@ Candidate examine(VkPhysicalDevice device, const VulkanContextSettings& settings
 
 int type_rank(VkPhysicalDeviceType type) {
     switch (type) {
-        case VK_PHYSICAL_DEVICE_TYPE_DISCRETE_GPU: return 0;
-        case VK_PHYSICAL_DEVICE_TYPE_INTEGRATED_GPU: return 1;
-        case VK_PHYSICAL_DEVICE_TYPE_VIRTUAL_GPU: return 2;
-        case VK_PHYSICAL_DEVICE_TYPE_CPU: return 3;
-        default: return 4;
+        case VK_PHYSICAL_DEVICE_TYPE_DISCRETE_GPU:
+            return 0;
+        case VK_PHYSICAL_DEVICE_TYPE_INTEGRATED_GPU:
+            return 1;
+        case VK_PHYSICAL_DEVICE_TYPE_VIRTUAL_GPU:
+            return 2;
+        case VK_PHYSICAL_DEVICE_TYPE_CPU:
+            return 3;
+        default:
+            return 4;
     }
 }
 
@@ -178,9 +184,9 @@ struct VulkanContext::State {
         if (instance) vkDestroyInstance(instance, nullptr);
     }
 
-    static VKAPI_ATTR VkBool32 VKAPI_CALL on_message(
-        VkDebugUtilsMessageSeverityFlagBitsEXT severity, VkDebugUtilsMessageTypeFlagsEXT,
-        const VkDebugUtilsMessengerCallbackDataEXT* data, void* user) {
+    static VKAPI_ATTR VkBool32 VKAPI_CALL
+    on_message(VkDebugUtilsMessageSeverityFlagBitsEXT severity, VkDebugUtilsMessageTypeFlagsEXT,
+               const VkDebugUtilsMessengerCallbackDataEXT* data, void* user) {
         auto& state = *static_cast<State*>(user);
         const char* text = data && data->pMessage ? data->pMessage : "(no message)";
         if (severity >= VK_DEBUG_UTILS_MESSAGE_SEVERITY_ERROR_BIT_EXT) {
@@ -223,7 +229,8 @@ struct VulkanContext::State {
 
 void VulkanContext::State::create_instance() {
     std::uint32_t loader_version = 0;
-    if (vkEnumerateInstanceVersion(&loader_version) != VK_SUCCESS || loader_version < required_api) {
+    if (vkEnumerateInstanceVersion(&loader_version) != VK_SUCCESS ||
+        loader_version < required_api) {
         throw Error(Errc::device_unavailable, "VulkanContext",
                     "the Vulkan loader offers " + version_text(loader_version) + "; 1.3 is needed");
     }
@@ -303,7 +310,8 @@ void VulkanContext::State::create_instance() {
         destroy_messenger = reinterpret_cast<PFN_vkDestroyDebugUtilsMessengerEXT>(
             vkGetInstanceProcAddr(instance, "vkDestroyDebugUtilsMessengerEXT"));
         if (!create_messenger || !destroy_messenger) {
-            throw Error(Errc::not_supported, "VulkanContext", "VK_EXT_debug_utils has no entry points");
+            throw Error(Errc::not_supported, "VulkanContext",
+                        "VK_EXT_debug_utils has no entry points");
         }
         VkDebugUtilsMessengerCreateInfoEXT info_struct = messenger_info();
         vk_check(create_messenger(instance, &info_struct, nullptr, &messenger), "VulkanContext",
@@ -312,7 +320,8 @@ void VulkanContext::State::create_instance() {
     if (settings.create_surface) {
         surface = settings.create_surface(instance);
         if (!surface) {
-            throw Error(Errc::device_unavailable, "VulkanContext", "create_surface gave no surface");
+            throw Error(Errc::device_unavailable, "VulkanContext",
+                        "create_surface gave no surface");
         }
     }
 }
@@ -337,8 +346,8 @@ void VulkanContext::State::choose_device() {
             candidate.uuid != *settings.device_uuid) {
             candidate.rejection = "has UUID " + uuid_text(candidate.uuid);
         }
-        if (candidate.rejection.empty() && !settings.device_uuid &&
-            !settings.device_name.empty() && name.find(settings.device_name) == std::string::npos) {
+        if (candidate.rejection.empty() && !settings.device_uuid && !settings.device_name.empty() &&
+            name.find(settings.device_name) == std::string::npos) {
             candidate.rejection = "is not named like '" + settings.device_name + "'";
         }
         if (candidate.rejection.empty()) {
@@ -348,9 +357,9 @@ void VulkanContext::State::choose_device() {
         }
     }
     if (fitting.empty()) {
-        std::string wanted = settings.device_uuid ? "the device with UUID " +
-                                                        uuid_text(*settings.device_uuid)
-                                                  : std::string("a device");
+        std::string wanted = settings.device_uuid
+                                 ? "the device with UUID " + uuid_text(*settings.device_uuid)
+                                 : std::string("a device");
         throw Error(Errc::device_unavailable, "VulkanContext",
                     "no Vulkan device fits: wanted " + wanted + passed_over);
     }
@@ -370,11 +379,12 @@ void VulkanContext::State::create_device() {
     if (chosen.semaphore_fd) extensions.push_back(VK_KHR_EXTERNAL_SEMAPHORE_FD_EXTENSION_NAME);
     if (surface) extensions.push_back(VK_KHR_SWAPCHAIN_EXTENSION_NAME);
 
-    VkPhysicalDeviceVulkan13Features features13{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_VULKAN_1_3_FEATURES};
+    VkPhysicalDeviceVulkan13Features features13{
+        VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_VULKAN_1_3_FEATURES};
     features13.dynamicRendering = VK_TRUE;
     features13.synchronization2 = VK_TRUE;
-    VkPhysicalDeviceVulkan12Features features12{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_VULKAN_1_2_FEATURES,
-                                                &features13};
+    VkPhysicalDeviceVulkan12Features features12{
+        VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_VULKAN_1_2_FEATURES, &features13};
     features12.bufferDeviceAddress = VK_TRUE;
     features12.timelineSemaphore = VK_TRUE;
     VkPhysicalDeviceFeatures2 features{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_FEATURES_2, &features12};
@@ -438,8 +448,7 @@ VulkanContextSettings VulkanContextSettings::for_backend(const Backend& backend)
     return for_backend(backend, VulkanContextSettings{});
 }
 
-VulkanContext::VulkanContext(VulkanContextSettings settings)
-    : state_(std::make_unique<State>()) {
+VulkanContext::VulkanContext(VulkanContextSettings settings) : state_(std::make_unique<State>()) {
     state_->settings = std::move(settings);
     state_->create_instance();
     state_->choose_device();
@@ -450,28 +459,48 @@ VulkanContext::VulkanContext(VulkanContextSettings settings)
 
 VulkanContext::~VulkanContext() = default;
 
-VkInstance VulkanContext::instance() const noexcept { return state_->instance; }
-VkPhysicalDevice VulkanContext::physical_device() const noexcept { return state_->chosen.device; }
-VkDevice VulkanContext::device() const noexcept { return state_->device; }
-VkQueue VulkanContext::queue() const noexcept { return state_->queue; }
-std::uint32_t VulkanContext::queue_family() const noexcept { return state_->chosen.queue_family; }
-VkSurfaceKHR VulkanContext::surface() const noexcept { return state_->surface; }
+VkInstance VulkanContext::instance() const noexcept {
+    return state_->instance;
+}
+VkPhysicalDevice VulkanContext::physical_device() const noexcept {
+    return state_->chosen.device;
+}
+VkDevice VulkanContext::device() const noexcept {
+    return state_->device;
+}
+VkQueue VulkanContext::queue() const noexcept {
+    return state_->queue;
+}
+std::uint32_t VulkanContext::queue_family() const noexcept {
+    return state_->chosen.queue_family;
+}
+VkSurfaceKHR VulkanContext::surface() const noexcept {
+    return state_->surface;
+}
 const VulkanExtensionFunctions& VulkanContext::functions() const noexcept {
     return state_->functions;
 }
-const Log& VulkanContext::log() const noexcept { return state_->settings.log; }
+const Log& VulkanContext::log() const noexcept {
+    return state_->settings.log;
+}
 const VkPhysicalDeviceProperties& VulkanContext::properties() const noexcept {
     return state_->chosen.properties;
 }
-std::string VulkanContext::device_name() const { return state_->chosen.properties.deviceName; }
+std::string VulkanContext::device_name() const {
+    return state_->chosen.properties.deviceName;
+}
 std::string VulkanContext::driver_info() const {
     return detail::concat(state_->chosen.driver.driverName, " ", state_->chosen.driver.driverInfo);
 }
-DeviceUuid VulkanContext::device_uuid() const noexcept { return state_->chosen.uuid; }
+DeviceUuid VulkanContext::device_uuid() const noexcept {
+    return state_->chosen.uuid;
+}
 bool VulkanContext::is_cpu() const noexcept {
     return state_->chosen.properties.deviceType == VK_PHYSICAL_DEVICE_TYPE_CPU;
 }
-bool VulkanContext::validation_enabled() const noexcept { return state_->validation; }
+bool VulkanContext::validation_enabled() const noexcept {
+    return state_->validation;
+}
 ValidationMessageCounts VulkanContext::validation_messages() const noexcept {
     return {state_->verbose.load(), state_->info.load(), state_->warnings.load(),
             state_->errors.load()};
@@ -482,8 +511,12 @@ std::uint64_t VulkanContext::validation_problems() const noexcept {
 bool VulkanContext::supports_host_pointer_import() const noexcept {
     return state_->chosen.host_pointer;
 }
-bool VulkanContext::supports_fd_import() const noexcept { return state_->chosen.fd; }
-bool VulkanContext::supports_semaphore_fd() const noexcept { return state_->chosen.semaphore_fd; }
+bool VulkanContext::supports_fd_import() const noexcept {
+    return state_->chosen.fd;
+}
+bool VulkanContext::supports_semaphore_fd() const noexcept {
+    return state_->chosen.semaphore_fd;
+}
 VkDeviceSize VulkanContext::host_pointer_alignment() const noexcept {
     return state_->host_pointer_alignment;
 }
@@ -539,8 +572,8 @@ void VulkanContext::run_commands(const std::function<void(VkCommandBuffer)>& rec
     allocate.level = VK_COMMAND_BUFFER_LEVEL_PRIMARY;
     allocate.commandBufferCount = 1;
     VkCommandBuffer commands = VK_NULL_HANDLE;
-    vk_check(vkAllocateCommandBuffers(device, &allocate, &commands),
-             "VulkanContext::run_commands", "vkAllocateCommandBuffers");
+    vk_check(vkAllocateCommandBuffers(device, &allocate, &commands), "VulkanContext::run_commands",
+             "vkAllocateCommandBuffers");
     VkCommandBufferBeginInfo begin{VK_STRUCTURE_TYPE_COMMAND_BUFFER_BEGIN_INFO};
     begin.flags = VK_COMMAND_BUFFER_USAGE_ONE_TIME_SUBMIT_BIT;
     vk_check(vkBeginCommandBuffer(commands, &begin), "VulkanContext::run_commands",
@@ -550,8 +583,8 @@ void VulkanContext::run_commands(const std::function<void(VkCommandBuffer)>& rec
 
     VkFenceCreateInfo fence_info{VK_STRUCTURE_TYPE_FENCE_CREATE_INFO};
     VkFence raw_fence = VK_NULL_HANDLE;
-    vk_check(vkCreateFence(device, &fence_info, nullptr, &raw_fence),
-             "VulkanContext::run_commands", "vkCreateFence");
+    vk_check(vkCreateFence(device, &fence_info, nullptr, &raw_fence), "VulkanContext::run_commands",
+             "vkCreateFence");
     UniqueVkFence fence(device, raw_fence);
     VkCommandBufferSubmitInfo buffer_info{VK_STRUCTURE_TYPE_COMMAND_BUFFER_SUBMIT_INFO};
     buffer_info.commandBuffer = commands;

@@ -41,9 +41,9 @@ Errc errc_for(cudaError_t error) {
 void check(cudaError_t error, const char* operation, const char* call, std::string arguments = {}) {
     if (error == cudaSuccess) return;
     cudaGetLastError();  // clear the sticky copy of a non-fatal error
-    throw Error(errc_for(error), operation, detail::concat(call, " failed: ",
-                                                           cudaGetErrorString(error)),
-                std::move(arguments), error, cudaGetErrorName(error));
+    throw Error(errc_for(error), operation,
+                detail::concat(call, " failed: ", cudaGetErrorString(error)), std::move(arguments),
+                error, cudaGetErrorName(error));
 }
 
 }  // namespace
@@ -69,8 +69,9 @@ CudaVulkanTimeline::CudaVulkanTimeline(VulkanContext& context, int cuda_device) 
     const std::string arguments = detail::concat("cuda_device=", cuda_device);
     if (!context.supports_semaphore_fd()) {
         throw Error(Errc::not_supported, "CudaVulkanTimeline",
-                    context.device_name() + " cannot export semaphores as fds "
-                                            "(VK_KHR_external_semaphore_fd)",
+                    context.device_name() +
+                        " cannot export semaphores as fds "
+                        "(VK_KHR_external_semaphore_fd)",
                     arguments);
     }
     check(cudaSetDevice(cuda_device), "CudaVulkanTimeline", "cudaSetDevice", arguments);
@@ -80,10 +81,10 @@ CudaVulkanTimeline::CudaVulkanTimeline(VulkanContext& context, int cuda_device) 
     const DeviceUuid vulkan_uuid = context.device_uuid();
     static_assert(sizeof(properties.uuid.bytes) == sizeof(vulkan_uuid));
     if (std::memcmp(properties.uuid.bytes, vulkan_uuid.data(), vulkan_uuid.size()) != 0) {
-        throw Error(Errc::invalid_argument, "CudaVulkanTimeline",
-                    "the CUDA device is not the context's Vulkan device (" +
-                        context.device_name() + ")",
-                    arguments);
+        throw Error(
+            Errc::invalid_argument, "CudaVulkanTimeline",
+            "the CUDA device is not the context's Vulkan device (" + context.device_name() + ")",
+            arguments);
     }
     state_ = std::make_unique<State>(context, cuda_device);
     UniqueFd fd = state_->timeline.export_fd();
@@ -112,9 +113,15 @@ std::uint64_t CudaVulkanTimeline::signal(CUstream_st* stream) {
     return value;
 }
 
-std::uint64_t CudaVulkanTimeline::last_signaled() const noexcept { return state_->last.load(); }
-VkSemaphore CudaVulkanTimeline::semaphore() const noexcept { return state_->timeline.get(); }
-const VulkanTimeline& CudaVulkanTimeline::timeline() const noexcept { return state_->timeline; }
+std::uint64_t CudaVulkanTimeline::last_signaled() const noexcept {
+    return state_->last.load();
+}
+VkSemaphore CudaVulkanTimeline::semaphore() const noexcept {
+    return state_->timeline.get();
+}
+const VulkanTimeline& CudaVulkanTimeline::timeline() const noexcept {
+    return state_->timeline;
+}
 
 #else  // a build without CUDA
 
@@ -128,10 +135,18 @@ CudaVulkanTimeline::CudaVulkanTimeline(VulkanContext&, int cuda_device) {
 }
 CudaVulkanTimeline::~CudaVulkanTimeline() = default;
 // Unreachable: no object can be made.
-std::uint64_t CudaVulkanTimeline::signal(CUstream_st*) { return 0; }
-std::uint64_t CudaVulkanTimeline::last_signaled() const noexcept { return 0; }
-VkSemaphore CudaVulkanTimeline::semaphore() const noexcept { return VK_NULL_HANDLE; }
-const VulkanTimeline& CudaVulkanTimeline::timeline() const noexcept { return state_->timeline; }
+std::uint64_t CudaVulkanTimeline::signal(CUstream_st*) {
+    return 0;
+}
+std::uint64_t CudaVulkanTimeline::last_signaled() const noexcept {
+    return 0;
+}
+VkSemaphore CudaVulkanTimeline::semaphore() const noexcept {
+    return VK_NULL_HANDLE;
+}
+const VulkanTimeline& CudaVulkanTimeline::timeline() const noexcept {
+    return state_->timeline;
+}
 
 #endif
 

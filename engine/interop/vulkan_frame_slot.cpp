@@ -71,9 +71,9 @@ void FrameSlot::write_end_timestamp(VkCommandBuffer commands) {
 double FrameSlot::gpu_ms() const {
     if (!timestamps_ || !timestamps_written_) return 0;
     std::uint64_t ticks[2] = {};
-    const VkResult result = vkGetQueryPoolResults(device_, timestamps_.get(), 0, 2, sizeof(ticks),
-                                                  ticks, sizeof(std::uint64_t),
-                                                  VK_QUERY_RESULT_64_BIT);
+    const VkResult result =
+        vkGetQueryPoolResults(device_, timestamps_.get(), 0, 2, sizeof(ticks), ticks,
+                              sizeof(std::uint64_t), VK_QUERY_RESULT_64_BIT);
     if (result != VK_SUCCESS || ticks[1] < ticks[0]) return 0;
     return double(ticks[1] - ticks[0]) * timestamp_period_ns_ * 1e-6;
 }

@@ -26,7 +26,8 @@ UniqueVkPipeline make_pipeline(VulkanContext& context, VkPipelineLayout layout,
     VkPipelineInputAssemblyStateCreateInfo assembly{
         VK_STRUCTURE_TYPE_PIPELINE_INPUT_ASSEMBLY_STATE_CREATE_INFO};
     assembly.topology = VK_PRIMITIVE_TOPOLOGY_TRIANGLE_LIST;
-    VkPipelineViewportStateCreateInfo viewport{VK_STRUCTURE_TYPE_PIPELINE_VIEWPORT_STATE_CREATE_INFO};
+    VkPipelineViewportStateCreateInfo viewport{
+        VK_STRUCTURE_TYPE_PIPELINE_VIEWPORT_STATE_CREATE_INFO};
     viewport.viewportCount = 1;
     viewport.scissorCount = 1;
     VkPipelineRasterizationStateCreateInfo raster{
@@ -40,7 +41,8 @@ UniqueVkPipeline make_pipeline(VulkanContext& context, VkPipelineLayout layout,
     multisample.rasterizationSamples = VK_SAMPLE_COUNT_1_BIT;
     VkPipelineColorBlendAttachmentState attachment{};
     attachment.colorWriteMask = write_mask;
-    VkPipelineColorBlendStateCreateInfo blend{VK_STRUCTURE_TYPE_PIPELINE_COLOR_BLEND_STATE_CREATE_INFO};
+    VkPipelineColorBlendStateCreateInfo blend{
+        VK_STRUCTURE_TYPE_PIPELINE_COLOR_BLEND_STATE_CREATE_INFO};
     blend.attachmentCount = 1;
     blend.pAttachments = &attachment;
     const VkDynamicState dynamic_states[] = {VK_DYNAMIC_STATE_VIEWPORT, VK_DYNAMIC_STATE_SCISSOR};
@@ -51,7 +53,8 @@ UniqueVkPipeline make_pipeline(VulkanContext& context, VkPipelineLayout layout,
     rendering.colorAttachmentCount = 1;
     rendering.pColorAttachmentFormats = &format;
 
-    VkGraphicsPipelineCreateInfo create{VK_STRUCTURE_TYPE_GRAPHICS_PIPELINE_CREATE_INFO, &rendering};
+    VkGraphicsPipelineCreateInfo create{VK_STRUCTURE_TYPE_GRAPHICS_PIPELINE_CREATE_INFO,
+                                        &rendering};
     create.stageCount = 2;
     create.pStages = stages;
     create.pVertexInputState = &vertex_input;
@@ -63,9 +66,9 @@ UniqueVkPipeline make_pipeline(VulkanContext& context, VkPipelineLayout layout,
     create.pDynamicState = &dynamic;
     create.layout = layout;
     VkPipeline pipeline = VK_NULL_HANDLE;
-    vk_check(vkCreateGraphicsPipelines(context.device(), VK_NULL_HANDLE, 1, &create, nullptr,
-                                       &pipeline),
-             "GroundPlanePipelines", "vkCreateGraphicsPipelines", name);
+    vk_check(
+        vkCreateGraphicsPipelines(context.device(), VK_NULL_HANDLE, 1, &create, nullptr, &pipeline),
+        "GroundPlanePipelines", "vkCreateGraphicsPipelines", name);
     context.set_name(VK_OBJECT_TYPE_PIPELINE, reinterpret_cast<std::uint64_t>(pipeline), name);
     return UniqueVkPipeline(context.device(), pipeline);
 }

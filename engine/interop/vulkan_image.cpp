@@ -9,9 +9,8 @@ VulkanImage::VulkanImage(VulkanContext& context, VkExtent2D extent, VkFormat for
                          VkImageUsageFlags usage, const char* name)
     : format_(format), extent_(extent) {
     VkDevice device = context.device();
-    const std::string arguments =
-        detail::concat(extent.width, "x", extent.height, " format=", int(format), " name=",
-                       name ? name : "");
+    const std::string arguments = detail::concat(
+        extent.width, "x", extent.height, " format=", int(format), " name=", name ? name : "");
     VkImageCreateInfo create{VK_STRUCTURE_TYPE_IMAGE_CREATE_INFO};
     create.imageType = VK_IMAGE_TYPE_2D;
     create.format = format;
@@ -33,8 +32,8 @@ VulkanImage::VulkanImage(VulkanContext& context, VkExtent2D extent, VkFormat for
     vkGetImageMemoryRequirements(device, raw, &requirements);
     VkMemoryAllocateInfo allocate{VK_STRUCTURE_TYPE_MEMORY_ALLOCATE_INFO};
     allocate.allocationSize = requirements.size;
-    allocate.memoryTypeIndex = context.memory_type(requirements.memoryTypeBits,
-                                                   VK_MEMORY_PROPERTY_DEVICE_LOCAL_BIT);
+    allocate.memoryTypeIndex =
+        context.memory_type(requirements.memoryTypeBits, VK_MEMORY_PROPERTY_DEVICE_LOCAL_BIT);
     VkDeviceMemory raw_memory = VK_NULL_HANDLE;
     vk_check(vkAllocateMemory(device, &allocate, nullptr, &raw_memory), "VulkanImage",
              "vkAllocateMemory", arguments);

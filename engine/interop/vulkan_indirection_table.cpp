@@ -86,8 +86,7 @@ struct VulkanIndirectionTable::State {
     }
 };
 
-VulkanIndirectionTable::VulkanIndirectionTable(VulkanContext& context,
-                                               VulkanPageImporter& importer,
+VulkanIndirectionTable::VulkanIndirectionTable(VulkanContext& context, VulkanPageImporter& importer,
                                                VulkanIndirectionTableSettings settings)
     : state_(std::make_unique<State>(context, importer, std::move(settings))) {
     State& s = *state_;
@@ -104,15 +103,20 @@ VulkanIndirectionTable::VulkanIndirectionTable(VulkanContext& context,
                                VK_BUFFER_USAGE_TRANSFER_SRC_BIT,  // for tools and tests
                            BufferMemory::device_local, "vtpage indirection table");
     s.staging.resize(s.settings.frames_in_flight);
-    importer.set_forget_listener([state = state_.get()](std::uint32_t slot) { state->retire(slot); });
+    importer.set_forget_listener(
+        [state = state_.get()](std::uint32_t slot) { state->retire(slot); });
 }
 
-VulkanIndirectionTable::~VulkanIndirectionTable() { state_->importer.set_forget_listener({}); }
+VulkanIndirectionTable::~VulkanIndirectionTable() {
+    state_->importer.set_forget_listener({});
+}
 
 VkDeviceAddress VulkanIndirectionTable::device_address() const noexcept {
     return state_->table.device_address();
 }
-VkBuffer VulkanIndirectionTable::buffer() const noexcept { return state_->table.get(); }
+VkBuffer VulkanIndirectionTable::buffer() const noexcept {
+    return state_->table.get();
+}
 std::uint64_t VulkanIndirectionTable::page_count() const noexcept {
     return state_->settings.page_count;
 }
@@ -130,11 +134,11 @@ void VulkanIndirectionTable::set_fill_timeline(VkSemaphore timeline) {
 }
 
 void VulkanIndirectionTable::connect(PageTableSettings& table_settings) {
-    table_settings.on_evicted = [this, theirs = std::move(table_settings.on_evicted)](
-                                    std::span<const PageMapping> pages) {
-        evicted(pages);
-        if (theirs) theirs(pages);
-    };
+    table_settings.on_evicted =
+        [this, theirs = std::move(table_settings.on_evicted)](std::span<const PageMapping> pages) {
+            evicted(pages);
+            if (theirs) theirs(pages);
+        };
 }
 
 void VulkanIndirectionTable::check_against(const PageTable* table) {
@@ -144,7 +148,8 @@ void VulkanIndirectionTable::check_against(const PageTable* table) {
 
 void VulkanIndirectionTable::ready(std::span<const PageMapping> pages, std::uint64_t fill_value) {
     State& s = *state_;
-    for (const PageMapping& mapping : pages) s.check_page(mapping.page, "VulkanIndirectionTable::ready");
+    for (const PageMapping& mapping : pages)
+        s.check_page(mapping.page, "VulkanIndirectionTable::ready");
     std::lock_guard lock(s.mutex);
     for (const PageMapping& mapping : pages) {
         ++s.statistics.ready_pages;

@@ -18,9 +18,12 @@ namespace {
 
 std::string_view method_name(PageImportMethod method) {
     switch (method) {
-        case PageImportMethod::automatic: return "automatic";
-        case PageImportMethod::host_pointer: return "host_pointer";
-        case PageImportMethod::opaque_fd: return "opaque_fd";
+        case PageImportMethod::automatic:
+            return "automatic";
+        case PageImportMethod::host_pointer:
+            return "host_pointer";
+        case PageImportMethod::opaque_fd:
+            return "opaque_fd";
     }
     return "?";
 }
@@ -86,7 +89,8 @@ struct VulkanPageImporter::State {
     }
 
     UniqueVkBuffer make_buffer(const std::string& arguments) const {
-        VkExternalMemoryBufferCreateInfo external{VK_STRUCTURE_TYPE_EXTERNAL_MEMORY_BUFFER_CREATE_INFO};
+        VkExternalMemoryBufferCreateInfo external{
+            VK_STRUCTURE_TYPE_EXTERNAL_MEMORY_BUFFER_CREATE_INFO};
         external.handleTypes = handle_type();
         VkBufferCreateInfo create{VK_STRUCTURE_TYPE_BUFFER_CREATE_INFO, &external};
         create.size = page_size;
@@ -132,14 +136,14 @@ std::unique_ptr<Import> VulkanPageImporter::State::import_host_pointer(
     VkMemoryHostPointerPropertiesEXT properties{
         VK_STRUCTURE_TYPE_MEMORY_HOST_POINTER_PROPERTIES_EXT};
     vk_check(context.functions().get_memory_host_pointer_properties(
-                 context.device(), VK_EXTERNAL_MEMORY_HANDLE_TYPE_HOST_ALLOCATION_BIT_EXT,
-                 pointer, &properties),
+                 context.device(), VK_EXTERNAL_MEMORY_HANDLE_TYPE_HOST_ALLOCATION_BIT_EXT, pointer,
+                 &properties),
              "VulkanPageImporter::import_page", "vkGetMemoryHostPointerPropertiesEXT", arguments);
     import->buffer = make_buffer(arguments);
     VkMemoryRequirements requirements{};
     vkGetBufferMemoryRequirements(context.device(), import->buffer.get(), &requirements);
-    const std::uint32_t type = context.memory_type(
-        requirements.memoryTypeBits & properties.memoryTypeBits, 0);
+    const std::uint32_t type =
+        context.memory_type(requirements.memoryTypeBits & properties.memoryTypeBits, 0);
 
     VkImportMemoryHostPointerInfoEXT host{VK_STRUCTURE_TYPE_IMPORT_MEMORY_HOST_POINTER_INFO_EXT};
     host.handleType = VK_EXTERNAL_MEMORY_HANDLE_TYPE_HOST_ALLOCATION_BIT_EXT;
@@ -158,7 +162,7 @@ std::unique_ptr<Import> VulkanPageImporter::State::import_host_pointer(
 }
 
 std::unique_ptr<Import> VulkanPageImporter::State::import_opaque_fd(const PooledPage& page,
-                                                                   const std::string& arguments) {
+                                                                    const std::string& arguments) {
     auto import = std::make_unique<Import>();
     import->buffer = make_buffer(arguments);
     VkMemoryRequirements requirements{};
@@ -169,8 +173,8 @@ std::unique_ptr<Import> VulkanPageImporter::State::import_opaque_fd(const Pooled
                                    " bytes of memory; the page has ", page_size),
                     arguments);
     }
-    const std::uint32_t type = context.memory_type(requirements.memoryTypeBits,
-                                                   VK_MEMORY_PROPERTY_DEVICE_LOCAL_BIT);
+    const std::uint32_t type =
+        context.memory_type(requirements.memoryTypeBits, VK_MEMORY_PROPERTY_DEVICE_LOCAL_BIT);
     UniqueFd fd = backend.export_fd(page.handle);
     VkImportMemoryFdInfoKHR fd_info{VK_STRUCTURE_TYPE_IMPORT_MEMORY_FD_INFO_KHR};
     fd_info.handleType = VK_EXTERNAL_MEMORY_HANDLE_TYPE_OPAQUE_FD_BIT;
@@ -217,8 +221,7 @@ VulkanPageImporter::VulkanPageImporter(VulkanContext& context, Backend& backend,
     }
     if (s.method == PageImportMethod::host_pointer && !context.supports_host_pointer_import()) {
         throw Error(Errc::not_supported, "VulkanPageImporter",
-                    "host pointer import needs VK_EXT_external_memory_host",
-                    context.device_name());
+                    "host pointer import needs VK_EXT_external_memory_host", context.device_name());
     }
     if (s.method == PageImportMethod::opaque_fd) {
         if (!context.supports_fd_import()) {
@@ -230,8 +233,7 @@ VulkanPageImporter::VulkanPageImporter(VulkanContext& context, Backend& backend,
         query.usage = s.settings.buffer_usage;
         query.handleType = VK_EXTERNAL_MEMORY_HANDLE_TYPE_OPAQUE_FD_BIT;
         VkExternalBufferProperties properties{VK_STRUCTURE_TYPE_EXTERNAL_BUFFER_PROPERTIES};
-        vkGetPhysicalDeviceExternalBufferProperties(context.physical_device(), &query,
-                                                    &properties);
+        vkGetPhysicalDeviceExternalBufferProperties(context.physical_device(), &query, &properties);
         const auto features = properties.externalMemoryProperties.externalMemoryFeatures;
         if (!(features & VK_EXTERNAL_MEMORY_FEATURE_IMPORTABLE_BIT)) {
             throw Error(Errc::not_supported, "VulkanPageImporter",
@@ -255,8 +257,12 @@ VulkanPageImporter::~VulkanPageImporter() {
     s.imports.clear();
 }
 
-PageImportMethod VulkanPageImporter::method() const noexcept { return state_->method; }
-std::size_t VulkanPageImporter::page_size() const noexcept { return state_->page_size; }
+PageImportMethod VulkanPageImporter::method() const noexcept {
+    return state_->method;
+}
+std::size_t VulkanPageImporter::page_size() const noexcept {
+    return state_->page_size;
+}
 
 void VulkanPageImporter::attach(PagePoolSettings& pool) {
     pool.on_created = [this, theirs = std::move(pool.on_created)](const PooledPage& page) {

@@ -117,9 +117,10 @@ struct VulkanRenderer::State {
         colour = VulkanImage(context, extent(), colour_format_used,
                              VK_IMAGE_USAGE_COLOR_ATTACHMENT_BIT | VK_IMAGE_USAGE_TRANSFER_SRC_BIT,
                              "vtpage colour");
-        feedback = VulkanImage(context, feedback_extent(), feedback_format_used,
-                               VK_IMAGE_USAGE_COLOR_ATTACHMENT_BIT | VK_IMAGE_USAGE_TRANSFER_SRC_BIT,
-                               "vtpage feedback");
+        feedback =
+            VulkanImage(context, feedback_extent(), feedback_format_used,
+                        VK_IMAGE_USAGE_COLOR_ATTACHMENT_BIT | VK_IMAGE_USAGE_TRANSFER_SRC_BIT,
+                        "vtpage feedback");
     }
     CompletedFrame collect(std::uint32_t slot_index) {
         const FrameRecord& record = records[slot_index];
@@ -161,13 +162,11 @@ void VulkanRenderer::State::record_frame(VkCommandBuffer commands, const FrameDe
     push.mode = static_cast<std::uint32_t>(frame.mode);
 
     // The colour pass. The previous frame's writes and reads of the image come first.
-    image_barrier(commands, colour.get(), VK_IMAGE_LAYOUT_UNDEFINED,
-                  VK_IMAGE_LAYOUT_COLOR_ATTACHMENT_OPTIMAL,
-                  VK_PIPELINE_STAGE_2_COLOR_ATTACHMENT_OUTPUT_BIT |
-                      VK_PIPELINE_STAGE_2_ALL_TRANSFER_BIT,
-                  VK_ACCESS_2_COLOR_ATTACHMENT_WRITE_BIT,
-                  VK_PIPELINE_STAGE_2_COLOR_ATTACHMENT_OUTPUT_BIT,
-                  VK_ACCESS_2_COLOR_ATTACHMENT_WRITE_BIT | VK_ACCESS_2_COLOR_ATTACHMENT_READ_BIT);
+    image_barrier(
+        commands, colour.get(), VK_IMAGE_LAYOUT_UNDEFINED, VK_IMAGE_LAYOUT_COLOR_ATTACHMENT_OPTIMAL,
+        VK_PIPELINE_STAGE_2_COLOR_ATTACHMENT_OUTPUT_BIT | VK_PIPELINE_STAGE_2_ALL_TRANSFER_BIT,
+        VK_ACCESS_2_COLOR_ATTACHMENT_WRITE_BIT, VK_PIPELINE_STAGE_2_COLOR_ATTACHMENT_OUTPUT_BIT,
+        VK_ACCESS_2_COLOR_ATTACHMENT_WRITE_BIT | VK_ACCESS_2_COLOR_ATTACHMENT_READ_BIT);
     VkClearValue sky{};
     std::memcpy(sky.color.float32, settings.clear_colour.data(), sizeof(sky.color.float32));
     begin_rendering(commands, colour.view(), extent(), sky);
@@ -178,18 +177,17 @@ void VulkanRenderer::State::record_frame(VkCommandBuffer commands, const FrameDe
     vkCmdDraw(commands, 6, 1, 0, 0);
     vkCmdEndRendering(commands);
     if (frame.overlay) {
-        frame.overlay(commands, OverlayTarget{colour.get(), colour.view(), colour_format_used,
-                                              extent()});
+        frame.overlay(commands,
+                      OverlayTarget{colour.get(), colour.view(), colour_format_used, extent()});
     }
 
     // The feedback pass, at its reduced size.
-    image_barrier(commands, feedback.get(), VK_IMAGE_LAYOUT_UNDEFINED,
-                  VK_IMAGE_LAYOUT_COLOR_ATTACHMENT_OPTIMAL,
-                  VK_PIPELINE_STAGE_2_COLOR_ATTACHMENT_OUTPUT_BIT |
-                      VK_PIPELINE_STAGE_2_ALL_TRANSFER_BIT,
-                  VK_ACCESS_2_COLOR_ATTACHMENT_WRITE_BIT,
-                  VK_PIPELINE_STAGE_2_COLOR_ATTACHMENT_OUTPUT_BIT,
-                  VK_ACCESS_2_COLOR_ATTACHMENT_WRITE_BIT | VK_ACCESS_2_COLOR_ATTACHMENT_READ_BIT);
+    image_barrier(
+        commands, feedback.get(), VK_IMAGE_LAYOUT_UNDEFINED,
+        VK_IMAGE_LAYOUT_COLOR_ATTACHMENT_OPTIMAL,
+        VK_PIPELINE_STAGE_2_COLOR_ATTACHMENT_OUTPUT_BIT | VK_PIPELINE_STAGE_2_ALL_TRANSFER_BIT,
+        VK_ACCESS_2_COLOR_ATTACHMENT_WRITE_BIT, VK_PIPELINE_STAGE_2_COLOR_ATTACHMENT_OUTPUT_BIT,
+        VK_ACCESS_2_COLOR_ATTACHMENT_WRITE_BIT | VK_ACCESS_2_COLOR_ATTACHMENT_READ_BIT);
     VkClearValue nothing{};
     nothing.color.uint32[0] = vt::FeedbackEntry::empty;
     begin_rendering(commands, feedback.view(), feedback_extent(), nothing);
@@ -270,8 +268,8 @@ VulkanRenderer::VulkanRenderer(VulkanContext& context, VulkanIndirectionTable& i
         settings.frames_in_flight == 0) {
         throw Error(Errc::invalid_argument, "VulkanRenderer",
                     "width, height, feedback_divisor and frames_in_flight must be positive",
-                    detail::concat(settings.width, "x", settings.height, " feedback_divisor=",
-                                   settings.feedback_divisor));
+                    detail::concat(settings.width, "x", settings.height,
+                                   " feedback_divisor=", settings.feedback_divisor));
     }
     if (settings.frames_in_flight != indirection.frames_in_flight()) {
         throw Error(Errc::invalid_argument, "VulkanRenderer",
@@ -291,7 +289,8 @@ VulkanRenderer::~VulkanRenderer() {
     try {
         state_->timeline.wait(state_->submitted);
     } catch (const Error& error) {
-        state_->context.log().error("vulkan renderer: waiting for frames in flight: ", error.what());
+        state_->context.log().error("vulkan renderer: waiting for frames in flight: ",
+                                    error.what());
     }
 }
 
@@ -315,8 +314,9 @@ std::optional<CompletedFrame> VulkanRenderer::render(const FrameDesc& frame) {
     const VkDeviceSize feedback_bytes =
         VkDeviceSize(feedback_extent.width) * feedback_extent.height * sizeof(vt::FeedbackEntry);
     if (!readback.feedback || readback.feedback.size() != feedback_bytes) {
-        readback.feedback = VulkanBuffer(s.context, feedback_bytes, VK_BUFFER_USAGE_TRANSFER_DST_BIT,
-                                         BufferMemory::readback, "vtpage feedback readback");
+        readback.feedback =
+            VulkanBuffer(s.context, feedback_bytes, VK_BUFFER_USAGE_TRANSFER_DST_BIT,
+                         BufferMemory::readback, "vtpage feedback readback");
     }
     const VkDeviceSize colour_bytes = VkDeviceSize(s.settings.width) * s.settings.height * 4;
     if (frame.capture && (!readback.colour || readback.colour.size() != colour_bytes)) {
@@ -423,8 +423,12 @@ void VulkanRenderer::resize(std::uint32_t width, std::uint32_t height) {
     s.make_targets();
 }
 
-std::uint32_t VulkanRenderer::width() const noexcept { return state_->settings.width; }
-std::uint32_t VulkanRenderer::height() const noexcept { return state_->settings.height; }
+std::uint32_t VulkanRenderer::width() const noexcept {
+    return state_->settings.width;
+}
+std::uint32_t VulkanRenderer::height() const noexcept {
+    return state_->settings.height;
+}
 std::uint32_t VulkanRenderer::feedback_width() const noexcept {
     return state_->feedback_extent().width;
 }
@@ -434,8 +438,14 @@ std::uint32_t VulkanRenderer::feedback_height() const noexcept {
 float VulkanRenderer::feedback_lod_bias() const noexcept {
     return -std::log2(float(state_->settings.feedback_divisor));
 }
-VkFormat VulkanRenderer::colour_format() const noexcept { return colour_format_used; }
-std::uint64_t VulkanRenderer::frames_submitted() const noexcept { return state_->submitted; }
-const VulkanTimeline& VulkanRenderer::timeline() const noexcept { return state_->timeline; }
+VkFormat VulkanRenderer::colour_format() const noexcept {
+    return colour_format_used;
+}
+std::uint64_t VulkanRenderer::frames_submitted() const noexcept {
+    return state_->submitted;
+}
+const VulkanTimeline& VulkanRenderer::timeline() const noexcept {
+    return state_->timeline;
+}
 
 }  // namespace vtpage

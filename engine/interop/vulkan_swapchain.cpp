@@ -55,7 +55,8 @@ void VulkanSwapchain::State::create(std::uint32_t width, std::uint32_t height) {
              "VulkanSwapchain", "vkGetPhysicalDeviceSurfacePresentModesKHR");
     VkPresentModeKHR mode = VK_PRESENT_MODE_FIFO_KHR;  // always offered
     if (!settings.vsync) {
-        for (VkPresentModeKHR wanted : {VK_PRESENT_MODE_MAILBOX_KHR, VK_PRESENT_MODE_IMMEDIATE_KHR}) {
+        for (VkPresentModeKHR wanted :
+             {VK_PRESENT_MODE_MAILBOX_KHR, VK_PRESENT_MODE_IMMEDIATE_KHR}) {
             if (std::find(modes.begin(), modes.end(), wanted) != modes.end()) {
                 mode = wanted;
                 break;
@@ -64,8 +65,8 @@ void VulkanSwapchain::State::create(std::uint32_t width, std::uint32_t height) {
     }
     VkExtent2D size = capabilities.currentExtent;
     if (size.width == UINT32_MAX) {
-        size.width = std::clamp(width, capabilities.minImageExtent.width,
-                                capabilities.maxImageExtent.width);
+        size.width =
+            std::clamp(width, capabilities.minImageExtent.width, capabilities.maxImageExtent.width);
         size.height = std::clamp(height, capabilities.minImageExtent.height,
                                  capabilities.maxImageExtent.height);
     }
@@ -133,14 +134,24 @@ void VulkanSwapchain::recreate(std::uint32_t width, std::uint32_t height) {
     state_->create(width, height);
 }
 
-bool VulkanSwapchain::out_of_date() const noexcept { return state_->out_of_date; }
-VkSwapchainKHR VulkanSwapchain::get() const noexcept { return state_->swapchain.get(); }
-VkFormat VulkanSwapchain::format() const noexcept { return state_->format; }
-VkExtent2D VulkanSwapchain::extent() const noexcept { return state_->extent; }
+bool VulkanSwapchain::out_of_date() const noexcept {
+    return state_->out_of_date;
+}
+VkSwapchainKHR VulkanSwapchain::get() const noexcept {
+    return state_->swapchain.get();
+}
+VkFormat VulkanSwapchain::format() const noexcept {
+    return state_->format;
+}
+VkExtent2D VulkanSwapchain::extent() const noexcept {
+    return state_->extent;
+}
 std::uint32_t VulkanSwapchain::image_count() const noexcept {
     return static_cast<std::uint32_t>(state_->images.size());
 }
-VkImage VulkanSwapchain::image(std::uint32_t index) const { return state_->images.at(index); }
+VkImage VulkanSwapchain::image(std::uint32_t index) const {
+    return state_->images.at(index);
+}
 VkSemaphore VulkanSwapchain::render_finished(std::uint32_t index) const {
     return state_->render_finished.at(index).get();
 }

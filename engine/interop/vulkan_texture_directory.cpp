@@ -28,11 +28,11 @@ VulkanTextureDirectory::VulkanTextureDirectory(VulkanContext& context,
         throw Error(Errc::invalid_argument, "VulkanTextureDirectory", "max_textures is 0");
     }
     s.textures.resize(settings.max_textures);
-    s.buffer = VulkanBuffer(context, VkDeviceSize(settings.max_textures) * sizeof(VulkanTextureInfo),
-                            VK_BUFFER_USAGE_STORAGE_BUFFER_BIT |
-                                VK_BUFFER_USAGE_SHADER_DEVICE_ADDRESS_BIT |
-                                VK_BUFFER_USAGE_TRANSFER_DST_BIT,
-                            BufferMemory::device_local, "vtpage texture directory");
+    s.buffer = VulkanBuffer(
+        context, VkDeviceSize(settings.max_textures) * sizeof(VulkanTextureInfo),
+        VK_BUFFER_USAGE_STORAGE_BUFFER_BIT | VK_BUFFER_USAGE_SHADER_DEVICE_ADDRESS_BIT |
+            VK_BUFFER_USAGE_TRANSFER_DST_BIT,
+        BufferMemory::device_local, "vtpage texture directory");
     s.dirty_begin = 0;  // the first upload writes every entry (zeros where unset)
     s.dirty_end = settings.max_textures;
 }
@@ -51,8 +51,8 @@ void VulkanTextureDirectory::set(std::uint32_t id, std::uint32_t base_page,
     State& s = *state_;
     if (id >= s.settings.max_textures || size_log2 > vt::max_size_log2) {
         throw Error(Errc::out_of_range, "VulkanTextureDirectory::set",
-                    detail::concat("ids go up to ", s.settings.max_textures - 1,
-                                   ", sizes up to 2^", vt::max_size_log2),
+                    detail::concat("ids go up to ", s.settings.max_textures - 1, ", sizes up to 2^",
+                                   vt::max_size_log2),
                     detail::concat("id=", id, " size_log2=", size_log2));
     }
     const VulkanTextureInfo info = VulkanTextureInfo::make(base_page, size_log2);

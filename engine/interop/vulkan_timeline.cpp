@@ -5,8 +5,8 @@
 
 namespace vtpage {
 
-VulkanTimeline::VulkanTimeline(VulkanContext& context, std::uint64_t initial_value,
-                               bool exportable, const char* name)
+VulkanTimeline::VulkanTimeline(VulkanContext& context, std::uint64_t initial_value, bool exportable,
+                               const char* name)
     : context_(&context), exportable_(exportable) {
     if (exportable && !context.supports_semaphore_fd()) {
         throw Error(Errc::not_supported, "VulkanTimeline",
@@ -23,7 +23,8 @@ VulkanTimeline::VulkanTimeline(VulkanContext& context, std::uint64_t initial_val
     vk_check(vkCreateSemaphore(context.device(), &create, nullptr, &raw), "VulkanTimeline",
              "vkCreateSemaphore", detail::concat("exportable=", exportable));
     semaphore_ = UniqueVkSemaphore(context.device(), raw);
-    if (name) context.set_name(VK_OBJECT_TYPE_SEMAPHORE, reinterpret_cast<std::uint64_t>(raw), name);
+    if (name)
+        context.set_name(VK_OBJECT_TYPE_SEMAPHORE, reinterpret_cast<std::uint64_t>(raw), name);
 }
 
 std::uint64_t VulkanTimeline::value() const {
@@ -39,9 +40,9 @@ bool VulkanTimeline::wait(std::uint64_t value, std::uint64_t timeout_ns) const {
     info.semaphoreCount = 1;
     info.pSemaphores = &semaphore;
     info.pValues = &value;
-    const VkResult result = vk_check(vkWaitSemaphores(context_->device(), &info, timeout_ns),
-                                     "VulkanTimeline::wait", "vkWaitSemaphores",
-                                     detail::concat("value=", value));
+    const VkResult result =
+        vk_check(vkWaitSemaphores(context_->device(), &info, timeout_ns), "VulkanTimeline::wait",
+                 "vkWaitSemaphores", detail::concat("value=", value));
     return result == VK_SUCCESS;
 }
 

@@ -31,10 +31,10 @@ Colour mix(const Colour& x, const Colour& y, float a) {
 }  // namespace
 
 std::uint32_t pattern_texel(std::uint32_t mip, std::uint32_t x, std::uint32_t y) {
-    const std::uint32_t r = (x * 3 + mip * 50) & 255;   // ramps: position errors show
+    const std::uint32_t r = (x * 3 + mip * 50) & 255;  // ramps: position errors show
     const std::uint32_t g = (y * 3 + mip * 90) & 255;
     const std::uint32_t b = mix_bits(x * 73856093u ^ y * 19349663u ^ mip * 83492791u) & 255;
-    const std::uint32_t a = 255 - mip * 10;             // which level was sampled
+    const std::uint32_t a = 255 - mip * 10;  // which level was sampled
     return r | g << 8 | b << 16 | a << 24;
 }
 
@@ -43,8 +43,8 @@ void fill_page(const vt::TextureLayout& layout, std::uint64_t page, void* memory
     auto fill_tile = [&](std::uint32_t mip, std::uint32_t tile_x, std::uint32_t tile_y,
                          std::uint32_t tile_in_page) {
         const std::int64_t size = layout.mips[mip].size;
-        auto* texels = reinterpret_cast<std::uint32_t*>(bytes + std::size_t(tile_in_page) *
-                                                                    vt::tile_bytes);
+        auto* texels =
+            reinterpret_cast<std::uint32_t*>(bytes + std::size_t(tile_in_page) * vt::tile_bytes);
         for (std::uint32_t ty = 0; ty < vt::tile_size; ++ty) {
             // The border repeats the neighbours' texels; beyond the level's edge, the edge's.
             const std::int64_t y = std::clamp<std::int64_t>(
@@ -89,8 +89,8 @@ ReferenceSampler::ReferenceSampler(std::uint32_t size_log2,
 float ReferenceSampler::lod(float dudx, float dvdx, float dudy, float dvdy, float bias) const {
     const float size = float(1u << layout_.size_log2);
     const float dx_u = dudx * size, dx_v = dvdx * size, dy_u = dudy * size, dy_v = dvdy * size;
-    const float rho2 = std::max(std::max(dx_u * dx_u + dx_v * dx_v, dy_u * dy_u + dy_v * dy_v),
-                                1e-20f);
+    const float rho2 =
+        std::max(std::max(dx_u * dx_u + dx_v * dx_v, dy_u * dy_u + dy_v * dy_v), 1e-20f);
     const float lod = 0.5f * std::log2(rho2) + bias;
     return std::clamp(lod, 0.0f, float(layout_.mip_count - 1));
 }
@@ -143,8 +143,7 @@ Colour ReferenceSampler::sample(float u, float v, float dudx, float dvdx, float 
 }
 
 vt::FeedbackEntry ReferenceSampler::feedback(std::uint32_t texture, float u, float v, float dudx,
-                                             float dvdx, float dudy, float dvdy,
-                                             float bias) const {
+                                             float dvdx, float dudy, float dvdy, float bias) const {
     const std::uint32_t mip = std::uint32_t(std::floor(lod(dudx, dvdx, dudy, dvdy, bias)));
     float cx = 0, cy = 0;
     level_position(mip, u, v, cx, cy);

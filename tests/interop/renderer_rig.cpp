@@ -146,8 +146,8 @@ std::vector<std::uint8_t> RendererRig::reference(const OrthoView& view) const {
     const float dudx = view.su / rig_width, dvdy = view.sv / rig_height;
     for (std::uint32_t y = 0; y < rig_height; ++y) {
         for (std::uint32_t x = 0; x < rig_width; ++x) {
-            const Colour c = sampler.sample(view.u(x, rig_width), view.v(y, rig_height), dudx, 0,
-                                            0, dvdy, 0);
+            const Colour c =
+                sampler.sample(view.u(x, rig_width), view.v(y, rig_height), dudx, 0, 0, dvdy, 0);
             std::uint8_t* out = &image[(y * rig_width + x) * 4];
             out[0] = to_unorm8(c.r);
             out[1] = to_unorm8(c.g);

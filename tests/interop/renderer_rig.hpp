@@ -41,8 +41,12 @@ struct OrthoView {
     static OrthoView at_lod(float lod, float u0, float v0);
     std::array<float, 16> matrix() const;
     // uv at the centre of pixel x (or y) of an image w (or h) pixels across.
-    float u(std::uint32_t x, std::uint32_t w) const { return u0 + (float(x) + 0.5f) / float(w) * su; }
-    float v(std::uint32_t y, std::uint32_t h) const { return v0 + (float(y) + 0.5f) / float(h) * sv; }
+    float u(std::uint32_t x, std::uint32_t w) const {
+        return u0 + (float(x) + 0.5f) / float(w) * su;
+    }
+    float v(std::uint32_t y, std::uint32_t h) const {
+        return v0 + (float(y) + 0.5f) / float(h) * sv;
+    }
 };
 
 // A completed frame, copied out of the renderer's buffers.

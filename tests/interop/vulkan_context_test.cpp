@@ -111,16 +111,17 @@ TEST_P(VulkanContextTest, CountsValidationMessagesAndRoutesThemToTheLog) {
     const VkResult result = vkCreateBuffer(context->device(), &bad, nullptr, &buffer);
     if (result == VK_SUCCESS && buffer) vkDestroyBuffer(context->device(), buffer, nullptr);
     EXPECT_GE(context->validation_messages().errors, 1u);
-    EXPECT_EQ(context->validation_problems(), context->validation_messages().errors +
-                                                  context->validation_messages().warnings);
+    EXPECT_EQ(context->validation_problems(),
+              context->validation_messages().errors + context->validation_messages().warnings);
     std::lock_guard lock(logged_mutex);
     ASSERT_FALSE(logged.empty());
     EXPECT_NE(logged.front().find("vulkan: "), std::string::npos);
 }
 
-INSTANTIATE_TEST_SUITE_P(Backends, VulkanContextTest,
-                         testing::ValuesIn(test::all_backend_names()),
-                         [](const testing::TestParamInfo<std::string>& param) { return param.param; });
+INSTANTIATE_TEST_SUITE_P(Backends, VulkanContextTest, testing::ValuesIn(test::all_backend_names()),
+                         [](const testing::TestParamInfo<std::string>& param) {
+                             return param.param;
+                         });
 
 }  // namespace
 }  // namespace vtpage

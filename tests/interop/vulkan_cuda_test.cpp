@@ -93,8 +93,8 @@ TEST_F(CudaVulkanTest, PagesImportedAsOpaqueFdsReadWhatCudaWrote) {
             backend->write(page.window, pattern.data(), pool.page_size());
         }
         for (const PooledPage& page : pages) {
-            auto bytes = test::read_buffer(*context, importer.find(page.slot)->buffer, 0,
-                                           pool.page_size());
+            auto bytes =
+                test::read_buffer(*context, importer.find(page.slot)->buffer, 0, pool.page_size());
             const auto* seen = reinterpret_cast<const std::uint32_t*>(bytes.data());
             std::size_t wrong = 0;
             for (std::size_t i = 0; i < words; ++i) wrong += seen[i] != page.slot * 1000003u + i;
@@ -129,7 +129,8 @@ TEST_F(CudaVulkanTest, VulkanWaitsForWhatCudaEnqueuedBeforeTheSignal) {
     EXPECT_EQ(value, 1u);
     EXPECT_EQ(fills.last_signaled(), 1u);
 
-    VulkanBuffer readback(*context, bytes, VK_BUFFER_USAGE_TRANSFER_DST_BIT, BufferMemory::readback);
+    VulkanBuffer readback(*context, bytes, VK_BUFFER_USAGE_TRANSFER_DST_BIT,
+                          BufferMemory::readback);
     VulkanTimeline done(*context);
     VkCommandPoolCreateInfo pool_info{VK_STRUCTURE_TYPE_COMMAND_POOL_CREATE_INFO};
     pool_info.queueFamilyIndex = context->queue_family();
@@ -199,8 +200,7 @@ protected:
     void SetUp() override {
         std::string reason;
         if (!set_up("cuda", reason)) GTEST_SKIP() << "cuda: " << reason;
-        ASSERT_EQ(test::cuda_stream_create(backend->capabilities().device, &stream),
-                  "cudaSuccess");
+        ASSERT_EQ(test::cuda_stream_create(backend->capabilities().device, &stream), "cudaSuccess");
     }
     void TearDown() override {
         if (stream) {

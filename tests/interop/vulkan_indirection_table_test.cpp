@@ -29,9 +29,8 @@ IndirectionUpload upload(VulkanContext& context, VulkanIndirectionTable& table,
                          std::uint32_t frame_slot) {
     IndirectionUpload result;
     auto lock = table.lock_submission();
-    context.run_commands([&](VkCommandBuffer commands) {
-        result = table.record_upload(commands, frame_slot);
-    });
+    context.run_commands(
+        [&](VkCommandBuffer commands) { result = table.record_upload(commands, frame_slot); });
     return result;
 }
 
@@ -42,11 +41,11 @@ void expect_device_table(VulkanContext& context, const VulkanIndirectionTable& t
     const auto entries = device_entries(context, table);
     for (PageIndex page = 0; page < entries.size(); ++page) {
         auto found = expected.find(page);
-        const std::uint64_t want = found == expected.end() ? 0 : importer.device_address(found->second);
+        const std::uint64_t want =
+            found == expected.end() ? 0 : importer.device_address(found->second);
         EXPECT_EQ(entries[page], want) << "page " << page;
     }
 }
-
 
 // On each backend: host pages in lavapipe (CI), cuda pages in the GPU's driver.
 class VulkanIndirectionTableTest : public testing::TestWithParam<std::string> {

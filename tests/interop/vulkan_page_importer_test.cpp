@@ -21,7 +21,8 @@ constexpr std::size_t page_bytes = 2_MiB;
 
 void fill_words(void* memory, std::uint32_t seed) {
     auto* words = static_cast<std::uint32_t*>(memory);
-    for (std::size_t i = 0; i < page_bytes / 4; ++i) words[i] = seed * 2654435761u + std::uint32_t(i);
+    for (std::size_t i = 0; i < page_bytes / 4; ++i)
+        words[i] = seed * 2654435761u + std::uint32_t(i);
 }
 
 std::uint32_t expected_word(std::uint32_t seed, std::size_t i) {

@@ -4,10 +4,10 @@
 // the camera sees.
 #include <gtest/gtest.h>
 
+#include <unistd.h>
 #include <cmath>
 #include <cstdio>
 #include <cstring>
-#include <unistd.h>
 #include <filesystem>
 #include <map>
 #include <set>
@@ -64,11 +64,12 @@ struct LodCase {
     const char* name;
     float lod, u0, v0;
 };
-void PrintTo(const LodCase& c, std::ostream* out) { *out << c.name; }
+void PrintTo(const LodCase& c, std::ostream* out) {
+    *out << c.name;
+}
 
-class VulkanRendererLodTest
-    : public testing::TestWithParam<std::tuple<std::string, LodCase>>,
-      protected test::RendererRig {
+class VulkanRendererLodTest : public testing::TestWithParam<std::tuple<std::string, LodCase>>,
+                              protected test::RendererRig {
 protected:
     void SetUp() override {
         std::string reason;
@@ -152,7 +153,8 @@ TEST_P(VulkanRendererTest, PagesResidentInPartsOfTheViewMixLevelsPerPage) {
     EXPECT_LE(compare(frame.colour, reference(view)).largest, tolerance);
     // Left of the page boundary (level 0 resident) alpha is between levels 0 and 1; right of
     // it the fine half fell back to level 1.
-    test::ReferenceSampler sampler(size_log2, [this](std::uint64_t page) { return resident(page); });
+    test::ReferenceSampler sampler(size_log2,
+                                   [this](std::uint64_t page) { return resident(page); });
     std::uint32_t fell_back = 0, kept = 0;
     for (std::uint32_t x = 0; x < width; ++x) {
         std::uint32_t wanted = 0, got = 0;
@@ -177,9 +179,9 @@ TEST_P(VulkanRendererTest, WithNothingResidentItShowsMagentaAndDoesNotFault) {
 TEST_P(VulkanRendererTest, FeedbackNamesTheTilesTheCameraSees) {
     make_resident({layout.tail_page()});  // feedback asks for what is wanted, resident or not
     // Each view crosses tile edges of its level in both directions, well inside the image.
-    for (const OrthoView& view : {OrthoView::at_lod(0.3f, 0.9f, 0.44f),
-                                  OrthoView::at_lod(1.6f, 0.14f, 0.4f),
-                                  OrthoView::at_lod(2.5f, 0.3f, 0.3f)}) {
+    for (const OrthoView& view :
+         {OrthoView::at_lod(0.3f, 0.9f, 0.44f), OrthoView::at_lod(1.6f, 0.14f, 0.4f),
+          OrthoView::at_lod(2.5f, 0.3f, 0.3f)}) {
         const Frame frame = render(view);
         const std::uint32_t fw = renderer->feedback_width(), fh = renderer->feedback_height();
         ASSERT_EQ(fw, width / divisor);
@@ -257,11 +259,14 @@ TEST_P(VulkanRendererTest, PerspectiveFeedbackGetsCoarserWithDistance) {
     const float fl = std::sqrt(f[0] * f[0] + f[1] * f[1] + f[2] * f[2]);
     for (float& c : f) c /= fl;
     const float up[3] = {0, 1, 0};
-    float s[3] = {f[1] * up[2] - f[2] * up[1], f[2] * up[0] - f[0] * up[2], f[0] * up[1] - f[1] * up[0]};
+    float s[3] = {f[1] * up[2] - f[2] * up[1], f[2] * up[0] - f[0] * up[2],
+                  f[0] * up[1] - f[1] * up[0]};
     const float sl = std::sqrt(s[0] * s[0] + s[1] * s[1] + s[2] * s[2]);
     for (float& c : s) c /= sl;
-    const float u[3] = {s[1] * f[2] - s[2] * f[1], s[2] * f[0] - s[0] * f[2], s[0] * f[1] - s[1] * f[0]};
-    const float near = 0.01f, far = 10.0f, tan_half = std::tan(0.5f), aspect = float(width) / height;
+    const float u[3] = {s[1] * f[2] - s[2] * f[1], s[2] * f[0] - s[0] * f[2],
+                        s[0] * f[1] - s[1] * f[0]};
+    const float near = 0.01f, far = 10.0f, tan_half = std::tan(0.5f),
+                aspect = float(width) / height;
     // view rows: s, u, -f; projection: x / (aspect tan), -y / tan (Vulkan), depth 0..1.
     float view[4][4] = {{s[0], s[1], s[2], -(s[0] * eye[0] + s[1] * eye[1] + s[2] * eye[2])},
                         {u[0], u[1], u[2], -(u[0] * eye[0] + u[1] * eye[1] + u[2] * eye[2])},

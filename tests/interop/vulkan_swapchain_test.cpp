@@ -37,7 +37,8 @@ protected:
         VulkanContextSettings settings;
         std::uint32_t count = 0;
         const char** names = glfwGetRequiredInstanceExtensions(&count);
-        for (std::uint32_t i = 0; i < count; ++i) settings.instance_extensions.emplace_back(names[i]);
+        for (std::uint32_t i = 0; i < count; ++i)
+            settings.instance_extensions.emplace_back(names[i]);
         settings.create_surface = [this](VkInstance instance) {
             VkSurfaceKHR surface = VK_NULL_HANDLE;
             if (glfwCreateWindowSurface(instance, window, nullptr, &surface) != VK_SUCCESS) {

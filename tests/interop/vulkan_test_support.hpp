@@ -35,12 +35,12 @@ void expect_no_validation_messages(const VulkanContext& context);
 }  // namespace vtpage::test
 
 // In a test body or SetUp: makes `variable` (a std::unique_ptr<VulkanContext>) or skips.
-#define VTPAGE_VULKAN_OR_SKIP(variable, backend, ...)                                        \
-    std::string variable##_skip_reason;                                                       \
-    auto variable = ::vtpage::test::try_make_vulkan_context(backend, variable##_skip_reason   \
-                                                            __VA_OPT__(, ) __VA_ARGS__);      \
-    if (!variable) {                                                                          \
-        GTEST_SKIP() << "no Vulkan device for the " << (backend).name()                       \
-                     << " backend: " << variable##_skip_reason;                               \
-    }                                                                                         \
+#define VTPAGE_VULKAN_OR_SKIP(variable, backend, ...)                   \
+    std::string variable##_skip_reason;                                 \
+    auto variable = ::vtpage::test::try_make_vulkan_context(            \
+        backend, variable##_skip_reason __VA_OPT__(, ) __VA_ARGS__);    \
+    if (!variable) {                                                    \
+        GTEST_SKIP() << "no Vulkan device for the " << (backend).name() \
+                     << " backend: " << variable##_skip_reason;         \
+    }                                                                   \
     static_assert(true)

@@ -12,8 +12,8 @@ class VulkanContext;
 class VulkanImage {
 public:
     VulkanImage() = default;
-    VulkanImage(VulkanContext& context, VkExtent2D extent, VkFormat format,
-                VkImageUsageFlags usage, const char* name = nullptr);
+    VulkanImage(VulkanContext& context, VkExtent2D extent, VkFormat format, VkImageUsageFlags usage,
+                const char* name = nullptr);
     VulkanImage(VulkanImage&&) noexcept = default;
     VulkanImage& operator=(VulkanImage&&) noexcept = default;
 

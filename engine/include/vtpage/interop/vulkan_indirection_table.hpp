@@ -59,9 +59,9 @@ struct VulkanIndirectionTableSettings {
 
 // What one record_upload() did, and what the frame must wait for.
 struct IndirectionUpload {
-    std::size_t entries = 0;  // entries copied
-    std::size_t regions = 0;  // copy regions (runs of neighbouring entries)
-    bool cleared = false;     // the first upload also zeroes the whole table
+    std::size_t entries = 0;                      // entries copied
+    std::size_t regions = 0;                      // copy regions (runs of neighbouring entries)
+    bool cleared = false;                         // the first upload also zeroes the whole table
     VkSemaphore wait_semaphore = VK_NULL_HANDLE;  // set when wait_value > 0
     std::uint64_t wait_value = 0;
 };

@@ -50,10 +50,9 @@ struct VulkanPageImporterSettings {
     // The pool's page size; 0: the backend's minimum granularity (what PagePool uses).
     std::size_t page_size = 0;
     // Usage of each page's buffer (storage, device address and transfers by default).
-    VkBufferUsageFlags buffer_usage = VK_BUFFER_USAGE_STORAGE_BUFFER_BIT |
-                                      VK_BUFFER_USAGE_SHADER_DEVICE_ADDRESS_BIT |
-                                      VK_BUFFER_USAGE_TRANSFER_SRC_BIT |
-                                      VK_BUFFER_USAGE_TRANSFER_DST_BIT;
+    VkBufferUsageFlags buffer_usage =
+        VK_BUFFER_USAGE_STORAGE_BUFFER_BIT | VK_BUFFER_USAGE_SHADER_DEVICE_ADDRESS_BIT |
+        VK_BUFFER_USAGE_TRANSFER_SRC_BIT | VK_BUFFER_USAGE_TRANSFER_DST_BIT;
     Log log;
 };
 

@@ -105,7 +105,7 @@ struct CompletedFrame {
     std::span<const std::uint8_t> colour;
     std::uint32_t width = 0;
     std::uint32_t height = 0;
-    double gpu_ms = 0;  // from the first command to the last, by timestamps
+    double gpu_ms = 0;         // from the first command to the last, by timestamps
     IndirectionUpload upload;  // what the frame's indirection upload did
     bool presented = false;
 };

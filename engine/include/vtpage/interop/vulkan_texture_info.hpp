@@ -11,12 +11,12 @@
 namespace vtpage {
 
 struct VulkanTextureInfo {
-    std::uint32_t base_page = 0;       // global page index of the texture's first page
+    std::uint32_t base_page = 0;  // global page index of the texture's first page
     std::uint32_t size_log2 = 0;
     std::uint32_t mip_count = 0;
     std::uint32_t tail_first_mip = 0;
     std::uint32_t mip_first_page[vt::max_mips] = {};  // relative to base_page; the tail page
-                                                       // for every level in the tail
+                                                      // for every level in the tail
     std::uint32_t mip_pages_x[vt::max_mips] = {};
 
     // Page indices are 32-bit in the shaders: 2^32 pages of 2 MiB is 8 PiB, far beyond any

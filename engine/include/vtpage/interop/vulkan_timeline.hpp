@@ -16,8 +16,8 @@ class VulkanContext;
 class VulkanTimeline {
 public:
     // exportable: OPAQUE_FD export (needs VK_KHR_external_semaphore_fd; not_supported otherwise).
-    VulkanTimeline(VulkanContext& context, std::uint64_t initial_value = 0,
-                   bool exportable = false, const char* name = nullptr);
+    VulkanTimeline(VulkanContext& context, std::uint64_t initial_value = 0, bool exportable = false,
+                   const char* name = nullptr);
 
     VkSemaphore get() const noexcept { return semaphore_.get(); }
     // The current value (vkGetSemaphoreCounterValue).
