@@ -7,13 +7,12 @@
 
 #include "vtpage/interop/vulkan_buffer.hpp"
 
-#if defined(__SANITIZE_ADDRESS__)
-// The Khronos validation layer (1.3.239) and lavapipe (Mesa 22.3) leak small objects per instance
-// and per device. The loader unloads them with the instance, which leaves LeakSanitizer no name
-// to tell them by; kept loaded, their frames carry their names and this suppresses exactly those.
-extern "C" const char* __lsan_default_suppressions() {
-    return "leak:libVkLayer_khronos_validation.so\nleak:libvulkan_lvp.so\n";
-}
+#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
+// The Khronos validation layer (1.3.239) and lavapipe (Mesa 22.3) have faults of their own that
+// the sanitizers see: small leaks per instance and device, and a race between the layer's fence
+// thread and the destruction of its lock. The loader unloads both with the instance, which
+// leaves the sanitizers no name to tell them by; kept loaded, their frames carry their names and
+// the suppressions below match exactly those.
 namespace {
 const bool vulkan_libraries_kept_loaded = [] {
     for (const char* library : {"libVkLayer_khronos_validation.so", "libvulkan_lvp.so"}) {
@@ -22,6 +21,17 @@ const bool vulkan_libraries_kept_loaded = [] {
     return true;
 }();
 }  // namespace
+#endif
+#if defined(__SANITIZE_ADDRESS__)
+extern "C" const char* __lsan_default_suppressions() {
+    return "leak:libVkLayer_khronos_validation.so\nleak:libvulkan_lvp.so\n";
+}
+#endif
+#if defined(__SANITIZE_THREAD__)
+extern "C" const char* __tsan_default_suppressions() {
+    return "race:libVkLayer_khronos_validation.so\nrace:libvulkan_lvp.so\n"
+           "mutex:libVkLayer_khronos_validation.so\n";
+}
 #endif
 
 namespace vtpage::test {
