@@ -8,7 +8,12 @@
 #include <vector>
 
 #include "vtpage/backend/backend_factory.hpp"
+#include "vtpage/backend/stream_ordered_pool.hpp"
 #include "vtpage/config.hpp"
+#include "vtpage/core/page_table.hpp"
+#if VTPAGE_HAS_CUDA
+#include "vtpage/backend/cuda_backend.hpp"
+#endif
 
 namespace {
 
@@ -60,6 +65,92 @@ std::string round_trip(Backend& backend) {
     return problem;
 }
 
+std::string mib(std::size_t bytes) {
+    char text[32];
+    std::snprintf(text, sizeof(text), "%.0f MiB", double(bytes) / double(1_MiB));
+    return text;
+}
+
+// A compressible page: whether the driver granted compression, read back from the page and,
+// where pages can be exported, from a copy imported through its fd.
+std::string compressible_page(Backend& backend) {
+    const std::size_t page = backend.granularity().minimum;
+    const bool exportable = backend.capabilities().fd_handles;
+    PhysicalHandle handle = backend.create(page, PageOptions{-1, exportable, true});
+    const bool granted = backend.is_compressed(handle);
+    std::string text = granted ? "granted (read back)" : "not granted";
+    if (granted && exportable) {
+        try {
+            UniqueFd fd = backend.export_fd(handle);
+            PhysicalHandle imported = backend.import_fd(fd.get(), page);
+            text += backend.is_compressed(imported) ? ", also through an fd export and import"
+                                                    : ", but not through an fd export and import";
+            backend.release(imported);
+        } catch (const Error& error) {
+            text += std::string(", fd round trip failed: ") + error.what();
+        }
+    }
+    backend.release(handle);
+    return text;
+}
+
+// The page pool's and a stream-ordered pool's statistics, in the same words: a page table
+// commits 8 pages while 4 staging buffers come and go.
+void print_pools(Backend& backend) {
+    PageTableSettings settings;
+    settings.region_size = 64_GiB;
+    settings.budget_bytes = 8 * backend.granularity().minimum;
+    PageTable table(backend, settings);
+    table.commit(std::vector<PageIndex>{0, 1, 2, 3, 4, 5, 6, 7});
+    table.evict(std::vector<PageIndex>{6, 7});
+    const PagePoolStatistics pages = table.statistics().pool;
+    std::printf("  page pool         reserved %s (high %s), used %s (high %s)\n",
+                mib(pages.reserved_bytes).c_str(), mib(pages.reserved_bytes_high).c_str(),
+                mib(pages.used_bytes).c_str(), mib(pages.used_bytes_high).c_str());
+    for (StreamPoolLocation location : {StreamPoolLocation::device, StreamPoolLocation::host}) {
+        const char* name = location == StreamPoolLocation::device ? "scratch" : "staging";
+        try {
+            StreamPoolSettings pool_settings;
+            pool_settings.location = location;
+            pool_settings.release_threshold = 16_MiB;
+            pool_settings.log = Log(silent_log());
+            auto pool = make_stream_ordered_pool(backend, pool_settings);
+            std::vector<DeviceAddress> buffers;
+            for (int i = 0; i < 4; ++i) buffers.push_back(pool->allocate(8_MiB));
+            pool->free(buffers.back());
+            buffers.pop_back();
+            pool->synchronize();
+            const StreamPoolStatistics s = pool->statistics();
+            std::printf("  %s pool      reserved %s (high %s), used %s (high %s), threshold "
+                        "%s, %s memory\n",
+                        name, mib(s.reserved_bytes).c_str(), mib(s.reserved_bytes_high).c_str(),
+                        mib(s.used_bytes).c_str(), mib(s.used_bytes_high).c_str(),
+                        mib(s.release_threshold).c_str(), std::string(to_string(location)).c_str());
+            for (DeviceAddress buffer : buffers) pool->free(buffer);
+            pool->synchronize();
+        } catch (const Error& error) {
+            std::printf("  %s pool      unavailable: %s\n", name, error.what());
+        }
+    }
+}
+
+// Devices and which pairs reach each other's memory (CUDA only).
+void print_devices([[maybe_unused]] Backend& backend) {
+#if VTPAGE_HAS_CUDA
+    auto* cuda = dynamic_cast<CudaBackend*>(&backend);
+    if (!cuda || backend.capabilities().device_count < 2) return;
+    const int count = backend.capabilities().device_count;
+    std::string pairs;
+    for (int a = 0; a < count; ++a) {
+        for (int b = 0; b < count; ++b) {
+            if (a == b) continue;
+            pairs += detail::concat(" ", a, "->", b, ":", cuda->can_access_peer(a, b) ? "yes" : "no");
+        }
+    }
+    std::printf("  peer access      %s\n", pairs.c_str());
+#endif
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -109,6 +200,14 @@ int main(int argc, char** argv) {
         std::printf("  fd export/import  %s\n", yes_no(caps.fd_handles));
         std::printf("  compression       %s\n", yes_no(caps.compression));
         std::printf("  read-only access  %s\n", yes_no(caps.read_only_access));
+        print_devices(*backend);
+        try {
+            std::printf("  compressible page %s\n", compressible_page(*backend).c_str());
+            print_pools(*backend);
+        } catch (const Error& error) {
+            ++failures;
+            std::printf("  pools             FAILED: %s\n", error.what());
+        }
         auto start = std::chrono::steady_clock::now();
         std::string problem;
         try {

@@ -3,6 +3,8 @@
 #include <fcntl.h>
 
 #include <cerrno>
+#include <mutex>
+#include <unordered_map>
 #include <vector>
 
 #include "address_ledger.hpp"
@@ -46,12 +48,48 @@ struct CudaBackend::State {
         return prop;
     }
 
+    // The primary context of a device, retained on first use; the backend's own is retained at
+    // construction.
+    CUcontext context_of(int ordinal) {
+        std::lock_guard lock(devices_mutex);
+        CUcontext& slot = contexts.at(static_cast<std::size_t>(ordinal));
+        if (!slot) {
+            CUcontext retained = nullptr;
+            driver.check(driver.cuDevicePrimaryCtxRetain(&retained, devices.at(ordinal)),
+                         "CudaBackend", detail::concat("device=", ordinal),
+                         "cuDevicePrimaryCtxRetain failed");
+            slot = retained;
+        }
+        return slot;
+    }
+    void remember_device(PhysicalHandle handle, int ordinal) {
+        std::lock_guard lock(devices_mutex);
+        handle_devices[handle.value] = ordinal;
+    }
+    void forget_device(PhysicalHandle handle) {
+        std::lock_guard lock(devices_mutex);
+        handle_devices.erase(handle.value);
+    }
+    int device_of(PhysicalHandle handle) const {
+        std::lock_guard lock(devices_mutex);
+        auto found = handle_devices.find(handle.value);
+        return found == handle_devices.end() ? settings.device : found->second;
+    }
+
     CudaBackendSettings settings;
     backend_detail::CudaDriver driver;
     backend_detail::AddressLedger ledger;
     Capabilities capabilities;
     CUdevice device = 0;
     CUcontext context = nullptr;
+    // Per device ordinal: its CUdevice, whether it has VMM, and peer[a][b]: whether device a
+    // can access memory on device b (queried once: the answers do not change).
+    std::vector<CUdevice> devices;
+    std::vector<bool> vmm_supported;
+    std::vector<std::vector<bool>> peer;
+    mutable std::mutex devices_mutex;  // guards contexts and handle_devices
+    std::vector<CUcontext> contexts;
+    std::unordered_map<std::uint64_t, int> handle_devices;
 };
 
 CudaBackend::CudaBackend(CudaBackendSettings settings) {
@@ -98,10 +136,34 @@ CudaBackend::CudaBackend(CudaBackendSettings settings) {
     state_ = std::make_unique<State>(settings, std::move(driver), granularity);
     State& s = *state_;
     s.device = device;
+    for (int ordinal = 0; ordinal < count; ++ordinal) {
+        CUdevice other = 0;
+        s.driver.check(s.driver.cuDeviceGet(&other, ordinal), "CudaBackend", arguments);
+        int vmm = 0;
+        s.driver.check(s.driver.cuDeviceGetAttribute(
+                           &vmm, CU_DEVICE_ATTRIBUTE_VIRTUAL_MEMORY_MANAGEMENT_SUPPORTED, other),
+                       "CudaBackend", arguments, "cuDeviceGetAttribute failed");
+        s.devices.push_back(other);
+        s.vmm_supported.push_back(vmm != 0);
+    }
+    s.peer.assign(static_cast<std::size_t>(count), std::vector<bool>(count, false));
+    for (int accessor = 0; accessor < count; ++accessor) {
+        for (int owner = 0; owner < count; ++owner) {
+            int can = accessor == owner ? 1 : 0;
+            if (accessor != owner) {
+                s.driver.check(s.driver.cuDeviceCanAccessPeer(&can, s.devices[accessor],
+                                                              s.devices[owner]),
+                               "CudaBackend", arguments, "cuDeviceCanAccessPeer failed");
+            }
+            s.peer[accessor][owner] = can != 0;
+        }
+    }
+
     s.driver.check(s.driver.cuDevicePrimaryCtxRetain(&s.context, device), "CudaBackend",
                    arguments, "cuDevicePrimaryCtxRetain failed");
+    s.contexts.assign(static_cast<std::size_t>(count), nullptr);
+    s.contexts[static_cast<std::size_t>(settings.device)] = s.context;
     make_current();
-
     Capabilities& caps = s.capabilities;
     caps.backend = "cuda";
     char name[256] = {};
@@ -191,16 +253,59 @@ CudaBackend::~CudaBackend() {
                                      live.mappings, " mappings and ", live.reservations,
                                      " reservations still live");
     }
-    if (state_->context) state_->driver.cuDevicePrimaryCtxRelease(state_->device);
+    // Leave this thread current on no context that these releases may destroy.
+    CUcontext current = nullptr;
+    state_->driver.cuCtxGetCurrent(&current);
+    for (std::size_t ordinal = 0; ordinal < state_->contexts.size(); ++ordinal) {
+        if (!state_->contexts[ordinal]) continue;
+        if (current == state_->contexts[ordinal]) state_->driver.cuCtxSetCurrent(nullptr);
+        state_->driver.cuDevicePrimaryCtxRelease(state_->devices[ordinal]);
+    }
+}
+
+void CudaBackend::make_current(int device) const {
+    if (device < 0 || device >= state_->capabilities.device_count) {
+        throw Error(Errc::invalid_argument, "make_current",
+                    detail::concat("there are ", state_->capabilities.device_count,
+                                   " CUDA devices"),
+                    detail::concat("device=", device));
+    }
+    // Always set, never compare first: when the last holder releases a primary context and a
+    // new one is retained later, the driver may hand out the same handle value, so a thread
+    // whose current context is the destroyed one would look up to date.
+    state_->driver.check(state_->driver.cuCtxSetCurrent(state_->context_of(device)),
+                         "make_current", detail::concat("device=", device),
+                         "cuCtxSetCurrent failed");
+}
+
+MemoryInfo CudaBackend::memory_info(int device) const {
+    make_current(device);
+    MemoryInfo info;
+    CUresult result = state_->driver.cuMemGetInfo(&info.free, &info.total);
+    make_current();
+    state_->driver.check(result, "memory_info", detail::concat("device=", device));
+    return info;
+}
+
+bool CudaBackend::can_access_peer(int accessor, int owner) const {
+    const int count = state_->capabilities.device_count;
+    if (accessor < 0 || accessor >= count || owner < 0 || owner >= count) return false;
+    return state_->peer[accessor][owner];
+}
+
+bool CudaBackend::supports_virtual_memory(int device) const {
+    if (device < 0 || device >= state_->capabilities.device_count) return false;
+    return state_->vmm_supported[device];
+}
+
+int CudaBackend::device_of(PhysicalHandle handle) const {
+    state_->ledger.handle_size("device_of", handle);
+    return state_->device_of(handle);
 }
 
 void CudaBackend::make_current() const {
-    CUcontext current = nullptr;
-    state_->driver.cuCtxGetCurrent(&current);
-    if (current != state_->context) {
-        state_->driver.check(state_->driver.cuCtxSetCurrent(state_->context), "make_current",
-                             {}, "cuCtxSetCurrent failed");
-    }
+    state_->driver.check(state_->driver.cuCtxSetCurrent(state_->context), "make_current", {},
+                         "cuCtxSetCurrent failed");  // always set: see make_current(device)
 }
 
 const Capabilities& CudaBackend::capabilities() const noexcept { return state_->capabilities; }
@@ -257,23 +362,33 @@ PhysicalHandle CudaBackend::create(std::size_t size, const PageOptions& options)
         "size=", size, ", device=", options.device, ", exportable=", options.exportable,
         ", compressible=", options.compressible);
     state_->ledger.check_size("create", "size", size, arguments);
-    if (options.device >= state_->capabilities.device_count) {
+    if (options.device < -1 || options.device >= state_->capabilities.device_count) {
         throw Error(Errc::invalid_argument, "create",
                     detail::concat("there are ", state_->capabilities.device_count,
                                    " CUDA devices"),
                     arguments);
     }
+    const int placed_on = options.device < 0 ? state_->settings.device : options.device;
+    if (!state_->vmm_supported[placed_on]) {
+        throw Error(Errc::not_supported, "create",
+                    detail::concat("device ", placed_on,
+                                   " does not support virtual memory management"),
+                    arguments);
+    }
+    if (placed_on != state_->settings.device) state_->context_of(placed_on);
     make_current();
     CUmemAllocationProp prop = state_->properties(options);
     CUmemGenericAllocationHandle handle = 0;
     state_->driver.check(state_->driver.cuMemCreate(&handle, size, &prop, 0), "create", arguments);
     PhysicalHandle result{handle};
     state_->ledger.add_handle(result, size);
+    state_->remember_device(result, placed_on);
     return result;
 }
 
 void CudaBackend::release(PhysicalHandle handle) {
     state_->ledger.remove_handle(handle);
+    state_->forget_device(handle);
     make_current();
     state_->driver.check(state_->driver.cuMemRelease(handle.value), "release",
                          detail::concat("handle=", handle.value));
@@ -319,11 +434,23 @@ void CudaBackend::set_access(DeviceAddress address, std::size_t size,
     std::vector<CUmemAccessDesc> descriptors;
     descriptors.reserve(access.size());
     const Access* own = nullptr;
+    std::vector<bool> seen(static_cast<std::size_t>(state_->capabilities.device_count), false);
     for (const DeviceAccess& entry : access) {
         if (entry.device < 0 || entry.device >= state_->capabilities.device_count) {
             throw Error(Errc::invalid_argument, "set_access",
                         detail::concat("device ", entry.device, " does not exist (there are ",
                                        state_->capabilities.device_count, ")"),
+                        arguments);
+        }
+        if (seen[entry.device]) {
+            throw Error(Errc::invalid_argument, "set_access",
+                        detail::concat("device ", entry.device, " is given twice"), arguments);
+        }
+        seen[entry.device] = true;
+        if (entry.access != Access::none && !state_->vmm_supported[entry.device]) {
+            throw Error(Errc::not_supported, "set_access",
+                        detail::concat("device ", entry.device,
+                                       " does not support virtual memory management"),
                         arguments);
         }
         CUmemAccessDesc descriptor{};
@@ -333,7 +460,25 @@ void CudaBackend::set_access(DeviceAddress address, std::size_t size,
         descriptors.push_back(descriptor);
         if (entry.device == state_->capabilities.device) own = &entry.access;
     }
-    state_->ledger.whole_mappings("set_access", address, size);
+    const auto mappings = state_->ledger.whole_mappings("set_access", address, size);
+    // Each accessing device must reach the device of every page in the range.
+    for (const auto& mapping : mappings) {
+        const int owner = state_->device_of(mapping.handle);
+        for (const DeviceAccess& entry : access) {
+            if (entry.access != Access::none && !state_->peer[entry.device][owner]) {
+                throw Error(Errc::not_supported, "set_access",
+                            detail::concat("device ", entry.device,
+                                           " cannot access memory on device ", owner,
+                                           " (cuDeviceCanAccessPeer says no)"),
+                            arguments);
+            }
+        }
+    }
+    for (const DeviceAccess& entry : access) {
+        if (entry.access != Access::none && entry.device != state_->settings.device) {
+            state_->context_of(entry.device);
+        }
+    }
     make_current();
     state_->driver.check(
         state_->driver.cuMemSetAccess(address, size, descriptors.data(), descriptors.size()),
@@ -370,7 +515,16 @@ PhysicalHandle CudaBackend::import_fd(int fd, std::size_t size) {
                              &handle, os_handle, CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR),
                          "import_fd", arguments);
     PhysicalHandle result{handle};
+    // The exporter chose the device; the importer learns it from the allocation's properties.
+    CUmemAllocationProp prop{};
+    int placed_on = state_->settings.device;
+    if (state_->driver.cuMemGetAllocationPropertiesFromHandle(&prop, handle) == CUDA_SUCCESS &&
+        prop.location.type == CU_MEM_LOCATION_TYPE_DEVICE && prop.location.id >= 0 &&
+        prop.location.id < state_->capabilities.device_count) {
+        placed_on = prop.location.id;
+    }
     state_->ledger.add_handle(result, size);
+    state_->remember_device(result, placed_on);
     return result;
 }
 

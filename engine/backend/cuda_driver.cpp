@@ -2,12 +2,23 @@
 
 #include <dlfcn.h>
 
+#include <string_view>
+
 namespace vtpage::backend_detail {
 
 namespace {
 using GetProcAddress = CUresult (*)(const char*, void**, int, cuuint64_t,
                                     CUdriverProcAddressQueryResult*);
+
+// The CUDA version whose signature of `name` cuda.h declares. Usually the headers' own version,
+// but CUDA 13 gave cuCtxSynchronize a context argument (cuCtxSynchronize_v2, what a request for
+// 13.0 returns) while cuda.h still declares the argument-less one: calling the one through the
+// other's type passes a garbage context.
+int declared_version(std::string_view name) {
+    if (name == "cuCtxSynchronize") return 2000;
+    return CUDA_VERSION;
 }
+}  // namespace
 
 CudaDriver CudaDriver::load() {
     // The driver stays loaded for the life of the process: unloading it under a live context
@@ -30,7 +41,8 @@ CudaDriver CudaDriver::load() {
     auto resolve = [&](const char* name, void** pointer) {
         CUdriverProcAddressQueryResult status{};
         CUresult result =
-            get_proc_address(name, pointer, CUDA_VERSION, CU_GET_PROC_ADDRESS_DEFAULT, &status);
+            get_proc_address(name, pointer, declared_version(name), CU_GET_PROC_ADDRESS_DEFAULT,
+                             &status);
         if (result != CUDA_SUCCESS || status != CU_GET_PROC_ADDRESS_SUCCESS || !*pointer) {
             throw Error(Errc::device_unavailable, "CudaDriver::load",
                         std::string("the CUDA driver lacks ") + name, {}, result,

@@ -42,6 +42,9 @@ FaultRule parse_rule(std::string_view part) {
     }
     FaultRule rule;
     bool known = false;
+    // Short names for the two fd calls, as people say them.
+    if (head == "export") head = "export_fd";
+    if (head == "import") head = "import_fd";
     for (BackendOperation operation : all_operations) {
         if (to_string(operation) == head) {
             rule.operation = operation;

@@ -38,6 +38,17 @@ struct PageTable::State {
         if (!policy) {
             throw Error(Errc::invalid_argument, "PageTable", "make_policy returned no policy");
         }
+        // Page options (a device, compression) can change the granularity; the region is cut
+        // into pages of the default one.
+        if (pool.page_size() != region.page_size()) {
+            throw Error(Errc::not_supported, "PageTable",
+                        detail::concat("pages with these options have a granularity of ",
+                                       pool.page_size(), " bytes, the region's pages ",
+                                       region.page_size()),
+                        detail::concat("device=", settings.pool.page_options.device,
+                                       ", compressible=",
+                                       settings.pool.page_options.compressible));
+        }
         set_budget(settings.budget_bytes);
     }
 
@@ -121,6 +132,18 @@ struct PageTable::State {
         }
         return evicted;
     }
+    // Gives pages back to the pool; called after the evictions that freed them are reported.
+    // `returning` counts them meanwhile (raised by the caller under the lock).
+    void release_to_pool(const std::vector<PooledPage>& pages) {
+        if (pages.empty()) return;
+        try {
+            pool.release(pages);
+        } catch (const Error& error) {
+            settings.log.error("page table: returning pages to the pool failed: ", error.what());
+        }
+        std::lock_guard lock(mutex);
+        returning -= pages.size();
+    }
     void compact_queue() {
         if (queue.size() < 2 * queued + 1024) return;
         std::deque<PageIndex> live;
@@ -169,6 +192,7 @@ struct PageTable::State {
     std::unordered_map<PageIndex, Entry> entries;
     std::deque<PageIndex> queue;  // may hold stale or repeated pages; `queued` is the truth
     std::size_t queued = 0, resident = 0, committing = 0, evicting = 0, pinned = 0;
+    std::size_t returning = 0;  // physical pages on their way back to the pool
     std::size_t budget_pages = 1;
     FrameId current_frame = 0;
     FrameId completed_frame = 0;
@@ -197,9 +221,12 @@ std::vector<PageMapping> PageTable::State::run_batch(std::unique_lock<std::mutex
     std::vector<PooledPage> pages;
     for (const auto& victim : evicted) pages.push_back(victim.physical);
     const std::size_t wanted = batch.candidates.size();
+    // Pages that go back to the pool, once the evictions are reported: a page given back
+    // earlier could be committed elsewhere and reported before its eviction here.
+    std::vector<PooledPage> to_pool;
     // Evicted pages beyond what the batch needs (a lowered budget) go back to the pool.
     if (pages.size() > wanted) {
-        pool.release(std::span(pages).subspan(wanted));
+        to_pool.assign(pages.begin() + static_cast<std::ptrdiff_t>(wanted), pages.end());
         pages.resize(wanted);
     }
     std::vector<PageMapping> extra_victims_evicted;
@@ -250,13 +277,7 @@ std::vector<PageMapping> PageTable::State::run_batch(std::unique_lock<std::mutex
             failure = std::current_exception();
         }
     }
-    if (failure && !pages.empty()) {
-        try {
-            pool.release(pages);
-        } catch (const Error& error) {
-            settings.log.error("page table: returning pages to the pool failed: ", error.what());
-        }
-    }
+    if (failure) to_pool.insert(to_pool.end(), pages.begin(), pages.end());
     const auto elapsed = std::chrono::steady_clock::now() - start;
 
     lock.lock();
@@ -301,7 +322,9 @@ std::vector<PageMapping> PageTable::State::run_batch(std::unique_lock<std::mutex
             committed.push_back({batch.candidates[i], entry.physical, entry.generation});
         }
     }
+    returning += to_pool.size();
     report(lock, evicted, committed);
+    release_to_pool(to_pool);
     if (failure) std::rethrow_exception(failure);
     return committed;
 }
@@ -527,7 +550,20 @@ std::vector<PageMapping> PageTable::commit(std::span<const PageIndex> pages, boo
     }
     std::vector<PageMapping> result;
     if (!batch.candidates.empty() || !batch.victims.empty()) {
-        result = s.run_batch(lock, std::move(batch));
+        try {
+            result = s.run_batch(lock, std::move(batch));
+        } catch (...) {
+            // The batch was undone; so are the pins this call gave the resident pages (pinned
+            // pages stay resident, so they are all still there).
+            lock.lock();
+            if (pin) {
+                for (PageIndex page : resident_now) {
+                    Entry& entry = s.entries.at(page);
+                    if (--entry.pins == 0) --s.pinned;
+                }
+            }
+            throw;
+        }
         lock.lock();
     }
     for (PageIndex page : resident_now) {
@@ -604,14 +640,15 @@ void PageTable::evict(std::span<const PageIndex> pages) {
     auto evicted = s.unmap_victims(victims, failure);
     std::vector<PooledPage> physical;
     for (const auto& victim : evicted) physical.push_back(victim.physical);
-    s.pool.release(physical);
     if (!evicted.empty()) {
         const auto per_page = (std::chrono::steady_clock::now() - start) / evicted.size();
         for (std::size_t i = 0; i < evicted.size(); ++i) s.evict_latency.record(per_page);
     }
     lock.lock();
     s.forget_victims(evicted);
+    s.returning += physical.size();
     s.report(lock, evicted, {});
+    s.release_to_pool(physical);
     if (failure) std::rethrow_exception(failure);
 }
 
@@ -746,7 +783,7 @@ void PageTable::check_invariants() const {
                             s.committing, ", evicting ", evicting, "/", s.evicting, ", pinned ",
                             pinned, "/", s.pinned));
     }
-    if (committing == 0 && evicting == 0) {
+    if (committing == 0 && evicting == 0 && s.returning == 0) {
         const std::size_t mapped = s.settings.map_into_region ? resident : 0;
         if (s.region.committed_count() != mapped) {
             fail(detail::concat("the region has ", s.region.committed_count(),
@@ -770,6 +807,47 @@ void PageTable::check_invariants() const {
     if (live_queue != s.queued) {
         fail(detail::concat("the queue holds ", live_queue, " live pages, the count says ",
                             s.queued));
+    }
+    s.pool.check_invariants();
+}
+
+LiveResources PageTable::held_resources() const {
+    LiveResources held = state_->region.held_resources();
+    const LiveResources pool = state_->pool.held_resources();
+    held.reservations += pool.reservations;
+    held.reserved_bytes += pool.reserved_bytes;
+    held.mappings += pool.mappings;
+    held.mapped_bytes += pool.mapped_bytes;
+    held.pages += pool.pages;
+    held.page_bytes += pool.page_bytes;
+    return held;
+}
+
+void PageTable::check_invariants(const LiveResources& backend_baseline) const {
+    check_invariants();
+    {
+        std::lock_guard lock(state_->mutex);
+        if (state_->committing > 0 || state_->evicting > 0 || state_->returning > 0) {
+            throw Error(Errc::busy, "check_invariants",
+                        "commits or evictions are in progress: the backend cannot be compared");
+        }
+    }
+    const LiveResources held = held_resources();
+    LiveResources expected = backend_baseline;
+    expected.reservations += held.reservations;
+    expected.reserved_bytes += held.reserved_bytes;
+    expected.mappings += held.mappings;
+    expected.mapped_bytes += held.mapped_bytes;
+    expected.pages += held.pages;
+    expected.page_bytes += held.page_bytes;
+    const LiveResources actual = state_->backend.live_resources();
+    if (!(actual == expected)) {
+        throw Error(Errc::corrupt_data, "check_invariants",
+                    detail::concat("the backend holds ", actual.reservations, " reservations, ",
+                                   actual.mappings, " mappings, ", actual.pages,
+                                   " pages; the table accounts for ", expected.reservations,
+                                   ", ", expected.mappings, ", ", expected.pages,
+                                   " (baseline included)"));
     }
 }
 
@@ -809,11 +887,12 @@ void PageTable::shutdown() {
     auto evicted = s.unmap_victims(victims, failure);
     std::vector<PooledPage> physical;
     for (const auto& victim : evicted) physical.push_back(victim.physical);
-    s.pool.release(physical);
-    s.pool.trim_to(0);
     lock.lock();
     s.forget_victims(evicted);
+    s.returning += physical.size();
     s.report(lock, evicted, {});
+    s.release_to_pool(physical);
+    s.pool.trim_to(0);
     if (failure) std::rethrow_exception(failure);
 }
 

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <atomic>
+#include <map>
 #include <mutex>
 
 #include "page_directory.hpp"
@@ -29,6 +30,7 @@ struct VirtualRegion::State {
     mutable std::mutex mutex;
     core_detail::PageDirectory<std::uint64_t> handles;  // 0: not committed
     std::uint64_t committed = 0;
+    std::map<PageIndex, std::uint64_t> orphans;  // page -> handle still mapped there
     std::atomic<std::uint64_t> maps{0}, unmaps{0}, set_access_calls{0};
     LatencyHistogram map_latency, unmap_latency, set_access_latency;
 };
@@ -46,15 +48,47 @@ VirtualRegion::VirtualRegion(Backend& backend, VirtualRegionSettings settings)
 }
 
 VirtualRegion::~VirtualRegion() {
-    // Unmap what is left (the pages themselves belong to whoever committed them).
-    std::vector<PageIndex> committed;
-    state_->handles.for_each_set([&](PageIndex page, std::uint64_t) { committed.push_back(page); });
-    try {
-        if (!committed.empty()) decommit(committed);
-        backend_.free_reservation(base_, page_count_ * page_size_);
-    } catch (const Error&) {
-        // A destructor cannot report; the backend's leak accounting shows what is left.
+    // Unmap what is left (the pages themselves belong to whoever committed them). A few tries,
+    // since a refused unmap leaves the reservation busy; a destructor cannot report, and the
+    // backend's own accounting (live_resources) shows whatever is still left.
+    constexpr int attempts = 3;
+    for (int attempt = 0; attempt < attempts; ++attempt) {
+        try {
+            std::vector<PageIndex> committed;
+            state_->handles.for_each_set(
+                [&](PageIndex page, std::uint64_t) { committed.push_back(page); });
+            if (!committed.empty()) decommit(committed);
+            {
+                std::lock_guard lock(state_->mutex);
+                unmap_orphans({});
+                if (!state_->orphans.empty()) continue;
+            }
+            backend_.free_reservation(base_, page_count_ * page_size_);
+            return;
+        } catch (const Error&) {
+        }
     }
+}
+
+void VirtualRegion::unmap_orphans(std::span<const PageIndex> needed) {
+    if (state_->orphans.empty()) return;
+    std::vector<PageIndex> pages;
+    for (const auto& [page, handle] : state_->orphans) pages.push_back(page);
+    std::exception_ptr failure;
+    for_each_run(pages, [&](PageIndex first, std::size_t count) {
+        try {
+            backend_.unmap(base_ + first * page_size_, count * page_size_);
+            ++state_->unmaps;
+            for (PageIndex page = first; page < first + count; ++page) state_->orphans.erase(page);
+        } catch (...) {
+            for (PageIndex page = first; page < first + count; ++page) {
+                if (!failure && std::binary_search(needed.begin(), needed.end(), page)) {
+                    failure = std::current_exception();
+                }
+            }
+        }
+    });
+    if (failure) std::rethrow_exception(failure);
 }
 
 void VirtualRegion::check_page(const char* operation, PageIndex page) const {
@@ -106,6 +140,9 @@ void VirtualRegion::commit(std::span<const PagePlacement> placements) {
     }
     std::vector<PageIndex> pages;
     pages.reserve(sorted.size());
+    for (const PagePlacement& placement : sorted) pages.push_back(placement.page);
+    unmap_orphans(pages);  // the batch's own orphans must go; others are tried on the way
+    pages.clear();
     try {
         for (const PagePlacement& placement : sorted) {
             LatencyHistogram::Timer timer(state_->map_latency);
@@ -116,11 +153,21 @@ void VirtualRegion::commit(std::span<const PagePlacement> placements) {
         set_access_by_runs(pages, access_);
     } catch (...) {
         // Undo exactly the maps that succeeded, run by run: never a hole, never a page not ours.
+        // A run whose unmap is refused (twice) becomes orphaned, unmapped later; the original
+        // error is what the caller hears about.
         for_each_run(pages, [&](PageIndex first, std::size_t count) {
-            try {
-                backend_.unmap(base_ + first * page_size_, count * page_size_);
-            } catch (const Error&) {
-                // Nothing more can be done here; the original error is what matters.
+            for (int attempt = 0; attempt < 2; ++attempt) {
+                try {
+                    backend_.unmap(base_ + first * page_size_, count * page_size_);
+                    return;
+                } catch (const Error&) {
+                }
+            }
+            for (std::size_t i = 0; i < count; ++i) {
+                auto found = std::lower_bound(
+                    sorted.begin(), sorted.end(), first + i,
+                    [](const PagePlacement& a, PageIndex page) { return a.page < page; });
+                state_->orphans[first + i] = found->handle.value;
             }
         });
         throw;
@@ -150,6 +197,11 @@ std::vector<PhysicalHandle> VirtualRegion::decommit(std::span<const PageIndex> p
     }
     handles.reserve(pages.size());
     for (PageIndex page : pages) handles.push_back(PhysicalHandle{state_->handles.get(page)});
+    try {
+        unmap_orphans({});
+    } catch (const Error&) {
+        // They stay orphaned; this decommit is about other pages.
+    }
     // Each run is whole mappings, one per page, so one unmap covers it. If a run fails, the
     // runs before it stay decommitted and is_committed() tells the caller which pages those are.
     for_each_run(sorted, [&](PageIndex first, std::size_t count) {
@@ -205,6 +257,7 @@ RegionStatistics VirtualRegion::statistics() const {
     s.maps = state_->maps;
     s.unmaps = state_->unmaps;
     s.set_access_calls = state_->set_access_calls;
+    s.orphaned_pages = orphaned_count();
     s.map_latency = state_->map_latency.summary();
     s.unmap_latency = state_->unmap_latency.summary();
     s.set_access_latency = state_->set_access_latency.summary();
@@ -214,6 +267,25 @@ RegionStatistics VirtualRegion::statistics() const {
 std::uint64_t VirtualRegion::committed_count() const {
     std::lock_guard lock(state_->mutex);
     return state_->committed;
+}
+
+}  // namespace vtpage
+
+namespace vtpage {
+
+std::uint64_t VirtualRegion::orphaned_count() const {
+    std::lock_guard lock(state_->mutex);
+    return state_->orphans.size();
+}
+
+LiveResources VirtualRegion::held_resources() const {
+    std::lock_guard lock(state_->mutex);
+    LiveResources held;
+    held.reservations = 1;
+    held.reserved_bytes = page_count_ * page_size_;
+    held.mappings = state_->committed + state_->orphans.size();
+    held.mapped_bytes = held.mappings * page_size_;
+    return held;
 }
 
 }  // namespace vtpage

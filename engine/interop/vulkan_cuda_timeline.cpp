@@ -54,6 +54,7 @@ struct CudaVulkanTimeline::State {
     cudaExternalSemaphore_t semaphore = nullptr;
     std::mutex mutex;
     std::atomic<std::uint64_t> last{0};
+    CUstream_st* last_stream = nullptr;  // where `last` was signalled
 
     State(VulkanContext& context, int cuda_device)
         : timeline(context, 0, true, "vtpage CUDA fill timeline"), device(cuda_device) {}
@@ -102,14 +103,24 @@ std::uint64_t CudaVulkanTimeline::signal(CUstream_st* stream) {
     State& s = *state_;
     std::lock_guard lock(s.mutex);  // values reach the stream in the order they are handed out
     const std::uint64_t value = s.last.load() + 1;
+    check(cudaSetDevice(s.device), "CudaVulkanTimeline::signal", "cudaSetDevice");
+    if (value > 1 && stream != s.last_stream) {
+        // Keep the values in order across streams: this one completes after the previous one.
+        cudaExternalSemaphoreWaitParams wait{};
+        wait.params.fence.value = value - 1;
+        check(cudaWaitExternalSemaphoresAsync(&s.semaphore, &wait, 1,
+                                              reinterpret_cast<cudaStream_t>(stream)),
+              "CudaVulkanTimeline::signal", "cudaWaitExternalSemaphoresAsync",
+              detail::concat("value=", value - 1));
+    }
     cudaExternalSemaphoreSignalParams parameters{};
     parameters.params.fence.value = value;
-    check(cudaSetDevice(s.device), "CudaVulkanTimeline::signal", "cudaSetDevice");
     check(cudaSignalExternalSemaphoresAsync(&s.semaphore, &parameters, 1,
                                             reinterpret_cast<cudaStream_t>(stream)),
           "CudaVulkanTimeline::signal", "cudaSignalExternalSemaphoresAsync",
           detail::concat("value=", value));
     s.last.store(value);
+    s.last_stream = stream;
     return value;
 }
 

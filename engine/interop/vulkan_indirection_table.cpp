@@ -141,6 +141,43 @@ void VulkanIndirectionTable::connect(PageTableSettings& table_settings) {
         };
 }
 
+void VulkanIndirectionTable::connect(vt::StreamerSettings& streamer_settings) {
+    streamer_settings.on_ready = [this, theirs = std::move(streamer_settings.on_ready)](
+                                     std::span<const vt::StreamedPage> pages) {
+        ready(pages);
+        if (theirs) theirs(pages);
+    };
+    streamer_settings.on_evicted = [this, theirs = std::move(streamer_settings.on_evicted)](
+                                       std::span<const vt::StreamedPage> pages) {
+        evicted(pages);
+        if (theirs) theirs(pages);
+    };
+}
+
+void VulkanIndirectionTable::ready(std::span<const vt::StreamedPage> pages) {
+    // One call per fence value, in order: a batch carries one value for all its pages.
+    std::vector<PageMapping> batch;
+    std::uint64_t fence = pages.empty() ? 0 : pages.front().fence;
+    for (const vt::StreamedPage& page : pages) {
+        if (page.fence != fence) {
+            ready(batch, fence);
+            batch.clear();
+            fence = page.fence;
+        }
+        batch.push_back({page.page, page.physical, page.generation});
+    }
+    if (!batch.empty()) ready(batch, fence);
+}
+
+void VulkanIndirectionTable::evicted(std::span<const vt::StreamedPage> pages) {
+    std::vector<PageMapping> mappings;
+    mappings.reserve(pages.size());
+    for (const vt::StreamedPage& page : pages) {
+        mappings.push_back({page.page, page.physical, page.generation});
+    }
+    evicted(mappings);
+}
+
 void VulkanIndirectionTable::check_against(const PageTable* table) {
     std::lock_guard lock(state_->mutex);
     state_->settings.page_table = table;

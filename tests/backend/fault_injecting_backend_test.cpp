@@ -1,5 +1,7 @@
 #include <gtest/gtest.h>
 
+#include <set>
+
 #include "vtpage/backend/fault_injecting_backend.hpp"
 #include "vtpage/backend/host_backend.hpp"
 
@@ -73,6 +75,46 @@ TEST(FaultInjectingBackend, BadSpecsNameTheBadPart) {
             EXPECT_FALSE(error.arguments().empty()) << spec;
         }
     }
+}
+
+}  // namespace
+}  // namespace vtpage
+
+namespace vtpage {
+namespace {
+
+TEST(FaultInjectingBackend, ExportAndImportAreShortNamesForTheFdCalls) {
+    auto rules = parse_fault_rules("export%0.5,import:invalid_handle@2");
+    ASSERT_EQ(rules.size(), 2u);
+    EXPECT_EQ(rules[0].operation, BackendOperation::export_fd);
+    EXPECT_EQ(rules[1].operation, BackendOperation::import_fd);
+    EXPECT_EQ(rules[1].error, Errc::invalid_handle);
+}
+
+TEST(FaultInjectingBackend, ExportFailsAtItsRateAndLeaksNoDescriptor) {
+    HostBackend host;
+    FaultInjectingBackend faulty(host, 9);
+    faulty.add_rules(parse_fault_rules("export:out_of_memory%0.3"));
+    PhysicalHandle page = faulty.create(2_MiB);
+    int failures = 0;
+    std::vector<UniqueFd> fds;
+    for (int i = 0; i < 200; ++i) {
+        try {
+            fds.push_back(faulty.export_fd(page));
+        } catch (const Error& error) {
+            EXPECT_EQ(error.code(), Errc::out_of_memory);
+            ++failures;
+        }
+    }
+    EXPECT_EQ(faulty.injected(BackendOperation::export_fd), std::uint64_t(failures));
+    EXPECT_GT(failures, 30);  // about 60 expected
+    EXPECT_LT(failures, 100);
+    // Every descriptor handed out is a real, distinct one; failed calls made none.
+    std::set<int> distinct;
+    for (const auto& fd : fds) distinct.insert(fd.get());
+    EXPECT_EQ(distinct.size(), fds.size());
+    fds.clear();
+    faulty.release(page);
 }
 
 }  // namespace

@@ -1,5 +1,9 @@
 #include <gtest/gtest.h>
 
+#include <map>
+
+#include "../support/leak_guard.hpp"
+
 #include "vtpage/backend/fault_injecting_backend.hpp"
 #include "vtpage/backend/host_backend.hpp"
 #include "vtpage/core/page_pool.hpp"
@@ -131,16 +135,81 @@ TEST(PagePool, DestroyedCallbackRunsBeforeRelease) {
     EXPECT_EQ(destroyed, std::vector<std::uint32_t>{page.slot});
 }
 
-TEST(PagePool, FailedReleaseKeepsThePagePooled) {
+TEST(PagePool, FailedReleaseIsTriedAgainAndThePageIsNeverHandedOutAgain) {
+    HostBackend host;
+    test::LeakGuard leaks(host);
+    FaultInjectingBackend faulty(host);
+    int destroyed = 0;
+    {
+        PagePool pool(faulty, {.release_threshold = 0,
+                               .on_destroyed = [&](const PooledPage&) { ++destroyed; },
+                               .log = Log(silent_log())});
+        auto page = pool.acquire();
+        faulty.add_rule({BackendOperation::release, Errc::backend_failure, 1});
+        pool.release(page);
+        EXPECT_EQ(pool.statistics().idle_pages, 0u);
+        EXPECT_EQ(pool.statistics().doomed_pages, 1u);
+        EXPECT_EQ(host.live_resources().pages, 1u);
+        pool.check_invariants();
+        // Not handed out again: a new page is created instead.
+        auto other = pool.acquire();
+        EXPECT_NE(other.handle, page.handle);
+        EXPECT_NE(other.slot, page.slot);
+        pool.release(other);  // a trim point: both go now
+        EXPECT_EQ(pool.statistics().doomed_pages, 0u);
+        EXPECT_EQ(host.live_resources().pages, 0u);
+        EXPECT_EQ(destroyed, 2);  // once per page, though the first took two tries
+        pool.check_invariants();
+    }
+    leaks.expect_clean();
+}
+
+TEST(PagePool, DestructorRetriesRefusedReleases) {
     HostBackend host;
     FaultInjectingBackend faulty(host);
-    PagePool pool(faulty, {.release_threshold = 0, .log = Log(silent_log())});
-    auto page = pool.acquire();
-    faulty.add_rule({BackendOperation::release, Errc::backend_failure, 1});
-    pool.release(page);
-    EXPECT_EQ(pool.statistics().idle_pages, 1u);
-    pool.trim();  // the next trim point succeeds
+    {
+        PagePool pool(faulty, {.log = Log(silent_log())});
+        pool.release(pool.acquire(3));
+        faulty.add_rule({BackendOperation::release, Errc::backend_failure, 2});
+    }
     EXPECT_EQ(host.live_resources().pages, 0u);
+}
+
+// What interop does: export each page when the pool creates it. A refused export undoes the
+// creation; a refused release during that undo is retried later. No descriptor or page leaks.
+TEST(PagePool, RefusedExportUndoesTheCreation) {
+    HostBackend host;
+    test::LeakGuard leaks(host);
+    FaultInjectingBackend faulty(host);
+    std::map<std::uint32_t, UniqueFd> exported;
+    int destroyed = 0;
+    {
+        PagePoolSettings settings;
+        settings.on_created = [&](const PooledPage& page) {
+            exported[page.slot] = faulty.export_fd(page.handle);
+        };
+        settings.on_destroyed = [&](const PooledPage& page) {
+            exported.erase(page.slot);
+            ++destroyed;
+        };
+        settings.log = Log(silent_log());
+        PagePool pool(faulty, settings);
+        faulty.add_rule({BackendOperation::export_fd, Errc::out_of_memory, 2});
+        faulty.add_rule({BackendOperation::release, Errc::backend_failure, 1});
+        EXPECT_THROW(pool.acquire(3), Error);  // the second page's export fails
+        EXPECT_EQ(exported.size(), 1u);        // the first page's, idle now
+        EXPECT_EQ(pool.statistics().idle_pages, 1u);
+        EXPECT_EQ(pool.statistics().doomed_pages, 1u);  // its release was refused
+        pool.check_invariants();
+        auto pages = pool.acquire(3);
+        EXPECT_EQ(exported.size(), 3u);
+        pool.release(pages);  // a trim point: the doomed page goes now
+        EXPECT_EQ(pool.statistics().doomed_pages, 0u);
+        pool.check_invariants();
+    }
+    EXPECT_TRUE(exported.empty());
+    EXPECT_EQ(destroyed, 3);  // never for the page whose creation was undone
+    leaks.expect_clean();
 }
 
 }  // namespace
@@ -174,6 +243,29 @@ TEST(PagePoolWindows, MapsEachPageOnceForItsWholeLife) {
         pool.release(again);
     }
     EXPECT_EQ(backend.live_resources(), baseline);
+}
+
+TEST(PagePoolWindows, APageWhoseReleaseFailsNeverComesBackWithoutItsWindow) {
+    HostBackend host;
+    test::LeakGuard leaks(host);
+    FaultInjectingBackend faulty(host);
+    {
+        PagePool pool(faulty, {.release_threshold = 0, .map_windows = true, .window_pages = 4,
+                               .log = Log(silent_log())});
+        auto page = pool.acquire();
+        faulty.add_rule({BackendOperation::release, Errc::backend_failure, 1});
+        pool.release(page);  // the window is unmapped, then the release is refused
+        EXPECT_EQ(pool.statistics().doomed_pages, 1u);
+        pool.check_invariants();
+        auto next = pool.acquire(2);
+        for (const auto& p : next) {
+            std::uint64_t value = p.slot;  // each page reaches its bytes through its window
+            faulty.write(p.window, &value, sizeof(value));
+        }
+        pool.check_invariants();
+        pool.release(next);
+    }
+    leaks.expect_clean();
 }
 
 TEST(PagePoolWindows, AFullWindowRegionIsATypedError) {

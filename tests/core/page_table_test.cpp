@@ -6,6 +6,7 @@
 #include <thread>
 
 #include "../support/backend_fixture.hpp"
+#include "../support/leak_guard.hpp"
 #include "vtpage/backend/fault_injecting_backend.hpp"
 #include "vtpage/core/page_table.hpp"
 
@@ -76,15 +77,15 @@ protected:
             GTEST_SKIP() << GetParam() << " backend unavailable: " << reason;
         }
         baseline_ = backend_->live_resources();
+        leaks_ = std::make_unique<test::LeakGuard>(*backend_);
     }
     void TearDown() override {
-        // Every table gives back every mapping, page and reservation it took.
-        if (backend_) {
-            EXPECT_EQ(backend_->live_resources(), baseline_);
-        }
+        // Every table gives back every mapping, page, reservation and descriptor it took.
+        if (leaks_) leaks_->expect_clean();
     }
     std::unique_ptr<Backend> backend_;
     LiveResources baseline_;
+    std::unique_ptr<test::LeakGuard> leaks_;
 };
 
 TEST_P(PageTableTest, RequestQueuesAndCommitQueuedCommitsInOrder) {
@@ -322,6 +323,38 @@ TEST_P(PageTableTest, FailedEvictionKeepsTheVictimResident) {
     table.commit(pages_of(3));
     EXPECT_TRUE(table.is_resident(3));
     table.check_invariants();
+}
+
+TEST_P(PageTableTest, AFailedCommitLeavesNoPinBehind) {
+    FaultInjectingBackend faulty(*backend_);
+    PageTable table(faulty, small_table(4));
+    table.commit(pages_of(1, 2));
+    faulty.add_rule({BackendOperation::map, Errc::backend_failure, 3});  // counts from 1 on
+    // 1 and 2 are resident and would be pinned with 3; 3's map fails, so nothing is pinned.
+    EXPECT_EQ(code_of([&] { table.commit(pages_of(1, 2, 3), /*pin=*/true); }),
+              Errc::backend_failure);
+    EXPECT_EQ(table.statistics().pinned_pages, 0u);
+    EXPECT_EQ(code_of([&] { table.unpin(pages_of(1)); }), Errc::invalid_argument);
+    table.evict(pages_of(1, 2));  // evictable: not pinned
+    table.check_invariants(baseline_);
+}
+
+TEST_P(PageTableTest, InvariantsWithABaselineCompareTheBackend) {
+    auto settings = small_table(4);
+    settings.pool.map_windows = true;
+    settings.pool.window_pages = 8;
+    PageTable table(*backend_, settings);
+    table.commit(pages_of(1, 2, 3));
+    table.check_invariants(baseline_);
+    const LiveResources held = table.held_resources();
+    EXPECT_EQ(held.reservations, 2u);  // the region and the windows
+    EXPECT_EQ(held.pages, 3u);
+    EXPECT_EQ(held.mappings, 6u);      // three pages in the region, three windows
+    // Something else in the backend is found.
+    PhysicalHandle stray = backend_->create(page);
+    EXPECT_EQ(code_of([&] { table.check_invariants(baseline_); }), Errc::corrupt_data);
+    backend_->release(stray);
+    table.check_invariants(baseline_);
 }
 
 TEST_P(PageTableTest, FailedCreateRollsBack) {

@@ -3,6 +3,7 @@
 #include <numeric>
 
 #include "../support/backend_fixture.hpp"
+#include "../support/leak_guard.hpp"
 #include "vtpage/backend/fault_injecting_backend.hpp"
 #include "vtpage/core/virtual_region.hpp"
 
@@ -19,11 +20,11 @@ protected:
         }
         page_ = backend_->granularity().minimum;
         baseline_ = backend_->live_resources();
+        leaks_ = std::make_unique<test::LeakGuard>(*backend_);
     }
     void TearDown() override {
-        if (backend_) {
-            EXPECT_EQ(backend_->live_resources(), baseline_);
-        }
+        // No page, mapping, reservation or descriptor left behind.
+        if (leaks_) leaks_->expect_clean();
     }
     std::vector<PhysicalHandle> create(std::size_t count) {
         std::vector<PhysicalHandle> handles;
@@ -36,6 +37,7 @@ protected:
     std::unique_ptr<Backend> backend_;
     std::size_t page_ = 0;
     LiveResources baseline_;
+    std::unique_ptr<test::LeakGuard> leaks_;
 };
 
 TEST_P(VirtualRegionTest, ReservesAHugeRangeCutIntoPages) {
@@ -199,6 +201,51 @@ TEST(VirtualRegionRollback, FailedUnmapLeavesRunsBeforeItDecommitted) {
     faulty.clear_rules();
     std::vector<PageIndex> rest{5, 9};
     region.decommit(rest);
+    for (auto handle : handles) faulty.release(handle);
+}
+
+// An undo whose unmap is refused leaves an orphaned mapping: not committed for the caller,
+// unmapped at the next commit of the page (or any commit or decommit), never leaked.
+TEST(VirtualRegionRollback, AnUndoThatCannotUnmapLeavesAnOrphanThatIsCleanedLater) {
+    HostBackend host;
+    FaultInjectingBackend faulty(host);
+    std::vector<PhysicalHandle> handles;
+    {
+        VirtualRegion region(faulty, {64_MiB});
+        for (int i = 0; i < 3; ++i) handles.push_back(faulty.create(2_MiB));
+        // The third map fails, then both tries to unmap the first two (one run) fail.
+        faulty.add_rule({BackendOperation::map, Errc::out_of_memory, 3});
+        faulty.add_rule({BackendOperation::unmap, Errc::backend_failure, 1});
+        faulty.add_rule({BackendOperation::unmap, Errc::backend_failure, 2});
+        std::vector<PagePlacement> batch{{4, handles[0]}, {5, handles[1]}, {6, handles[2]}};
+        EXPECT_THROW(region.commit(batch), Error);
+        EXPECT_FALSE(region.is_committed(4));
+        EXPECT_EQ(region.committed_count(), 0u);
+        EXPECT_EQ(region.orphaned_count(), 2u);
+        EXPECT_EQ(host.live_resources().mappings, 2u);  // still mapped, and known to be
+        EXPECT_EQ(region.held_resources().mappings, 2u);
+        // A commit of an orphaned page whose unmap is refused again fails with that error.
+        faulty.add_rule({BackendOperation::unmap, Errc::busy, 3});
+        try {
+            region.commit(5, handles[1]);
+            ADD_FAILURE() << "committed over an orphan that is still mapped";
+        } catch (const Error& error) {
+            EXPECT_EQ(error.code(), Errc::busy);
+        }
+        EXPECT_EQ(region.orphaned_count(), 2u);
+        // The next try unmaps the orphans, then commits.
+        region.commit(5, handles[1]);
+        EXPECT_EQ(region.orphaned_count(), 0u);
+        EXPECT_EQ(host.live_resources().mappings, 1u);
+        // And destruction cleans up an orphan too.
+        faulty.add_rule({BackendOperation::set_access, Errc::backend_failure, 2});
+        faulty.add_rule({BackendOperation::unmap, Errc::backend_failure, 5});
+        faulty.add_rule({BackendOperation::unmap, Errc::backend_failure, 6});
+        EXPECT_THROW(region.commit(9, handles[2]), Error);
+        EXPECT_EQ(region.orphaned_count(), 1u);
+    }
+    EXPECT_EQ(host.live_resources().mappings, 0u);
+    EXPECT_EQ(host.live_resources().reservations, 0u);
     for (auto handle : handles) faulty.release(handle);
 }
 

@@ -83,8 +83,8 @@ std::uint8_t to_unorm8(float value) {
 }
 
 ReferenceSampler::ReferenceSampler(std::uint32_t size_log2,
-                                   std::function<bool(std::uint64_t)> resident)
-    : layout_(size_log2), resident_(std::move(resident)) {}
+                                   std::function<bool(std::uint64_t)> resident, TexelFunction texel)
+    : layout_(size_log2), resident_(std::move(resident)), texel_(std::move(texel)) {}
 
 float ReferenceSampler::lod(float dudx, float dvdx, float dudy, float dvdy, float bias) const {
     const float size = float(1u << layout_.size_log2);
@@ -119,8 +119,8 @@ Colour ReferenceSampler::sample_level(std::uint32_t wanted, float u, float v,
     const float corner_x = std::floor(px), corner_y = std::floor(py);
     const float wx = px - corner_x, wy = py - corner_y;
     auto texel = [&](std::int64_t x, std::int64_t y) {
-        return unpack(pattern_texel(mip, std::uint32_t(std::clamp<std::int64_t>(x, 0, last)),
-                                    std::uint32_t(std::clamp<std::int64_t>(y, 0, last))));
+        return unpack(texel_(mip, std::uint32_t(std::clamp<std::int64_t>(x, 0, last)),
+                             std::uint32_t(std::clamp<std::int64_t>(y, 0, last))));
     };
     const std::int64_t x0 = std::int64_t(corner_x), y0 = std::int64_t(corner_y);
     return mix(mix(texel(x0, y0), texel(x0 + 1, y0), wx),

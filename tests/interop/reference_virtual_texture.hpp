@@ -25,10 +25,16 @@ struct Colour {
 // 8-bit UNORM as the colour attachment stores it.
 std::uint8_t to_unorm8(float value);
 
+// Texel (x, y) of a mip level as RGBA8, R in the low byte; x, y < the level's size.
+using TexelFunction =
+    std::function<std::uint32_t(std::uint32_t mip, std::uint32_t x, std::uint32_t y)>;
+
 class ReferenceSampler {
 public:
     // resident(page): whether a page (relative to the texture) is resident; the tail always is.
-    ReferenceSampler(std::uint32_t size_log2, std::function<bool(std::uint64_t)> resident);
+    // texel: the flat texture sampled (the pattern above by default).
+    ReferenceSampler(std::uint32_t size_log2, std::function<bool(std::uint64_t)> resident,
+                     TexelFunction texel = pattern_texel);
 
     // vt_sample_grad_info: trilinear with fallback; resident_mip as the shader reports it.
     Colour sample(float u, float v, float dudx, float dvdx, float dudy, float dvdy, float bias,
@@ -48,6 +54,7 @@ private:
 
     vt::TextureLayout layout_;
     std::function<bool(std::uint64_t)> resident_;
+    TexelFunction texel_;
 };
 
 }  // namespace vtpage::test

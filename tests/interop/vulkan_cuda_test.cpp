@@ -193,6 +193,48 @@ TEST_F(CudaVulkanTest, VulkanWaitsForWhatCudaEnqueuedBeforeTheSignal) {
     backend->free_reservation(address, bytes);
 }
 
+TEST_F(CudaVulkanTest, ValuesSignalledFromTwoStreamsCompleteInOrder) {
+    CudaVulkanTimeline fills(*context, backend->capabilities().device);
+    CUstream_st* other = nullptr;
+    ASSERT_EQ(test::cuda_stream_create(backend->capabilities().device, &other), "cudaSuccess");
+    const std::size_t bytes = 2_MiB;
+    const DeviceAddress address = backend->reserve(2 * bytes);
+    PhysicalHandle pages[2] = {backend->create(bytes), backend->create(bytes)};
+    std::vector<std::uint8_t> old_bytes(bytes, 0x01);
+    void* pinned = nullptr;
+    ASSERT_EQ(test::cuda_host_alloc(&pinned, 2 * bytes), "cudaSuccess");
+    for (int i = 0; i < 2; ++i) {
+        backend->map(address + i * bytes, bytes, pages[i]);
+        backend->set_access(address + i * bytes, bytes, Access::read_write);
+        backend->write(address + i * bytes, old_bytes.data(), bytes);
+        std::memset(static_cast<std::uint8_t*>(pinned) + i * bytes, 0x50 + i, bytes);
+    }
+    // Value 1: a slow copy on one stream. Value 2: a quick copy on the other, signalled first
+    // in time unless signal() orders it after value 1.
+    ASSERT_EQ(test::cuda_spin(stream, 200), "cudaSuccess");
+    ASSERT_EQ(test::cuda_copy_to_device_async(address, pinned, bytes, stream), "cudaSuccess");
+    EXPECT_EQ(fills.signal(stream), 1u);
+    ASSERT_EQ(test::cuda_copy_to_device_async(
+                  address + bytes, static_cast<std::uint8_t*>(pinned) + bytes, bytes, other),
+              "cudaSuccess");
+    EXPECT_EQ(fills.signal(other), 2u);
+    // Waiting for 2 on the host: both copies must have landed.
+    EXPECT_TRUE(fills.timeline().wait(2, 10'000'000'000ull));
+    for (int i = 0; i < 2; ++i) {
+        std::vector<std::uint8_t> seen(bytes);
+        backend->read(seen.data(), address + i * bytes, bytes);
+        EXPECT_EQ(seen[0], 0x50 + i) << "page " << i;
+        EXPECT_EQ(seen[bytes - 1], 0x50 + i) << "page " << i;
+    }
+    ASSERT_EQ(test::cuda_stream_synchronize(stream), "cudaSuccess");
+    ASSERT_EQ(test::cuda_stream_synchronize(other), "cudaSuccess");
+    EXPECT_EQ(test::cuda_stream_destroy(other), "cudaSuccess");
+    ASSERT_EQ(test::cuda_host_free(pinned), "cudaSuccess");
+    backend->unmap(address, 2 * bytes);
+    for (PhysicalHandle page : pages) backend->release(page);
+    backend->free_reservation(address, 2 * bytes);
+}
+
 // The whole path of a frame: pages committed by the page table, filled by CUDA copies that land
 // late, published with the fill timeline's value; the frame must wait and show them.
 class CudaRendererTest : public testing::Test, protected test::RendererRig {

@@ -10,5 +10,18 @@ namespace vtpage::test {
 
 std::string gpu_sum_words(std::uint64_t address, std::size_t words, std::uint64_t& sum);
 std::string gpu_fill_words(std::uint64_t address, std::size_t words, std::uint32_t value);
+// The same on a chosen device (its primary context); the calling thread's device is restored.
+std::string gpu_sum_words_on(int device, std::uint64_t address, std::size_t words,
+                             std::uint64_t& sum);
+std::string gpu_fill_words_on(int device, std::uint64_t address, std::size_t words,
+                              std::uint32_t value);
+
+// Writes pattern_word(first + i, seed) (pattern.hpp) to word i of the range at address.
+std::string gpu_fill_pattern(std::uint64_t address, std::size_t words, std::uint64_t first,
+                             std::uint32_t seed);
+// Counts the words of the range at address that differ from pattern_word(first + i, seed).
+std::string gpu_count_pattern_mismatches(std::uint64_t address, std::size_t words,
+                                         std::uint64_t first, std::uint32_t seed,
+                                         std::uint64_t& mismatches);
 
 }  // namespace vtpage::test

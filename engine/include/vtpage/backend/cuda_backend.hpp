@@ -7,6 +7,13 @@
 // can be created and exported, that compression is granted, that read-only access is accepted.
 // Where a probe fails, the capability is reported false and the backend falls back (pages are
 // then created without the fd handle type and export_fd throws not_supported).
+//
+// Several GPUs: a page is placed on the device PageOptions::device names, and set_access gives
+// each device its own descriptor in one cuMemSetAccess call (peer mappings per range, not
+// cudaEnablePeerAccess for everything). set_access checks that each accessing device supports
+// virtual memory management and can reach the page's device (cuDeviceCanAccessPeer), and says
+// which pair cannot, instead of the driver's bare CUDA_ERROR_INVALID_DEVICE. The primary context
+// of each device that holds pages or is given access is retained while the backend lives.
 #pragma once
 
 #include <memory>
@@ -52,6 +59,19 @@ public:
     // Makes this backend's primary context current on the calling thread (for code that mixes
     // in CUDA runtime or driver calls of its own).
     void make_current() const;
+    // Makes the primary context of another device current (retaining it if needed), e.g. to run
+    // kernels there on pages this backend placed or mapped for it.
+    void make_current(int device) const;
+
+    // Free and total memory of any device (memory_info() is this backend's device).
+    MemoryInfo memory_info(int device) const;
+    // Whether kernels on `accessor` can reach memory placed on `owner` (true when equal).
+    bool can_access_peer(int accessor, int owner) const;
+    // Whether the device supports virtual memory management (a device without it cannot be
+    // given access to pages).
+    bool supports_virtual_memory(int device) const;
+    // The device a page (created or imported) lives on.
+    int device_of(PhysicalHandle handle) const;
 
 private:
     struct State;

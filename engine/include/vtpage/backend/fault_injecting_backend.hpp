@@ -30,7 +30,8 @@ struct FaultRule {
 };
 
 // Parses a comma-separated list such as "create:out_of_memory@3,map%0.01,set_access:busy%0.5":
-// operation, optional ":error" (an Errc name; out_of_memory by default), then "@N" (the Nth
+// operation (a BackendOperation name; "export" and "import" stand for export_fd and
+// import_fd), optional ":error" (an Errc name; out_of_memory by default), then "@N" (the Nth
 // call) or "%P" (probability P in [0, 1]). invalid_argument names the bad part.
 std::vector<FaultRule> parse_fault_rules(std::string_view spec);
 

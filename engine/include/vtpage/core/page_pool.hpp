@@ -6,6 +6,10 @@
 // to up to that many bytes (pages in use plus idle pages); at each trim point (a page given
 // back, or trim()) idle pages above it are released to the driver. 0 releases every idle page
 // at once; SIZE_MAX (the default) keeps them all.
+//
+// A page whose release (or window unmap) the backend refuses is not lost: it is never handed
+// out again, and each later trim point (and the destructor) tries again. on_destroyed runs
+// once per page whatever happens.
 #pragma once
 
 #include <cstddef>
@@ -64,12 +68,18 @@ struct PagePoolStatistics {
     std::size_t used_bytes = 0;
     std::size_t used_bytes_high = 0;
     std::size_t idle_pages = 0;
+    std::size_t doomed_pages = 0;  // released once, refused by the backend, to try again
     std::uint64_t creates = 0;
     std::uint64_t releases = 0;  // pages released to the driver
     std::uint64_t hits = 0;      // pages handed out from the idle list
     std::uint64_t misses = 0;    // pages that had to be created
     LatencySummary create_latency;
     LatencySummary release_latency;
+    // Whether pages are asked to be compressible (page_options.compressible), and how many of
+    // the pages the pool holds now were granted compression: read back from each page when it
+    // is created (the driver may decline, e.g. when its compression resources run out).
+    bool compression_requested = false;
+    std::size_t compressed_pages = 0;
 };
 
 class PagePool {
@@ -104,12 +114,20 @@ public:
     void wait_for_warm_up();
 
     PagePoolStatistics statistics() const;
+    // What the pool holds in its backend: its pages, and the windows' reservation and mappings.
+    LiveResources held_resources() const;
+    // Checks the pool's books (every page idle, in use or doomed exactly once, slots unique,
+    // windows mapping their pages); throws corrupt_data with what disagrees. For tests and the
+    // stress tool; may run while other threads use the pool.
+    void check_invariants() const;
 
 private:
-    // A new physical page with its slot (and window); the caller files it as used or idle.
-    PooledPage create_page();
-    // Unmaps the window and releases the page; throws if the backend refuses.
-    void destroy_page(const PooledPage& page);
+    struct Doomed;
+    // A new physical page with its slot (and window), filed as in use or idle.
+    PooledPage create_page(bool in_use);
+    // Runs on_destroyed (once), unmaps the window and releases the page; false (logged) when
+    // the backend refuses, and then it is tried again later.
+    bool destroy_page(Doomed& doomed);
 
     struct State;
     Backend& backend_;

@@ -13,7 +13,8 @@
 // complete, and any unpinned page can be evicted.
 //
 // Callbacks report commits and evictions in batches, in the order they happen, so that higher
-// layers (the indirection table, IPC peers) stay current. They run one at a time on the thread
+// layers (the indirection table, IPC peers) stay current: an eviction is reported before its
+// physical page can be committed anywhere else, and generations grow in callback order. They run one at a time on the thread
 // that made the change, with no lock held: they may call the table's queries (lookup,
 // statistics...) but not its mutating members.
 //
@@ -157,10 +158,18 @@ public:
     std::size_t resident_count() const;
     PageTableStatistics statistics() const;
 
-    // Checks that the table, the region, the pool and the backend agree (every resident page
-    // mapped with its handle, counts matching, nothing over budget); throws corrupt_data with
-    // what disagrees. For tests and the stress tool.
+    // Checks that the table, the region and the pool agree (every resident page mapped with
+    // its handle, no physical page behind two pages, counts matching, the pool's own books
+    // sound); throws corrupt_data with what disagrees. For tests and the stress tool; may run
+    // while other threads use the table.
     void check_invariants() const;
+    // The same, and that the backend holds exactly what the table accounts for on top of
+    // `backend_baseline` (its live_resources() before the table was made): no handle, mapping
+    // or reservation more or less. Only while no other thread uses the table or its backend.
+    void check_invariants(const LiveResources& backend_baseline) const;
+    // What the table holds in its backend: the region's reservation and mappings, the pool's
+    // pages and windows.
+    LiveResources held_resources() const;
 
     // Evicts everything and gives the pool's pages back. busy when pages are pinned or were
     // used in a frame that is not complete; then nothing changes.

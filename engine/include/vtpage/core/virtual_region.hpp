@@ -7,6 +7,11 @@
 // (one cuMemSetAccess over 2000 pages costs about 1/100 of 2000 calls on an H100), and
 // decommit() unmaps each contiguous run with one call. A failure inside a batch undoes exactly
 // what the batch did and leaves the region as it was.
+//
+// Should the undo itself fail (an unmap refused while a failed commit is rolled back), the
+// mapping is not forgotten: the page is an orphan, not committed as far as callers are
+// concerned, and the region unmaps it at the next commit or decommit and at destruction. A
+// commit of an orphaned page whose unmap still fails throws that error.
 #pragma once
 
 #include <cstdint>
@@ -40,6 +45,7 @@ struct RegionStatistics {
     std::uint64_t maps = 0;
     std::uint64_t unmaps = 0;
     std::uint64_t set_access_calls = 0;
+    std::uint64_t orphaned_pages = 0;  // mappings left by a failed undo, waiting to be unmapped
     LatencySummary map_latency;
     LatencySummary unmap_latency;
     LatencySummary set_access_latency;
@@ -81,9 +87,16 @@ public:
     bool is_committed(PageIndex page) const;
     PhysicalHandle handle_at(PageIndex page) const;  // empty handle when not committed
     std::uint64_t committed_count() const;
+    // Mappings a failed undo left behind (see above), not counted as committed.
+    std::uint64_t orphaned_count() const;
+    // What the region holds in its backend: its reservation and its mappings, orphans included.
+    LiveResources held_resources() const;
     RegionStatistics statistics() const;
 
 private:
+    // Unmaps orphaned mappings, one call per run; those that fail stay orphaned. Throws the
+    // first failure for a page in `needed` (sorted), if any. Caller holds the state lock.
+    void unmap_orphans(std::span<const PageIndex> needed);
     void check_page(const char* operation, PageIndex page) const;
     // Sets access over runs of sorted pages; used by commit and protect.
     void set_access_by_runs(std::span<const PageIndex> sorted_pages,

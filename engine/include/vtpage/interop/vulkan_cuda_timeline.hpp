@@ -8,9 +8,11 @@
 //   indirection settings: .fill_timeline = fills.semaphore()
 //   streamer: fill_kernel<<<..., stream>>>(...); table.ready(pages, fills.signal(stream));
 //
-// A timeline only moves forward, so signals must complete in the order of their values: use one
-// CudaVulkanTimeline per CUDA stream (signal() is thread-safe, but two streams racing would
-// break that order).
+// A timeline only moves forward, so signals must complete in the order of their values. Signals
+// from one stream do; when a signal follows one made on another stream (the streamer's workers
+// each have a stream), signal() first makes its stream wait for the previous value
+// (cudaWaitExternalSemaphoresAsync), so that the values still complete in order. That wait
+// holds back only the later work of that stream, behind the other stream's earlier fills.
 #pragma once
 
 #include <vulkan/vulkan.h>
@@ -39,7 +41,7 @@ public:
 
     // Enqueues on `stream` (nullptr: the legacy default stream) a signal of the next value and
     // returns that value: Vulkan work waiting for it runs after everything enqueued on the
-    // stream before this call.
+    // stream before this call (and after every earlier value). Thread-safe.
     std::uint64_t signal(CUstream_st* stream);
     std::uint64_t last_signaled() const noexcept;
     VkSemaphore semaphore() const noexcept;

@@ -3,8 +3,10 @@
 // buffer at device_address().
 //
 // Who writes it:
-//   - the streamer, when a committed page's bytes are in place: ready(mappings[, fill_value]);
-//   - the page table, when it evicts pages: connect(table_settings) chains evicted() into
+//   - the streamer, when a committed page's bytes are in place, and the page table (or the
+//     streamer) when it evicts pages: connect(streamer_settings) chains ready() and evicted()
+//     into vt::StreamerSettings::on_ready / on_evicted (each page's fence is its fill value);
+//     without a streamer, ready(mappings[, fill_value]) by hand and connect(table_settings) for
 //     PageTableSettings::on_evicted;
 //   - the page importer, when the pool destroys a physical page: the table clears whatever
 //     pointed at it (the table registers itself as the importer's forget listener).
@@ -37,6 +39,7 @@
 
 #include "vtpage/base/log.hpp"
 #include "vtpage/core/page_table.hpp"
+#include "vtpage/streaming/streamer.hpp"
 
 namespace vtpage {
 
@@ -93,6 +96,9 @@ public:
     // Replaces settings.fill_timeline (e.g. once the streamer's CudaVulkanTimeline exists).
     void set_fill_timeline(VkSemaphore timeline);
 
+    // Chains ready() and evicted() into the streamer's on_ready and on_evicted (keeping the
+    // callbacks already there, which run after ours).
+    void connect(vt::StreamerSettings& streamer_settings);
     // Chains evicted() into the page table's on_evicted (keeping the callback already there).
     // The table does not exist yet then: once it does, pass it to check_against().
     void connect(PageTableSettings& table_settings);
@@ -105,6 +111,9 @@ public:
     void ready(std::span<const PageMapping> pages, std::uint64_t fill_value = 0);
     // Clears evicted pages.
     void evicted(std::span<const PageMapping> pages);
+    // The streamer's events: each page published with its own fence as the fill value.
+    void ready(std::span<const vt::StreamedPage> pages);
+    void evicted(std::span<const vt::StreamedPage> pages);
     // By hand, without a page table: publish or clear one page (generation 0).
     void publish(PageIndex page, std::uint32_t slot, std::uint64_t fill_value = 0);
     void clear(PageIndex page);

@@ -124,7 +124,60 @@ VTPAGE_HOST_DEVICE constexpr std::uint32_t texel_offset(std::uint32_t tx, std::u
     return (ty * tile_size + tx) * texel_bytes;
 }
 
+// The texel of a mip level (one axis) that texel t (0..127, the border included) of tile `tile`
+// shows. Tile n's payload starts at level texel n * 120, so its border repeats the neighbours'
+// texels; at the texture's edge the border repeats the edge texel (clamp). Tail levels are tile 0.
+VTPAGE_HOST_DEVICE constexpr std::uint32_t level_texel(std::uint32_t tile, std::uint32_t t,
+                                                       std::uint32_t level_size) {
+    const std::int64_t texel = std::int64_t(tile) * tile_payload + std::int64_t(t) - tile_border;
+    if (texel < 0) return 0;
+    if (texel >= std::int64_t(level_size)) return level_size - 1;
+    return std::uint32_t(texel);
+}
+
+// A page of a texture as a position in its mip level: page (x, y) of mip `mip` holds tiles
+// [8x, 8x + 8) x [4y, 4y + 4). The tail page is (0, 0) of tail_first_mip.
+struct PagePosition {
+    std::uint32_t mip = 0;
+    std::uint32_t x = 0;
+    std::uint32_t y = 0;
+    // Spelled out: CUDA code is compiled as C++17, which has no defaulted comparisons.
+    VTPAGE_HOST_DEVICE friend constexpr bool operator==(const PagePosition& a,
+                                                        const PagePosition& b) {
+        return a.mip == b.mip && a.x == b.x && a.y == b.y;
+    }
+};
+
+VTPAGE_HOST_DEVICE constexpr PagePosition page_position(const TextureLayout& layout,
+                                                        std::uint64_t page) {
+    const std::uint32_t mip = layout.mip_of_page(page);
+    if (layout.in_tail(mip)) return {mip, 0, 0};
+    const MipLevel& level = layout.mips[mip];
+    const std::uint64_t index = page - level.first_page;
+    return {mip, std::uint32_t(index % level.pages_x), std::uint32_t(index / level.pages_x)};
+}
+
+VTPAGE_HOST_DEVICE constexpr std::uint64_t page_at(const TextureLayout& layout,
+                                                   const PagePosition& position) {
+    if (layout.in_tail(position.mip)) return layout.tail_page();
+    const MipLevel& level = layout.mips[position.mip];
+    return level.first_page + std::uint64_t(position.y) * level.pages_x + position.x;
+}
+
+// The page of the next coarser mip that covers the same area. A tile's payload halves at the
+// next level and 120 is even, so tile (x, y) lies inside tile (x / 2, y / 2) there, and a page
+// of 8 x 4 tiles inside page (x / 2, y / 2). The tail page is its own parent.
+VTPAGE_HOST_DEVICE constexpr std::uint64_t parent_page(const TextureLayout& layout,
+                                                       std::uint64_t page) {
+    const PagePosition position = page_position(layout, page);
+    if (layout.in_tail(position.mip) || position.mip + 1 >= layout.mip_count) {
+        return layout.tail_page();
+    }
+    return page_at(layout, {position.mip + 1, position.x / 2, position.y / 2});
+}
+
 static_assert(TextureLayout(20).tail_first_mip == 14, "levels of 64 texels or less share the tail");
 static_assert(TextureLayout(0).page_count == 1, "a 1 x 1 texture is just its tail");
+static_assert(tile_payload % 2 == 0, "a tile lies inside one tile of the next coarser level");
 
 }  // namespace vtpage::vt

@@ -1,0 +1,139 @@
+// Baked texture files: one image made into the page layout of TextureLayout, every mip level
+// box-filtered from the one below, every tile with its border, so that streaming a page is one
+// read of page_bytes at a fixed offset.
+//
+// File format, version 1 (little-endian):
+//   offset 0      BakedHeader (128 bytes, below), magic "VTPGBAKE"
+//   offset 128    checksum table: one checksum64 per tile, page_count x 32 entries in page
+//                 order, tile order within a page (unused tiles are zero bytes and have a
+//                 checksum too)
+//   data_offset   the pages (4 KiB aligned), page_bytes each, in TextureLayout page order
+// The header carries its own checksum and the checksum of the table, so a flipped bit anywhere
+// is found: in the header, in the table, or in a tile.
+//
+// An image that is not a square power of two is padded to one by repeating its last column and
+// row (source_width and source_height in the header say what was real). Mip m texel (x, y) is
+// the rounded mean of mip m - 1 texels 2x..2x+1, 2y..2y+1: (a + b + c + d + 2) / 4 per channel.
+//
+// Errors: a file that cannot be opened or read is io_error; one that is too short, has a bad
+// magic, version, header, table or tile checksum is corrupt_data. The detail message names the
+// problem (and `vtpage-bake --check` prints the same message).
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <span>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "vtpage/streaming/texture_layout.hpp"
+#include "vtpage/streaming/tile_source.hpp"
+
+namespace vtpage::vt {
+
+inline constexpr char baked_magic[8] = {'V', 'T', 'P', 'G', 'B', 'A', 'K', 'E'};
+inline constexpr std::uint32_t baked_version = 1;
+inline constexpr std::uint64_t baked_data_alignment = 4096;
+
+struct BakedHeader {
+    char magic[8] = {};
+    std::uint32_t version = 0;
+    std::uint32_t header_bytes = 0;   // sizeof(BakedHeader)
+    std::uint32_t size_log2 = 0;
+    std::uint32_t tile_size = 0;      // 128
+    std::uint32_t tile_border = 0;    // 4
+    std::uint32_t texel_bytes = 0;    // 4 (RGBA8)
+    std::uint32_t tiles_per_page = 0;  // 32
+    std::uint32_t source_width = 0;
+    std::uint32_t source_height = 0;
+    std::uint32_t flags = 0;          // 0
+    std::uint64_t page_count = 0;
+    std::uint64_t page_bytes = 0;
+    std::uint64_t checksum_offset = 0;
+    std::uint64_t data_offset = 0;
+    std::uint64_t file_bytes = 0;
+    std::uint64_t table_checksum = 0;   // checksum64 of the checksum table
+    std::uint64_t header_checksum = 0;  // checksum64 of the header with this field zero
+    std::uint8_t reserved[24] = {};
+};
+static_assert(sizeof(BakedHeader) == 128, "the header is 128 bytes on disk");
+
+// The checksum of the format: 64 bits, four interleaved multiply-rotate lanes (several GB/s).
+std::uint64_t checksum64(std::span<const std::byte> bytes) noexcept;
+
+// An RGBA8 image, rows top to bottom, 4 bytes per texel.
+struct RgbaImage {
+    std::uint32_t width = 0;
+    std::uint32_t height = 0;
+    std::vector<std::uint8_t> texels;  // width * height * 4
+};
+
+// Pads to a square power of two (at least 1 x 1) by repeating the last column and row.
+RgbaImage pad_to_square_power_of_two(const RgbaImage& image);
+// One mip level from the one below (a square power of two larger than 1 x 1): the box filter
+// of the format.
+RgbaImage downsample_box(const RgbaImage& level);
+
+struct BakeSettings {
+    // Called now and then with the fraction done (0 .. 1) and what is being done.
+    std::function<void(double fraction, std::string_view stage)> progress;
+};
+
+// Writes `image` as a baked texture file at path (replacing it). invalid_argument for an empty
+// image or one larger than 2^20 on a side; io_error when the file cannot be written.
+void bake_texture(const RgbaImage& image, const std::string& path, const BakeSettings& settings = {});
+
+// A baked texture file opened for reading. Opening checks the header, the checksum table and
+// the file's size; reads check each tile's checksum. Thread-safe (pread).
+class BakedTextureFile {
+public:
+    explicit BakedTextureFile(const std::string& path);
+    ~BakedTextureFile();
+    BakedTextureFile(const BakedTextureFile&) = delete;
+    BakedTextureFile& operator=(const BakedTextureFile&) = delete;
+
+    const std::string& path() const noexcept;
+    const BakedHeader& header() const noexcept;
+    TextureLayout layout() const noexcept { return TextureLayout(header().size_log2); }
+
+    // Reads one page (page_bytes) into destination; corrupt_data naming the tile when a
+    // checksum does not match (when verify is true).
+    void read_page(std::uint64_t page, std::span<std::byte> destination, bool verify = true) const;
+    // Checks that the bytes of a page read elsewhere match the table.
+    void verify_page(std::uint64_t page, std::span<const std::byte> bytes) const;
+    // Reads and checks every page; progress(fraction) is called after each page.
+    void check_all(const std::function<void(double fraction)>& progress = {}) const;
+
+private:
+    struct State;
+    std::unique_ptr<State> state_;
+};
+
+struct BakedFileSettings {
+    bool verify_checksums = true;  // check each tile as it is streamed (about 0.3 ms a page)
+};
+
+// Streams a baked file: pread into the page on the host backend, or into pinned staging and
+// cudaMemcpyAsync to the page on CUDA.
+class BakedFileSource final : public TileSource {
+public:
+    explicit BakedFileSource(const std::string& path, BakedFileSettings settings = {});
+    ~BakedFileSource() override;
+
+    const BakedTextureFile& file() const noexcept { return *file_; }
+    std::uint32_t size_log2() const noexcept override;
+    std::string name() const override;
+    void fill_host(std::uint64_t page, std::span<std::byte> destination) const override;
+    bool fills_device() const noexcept override;
+    void fill_device(std::span<const DevicePageFill> fills,
+                     DeviceFillContext& context) const override;
+
+private:
+    std::unique_ptr<BakedTextureFile> file_;
+    BakedFileSettings settings_;
+};
+
+}  // namespace vtpage::vt

@@ -1,0 +1,60 @@
+// Turns the renderer's feedback (one FeedbackEntry per sampled pixel: which tile of which mip of
+// which texture it wanted) into page requests for the streamer:
+//   - unique pages, each with how many samples asked for it;
+//   - each page's parents (the pages of coarser mips covering the same area, up to but not
+//     including the always-resident mip tail), counted with the samples of their children, so
+//     that a coarser fallback arrives first;
+//   - ordered coarse first (higher mip first), then by count (more first), then by page;
+//   - at most max_requests per call: the finest, least asked-for pages are dropped first.
+// Entries that are empty are skipped; entries naming an unknown texture, a mip or a tile
+// outside the texture are counted as invalid and skipped (the GPU may write garbage while a
+// texture is being added or the feedback buffer resized).
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <span>
+#include <vector>
+
+#include "vtpage/streaming/feedback_entry.hpp"
+#include "vtpage/streaming/texture_set.hpp"
+
+namespace vtpage::vt {
+
+struct PageRequest {
+    PageIndex page = 0;          // global page
+    TextureId texture = 0;
+    std::uint32_t mip = 0;
+    std::uint32_t count = 0;     // samples that asked for this page or a page below it
+    friend bool operator==(const PageRequest&, const PageRequest&) = default;
+};
+
+// The priority order of requests: coarse first, then count, then page (deterministic).
+bool higher_priority(const PageRequest& a, const PageRequest& b) noexcept;
+
+struct FeedbackSettings {
+    std::size_t max_requests = 4096;  // per process() call (per frame)
+    bool include_parents = true;
+};
+
+struct FeedbackResult {
+    std::vector<PageRequest> requests;  // in priority order, at most max_requests
+    std::size_t samples = 0;            // non-empty entries
+    std::size_t invalid = 0;            // entries skipped as invalid
+    std::size_t tail_samples = 0;       // samples of tail mips (always resident: no request)
+    std::size_t dropped = 0;            // unique pages beyond max_requests
+};
+
+class FeedbackProcessor {
+public:
+    explicit FeedbackProcessor(const TextureSet& textures, FeedbackSettings settings = {});
+
+    FeedbackResult process(std::span<const FeedbackEntry> entries) const;
+    const FeedbackSettings& settings() const noexcept { return settings_; }
+
+private:
+    const TextureSet& textures_;
+    FeedbackSettings settings_;
+};
+
+}  // namespace vtpage::vt

@@ -1,0 +1,192 @@
+// The streamer: worker threads that take page requests, commit the pages through a PageTable
+// (budget, pool, eviction), fill them from their textures' tile sources, and report each page
+// ready. It owns the page table and the texture set.
+//
+//   Streamer streamer(backend, {});                        // recommended table settings
+//   auto id = streamer.add_texture(std::make_shared<ProceduralSource>(ProceduralSettings{}));
+//   FeedbackProcessor feedback(streamer.textures());
+//   each frame:
+//     auto frame = streamer.begin_frame();
+//     streamer.request(feedback.process(entries).requests);
+//     for (auto& event : streamer.poll_events()) ...       // or the callbacks below
+//     ... render frame `frame`; when the device has finished it:
+//     streamer.complete_frame(frame);
+//
+// Events, in the order they happen for any page and any physical slot:
+//   committed  the page table gave the page a physical page (its bytes are not there yet);
+//   ready      the page's fill is complete (or, with on_fills_enqueued, enqueued before the
+//              fence value it carries): only now may an indirection table point at it;
+//   evicted    the page lost its physical page, which may be reused at once.
+// A page is never evicted between committed and ready (it is pinned while it fills), and only
+// when every frame that used it (requested it or had it committed) is complete. The mip tail
+// page of each texture is committed, filled and reported ready by add_texture, and stays pinned.
+//
+// Data is reached, as PageReady::data says, through the physical page's window (the recommended
+// table settings: map_into_region = false, pool.map_windows = true, so that recycling a page
+// makes no VMM call) or at the page's place in the region (map_into_region = true). The slot
+// (PooledPage::slot) indexes per-physical-page tables such as Vulkan imports.
+//
+// GPU ordering: on the CUDA backend a batch's fills run on the worker's CUDA stream (a kernel
+// for procedural sources, pinned staging + cudaMemcpyAsync for files), on the device and
+// primary context of the CUDA backend. By default the streamer waits for the stream before it
+// reports the batch ready. With on_fills_enqueued, it calls that hook with the stream right after
+// the batch's fills are enqueued (signal a timeline semaphore there, for example) and reports
+// ready at once, carrying the value the hook returned; the pages stay pinned until the fills
+// have finished.
+//
+// Errors in workers (a source that fails to read, a backend failure) do not stop the streamer:
+// the pages concerned are not reported ready, and the error is kept for take_error() /
+// rethrow_error() and passed to on_error. Requests beyond max_pending are dropped (counted).
+//
+// Use the page table through the streamer: begin_frame / complete_frame here (or on the table:
+// workers then notice completed frames within a few milliseconds), and none of the table's
+// mutating members. All members are thread-safe. Destruction stops the workers (a batch in
+// flight is finished), waits for outstanding fills, marks every frame complete and releases
+// every page: destroy the streamer only when the device no longer reads its pages. No events
+// are delivered once destruction has begun.
+#pragma once
+
+#include <chrono>
+#include <cstddef>
+#include <cstdint>
+#include <exception>
+#include <functional>
+#include <memory>
+#include <optional>
+#include <span>
+#include <vector>
+
+#include "vtpage/core/page_table.hpp"
+#include "vtpage/streaming/feedback_processor.hpp"
+#include "vtpage/streaming/texture_set.hpp"
+#include "vtpage/streaming/tile_source.hpp"
+
+namespace vtpage::vt {
+
+// A page and where it lives; what every event carries.
+struct StreamedPage {
+    PageIndex page = 0;              // global page (texture base + layout page)
+    TextureId texture = 0;
+    std::uint64_t layout_page = 0;   // page within the texture
+    std::uint32_t mip = 0;           // the tail page reports its first mip (tail_first_mip)
+    PooledPage physical;             // .slot, .handle, .window
+    std::uint64_t generation = 0;    // PageMapping::generation of the commit
+    DeviceAddress data = 0;          // where the page's page_bytes bytes are
+    std::uint64_t fence = 0;         // ready: on_fills_enqueued's value; 0 when waited for
+};
+
+enum class StreamerEventKind : std::uint8_t { committed, ready, evicted };
+
+struct StreamerEvent {
+    StreamerEventKind kind = StreamerEventKind::ready;
+    StreamedPage page;
+};
+
+using StreamedPagesCallback = std::function<void(std::span<const StreamedPage>)>;
+// Called on a worker thread with the cudaStream_t of a batch whose fills were just enqueued;
+// returns the fence value carried by the batch's ready events.
+using FillsEnqueuedCallback = std::function<std::uint64_t(CudaStream stream)>;
+
+// map_into_region = false, pool.map_windows = true, a 16 TiB region, a 1 GiB budget.
+PageTableSettings recommended_table_settings();
+
+struct StreamerSettings {
+    // Its on_committed / on_evicted, if set, are called too (before the streamer's own).
+    PageTableSettings table = recommended_table_settings();
+    std::size_t worker_threads = 2;
+    std::size_t batch_pages = 64;      // pages committed and filled together
+    std::size_t max_pending = 65536;   // requests waiting beyond this are dropped
+    // Keep events for poll_events() (besides calling the callbacks). Poll regularly when set.
+    bool queue_events = false;
+    // Called one at a time, in order, on the thread that made the change (a worker, or the
+    // caller of add_texture), with no streamer lock held: they may call const members.
+    StreamedPagesCallback on_committed;
+    StreamedPagesCallback on_ready;
+    StreamedPagesCallback on_evicted;
+    FillsEnqueuedCallback on_fills_enqueued;  // CUDA only; empty: wait for the fills
+    std::function<void(const Error&)> on_error;
+    Log log;
+};
+
+struct StreamRequestResult {
+    std::size_t ready = 0;           // resident and filled (touched for this frame)
+    std::size_t queued = 0;          // newly pending
+    std::size_t already_queued = 0;  // pending or being filled
+    std::size_t dropped = 0;         // beyond max_pending
+};
+
+struct StreamerStatistics {
+    std::size_t textures = 0;
+    std::size_t pending = 0;
+    std::size_t in_flight = 0;        // being committed or filled
+    std::size_t ready_pages = 0;      // resident and filled, tails included
+    std::uint64_t requests = 0;
+    std::uint64_t pages_filled = 0;   // reported ready
+    std::uint64_t bytes_filled = 0;
+    std::uint64_t batches = 0;
+    std::uint64_t budget_stalls = 0;  // times nothing fitted (pinned or fenced pages)
+    std::uint64_t dropped_requests = 0;
+    std::uint64_t failed_pages = 0;   // fills or commits that failed
+    std::uint64_t errors = 0;
+    double commit_seconds = 0;        // summed over workers
+    double fill_seconds = 0;
+    PageTableStatistics table;
+};
+
+class Streamer {
+public:
+    // invalid_argument when the table would have no way to reach page data (neither
+    // map_into_region nor pool.map_windows) or for zero workers or batch pages.
+    Streamer(Backend& backend, StreamerSettings settings = {});
+    ~Streamer();
+    Streamer(const Streamer&) = delete;
+    Streamer& operator=(const Streamer&) = delete;
+
+    PageTable& page_table() noexcept;
+    const TextureSet& textures() const noexcept;
+
+    // Adds a texture, commits its tail page pinned and fills it; the tail's committed and ready
+    // events are delivered before this returns. Errors of TextureSet::add, of the commit
+    // (budget_exhausted) and of the fill are thrown; when the commit or the fill failed the
+    // texture stays in the set (its pages can be requested) but its tail is not resident.
+    TextureId add_texture(std::shared_ptr<const TileSource> source);
+
+    // Asks for pages. Ready pages are touched (kept from eviction until this frame completes);
+    // the others are queued by priority (coarse first, then count), or their count raised.
+    // out_of_range for a page that belongs to no texture (nothing is queued then).
+    StreamRequestResult request(std::span<const PageRequest> requests);
+    // The same with count 1 for each page.
+    StreamRequestResult request(std::span<const PageIndex> pages);
+    // Drops pending requests (pages being filled are not stopped).
+    void cancel(std::span<const PageIndex> pages);
+    void clear_pending();
+
+    FrameId begin_frame();
+    void complete_frame(FrameId frame);
+
+    bool is_ready(PageIndex page) const;
+    std::optional<StreamedPage> ready_page(PageIndex page) const;
+    // Pending, or being committed and filled.
+    bool is_queued(PageIndex page) const;
+    std::size_t pending_count() const;
+
+    // Events since the last call, in order (only with queue_events).
+    std::vector<StreamerEvent> poll_events();
+    // Waits until nothing is pending or being filled and every ready event has been delivered;
+    // false on timeout (for example when the budget is full of pages fenced by frames that
+    // never complete).
+    bool wait_idle(std::chrono::milliseconds timeout);
+
+    // The oldest error a worker met that was not taken yet (null when none).
+    std::exception_ptr take_error();
+    // Throws take_error() if there is one.
+    void rethrow_error();
+
+    StreamerStatistics statistics() const;
+
+private:
+    struct State;
+    std::unique_ptr<State> state_;
+};
+
+}  // namespace vtpage::vt

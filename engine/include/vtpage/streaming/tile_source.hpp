@@ -1,0 +1,59 @@
+// Where a texture's pages come from. A tile source fills a whole page of its texture -- all 32
+// tiles, borders included, unused tiles zero -- into host memory, and, where it can, into device
+// memory on a CUDA stream. The streamer calls it from its worker threads, several pages at once:
+// implementations are thread-safe.
+//
+// Pages are numbered as in TextureLayout (relative to the texture): the page a TextureSet gives a
+// texture's page in the page table is its base page plus this number.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <span>
+#include <string>
+
+#include "vtpage/backend/backend.hpp"
+#include "vtpage/streaming/texture_layout.hpp"
+
+namespace vtpage::vt {
+
+// A cudaStream_t, kept opaque so that this header needs no CUDA headers.
+using CudaStream = void*;
+
+class DeviceFillContext;
+
+// One page to fill in device memory: page_bytes bytes at destination.
+struct DevicePageFill {
+    std::uint64_t page = 0;          // page of the texture (its TextureLayout page)
+    DeviceAddress destination = 0;   // a device address the context's device can write
+};
+
+class TileSource {
+public:
+    virtual ~TileSource() = default;
+    TileSource(const TileSource&) = delete;
+    TileSource& operator=(const TileSource&) = delete;
+
+    // The texture is 2^size_log2 texels on a side (size_log2 <= max_size_log2).
+    virtual std::uint32_t size_log2() const noexcept = 0;
+    // For logs and error messages: "procedural seed 7" or the file's path.
+    virtual std::string name() const = 0;
+
+    // Writes page `page` (all page_bytes bytes) into destination, which holds at least
+    // page_bytes. out_of_range for a page past the texture; io_error / corrupt_data from files.
+    virtual void fill_host(std::uint64_t page, std::span<std::byte> destination) const = 0;
+
+    // Whether fill_device works (a CUDA build, and a source that implements it).
+    virtual bool fills_device() const noexcept { return false; }
+    // Enqueues the fills on context.stream(): the bytes are final once the stream has passed
+    // the work enqueued here. The default throws not_supported.
+    virtual void fill_device(std::span<const DevicePageFill> fills,
+                             DeviceFillContext& context) const;
+
+    TextureLayout layout() const noexcept { return TextureLayout(size_log2()); }
+
+protected:
+    TileSource() = default;
+};
+
+}  // namespace vtpage::vt

@@ -1,0 +1,457 @@
+#include "vtpage/streaming/baked_texture.hpp"
+
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <bit>
+#include <cerrno>
+#include <cstring>
+#include <vector>
+
+#include "vtpage/base/system_error.hpp"
+#include "vtpage/base/unique_fd.hpp"
+#include "vtpage/config.hpp"
+#include "vtpage/streaming/device_fill_context.hpp"
+
+#if VTPAGE_HAS_CUDA
+#include <cuda_runtime.h>
+#endif
+
+namespace vtpage::vt {
+
+static_assert(std::endian::native == std::endian::little,
+              "the baked format is little-endian and read with plain copies");
+
+namespace {
+
+constexpr std::uint64_t prime1 = 0x9e3779b185ebca87ull;
+constexpr std::uint64_t prime2 = 0xc2b2ae3d27d4eb4full;
+constexpr std::uint64_t prime3 = 0x165667b19e3779f9ull;
+
+constexpr std::uint64_t rotl(std::uint64_t x, int r) { return (x << r) | (x >> (64 - r)); }
+constexpr std::uint64_t round_lane(std::uint64_t lane, std::uint64_t word) {
+    return rotl(lane + word * prime2, 31) * prime1;
+}
+
+std::uint64_t align_up(std::uint64_t value, std::uint64_t alignment) {
+    return (value + alignment - 1) / alignment * alignment;
+}
+
+std::uint64_t table_bytes(std::uint64_t page_count) {
+    return page_count * tiles_per_page * sizeof(std::uint64_t);
+}
+
+std::uint64_t header_checksum(BakedHeader header) {
+    header.header_checksum = 0;
+    return checksum64(std::as_bytes(std::span(&header, 1)));
+}
+
+std::string tile_text(const TextureLayout& layout, std::uint64_t page, std::uint32_t tile) {
+    const PagePosition position = page_position(layout, page);
+    if (layout.in_tail(position.mip)) {
+        return detail::concat("page ", page, " (the mip tail), tile ", tile, " (mip ",
+                              position.mip + tile, ")");
+    }
+    return detail::concat("page ", page, " (mip ", position.mip, ", page ", position.x, ",",
+                          position.y, "), tile ", tile, " (tile ",
+                          position.x * page_tiles_x + tile % page_tiles_x, ",",
+                          position.y * page_tiles_y + tile / page_tiles_x, " of mip ",
+                          position.mip, ")");
+}
+
+// Reads exactly size bytes at offset; false when the file ends first.
+bool read_exact(int fd, void* destination, std::size_t size, std::uint64_t offset,
+                const char* operation, const std::string& path) {
+    auto* bytes = static_cast<std::byte*>(destination);
+    std::size_t done = 0;
+    while (done < size) {
+        const ssize_t n = ::pread(fd, bytes + done, size - done, off_t(offset + done));
+        if (n < 0) {
+            if (errno == EINTR) continue;
+            throw Error(Errc::io_error, operation,
+                        detail::concat("read failed: ", std::strerror(errno)),
+                        detail::concat("path=", path), errno, errno_name(errno));
+        }
+        if (n == 0) return false;
+        done += std::size_t(n);
+    }
+    return true;
+}
+
+void write_exact(int fd, const void* source, std::size_t size, std::uint64_t offset,
+                 const std::string& path) {
+    const auto* bytes = static_cast<const std::byte*>(source);
+    std::size_t done = 0;
+    while (done < size) {
+        const ssize_t n = ::pwrite(fd, bytes + done, size - done, off_t(offset + done));
+        if (n < 0) {
+            if (errno == EINTR) continue;
+            throw Error(Errc::io_error, "bake_texture",
+                        detail::concat("write failed: ", std::strerror(errno)),
+                        detail::concat("path=", path), errno, errno_name(errno));
+        }
+        done += std::size_t(n);
+    }
+}
+
+// Tile `tile` of a page from the mip images (each a square power of two).
+void build_tile(const std::vector<RgbaImage>& mips, const TextureLayout& layout,
+                std::uint64_t page, std::uint32_t tile, std::byte* out) {
+    const PagePosition position = page_position(layout, page);
+    std::uint32_t mip = position.mip, tile_x = 0, tile_y = 0;
+    if (layout.in_tail(position.mip)) {
+        mip = position.mip + tile;
+    } else {
+        tile_x = position.x * page_tiles_x + tile % page_tiles_x;
+        tile_y = position.y * page_tiles_y + tile / page_tiles_x;
+    }
+    if (mip >= layout.mip_count || tile_x >= layout.mips[mip].tiles ||
+        tile_y >= layout.mips[mip].tiles) {
+        std::memset(out, 0, tile_bytes);
+        return;
+    }
+    const RgbaImage& level = mips[mip];
+    for (std::uint32_t ty = 0; ty < tile_size; ++ty) {
+        const std::uint32_t y = level_texel(tile_y, ty, level.height);
+        const std::uint8_t* row = level.texels.data() + std::size_t(y) * level.width * 4;
+        for (std::uint32_t tx = 0; tx < tile_size; ++tx) {
+            const std::uint32_t x = level_texel(tile_x, tx, level.width);
+            std::memcpy(out + texel_offset(tx, ty), row + std::size_t(x) * 4, 4);
+        }
+    }
+}
+
+}  // namespace
+
+std::uint64_t checksum64(std::span<const std::byte> bytes) noexcept {
+    std::uint64_t lanes[4] = {prime1 + prime2, prime2, 0, 0 - prime1};
+    const std::size_t words = bytes.size() / 8;
+    const std::byte* data = bytes.data();
+    std::size_t i = 0;
+    for (; i + 4 <= words; i += 4) {
+        for (int k = 0; k < 4; ++k) {
+            std::uint64_t word;
+            std::memcpy(&word, data + (i + k) * 8, 8);
+            lanes[k] = round_lane(lanes[k], word);
+        }
+    }
+    std::uint64_t h = rotl(lanes[0], 1) + rotl(lanes[1], 7) + rotl(lanes[2], 12) + rotl(lanes[3], 18);
+    for (; i < words; ++i) {
+        std::uint64_t word;
+        std::memcpy(&word, data + i * 8, 8);
+        h = rotl(h ^ round_lane(0, word), 27) * prime1 + prime3;
+    }
+    for (std::size_t b = words * 8; b < bytes.size(); ++b) {
+        h = rotl(h ^ (std::uint64_t(std::to_integer<std::uint8_t>(data[b])) * prime3), 11) * prime1;
+    }
+    h ^= std::uint64_t(bytes.size());
+    h ^= h >> 33;
+    h *= prime2;
+    h ^= h >> 29;
+    h *= prime3;
+    h ^= h >> 32;
+    return h;
+}
+
+RgbaImage pad_to_square_power_of_two(const RgbaImage& image) {
+    std::uint32_t side = 1;
+    while (side < image.width || side < image.height) side *= 2;
+    if (side == image.width && side == image.height) return image;
+    RgbaImage out;
+    out.width = out.height = side;
+    out.texels.resize(std::size_t(side) * side * 4);
+    for (std::uint32_t y = 0; y < side; ++y) {
+        const std::uint32_t sy = std::min(y, image.height - 1);
+        for (std::uint32_t x = 0; x < side; ++x) {
+            const std::uint32_t sx = std::min(x, image.width - 1);
+            std::memcpy(&out.texels[(std::size_t(y) * side + x) * 4],
+                        &image.texels[(std::size_t(sy) * image.width + sx) * 4], 4);
+        }
+    }
+    return out;
+}
+
+RgbaImage downsample_box(const RgbaImage& level) {
+    RgbaImage out;
+    out.width = std::max(1u, level.width / 2);
+    out.height = std::max(1u, level.height / 2);
+    out.texels.resize(std::size_t(out.width) * out.height * 4);
+    for (std::uint32_t y = 0; y < out.height; ++y) {
+        const std::uint8_t* r0 = level.texels.data() + std::size_t(2 * y) * level.width * 4;
+        const std::uint8_t* r1 = r0 + std::size_t(level.width) * 4;
+        std::uint8_t* o = out.texels.data() + std::size_t(y) * out.width * 4;
+        for (std::uint32_t x = 0; x < out.width; ++x) {
+            for (int c = 0; c < 4; ++c) {
+                const unsigned sum = r0[8 * x + c] + r0[8 * x + 4 + c] + r1[8 * x + c] +
+                                     r1[8 * x + 4 + c];
+                o[4 * x + c] = std::uint8_t((sum + 2) / 4);
+            }
+        }
+    }
+    return out;
+}
+
+void bake_texture(const RgbaImage& image, const std::string& path, const BakeSettings& settings) {
+    if (image.width == 0 || image.height == 0 ||
+        image.texels.size() != std::size_t(image.width) * image.height * 4) {
+        throw Error(Errc::invalid_argument, "bake_texture", "the image is empty or its size is wrong",
+                    detail::concat("width=", image.width, ", height=", image.height));
+    }
+    if (image.width > (1u << max_size_log2) || image.height > (1u << max_size_log2)) {
+        throw Error(Errc::invalid_argument, "bake_texture",
+                    detail::concat("images are at most 2^", max_size_log2, " texels on a side"),
+                    detail::concat("width=", image.width, ", height=", image.height));
+    }
+    auto progress = [&](double fraction, std::string_view stage) {
+        if (settings.progress) settings.progress(fraction, stage);
+    };
+    std::vector<RgbaImage> mips;
+    mips.push_back(pad_to_square_power_of_two(image));
+    const std::uint32_t size_log2 = std::uint32_t(std::countr_zero(mips.front().width));
+    const TextureLayout layout(size_log2);
+    while (mips.back().width > 1) {
+        progress(0.1 * double(mips.size()) / double(layout.mip_count), "filtering mips");
+        mips.push_back(downsample_box(mips.back()));
+    }
+
+    BakedHeader header;
+    std::memcpy(header.magic, baked_magic, sizeof(header.magic));
+    header.version = baked_version;
+    header.header_bytes = sizeof(BakedHeader);
+    header.size_log2 = size_log2;
+    header.tile_size = tile_size;
+    header.tile_border = tile_border;
+    header.texel_bytes = texel_bytes;
+    header.tiles_per_page = tiles_per_page;
+    header.source_width = image.width;
+    header.source_height = image.height;
+    header.page_count = layout.page_count;
+    header.page_bytes = page_bytes;
+    header.checksum_offset = sizeof(BakedHeader);
+    header.data_offset =
+        align_up(header.checksum_offset + table_bytes(layout.page_count), baked_data_alignment);
+    header.file_bytes = header.data_offset + layout.page_count * page_bytes;
+
+    const std::string temporary = path + ".partial";
+    UniqueFd fd(::open(temporary.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644));
+    if (!fd) {
+        throw Error(Errc::io_error, "bake_texture",
+                    detail::concat("cannot create: ", std::strerror(errno)),
+                    detail::concat("path=", temporary), errno, errno_name(errno));
+    }
+    try {
+        std::vector<std::uint64_t> table(layout.page_count * tiles_per_page);
+        std::vector<std::byte> page(page_bytes);
+        for (std::uint64_t p = 0; p < layout.page_count; ++p) {
+            for (std::uint32_t t = 0; t < tiles_per_page; ++t) {
+                std::byte* tile = page.data() + std::size_t(t) * tile_bytes;
+                build_tile(mips, layout, p, t, tile);
+                table[p * tiles_per_page + t] = checksum64(std::span(tile, tile_bytes));
+            }
+            write_exact(fd.get(), page.data(), page.size(), header.data_offset + p * page_bytes,
+                        temporary);
+            progress(0.1 + 0.9 * double(p + 1) / double(layout.page_count), "writing pages");
+        }
+        const auto table_span = std::as_bytes(std::span(table));
+        header.table_checksum = checksum64(table_span);
+        header.header_checksum = header_checksum(header);
+        write_exact(fd.get(), table_span.data(), table_span.size(), header.checksum_offset,
+                    temporary);
+        write_exact(fd.get(), &header, sizeof(header), 0, temporary);
+        if (::ftruncate(fd.get(), off_t(header.file_bytes)) != 0 || ::fsync(fd.get()) != 0) {
+            throw Error(Errc::io_error, "bake_texture",
+                        detail::concat("cannot finish the file: ", std::strerror(errno)),
+                        detail::concat("path=", temporary), errno, errno_name(errno));
+        }
+        fd.reset();
+        if (::rename(temporary.c_str(), path.c_str()) != 0) {
+            throw Error(Errc::io_error, "bake_texture",
+                        detail::concat("cannot rename the finished file: ", std::strerror(errno)),
+                        detail::concat("path=", path), errno, errno_name(errno));
+        }
+    } catch (...) {
+        fd.reset();
+        ::unlink(temporary.c_str());
+        throw;
+    }
+}
+
+struct BakedTextureFile::State {
+    std::string path;
+    UniqueFd fd;
+    BakedHeader header;
+    TextureLayout layout;
+    std::vector<std::uint64_t> table;
+
+    [[noreturn]] void corrupt(const std::string& detail_text) const {
+        throw Error(Errc::corrupt_data, "BakedTextureFile", detail_text,
+                    detail::concat("path=", path));
+    }
+};
+
+BakedTextureFile::BakedTextureFile(const std::string& path) : state_(std::make_unique<State>()) {
+    State& s = *state_;
+    s.path = path;
+    s.fd = UniqueFd(::open(path.c_str(), O_RDONLY | O_CLOEXEC));
+    if (!s.fd) {
+        throw Error(Errc::io_error, "BakedTextureFile",
+                    detail::concat("cannot open: ", std::strerror(errno)),
+                    detail::concat("path=", path), errno, errno_name(errno));
+    }
+    struct stat info {};
+    if (::fstat(s.fd.get(), &info) != 0) {
+        throw Error(Errc::io_error, "BakedTextureFile",
+                    detail::concat("cannot stat: ", std::strerror(errno)),
+                    detail::concat("path=", path), errno, errno_name(errno));
+    }
+    const std::uint64_t file_size = std::uint64_t(info.st_size);
+    if (file_size < sizeof(BakedHeader)) {
+        s.corrupt(detail::concat("truncated: the file has ", file_size,
+                                 " bytes, less than the ", sizeof(BakedHeader), "-byte header"));
+    }
+    if (!read_exact(s.fd.get(), &s.header, sizeof(BakedHeader), 0, "BakedTextureFile", path)) {
+        s.corrupt("truncated: the header could not be read whole");
+    }
+    const BakedHeader& h = s.header;
+    if (std::memcmp(h.magic, baked_magic, sizeof(h.magic)) != 0) {
+        s.corrupt("bad magic: not a vtpage baked texture");
+    }
+    if (h.version != baked_version) {
+        s.corrupt(detail::concat("unsupported version ", h.version, " (this build reads version ",
+                                 baked_version, ")"));
+    }
+    if (header_checksum(h) != h.header_checksum) {
+        s.corrupt("header checksum mismatch: the header is corrupt");
+    }
+    auto expect = [&](const char* field, std::uint64_t value, std::uint64_t wanted) {
+        if (value != wanted) {
+            s.corrupt(detail::concat("inconsistent header: ", field, " is ", value, ", expected ",
+                                     wanted));
+        }
+    };
+    expect("header_bytes", h.header_bytes, sizeof(BakedHeader));
+    if (h.size_log2 > max_size_log2) {
+        s.corrupt(detail::concat("inconsistent header: size_log2 is ", h.size_log2,
+                                 ", at most ", max_size_log2));
+    }
+    s.layout = TextureLayout(h.size_log2);
+    expect("tile_size", h.tile_size, tile_size);
+    expect("tile_border", h.tile_border, tile_border);
+    expect("texel_bytes", h.texel_bytes, texel_bytes);
+    expect("tiles_per_page", h.tiles_per_page, tiles_per_page);
+    expect("page_count", h.page_count, s.layout.page_count);
+    expect("page_bytes", h.page_bytes, page_bytes);
+    expect("checksum_offset", h.checksum_offset, sizeof(BakedHeader));
+    expect("data_offset", h.data_offset,
+           align_up(h.checksum_offset + table_bytes(h.page_count), baked_data_alignment));
+    expect("file_bytes", h.file_bytes, h.data_offset + h.page_count * page_bytes);
+    if (file_size < h.file_bytes) {
+        s.corrupt(detail::concat("truncated: the file has ", file_size, " bytes, the header says ",
+                                 h.file_bytes));
+    }
+    if (file_size > h.file_bytes) {
+        s.corrupt(detail::concat("size mismatch: the file has ", file_size,
+                                 " bytes, the header says ", h.file_bytes));
+    }
+    s.table.resize(h.page_count * tiles_per_page);
+    const auto table_span = std::as_writable_bytes(std::span(s.table));
+    if (!read_exact(s.fd.get(), table_span.data(), table_span.size(), h.checksum_offset,
+                    "BakedTextureFile", path)) {
+        s.corrupt("truncated: the checksum table could not be read whole");
+    }
+    if (checksum64(table_span) != h.table_checksum) {
+        s.corrupt("checksum table corrupt: its checksum does not match the header");
+    }
+}
+
+BakedTextureFile::~BakedTextureFile() = default;
+
+const std::string& BakedTextureFile::path() const noexcept { return state_->path; }
+const BakedHeader& BakedTextureFile::header() const noexcept { return state_->header; }
+
+void BakedTextureFile::verify_page(std::uint64_t page, std::span<const std::byte> bytes) const {
+    const State& s = *state_;
+    for (std::uint32_t t = 0; t < tiles_per_page; ++t) {
+        const std::uint64_t sum = checksum64(bytes.subspan(std::size_t(t) * tile_bytes, tile_bytes));
+        if (sum != s.table[page * tiles_per_page + t]) {
+            throw Error(Errc::corrupt_data, "BakedTextureFile::read_page",
+                        detail::concat("tile checksum mismatch: ", tile_text(s.layout, page, t),
+                                       ": the data is corrupt"),
+                        detail::concat("path=", s.path));
+        }
+    }
+}
+
+void BakedTextureFile::read_page(std::uint64_t page, std::span<std::byte> destination,
+                                 bool verify) const {
+    const State& s = *state_;
+    if (page >= s.header.page_count) {
+        throw Error(Errc::out_of_range, "BakedTextureFile::read_page",
+                    detail::concat("the file has ", s.header.page_count, " pages"),
+                    detail::concat("path=", s.path, ", page=", page));
+    }
+    if (destination.size() < page_bytes) {
+        throw Error(Errc::invalid_argument, "BakedTextureFile::read_page",
+                    "the destination holds less than a page",
+                    detail::concat("bytes=", destination.size()));
+    }
+    if (!read_exact(s.fd.get(), destination.data(), page_bytes,
+                    s.header.data_offset + page * page_bytes, "BakedTextureFile::read_page",
+                    s.path)) {
+        throw Error(Errc::corrupt_data, "BakedTextureFile::read_page",
+                    detail::concat("truncated: page ", page, " ends past the end of the file"),
+                    detail::concat("path=", s.path));
+    }
+    if (verify) verify_page(page, destination.first(page_bytes));
+}
+
+void BakedTextureFile::check_all(const std::function<void(double)>& progress) const {
+    std::vector<std::byte> page(page_bytes);
+    const std::uint64_t count = state_->header.page_count;
+    for (std::uint64_t p = 0; p < count; ++p) {
+        read_page(p, page, true);
+        if (progress) progress(double(p + 1) / double(count));
+    }
+}
+
+BakedFileSource::BakedFileSource(const std::string& path, BakedFileSettings settings)
+    : file_(std::make_unique<BakedTextureFile>(path)), settings_(settings) {}
+
+BakedFileSource::~BakedFileSource() = default;
+
+std::uint32_t BakedFileSource::size_log2() const noexcept { return file_->header().size_log2; }
+
+std::string BakedFileSource::name() const { return file_->path(); }
+
+void BakedFileSource::fill_host(std::uint64_t page, std::span<std::byte> destination) const {
+    file_->read_page(page, destination, settings_.verify_checksums);
+}
+
+bool BakedFileSource::fills_device() const noexcept { return device_fills_built(); }
+
+void BakedFileSource::fill_device(std::span<const DevicePageFill> fills,
+                                  DeviceFillContext& context) const {
+#if VTPAGE_HAS_CUDA
+    for (const DevicePageFill& f : fills) {
+        std::byte* staging = context.staging(page_bytes);
+        file_->read_page(f.page, std::span(staging, page_bytes), settings_.verify_checksums);
+        const cudaError_t error =
+            cudaMemcpyAsync(reinterpret_cast<void*>(f.destination), staging, page_bytes,
+                            cudaMemcpyHostToDevice, static_cast<cudaStream_t>(context.stream()));
+        if (error != cudaSuccess) {
+            throw Error(Errc::backend_failure, "BakedFileSource::fill_device",
+                        "cudaMemcpyAsync failed",
+                        detail::concat("path=", file_->path(), ", page=", f.page), error,
+                        cudaGetErrorName(error));
+        }
+    }
+#else
+    (void)fills;
+    (void)context;
+    throw Error(Errc::not_supported, "BakedFileSource::fill_device", "built without CUDA");
+#endif
+}
+
+}  // namespace vtpage::vt

@@ -1,0 +1,97 @@
+#include "vtpage/streaming/feedback_processor.hpp"
+
+#include <algorithm>
+#include <unordered_map>
+
+namespace vtpage::vt {
+
+bool higher_priority(const PageRequest& a, const PageRequest& b) noexcept {
+    if (a.mip != b.mip) return a.mip > b.mip;
+    if (a.count != b.count) return a.count > b.count;
+    return a.page < b.page;
+}
+
+FeedbackProcessor::FeedbackProcessor(const TextureSet& textures, FeedbackSettings settings)
+    : textures_(textures), settings_(settings) {}
+
+FeedbackResult FeedbackProcessor::process(std::span<const FeedbackEntry> entries) const {
+    FeedbackResult result;
+    // Tiles first (neighbouring pixels mostly repeat an entry: count runs before hashing).
+    std::unordered_map<std::uint64_t, std::uint32_t> tiles;
+    std::uint64_t run_key = 0;
+    std::uint32_t run = 0;
+    auto flush = [&] {
+        if (run > 0) tiles[run_key] += run;
+        run = 0;
+    };
+    for (const FeedbackEntry& entry : entries) {
+        if (entry.is_empty()) continue;
+        ++result.samples;
+        const std::uint64_t key = std::uint64_t(entry.texture_mip) << 32 | entry.tile_xy;
+        if (run > 0 && key == run_key) {
+            ++run;
+            continue;
+        }
+        flush();
+        run_key = key;
+        run = 1;
+    }
+    flush();
+
+    // Then pages, with the counts of the tiles in them.
+    const std::size_t texture_count = textures_.texture_count();
+    std::vector<TextureInfo> infos;
+    infos.reserve(texture_count);
+    for (TextureId id = 0; id < texture_count; ++id) infos.push_back(textures_.info(id));
+    struct Counted {
+        TextureId texture;
+        std::uint32_t mip;
+        std::uint64_t count;
+    };
+    std::unordered_map<PageIndex, Counted> pages;
+    for (const auto& [key, count] : tiles) {
+        const TileId tile = FeedbackEntry{std::uint32_t(key >> 32), std::uint32_t(key)}.tile();
+        if (tile.texture >= infos.size()) {
+            result.invalid += count;
+            continue;
+        }
+        const TextureInfo& info = infos[tile.texture];
+        const TextureLayout& layout = info.layout;
+        if (tile.mip >= layout.mip_count || tile.x >= layout.mips[tile.mip].tiles ||
+            tile.y >= layout.mips[tile.mip].tiles) {
+            result.invalid += count;
+            continue;
+        }
+        if (layout.in_tail(tile.mip)) {
+            result.tail_samples += count;
+            continue;
+        }
+        std::uint64_t page = layout.locate(tile.mip, tile.x, tile.y).page;
+        // The page, then its parents up to (not including) the tail, each counted.
+        while (true) {
+            const PagePosition position = page_position(layout, page);
+            auto [it, inserted] =
+                pages.try_emplace(info.base_page + page, Counted{tile.texture, position.mip, 0});
+            it->second.count += count;
+            if (!settings_.include_parents) break;
+            const std::uint64_t parent = parent_page(layout, page);
+            if (parent == layout.tail_page()) break;
+            page = parent;
+        }
+    }
+
+    result.requests.reserve(pages.size());
+    for (const auto& [page, counted] : pages) {
+        result.requests.push_back(
+            {page, counted.texture, counted.mip,
+             std::uint32_t(std::min<std::uint64_t>(counted.count, UINT32_MAX))});
+    }
+    const std::size_t keep = std::min(settings_.max_requests, result.requests.size());
+    result.dropped = result.requests.size() - keep;
+    std::partial_sort(result.requests.begin(), result.requests.begin() + std::ptrdiff_t(keep),
+                      result.requests.end(), higher_priority);
+    result.requests.resize(keep);
+    return result;
+}
+
+}  // namespace vtpage::vt

@@ -1,0 +1,796 @@
+#include "vtpage/streaming/streamer.hpp"
+
+#include <algorithm>
+#include <atomic>
+#include <condition_variable>
+#include <deque>
+#include <map>
+#include <mutex>
+#include <set>
+#include <thread>
+#include <unordered_map>
+#include <unordered_set>
+
+#include "vtpage/streaming/device_fill_context.hpp"
+
+namespace vtpage::vt {
+
+PageTableSettings recommended_table_settings() {
+    PageTableSettings settings;
+    settings.region_size = 16_TiB;
+    settings.budget_bytes = 1_GiB;
+    settings.map_into_region = false;
+    settings.pool.map_windows = true;
+    return settings;
+}
+
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+// Pending requests in priority order: coarse first, then count, then first asked.
+struct PendingKey {
+    std::uint32_t mip = 0;
+    std::uint32_t count = 0;
+    std::uint64_t sequence = 0;
+    PageIndex page = 0;
+    bool operator<(const PendingKey& other) const {
+        if (mip != other.mip) return mip > other.mip;
+        if (count != other.count) return count > other.count;
+        return sequence < other.sequence;
+    }
+};
+
+// A page of a batch on its way from commit to ready.
+struct BatchItem {
+    PendingKey key;
+    PageMapping mapping;
+    PageOwner owner;
+    std::shared_ptr<const TileSource> source;
+    StreamedPage page;
+    bool on_device = false;  // filled by source->fill_device on the worker's stream
+    bool failed = false;
+};
+
+// Pages whose fills were enqueued with on_fills_enqueued: unpinned once the batch finished.
+struct AsyncBatch {
+    std::uint64_t ticket = 0;
+    std::vector<PageIndex> pinned;
+};
+
+}  // namespace
+
+struct Streamer::State {
+    State(Backend& b, StreamerSettings s) : backend(b), settings(std::move(s)) {}
+
+    Backend& backend;
+    StreamerSettings settings;
+    bool gpu = false;
+    int device = 0;
+    std::unique_ptr<TextureSet> textures;
+    std::unique_ptr<PageTable> table;
+
+    mutable std::mutex mutex;  // guards what follows, up to the event members
+    std::condition_variable work_cv;
+    std::condition_variable idle_cv;
+    std::set<PendingKey> pending;
+    std::unordered_map<PageIndex, PendingKey> pending_index;
+    std::unordered_set<PageIndex> in_flight;
+    std::size_t reporting = 0;  // batches between leaving in_flight and their ready events
+    std::unordered_map<PageIndex, StreamedPage> ready;
+    std::vector<PageIndex> tails;
+    std::uint64_t sequence = 0;
+    std::uint64_t wake_epoch = 0;  // raised when frames complete or pins are released
+    bool stopping = false;
+    std::deque<std::exception_ptr> errors;
+    StreamerStatistics stats;
+
+    // Events: delivered one at a time, in order, under event_mutex; queued under queue_mutex.
+    std::mutex event_mutex;
+    bool delivering = true;                     // guarded by event_mutex
+    std::atomic<bool> accepting_events{true};   // false from destruction on
+    std::mutex queue_mutex;
+    std::vector<StreamerEvent> queue;
+
+    std::mutex api_mutex;  // add_texture's fills
+    std::unique_ptr<DeviceFillContext> api_context;
+    std::vector<std::thread> workers;
+
+    // ---- events ----
+    void emit(StreamerEventKind kind, std::span<const StreamedPage> pages) {
+        if (pages.empty()) return;
+        std::lock_guard lock(event_mutex);
+        if (!delivering) return;
+        const StreamedPagesCallback& callback =
+            kind == StreamerEventKind::committed ? settings.on_committed
+            : kind == StreamerEventKind::ready   ? settings.on_ready
+                                                 : settings.on_evicted;
+        if (callback) {
+            try {
+                callback(pages);
+            } catch (const std::exception& error) {
+                settings.log.error("streamer: an event callback threw: ", error.what());
+            }
+        }
+        if (settings.queue_events) {
+            std::lock_guard queue_lock(queue_mutex);
+            for (const StreamedPage& page : pages) queue.push_back({kind, page});
+        }
+    }
+
+    StreamedPage describe(const PageMapping& mapping) const {
+        StreamedPage page;
+        page.page = mapping.page;
+        page.physical = mapping.physical;
+        page.generation = mapping.generation;
+        page.data = table->maps_into_region() ? table->address_of(mapping.page)
+                                              : mapping.physical.window;
+        if (auto owner = textures->find(mapping.page)) {
+            page.texture = owner->texture;
+            page.layout_page = owner->layout_page;
+            page.mip = owner->position.mip;
+        }
+        return page;
+    }
+
+    void on_committed(std::span<const PageMapping> mappings) {
+        if (!accepting_events) return;
+        std::vector<StreamedPage> pages;
+        pages.reserve(mappings.size());
+        for (const PageMapping& mapping : mappings) pages.push_back(describe(mapping));
+        emit(StreamerEventKind::committed, pages);
+    }
+
+    void on_evicted(std::span<const PageMapping> mappings) {
+        std::vector<StreamedPage> pages;
+        pages.reserve(mappings.size());
+        {
+            std::lock_guard lock(mutex);
+            for (const PageMapping& mapping : mappings) {
+                auto found = ready.find(mapping.page);
+                if (found != ready.end() && found->second.generation == mapping.generation) {
+                    ready.erase(found);
+                }
+            }
+        }
+        if (!accepting_events) return;
+        for (const PageMapping& mapping : mappings) pages.push_back(describe(mapping));
+        emit(StreamerEventKind::evicted, pages);
+    }
+
+    // ---- errors ----
+    void record_error(std::exception_ptr error) {
+        {
+            std::lock_guard lock(mutex);
+            ++stats.errors;
+            if (errors.size() < 64) errors.push_back(error);
+        }
+        try {
+            std::rethrow_exception(error);
+        } catch (const Error& e) {
+            settings.log.error("streamer: ", e.what());
+            if (settings.on_error) {
+                try {
+                    settings.on_error(e);
+                } catch (const std::exception& thrown) {
+                    settings.log.error("streamer: on_error threw: ", thrown.what());
+                }
+            }
+        } catch (const std::exception& e) {
+            settings.log.error("streamer: ", e.what());
+            if (settings.on_error) {
+                try {
+                    settings.on_error(Error(Errc::backend_failure, "Streamer", e.what()));
+                } catch (const std::exception& thrown) {
+                    settings.log.error("streamer: on_error threw: ", thrown.what());
+                }
+            }
+        } catch (...) {
+            settings.log.error("streamer: a worker failed with an unknown exception");
+        }
+    }
+
+    // ---- pending requests (callers hold mutex) ----
+    void insert_pending(const PendingKey& key) {
+        pending.insert(key);
+        pending_index[key.page] = key;
+    }
+    void erase_pending(PageIndex page) {
+        auto found = pending_index.find(page);
+        if (found == pending_index.end()) return;
+        pending.erase(found->second);
+        pending_index.erase(found);
+    }
+    // Back to pending after a batch could not take them (their priority kept).
+    void requeue(std::span<const PendingKey> keys) {
+        for (const PendingKey& key : keys) {
+            in_flight.erase(key.page);
+            if (!pending_index.count(key.page)) insert_pending(key);
+        }
+    }
+    bool idle() const { return pending.empty() && in_flight.empty() && reporting == 0; }
+    void notify_if_idle() {
+        if (idle()) idle_cv.notify_all();
+    }
+
+    // ---- fills ----
+    void fill_on_host(BatchItem& item) {
+        if (!gpu) {
+            item.source->fill_host(item.owner.layout_page,
+                                   std::span(reinterpret_cast<std::byte*>(item.page.data),
+                                             std::size_t(page_bytes)));
+            return;
+        }
+        // A source without a device fill on a GPU backend: fill host memory, then copy.
+        std::vector<std::byte> staging(page_bytes);
+        item.source->fill_host(item.owner.layout_page, staging);
+        backend.write(item.page.data, staging.data(), staging.size());
+    }
+
+    // Fills the items; marks those that failed. Returns the fence of the device fills (0 when
+    // waited for) and, in `async_ticket`, the batch to wait for before unpinning device pages.
+    std::uint64_t fill(std::vector<BatchItem>& items, DeviceFillContext* context,
+                       std::uint64_t& async_ticket) {
+        async_ticket = 0;
+        std::map<const TileSource*, std::vector<BatchItem*>> device_groups;
+        for (BatchItem& item : items) {
+            if (context && item.source->fills_device()) {
+                item.on_device = true;
+                device_groups[item.source.get()].push_back(&item);
+                continue;
+            }
+            try {
+                fill_on_host(item);
+            } catch (...) {
+                item.failed = true;
+                record_error(std::current_exception());
+            }
+        }
+        if (device_groups.empty()) return 0;
+        std::uint64_t fence = 0;
+        try {
+            context->begin_batch();
+        } catch (...) {
+            for (auto& [source, group] : device_groups) {
+                for (BatchItem* item : group) item->failed = true;
+            }
+            record_error(std::current_exception());
+            return 0;
+        }
+        bool enqueued = false;
+        for (auto& [source, group] : device_groups) {
+            std::vector<DevicePageFill> fills;
+            fills.reserve(group.size());
+            for (BatchItem* item : group) fills.push_back({item->owner.layout_page, item->page.data});
+            try {
+                source->fill_device(fills, *context);
+                enqueued = true;
+            } catch (...) {
+                for (BatchItem* item : group) item->failed = true;
+                record_error(std::current_exception());
+            }
+        }
+        bool waited = true;
+        if (enqueued && settings.on_fills_enqueued) {
+            try {
+                fence = settings.on_fills_enqueued(context->stream());
+                waited = false;
+            } catch (...) {
+                record_error(std::current_exception());
+            }
+        }
+        try {
+            const std::uint64_t ticket = context->end_batch();
+            if (waited) {
+                context->wait(ticket);
+            } else {
+                async_ticket = ticket;
+            }
+        } catch (...) {
+            for (auto& [source, group] : device_groups) {
+                for (BatchItem* item : group) item->failed = true;
+            }
+            record_error(std::current_exception());
+            async_ticket = 0;
+        }
+        return waited ? 0 : fence;
+    }
+
+    void unpin(std::span<const PageIndex> pages) {
+        if (pages.empty()) return;
+        try {
+            table->unpin(pages);
+        } catch (...) {
+            record_error(std::current_exception());
+        }
+        {
+            std::lock_guard lock(mutex);
+            ++wake_epoch;
+        }
+        work_cv.notify_all();
+    }
+
+    // Commits, fills and reports one batch. Returns false when nothing fitted the budget.
+    bool run_batch(std::vector<PendingKey> keys, DeviceFillContext* context,
+                   std::deque<AsyncBatch>& async) {
+        const auto commit_start = Clock::now();
+        std::vector<PageMapping> mappings;
+        while (true) {
+            std::vector<PageIndex> pages;
+            pages.reserve(keys.size());
+            for (const PendingKey& key : keys) pages.push_back(key.page);
+            try {
+                mappings = table->commit(pages, true);
+                break;
+            } catch (const Error& error) {
+                const bool no_room = error.code() == Errc::budget_exhausted;
+                if (no_room && keys.size() > 1) {
+                    // Keep the higher-priority half and try again.
+                    const std::size_t keep = keys.size() / 2;
+                    std::lock_guard lock(mutex);
+                    requeue(std::span(keys).subspan(keep));
+                    keys.resize(keep);
+                    continue;
+                }
+                if (no_room || error.code() == Errc::busy) {
+                    std::lock_guard lock(mutex);
+                    requeue(keys);
+                    ++stats.budget_stalls;
+                    return false;
+                }
+                {
+                    std::lock_guard lock(mutex);
+                    for (const PendingKey& key : keys) in_flight.erase(key.page);
+                    stats.failed_pages += keys.size();
+                    notify_if_idle();
+                }
+                record_error(std::current_exception());
+                return true;
+            }
+        }
+        const auto fill_start = Clock::now();
+
+        std::unordered_map<PageIndex, PendingKey> key_of;
+        for (const PendingKey& key : keys) key_of[key.page] = key;
+        std::vector<BatchItem> items;
+        items.reserve(mappings.size());
+        for (const PageMapping& mapping : mappings) {
+            BatchItem item;
+            item.key = key_of[mapping.page];
+            item.mapping = mapping;
+            item.page = describe(mapping);
+            auto owner = textures->find(mapping.page);
+            item.owner = owner.value_or(PageOwner{});
+            item.source = textures->source(item.owner.texture);
+            items.push_back(std::move(item));
+        }
+        std::uint64_t async_ticket = 0;
+        const std::uint64_t fence = fill(items, context, async_ticket);
+        const auto done = Clock::now();
+
+        std::vector<StreamedPage> ready_pages;
+        std::vector<PageIndex> unpin_now, unpin_later;
+        {
+            std::lock_guard lock(mutex);
+            for (BatchItem& item : items) {
+                in_flight.erase(item.mapping.page);
+                if (item.failed) {
+                    ++stats.failed_pages;
+                    unpin_now.push_back(item.mapping.page);
+                    continue;
+                }
+                if (item.on_device && async_ticket != 0) {
+                    item.page.fence = fence;
+                    unpin_later.push_back(item.mapping.page);
+                } else {
+                    unpin_now.push_back(item.mapping.page);
+                }
+                ready[item.mapping.page] = item.page;
+                ready_pages.push_back(item.page);
+            }
+            stats.pages_filled += ready_pages.size();
+            stats.bytes_filled += ready_pages.size() * page_bytes;
+            ++stats.batches;
+            stats.commit_seconds += std::chrono::duration<double>(fill_start - commit_start).count();
+            stats.fill_seconds += std::chrono::duration<double>(done - fill_start).count();
+            ++reporting;
+        }
+        // Ready is reported while the pages are still pinned: no eviction can come first.
+        emit(StreamerEventKind::ready, ready_pages);
+        unpin(unpin_now);
+        {
+            std::lock_guard lock(mutex);
+            --reporting;
+            notify_if_idle();
+        }
+        if (!unpin_later.empty()) async.push_back({async_ticket, std::move(unpin_later)});
+        return true;
+    }
+
+    // Unpins the pages of async batches that have finished (all of them when `wait`).
+    void release_finished(DeviceFillContext* context, std::deque<AsyncBatch>& async, bool wait) {
+        while (!async.empty()) {
+            AsyncBatch& front = async.front();
+            try {
+                if (wait) {
+                    context->wait(front.ticket);
+                } else if (!context->finished(front.ticket)) {
+                    return;
+                }
+            } catch (...) {
+                record_error(std::current_exception());
+            }
+            unpin(front.pinned);
+            async.pop_front();
+        }
+    }
+
+    void worker_main() {
+        std::unique_ptr<DeviceFillContext> context;
+        if (gpu) {
+            try {
+                context = std::make_unique<DeviceFillContext>(device);
+            } catch (...) {
+                record_error(std::current_exception());  // fills go through host memory
+            }
+        }
+        std::deque<AsyncBatch> async;
+        bool stalled = false;
+        std::uint64_t stall_epoch = 0;
+        Clock::time_point stall_time{};
+        constexpr auto stall_retry = std::chrono::milliseconds(2);
+        constexpr auto async_poll = std::chrono::microseconds(500);
+        while (true) {
+            if (context) release_finished(context.get(), async, false);
+            std::vector<PendingKey> keys;
+            {
+                std::unique_lock lock(mutex);
+                while (true) {
+                    if (stopping) break;
+                    const bool may_retry = !stalled || wake_epoch != stall_epoch ||
+                                           Clock::now() - stall_time >= stall_retry;
+                    if (!pending.empty() && may_retry) break;
+                    if (!async.empty()) {
+                        work_cv.wait_for(lock, async_poll);
+                        break;  // release finished batches, then look again
+                    }
+                    if (stalled && !pending.empty()) {
+                        work_cv.wait_until(lock, stall_time + stall_retry);
+                    } else {
+                        work_cv.wait(lock);
+                    }
+                }
+                if (stopping) break;
+                const std::size_t take = std::min(settings.batch_pages, pending.size());
+                if (take > 0 && (!stalled || wake_epoch != stall_epoch ||
+                                 Clock::now() - stall_time >= stall_retry)) {
+                    auto it = pending.begin();
+                    for (std::size_t i = 0; i < take; ++i) {
+                        keys.push_back(*it);
+                        in_flight.insert(it->page);
+                        pending_index.erase(it->page);
+                        it = pending.erase(it);
+                    }
+                }
+            }
+            if (keys.empty()) continue;
+            if (run_batch(std::move(keys), context.get(), async)) {
+                stalled = false;
+            } else {
+                std::lock_guard lock(mutex);
+                stalled = true;
+                stall_epoch = wake_epoch;
+                stall_time = Clock::now();
+            }
+        }
+        if (context) {
+            release_finished(context.get(), async, true);
+            try {
+                context->synchronize();
+            } catch (...) {
+                record_error(std::current_exception());
+            }
+        }
+    }
+};
+
+Streamer::Streamer(Backend& backend, StreamerSettings settings)
+    : state_(std::make_unique<State>(backend, std::move(settings))) {
+    State& s = *state_;
+    const PageTableSettings& table_settings = s.settings.table;
+    if (!table_settings.map_into_region && !table_settings.pool.map_windows) {
+        throw Error(Errc::invalid_argument, "Streamer",
+                    "the page table neither maps into its region nor maps pool windows: page "
+                    "data could not be reached");
+    }
+    if (s.settings.worker_threads == 0 || s.settings.batch_pages == 0) {
+        throw Error(Errc::invalid_argument, "Streamer", "worker_threads and batch_pages must be > 0",
+                    detail::concat("worker_threads=", s.settings.worker_threads,
+                                   ", batch_pages=", s.settings.batch_pages));
+    }
+    const std::size_t page_size = backend.granularity(table_settings.pool.page_options).minimum;
+    if (page_size != page_bytes) {
+        throw Error(Errc::not_supported, "Streamer",
+                    detail::concat("the backend's pages are ", page_size,
+                                   " bytes; virtual textures need ", page_bytes),
+                    detail::concat("backend=", backend.name()));
+    }
+    if (table_settings.pool.map_windows &&
+        table_settings.budget_bytes / page_size > table_settings.pool.window_pages) {
+        throw Error(Errc::invalid_argument, "Streamer",
+                    "the budget holds more pages than the pool has windows for (raise "
+                    "pool.window_pages)",
+                    detail::concat("budget_pages=", table_settings.budget_bytes / page_size,
+                                   ", window_pages=", table_settings.pool.window_pages));
+    }
+    s.gpu = backend.capabilities().backend == "cuda" && device_fills_built();
+    s.device = backend.capabilities().device;
+
+    PageTableSettings table = table_settings;
+    table.log = s.settings.log;
+    table.on_committed = [this, user = table_settings.on_committed](
+                             std::span<const PageMapping> mappings) {
+        if (user) user(mappings);
+        state_->on_committed(mappings);
+    };
+    table.on_evicted = [this, user = table_settings.on_evicted](
+                           std::span<const PageMapping> mappings) {
+        if (user) user(mappings);
+        state_->on_evicted(mappings);
+    };
+    s.table = std::make_unique<PageTable>(backend, std::move(table));
+    s.textures = std::make_unique<TextureSet>(s.table->page_count());
+    try {
+        for (std::size_t i = 0; i < s.settings.worker_threads; ++i) {
+            s.workers.emplace_back([this] { state_->worker_main(); });
+        }
+    } catch (...) {
+        {
+            std::lock_guard lock(s.mutex);
+            s.stopping = true;
+        }
+        s.work_cv.notify_all();
+        for (auto& worker : s.workers) worker.join();
+        throw;
+    }
+}
+
+Streamer::~Streamer() {
+    State& s = *state_;
+    {
+        std::lock_guard lock(s.mutex);
+        s.stopping = true;
+    }
+    s.work_cv.notify_all();
+    for (auto& worker : s.workers) worker.join();
+    s.accepting_events = false;
+    {
+        std::lock_guard lock(s.event_mutex);
+        s.delivering = false;
+    }
+    try {
+        if (!s.tails.empty()) s.table->unpin(s.tails);
+        s.table->complete_frame(s.table->current_frame());
+    } catch (const std::exception& error) {
+        s.settings.log.error("streamer: shutting down: ", error.what());
+    }
+    s.api_context.reset();
+    try {
+        s.table->shutdown();  // evicts everything while the streamer is still whole
+    } catch (const std::exception& error) {
+        s.settings.log.error("streamer: shutting the page table down: ", error.what());
+    }
+    s.table.reset();
+}
+
+PageTable& Streamer::page_table() noexcept { return *state_->table; }
+const TextureSet& Streamer::textures() const noexcept { return *state_->textures; }
+
+TextureId Streamer::add_texture(std::shared_ptr<const TileSource> source) {
+    State& s = *state_;
+    const TextureId id = s.textures->add(source);
+    const PageIndex tail = s.textures->tail_page(id);
+    std::vector<PageMapping> mappings = s.table->commit(std::span(&tail, 1), true);
+    std::vector<BatchItem> items(1);
+    BatchItem& item = items.front();
+    item.mapping = mappings.front();
+    item.page = s.describe(item.mapping);
+    item.owner = s.textures->find(tail).value();
+    item.source = std::move(source);
+    try {
+        std::lock_guard lock(s.api_mutex);
+        if (s.gpu && item.source->fills_device()) {
+            if (!s.api_context) s.api_context = std::make_unique<DeviceFillContext>(s.device);
+            s.api_context->begin_batch();
+            const DevicePageFill fill{item.owner.layout_page, item.page.data};
+            item.source->fill_device(std::span(&fill, 1), *s.api_context);
+            s.api_context->wait(s.api_context->end_batch());
+        } else {
+            s.fill_on_host(item);
+        }
+    } catch (...) {
+        s.table->unpin(std::span(&tail, 1));
+        throw;
+    }
+    {
+        std::lock_guard lock(s.mutex);
+        s.ready[tail] = item.page;
+        s.tails.push_back(tail);
+        ++s.stats.pages_filled;
+        s.stats.bytes_filled += page_bytes;
+    }
+    s.emit(StreamerEventKind::ready, std::span(&item.page, 1));
+    return id;
+}
+
+StreamRequestResult Streamer::request(std::span<const PageRequest> requests) {
+    State& s = *state_;
+    StreamRequestResult result;
+    std::vector<PendingKey> keys;
+    keys.reserve(requests.size());
+    for (const PageRequest& request : requests) {
+        auto owner = s.textures->find(request.page);
+        if (!owner) {
+            throw Error(Errc::out_of_range, "Streamer::request", "the page belongs to no texture",
+                        detail::concat("page=", request.page));
+        }
+        keys.push_back({owner->position.mip, std::max<std::uint32_t>(request.count, 1), 0,
+                        request.page});
+    }
+    std::vector<PageIndex> touched;
+    std::vector<PendingKey> touched_keys;
+    {
+        std::lock_guard lock(s.mutex);
+        for (PendingKey key : keys) {
+            ++s.stats.requests;
+            if (s.ready.count(key.page)) {
+                touched.push_back(key.page);
+                touched_keys.push_back(key);
+                ++result.ready;
+                continue;
+            }
+            if (s.in_flight.count(key.page)) {
+                ++result.already_queued;
+                continue;
+            }
+            auto found = s.pending_index.find(key.page);
+            if (found != s.pending_index.end()) {
+                ++result.already_queued;
+                if (key.count > found->second.count) {
+                    PendingKey raised = found->second;
+                    raised.count = key.count;
+                    s.erase_pending(key.page);
+                    s.insert_pending(raised);
+                }
+                continue;
+            }
+            key.sequence = s.sequence++;
+            if (s.pending.size() >= s.settings.max_pending) {
+                auto worst = std::prev(s.pending.end());
+                ++result.dropped;
+                ++s.stats.dropped_requests;
+                if (!(key < *worst)) continue;
+                s.erase_pending(worst->page);
+            }
+            s.insert_pending(key);
+            ++result.queued;
+        }
+    }
+    if (result.queued > 0) s.work_cv.notify_all();
+    if (!touched.empty()) {
+        // Keeps them from eviction until this frame completes. A page evicted since we looked
+        // (its evicted event is on its way) was queued by the table instead: take it out of
+        // the table's queue and into ours, so that the request is not lost.
+        const RequestResult touch = s.table->request(touched);
+        if (touch.queued > 0 || touch.already_queued > 0) {
+            s.table->cancel(touched);
+            std::size_t requeued = 0;
+            for (PendingKey key : touched_keys) {
+                if (s.table->lookup(key.page)) continue;
+                std::lock_guard lock(s.mutex);
+                s.ready.erase(key.page);
+                if (s.pending_index.count(key.page) || s.in_flight.count(key.page)) continue;
+                key.sequence = s.sequence++;
+                s.insert_pending(key);
+                --result.ready;
+                ++result.queued;
+                ++requeued;
+            }
+            if (requeued > 0) s.work_cv.notify_all();
+        }
+    }
+    return result;
+}
+
+StreamRequestResult Streamer::request(std::span<const PageIndex> pages) {
+    std::vector<PageRequest> requests;
+    requests.reserve(pages.size());
+    for (PageIndex page : pages) requests.push_back({page, 0, 0, 1});
+    return request(std::span<const PageRequest>(requests));
+}
+
+void Streamer::cancel(std::span<const PageIndex> pages) {
+    std::lock_guard lock(state_->mutex);
+    for (PageIndex page : pages) state_->erase_pending(page);
+    state_->notify_if_idle();
+}
+
+void Streamer::clear_pending() {
+    std::lock_guard lock(state_->mutex);
+    state_->pending.clear();
+    state_->pending_index.clear();
+    state_->notify_if_idle();
+}
+
+FrameId Streamer::begin_frame() { return state_->table->begin_frame(); }
+
+void Streamer::complete_frame(FrameId frame) {
+    state_->table->complete_frame(frame);
+    {
+        std::lock_guard lock(state_->mutex);
+        ++state_->wake_epoch;
+    }
+    state_->work_cv.notify_all();
+}
+
+bool Streamer::is_ready(PageIndex page) const {
+    std::lock_guard lock(state_->mutex);
+    return state_->ready.count(page) != 0;
+}
+
+std::optional<StreamedPage> Streamer::ready_page(PageIndex page) const {
+    std::lock_guard lock(state_->mutex);
+    auto found = state_->ready.find(page);
+    if (found == state_->ready.end()) return std::nullopt;
+    return found->second;
+}
+
+bool Streamer::is_queued(PageIndex page) const {
+    std::lock_guard lock(state_->mutex);
+    return state_->pending_index.count(page) != 0 || state_->in_flight.count(page) != 0;
+}
+
+std::size_t Streamer::pending_count() const {
+    std::lock_guard lock(state_->mutex);
+    return state_->pending.size();
+}
+
+std::vector<StreamerEvent> Streamer::poll_events() {
+    std::lock_guard lock(state_->queue_mutex);
+    std::vector<StreamerEvent> events;
+    events.swap(state_->queue);
+    return events;
+}
+
+bool Streamer::wait_idle(std::chrono::milliseconds timeout) {
+    std::unique_lock lock(state_->mutex);
+    return state_->idle_cv.wait_for(lock, timeout, [&] { return state_->idle(); });
+}
+
+std::exception_ptr Streamer::take_error() {
+    std::lock_guard lock(state_->mutex);
+    if (state_->errors.empty()) return nullptr;
+    std::exception_ptr error = state_->errors.front();
+    state_->errors.pop_front();
+    return error;
+}
+
+void Streamer::rethrow_error() {
+    if (std::exception_ptr error = take_error()) std::rethrow_exception(error);
+}
+
+StreamerStatistics Streamer::statistics() const {
+    StreamerStatistics result;
+    {
+        std::lock_guard lock(state_->mutex);
+        result = state_->stats;
+        result.pending = state_->pending.size();
+        result.in_flight = state_->in_flight.size();
+        result.ready_pages = state_->ready.size();
+    }
+    result.textures = state_->textures->texture_count();
+    result.table = state_->table->statistics();
+    return result;
+}
+
+}  // namespace vtpage::vt

@@ -1,0 +1,135 @@
+// vtpage-bake as a user runs it: bake, check, and the exit status and message for bad input.
+#include <gtest/gtest.h>
+
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <array>
+#include <cstdio>
+#include <filesystem>
+
+#include "streaming_test_support.hpp"
+
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wmissing-field-initializers"
+#pragma GCC diagnostic ignored "-Wunused-function"
+#define STB_IMAGE_WRITE_IMPLEMENTATION
+#include <stb_image_write.h>
+#pragma GCC diagnostic pop
+
+namespace vtpage::vt {
+namespace {
+
+// The tool beside this test binary: <build>/tests/.. -> <build>/tools/bake/vtpage-bake.
+std::filesystem::path tool_path() {
+    return std::filesystem::read_symlink("/proc/self/exe").parent_path().parent_path() / "tools" /
+           "bake" / "vtpage-bake";
+}
+
+struct ToolRun {
+    int status = -1;
+    std::string output;  // stdout and stderr
+};
+
+ToolRun run(const std::string& arguments) {
+    ToolRun result;
+    const std::string command = tool_path().string() + " " + arguments + " 2>&1";
+    FILE* pipe = ::popen(command.c_str(), "r");
+    if (!pipe) return result;
+    std::array<char, 4096> buffer{};
+    while (std::size_t n = std::fread(buffer.data(), 1, buffer.size(), pipe)) {
+        result.output.append(buffer.data(), n);
+    }
+    const int status = ::pclose(pipe);
+    result.status = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+    return result;
+}
+
+class BakeToolTest : public testing::Test {
+protected:
+    void SetUp() override {
+        if (!std::filesystem::exists(tool_path())) {
+            GTEST_FAIL() << "vtpage-bake not found at " << tool_path() << " (build it first)";
+        }
+        const RgbaImage image = test::make_test_image(300, 260, 7);
+        png_ = folder_.file("image.png");
+        ASSERT_TRUE(stbi_write_png(png_.c_str(), int(image.width), int(image.height), 4,
+                                   image.texels.data(), int(image.width) * 4));
+        image_ = image;
+    }
+    test::TemporaryFolder folder_;
+    std::string png_;
+    RgbaImage image_;
+};
+
+TEST_F(BakeToolTest, BakesAndChecks) {
+    const std::string out = folder_.file("image.vtex");
+    const ToolRun bake = run("-q " + png_ + " -o " + out);
+    ASSERT_EQ(bake.status, 0) << bake.output;
+    EXPECT_NE(bake.output.find("300x260 image -> 512 x 512 texels"), std::string::npos) << bake.output;
+    const ToolRun check = run("-q --check " + out);
+    EXPECT_EQ(check.status, 0) << check.output;
+    EXPECT_NE(check.output.find("ok"), std::string::npos) << check.output;
+    // The file holds what the library bakes from the same image.
+    const std::string library = folder_.file("library.vtex");
+    bake_texture(image_, library);
+    BakedTextureFile a(out), b(library);
+    std::vector<std::byte> pa(page_bytes), pb(page_bytes);
+    for (std::uint64_t page = 0; page < a.header().page_count; ++page) {
+        a.read_page(page, pa);
+        b.read_page(page, pb);
+        ASSERT_EQ(pa, pb) << "page " << page;
+    }
+}
+
+TEST_F(BakeToolTest, CorruptOrTruncatedFilesExitTwoNamingTheProblem) {
+    const std::string out = folder_.file("image.vtex");
+    ASSERT_EQ(run("-q " + png_ + " -o " + out).status, 0);
+    const BakedHeader header = BakedTextureFile(out).header();
+
+    const std::string damaged = folder_.file("damaged.vtex");
+    std::filesystem::copy_file(out, damaged);
+    {
+        FILE* file = std::fopen(damaged.c_str(), "r+b");
+        ASSERT_TRUE(file);
+        std::fseek(file, long(header.data_offset + 2 * page_bytes + 100), SEEK_SET);
+        std::fputc(0x42, file);
+        std::fclose(file);
+    }
+    ToolRun check = run("-q --check " + damaged);
+    EXPECT_EQ(check.status, 2) << check.output;
+    EXPECT_NE(check.output.find("tile checksum mismatch: page 2"), std::string::npos) << check.output;
+    // The same message as the library's error.
+    try {
+        BakedTextureFile(damaged).check_all();
+        ADD_FAILURE() << "no error";
+    } catch (const Error& error) {
+        EXPECT_NE(check.output.find(error.detail()), std::string::npos) << check.output;
+    }
+
+    const std::string truncated = folder_.file("truncated.vtex");
+    std::filesystem::copy_file(out, truncated);
+    std::filesystem::resize_file(truncated, header.file_bytes / 2);
+    check = run("-q --check " + truncated);
+    EXPECT_EQ(check.status, 2) << check.output;
+    EXPECT_NE(check.output.find("truncated"), std::string::npos) << check.output;
+
+    check = run("-q --check " + folder_.file("missing.vtex"));
+    EXPECT_EQ(check.status, 2) << check.output;
+    EXPECT_NE(check.output.find("cannot open"), std::string::npos) << check.output;
+}
+
+TEST_F(BakeToolTest, BadFlagsAndInputsExitTwo) {
+    EXPECT_EQ(run("--no-such-flag").status, 2);
+    EXPECT_EQ(run("").status, 2);
+    EXPECT_EQ(run(png_).status, 2);  // no -o
+    const std::string not_an_image = folder_.file("text.png");
+    { std::FILE* f = std::fopen(not_an_image.c_str(), "w"); std::fputs("hello", f); std::fclose(f); }
+    const ToolRun bad = run("-q " + not_an_image + " -o " + folder_.file("x.vtex"));
+    EXPECT_EQ(bad.status, 2);
+    EXPECT_NE(bad.output.find("cannot read the image"), std::string::npos) << bad.output;
+    EXPECT_EQ(run("--help").status, 0);
+}
+
+}  // namespace
+}  // namespace vtpage::vt

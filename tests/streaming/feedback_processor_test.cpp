@@ -1,0 +1,115 @@
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <map>
+
+#include "streaming_test_support.hpp"
+#include "vtpage/streaming/feedback_processor.hpp"
+
+namespace vtpage::vt {
+namespace {
+
+class FeedbackProcessorTest : public testing::Test {
+protected:
+    FeedbackProcessorTest() : set_(100'000) {
+        set_.add(std::make_shared<test::PatternSource>(9, 1));   // texture 0
+        set_.add(std::make_shared<test::PatternSource>(13, 2));  // texture 1
+    }
+    std::vector<FeedbackEntry> entries(const TileId& tile, int count) {
+        return std::vector<FeedbackEntry>(std::size_t(count), FeedbackEntry::make(tile));
+    }
+    TextureSet set_;
+};
+
+TEST_F(FeedbackProcessorTest, UniquePagesWithParentsCountedAndOrderedCoarseFirst) {
+    std::vector<FeedbackEntry> feedback;
+    auto add = [&](const TileId& tile, int count) {
+        auto more = entries(tile, count);
+        feedback.insert(feedback.end(), more.begin(), more.end());
+    };
+    add({1, 0, 0, 0}, 5);    // mip 0 page (0, 0) of texture 1
+    add({1, 0, 1, 1}, 2);    // the same page
+    add({1, 0, 60, 30}, 9);  // mip 0 page (7, 7)
+    add({1, 2, 0, 0}, 1);    // a mip 2 page that is also a parent
+    feedback.push_back(FeedbackEntry{});  // empty
+    add({1, 0, 0, 0}, 1);    // the first page again, apart from its run
+
+    FeedbackProcessor processor(set_);
+    const FeedbackResult result = processor.process(feedback);
+    EXPECT_EQ(result.samples, 18u);
+    EXPECT_EQ(result.invalid, 0u);
+    EXPECT_EQ(result.dropped, 0u);
+
+    const TextureLayout layout = set_.layout(1);
+    const PageIndex base = set_.base_page(1);
+    std::map<PageIndex, PageRequest> by_page;
+    for (const auto& request : result.requests) {
+        EXPECT_TRUE(by_page.emplace(request.page, request).second) << "page twice: " << request.page;
+    }
+    const PageIndex first = base + layout.locate(0, 0, 0).page;
+    const PageIndex second = base + layout.locate(0, 60, 30).page;
+    ASSERT_TRUE(by_page.count(first));
+    ASSERT_TRUE(by_page.count(second));
+    EXPECT_EQ(by_page[first].count, 8u);
+    EXPECT_EQ(by_page[second].count, 9u);
+    // Every page's parents are there, up to the tail, each counted with its children.
+    for (PageIndex page : {first, second}) {
+        PageIndex child = page;
+        while (auto parent = set_.parent(child)) {
+            if (*parent == set_.tail_page(1)) break;
+            ASSERT_TRUE(by_page.count(*parent)) << "missing parent " << *parent;
+            EXPECT_GE(by_page[*parent].count, by_page[child].count);
+            EXPECT_EQ(by_page[*parent].mip, by_page[child].mip + 1);
+            child = *parent;
+        }
+    }
+    // Page (0, 0) of mip 2 has the first chain and its own sample; the chains of all three
+    // meet at page (0, 0) of mip 3.
+    EXPECT_EQ(by_page[base + layout.locate(2, 0, 0).page].count, 8u + 1u);
+    EXPECT_EQ(by_page[base + layout.locate(3, 0, 0).page].count, 8u + 9u + 1u);
+    EXPECT_FALSE(by_page.count(set_.tail_page(1)));
+    // Coarse first, then by count.
+    EXPECT_TRUE(std::is_sorted(result.requests.begin(), result.requests.end(), higher_priority));
+    for (std::size_t i = 1; i < result.requests.size(); ++i) {
+        EXPECT_GE(result.requests[i - 1].mip, result.requests[i].mip);
+    }
+}
+
+TEST_F(FeedbackProcessorTest, BoundedDropsTheFinestFirst) {
+    std::vector<FeedbackEntry> feedback;
+    const TextureLayout layout = set_.layout(1);
+    for (std::uint32_t y = 0; y < layout.mips[0].tiles; y += 4) {
+        for (std::uint32_t x = 0; x < layout.mips[0].tiles; x += 8) {
+            feedback.push_back(FeedbackEntry::make({1, 0, x, y}));
+        }
+    }
+    FeedbackProcessor unbounded(set_, {.max_requests = 1'000'000});
+    const auto all = unbounded.process(feedback);
+    FeedbackProcessor bounded(set_, {.max_requests = 10});
+    const auto some = bounded.process(feedback);
+    ASSERT_EQ(some.requests.size(), 10u);
+    EXPECT_EQ(some.dropped, all.requests.size() - 10);
+    EXPECT_TRUE(std::equal(some.requests.begin(), some.requests.end(), all.requests.begin()));
+    EXPECT_GT(some.requests.back().mip, 0u);  // mip 0 pages were the ones dropped
+}
+
+TEST_F(FeedbackProcessorTest, InvalidTailAndParentlessEntries) {
+    std::vector<FeedbackEntry> feedback;
+    feedback.push_back(FeedbackEntry::make({7, 0, 0, 0}));       // no such texture
+    feedback.push_back(FeedbackEntry::make({0, 10, 0, 0}));      // no such mip (2^9 has 10)
+    feedback.push_back(FeedbackEntry::make({0, 0, 5, 0}));       // tile outside mip 0 (5 tiles)
+    feedback.push_back(FeedbackEntry::make({0, 5, 0, 0}));       // tail mip of texture 0
+    feedback.push_back(FeedbackEntry::make({0, 0, 4, 4}));       // valid
+    FeedbackProcessor processor(set_, {.include_parents = false});
+    const auto result = processor.process(feedback);
+    EXPECT_EQ(result.invalid, 3u);
+    EXPECT_EQ(result.tail_samples, 1u);
+    ASSERT_EQ(result.requests.size(), 1u);
+    EXPECT_EQ(result.requests[0].page, set_.global_page(TileId{0, 0, 4, 4}));
+    EXPECT_EQ(result.requests[0].texture, 0u);
+    EXPECT_EQ(result.requests[0].count, 1u);
+    EXPECT_TRUE(processor.process({}).requests.empty());
+}
+
+}  // namespace
+}  // namespace vtpage::vt

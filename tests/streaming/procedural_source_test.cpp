@@ -1,0 +1,215 @@
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <cstring>
+#include <map>
+#include <numeric>
+
+#include "../support/backend_fixture.hpp"
+#include "streaming_test_support.hpp"
+#include "vtpage/core/page_table.hpp"
+#include "vtpage/streaming/device_fill_context.hpp"
+#include "vtpage/streaming/procedural_pattern.hpp"
+#include "vtpage/streaming/procedural_source.hpp"
+
+namespace vtpage::vt {
+namespace {
+
+std::uint32_t texel_at(const std::vector<std::byte>& tile, std::uint32_t tx, std::uint32_t ty) {
+    std::uint32_t value;
+    std::memcpy(&value, tile.data() + texel_offset(tx, ty), 4);
+    return value;
+}
+
+std::vector<std::byte> tile_of(const ProceduralSource& source, std::uint32_t mip, std::uint32_t x,
+                               std::uint32_t y) {
+    std::vector<std::byte> tile(tile_bytes);
+    source.fill_tile(mip, x, y, tile);
+    return tile;
+}
+
+// Mip m of a procedural texture as a flat image, from its tiles' payloads.
+std::vector<std::uint32_t> level_image(const ProceduralSource& source, std::uint32_t mip) {
+    const TextureLayout layout = source.layout();
+    const std::uint32_t size = layout.mips[mip].size;
+    std::vector<std::uint32_t> image(std::size_t(size) * size);
+    for (std::uint32_t ty = 0; ty < layout.mips[mip].tiles; ++ty) {
+        for (std::uint32_t tx = 0; tx < layout.mips[mip].tiles; ++tx) {
+            const auto tile = tile_of(source, mip, tx, ty);
+            for (std::uint32_t y = 0; y < tile_payload && ty * tile_payload + y < size; ++y) {
+                for (std::uint32_t x = 0; x < tile_payload && tx * tile_payload + x < size; ++x) {
+                    image[std::size_t(ty * tile_payload + y) * size + tx * tile_payload + x] =
+                        texel_at(tile, x + tile_border, y + tile_border);
+                }
+            }
+        }
+    }
+    return image;
+}
+
+int channel(std::uint32_t texel, int c) { return int((texel >> (8 * c)) & 0xff); }
+
+TEST(ProceduralSourceTest, TilesMatchTheSingleTexelReference) {
+    const ProceduralSource source({.seed = 11, .size_log2 = 12});
+    const TextureLayout layout = source.layout();
+    struct Case {
+        std::uint32_t mip, x, y;
+    };
+    // Inner, edge and corner tiles of several mips, and tail levels.
+    for (Case c : {Case{0, 0, 0}, Case{0, 17, 3}, Case{0, 34, 34}, Case{2, 4, 8}, Case{5, 0, 0},
+                   Case{6, 0, 0}, Case{12, 0, 0}}) {
+        const auto tile = tile_of(source, c.mip, c.x, c.y);
+        const std::uint32_t size = layout.mips[c.mip].size;
+        for (std::uint32_t ty = 0; ty < tile_size; ty += 3) {
+            for (std::uint32_t tx = 0; tx < tile_size; ++tx) {
+                const std::uint32_t expected = procedural::texel(
+                    11, 12, c.mip, level_texel(c.x, tx, size), level_texel(c.y, ty, size));
+                ASSERT_EQ(texel_at(tile, tx, ty), expected)
+                    << "mip " << c.mip << " tile " << c.x << "," << c.y << " texel " << tx << ","
+                    << ty;
+            }
+        }
+    }
+}
+
+TEST(ProceduralSourceTest, BordersEqualTheNeighboursTexels) {
+    const ProceduralSource source({.seed = 5, .size_log2 = 11});
+    const auto left = tile_of(source, 0, 3, 2);
+    const auto right = tile_of(source, 0, 4, 2);
+    const auto below = tile_of(source, 0, 3, 3);
+    for (std::uint32_t t = 0; t < tile_size; ++t) {
+        for (std::uint32_t b = 0; b < 2 * tile_border; ++b) {
+            // The last 8 columns of `left` are the first 8 of `right` (4 payload + 4 border).
+            EXPECT_EQ(texel_at(left, tile_payload + b, t), texel_at(right, b, t));
+            EXPECT_EQ(texel_at(left, t, tile_payload + b), texel_at(below, t, b));
+        }
+    }
+    // At the texture's edge the border repeats the edge texel.
+    const auto corner = tile_of(source, 0, 0, 0);
+    for (std::uint32_t b = 0; b < tile_border; ++b) {
+        EXPECT_EQ(texel_at(corner, b, 40), texel_at(corner, tile_border, 40));
+    }
+}
+
+TEST(ProceduralSourceTest, PagesAreDeterministicAndDifferBySeed) {
+    const ProceduralSource a({.seed = 1, .size_log2 = 10});
+    const ProceduralSource again({.seed = 1, .size_log2 = 10});
+    const ProceduralSource b({.seed = 2, .size_log2 = 10});
+    for (std::uint64_t page : {std::uint64_t(0), std::uint64_t(3), a.layout().tail_page()}) {
+        EXPECT_EQ(test::source_page(a, page), test::source_page(again, page));
+        EXPECT_NE(test::source_page(a, page), test::source_page(b, page));
+    }
+    // Unused tile slots are zero: page 0 of a 2^10 texture has 8 x 4 slots for 9 x 9 tiles,
+    // all used; the tail page uses one slot per tail level.
+    const auto tail = test::source_page(a, a.layout().tail_page());
+    const std::uint32_t tail_levels = a.layout().mip_count - a.layout().tail_first_mip;
+    for (std::size_t i = std::size_t(tail_levels) * tile_bytes; i < page_bytes; i += 997) {
+        ASSERT_EQ(tail[i], std::byte{0}) << "byte " << i;
+    }
+    EXPECT_NE(test::hash_of(tail), 0u);
+}
+
+TEST(ProceduralSourceTest, MipsAreConsistentAndDetailedAtEveryLevel) {
+    const ProceduralSource source({.seed = 3, .size_log2 = 9});
+    const ProceduralSource other({.seed = 4, .size_log2 = 9});
+    for (std::uint32_t mip = 0; mip + 1 < 7; ++mip) {
+        const auto fine = level_image(source, mip);
+        const auto coarse = level_image(source, mip + 1);
+        const auto unrelated = level_image(other, mip + 1);
+        const std::uint32_t size = 512u >> (mip + 1);
+        double error = 0, baseline = 0;
+        std::size_t differing_neighbours = 0;
+        for (std::uint32_t y = 0; y < size; ++y) {
+            for (std::uint32_t x = 0; x < size; ++x) {
+                for (int c = 0; c < 3; ++c) {
+                    const std::size_t f = std::size_t(2 * y) * (2 * size) + 2 * x;
+                    const int box = (channel(fine[f], c) + channel(fine[f + 1], c) +
+                                     channel(fine[f + 2 * size], c) +
+                                     channel(fine[f + 2 * size + 1], c) + 2) / 4;
+                    error += std::abs(box - channel(coarse[std::size_t(y) * size + x], c));
+                    baseline += std::abs(box - channel(unrelated[std::size_t(y) * size + x], c));
+                }
+                if (x + 1 < size &&
+                    coarse[std::size_t(y) * size + x] != coarse[std::size_t(y) * size + x + 1]) {
+                    ++differing_neighbours;
+                }
+            }
+        }
+        const double texels = double(size) * size * 3;
+        // The coarser mip is close to the box filter of the finer one, far closer than an
+        // unrelated texture is.
+        EXPECT_LT(error / texels, 12.0) << "mip " << mip + 1;
+        EXPECT_LT(error, baseline / 3) << "mip " << mip + 1;
+        // Texel-scale detail: most neighbours differ.
+        EXPECT_GT(double(differing_neighbours) / (double(size) * (size - 1)), 0.5) << "mip " << mip + 1;
+    }
+}
+
+TEST(ProceduralSourceTest, RefusesBadArguments) {
+    EXPECT_THROW(ProceduralSource({.seed = 1, .size_log2 = 21}), Error);
+    const ProceduralSource source({.seed = 1, .size_log2 = 8});
+    std::vector<std::byte> page(page_bytes);
+    EXPECT_THROW(source.fill_host(source.layout().page_count, page), Error);
+    std::vector<std::byte> small(100);
+    EXPECT_THROW(source.fill_host(0, small), Error);
+}
+
+// The CUDA kernel writes the same bytes as the CPU code, for pages of every kind: inner and edge
+// pages of several mips, the tail, and far corners of the largest texture.
+TEST(ProceduralSourceGpuTest, CudaKernelBytesEqualCpuBytes) {
+    VTPAGE_BACKEND_OR_SKIP(backend, "cuda");
+    if (!device_fills_built()) GTEST_SKIP() << "built without CUDA";
+    PageTableSettings settings;
+    settings.region_size = 1_GiB;
+    settings.budget_bytes = 160 * page_bytes;
+    settings.map_into_region = false;
+    settings.pool.map_windows = true;
+    settings.pool.window_pages = 160;
+    PageTable table(*backend, settings);
+
+    struct Case {
+        std::shared_ptr<ProceduralSource> source;
+        std::uint64_t page;
+    };
+    auto big = std::make_shared<ProceduralSource>(ProceduralSettings{.seed = 77, .size_log2 = 20});
+    auto mid = std::make_shared<ProceduralSource>(ProceduralSettings{.seed = 9, .size_log2 = 13});
+    auto tiny = std::make_shared<ProceduralSource>(ProceduralSettings{.seed = 2, .size_log2 = 5});
+    const TextureLayout big_layout = big->layout(), mid_layout = mid->layout();
+    std::vector<Case> cases = {
+        {big, 0},
+        {big, big_layout.locate(0, big_layout.mips[0].tiles - 1, big_layout.mips[0].tiles - 1).page},
+        {big, big_layout.locate(0, 4000, 2000).page},
+        {big, big_layout.locate(7, 30, 50).page},
+        {big, big_layout.locate(13, 1, 1).page},
+        {big, big_layout.tail_page()},
+        {tiny, 0},
+    };
+    // More than one launch's worth (96 pages) of one texture in one call.
+    for (std::uint64_t page = 0; page < mid_layout.page_count; page += 2) cases.push_back({mid, page});
+    cases.push_back({mid, mid_layout.tail_page()});
+
+    std::vector<PageIndex> pages(cases.size());
+    std::iota(pages.begin(), pages.end(), PageIndex(0));
+    table.commit(pages);
+    DeviceFillContext context(backend->capabilities().device);
+    context.begin_batch();
+    std::map<const ProceduralSource*, std::vector<DevicePageFill>> fills;
+    for (std::size_t i = 0; i < cases.size(); ++i) {
+        // Poison first, so that a page the kernel skipped shows.
+        std::vector<std::byte> poison(page_bytes, std::byte{0xcd});
+        backend->write(table.data_address(pages[i]), poison.data(), poison.size());
+        fills[cases[i].source.get()].push_back({cases[i].page, table.data_address(pages[i])});
+    }
+    for (const auto& [source, list] : fills) source->fill_device(list, context);
+    context.wait(context.end_batch());
+    for (std::size_t i = 0; i < cases.size(); ++i) {
+        const auto gpu = test::read_device_page(*backend, table.data_address(pages[i]));
+        const auto cpu = test::source_page(*cases[i].source, cases[i].page);
+        ASSERT_EQ(test::hash_of(gpu), test::hash_of(cpu))
+            << cases[i].source->name() << " page " << cases[i].page;
+        ASSERT_EQ(gpu, cpu);
+    }
+}
+
+}  // namespace
+}  // namespace vtpage::vt

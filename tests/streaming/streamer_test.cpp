@@ -1,0 +1,407 @@
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cstring>
+#include <numeric>
+#include <map>
+#include <mutex>
+#include <thread>
+
+#include "../support/backend_fixture.hpp"
+#include "streaming_test_support.hpp"
+#include "vtpage/streaming/baked_texture.hpp"
+#include "vtpage/streaming/device_fill_context.hpp"
+#include "vtpage/streaming/feedback_processor.hpp"
+#include "vtpage/streaming/procedural_source.hpp"
+#include "vtpage/streaming/streamer.hpp"
+
+namespace vtpage::vt {
+namespace {
+
+using namespace std::chrono_literals;
+
+class StreamerTest : public testing::TestWithParam<std::string> {
+protected:
+    void SetUp() override {
+        std::string reason;
+        backend_ = test::try_make_backend(GetParam(), reason);
+        if (!backend_) GTEST_SKIP() << GetParam() << " backend unavailable: " << reason;
+        baseline_ = backend_->live_resources();
+    }
+    void TearDown() override {
+        if (backend_) EXPECT_EQ(backend_->live_resources(), baseline_) << "the streamer leaked";
+    }
+    StreamerSettings settings(std::size_t budget_pages) const {
+        StreamerSettings s;
+        s.table.region_size = 2_GiB;
+        s.table.budget_bytes = budget_pages * page_bytes;
+        s.table.pool.window_pages = budget_pages + 8;
+        s.table.log = Log(silent_log());
+        s.log = Log(silent_log());
+        s.queue_events = true;
+        return s;
+    }
+    // Every ready page holds its source's bytes.
+    void expect_ready_pages_match(Streamer& streamer) {
+        const TextureSet& set = streamer.textures();
+        std::size_t checked = 0;
+        for (TextureId id = 0; id < set.texture_count(); ++id) {
+            const TextureInfo info = set.info(id);
+            for (std::uint64_t page = 0; page < info.layout.page_count; ++page) {
+                const auto ready = streamer.ready_page(info.base_page + page);
+                if (!ready) continue;
+                const auto got = test::read_device_page(*backend_, ready->data);
+                ASSERT_EQ(test::hash_of(got), test::hash_of(test::source_page(*info.source, page)))
+                    << info.source->name() << " page " << page;
+                ++checked;
+            }
+        }
+        EXPECT_GT(checked, 0u);
+    }
+    static std::vector<PageIndex> all_pages(const TextureSet& set, TextureId id) {
+        std::vector<PageIndex> pages(set.layout(id).page_count);
+        std::iota(pages.begin(), pages.end(), set.base_page(id));
+        return pages;
+    }
+    std::unique_ptr<Backend> backend_;
+    LiveResources baseline_;
+};
+
+TEST_P(StreamerTest, EveryResidentPageHoldsTheSourceBytes) {
+    Streamer streamer(*backend_, settings(96));
+    const TextureId procedural =
+        streamer.add_texture(std::make_shared<ProceduralSource>(ProceduralSettings{3, 10}));
+    const TextureId pattern = streamer.add_texture(std::make_shared<test::PatternSource>(12, 5));
+    auto pages = all_pages(streamer.textures(), procedural);
+    auto more = all_pages(streamer.textures(), pattern);
+    pages.insert(pages.end(), more.begin(), more.end());
+    streamer.request(pages);
+    ASSERT_TRUE(streamer.wait_idle(120s));
+    streamer.rethrow_error();
+    for (PageIndex page : pages) EXPECT_TRUE(streamer.is_ready(page)) << page;
+    expect_ready_pages_match(streamer);
+
+    // Each page: committed, then ready, with the same slot and generation; tails first.
+    std::map<PageIndex, StreamedPage> committed;
+    std::size_t ready = 0;
+    for (const StreamerEvent& event : streamer.poll_events()) {
+        if (event.kind == StreamerEventKind::committed) {
+            committed[event.page.page] = event.page;
+        } else if (event.kind == StreamerEventKind::ready) {
+            ASSERT_TRUE(committed.count(event.page.page)) << "ready before committed";
+            EXPECT_EQ(committed[event.page.page].physical, event.page.physical);
+            EXPECT_EQ(committed[event.page.page].generation, event.page.generation);
+            EXPECT_EQ(event.page.fence, 0u);
+            ++ready;
+        } else {
+            ADD_FAILURE() << "nothing should be evicted under this budget";
+        }
+    }
+    EXPECT_EQ(ready, pages.size());
+    const auto stats = streamer.statistics();
+    EXPECT_EQ(stats.pages_filled, pages.size());
+    EXPECT_EQ(stats.failed_pages, 0u);
+    EXPECT_EQ(stats.table.pinned_pages, 2u);  // the two tails
+    streamer.page_table().check_invariants();
+}
+
+// A camera flies over a large texture with a small budget; frames complete one frame late, as a
+// GPU's do. Every request is served or still queued, never lost, and what is ready is right.
+TEST_P(StreamerTest, SmallBudgetMovingCameraNeverLosesARequest) {
+    auto s = settings(24);
+    s.worker_threads = 2;
+    s.batch_pages = 4;
+    Streamer streamer(*backend_, s);
+    auto source = std::make_shared<test::PatternSource>(14, 9);
+    const TextureId id = streamer.add_texture(source);
+    FeedbackProcessor feedback(streamer.textures());
+    const TextureLayout layout = streamer.textures().layout(id);
+    std::map<PageIndex, std::uint64_t> ready_at;  // page -> event number of its latest ready
+    std::map<PageIndex, std::uint64_t> asked_at;  // page -> event number when last requested
+    std::map<PageIndex, bool> ready_when_asked;
+    std::uint64_t event_number = 0;
+    auto drain = [&] {
+        for (const StreamerEvent& event : streamer.poll_events()) {
+            ++event_number;
+            if (event.kind == StreamerEventKind::ready) ready_at[event.page.page] = event_number;
+        }
+    };
+    FrameId previous = 0;
+    std::vector<PageRequest> last_requests;
+    const int frames = test::under_thread_sanitizer ? 25 : 60;
+    for (int f = 0; f < frames; ++f) {
+        const FrameId frame = streamer.begin_frame();
+        // The camera sees a 10 x 6 tile window of mip 0 moving diagonally, and a far area at
+        // mip 3.
+        std::vector<FeedbackEntry> entries;
+        const std::uint32_t cx = std::uint32_t(f * 3) % (layout.mips[0].tiles - 10);
+        const std::uint32_t cy = std::uint32_t(f * 2) % (layout.mips[0].tiles - 6);
+        for (std::uint32_t y = cy; y < cy + 6; ++y) {
+            for (std::uint32_t x = cx; x < cx + 10; ++x) entries.push_back(FeedbackEntry::make({id, 0, x, y}));
+        }
+        entries.push_back(FeedbackEntry::make({id, 3, std::uint32_t(f) % layout.mips[3].tiles, 1}));
+        const FeedbackResult result = feedback.process(entries);
+        drain();
+        const std::uint64_t before = event_number;  // ready events after this serve the request
+        streamer.request(result.requests);
+        drain();
+        for (const PageRequest& request : result.requests) {
+            asked_at[request.page] = before;
+            // This frame fences what it asked for: nothing can be evicted before we look.
+            ready_when_asked[request.page] = streamer.is_ready(request.page);
+            EXPECT_TRUE(ready_when_asked[request.page] || streamer.is_queued(request.page))
+                << "frame " << f << ": page " << request.page << " was lost";
+        }
+        last_requests = result.requests;
+        if (previous != 0) streamer.complete_frame(previous);
+        previous = frame;
+        std::this_thread::sleep_for(2ms);
+        drain();
+    }
+    streamer.complete_frame(previous);
+    ASSERT_TRUE(streamer.wait_idle(120s)) << streamer.pending_count() << " still pending";
+    drain();
+    streamer.rethrow_error();
+    // The last frame's pages were all served: ready when asked, or ready since. (Some may have
+    // been evicted since by older requests served after them.)
+    for (const PageRequest& request : last_requests) {
+        EXPECT_TRUE(ready_when_asked[request.page] ||
+                    (ready_at.count(request.page) && ready_at[request.page] > asked_at[request.page]))
+            << "never served: " << request.page;
+    }
+    const auto stats = streamer.statistics();
+    EXPECT_EQ(stats.dropped_requests, 0u);
+    EXPECT_EQ(stats.failed_pages, 0u);
+    EXPECT_GT(stats.table.evictions, 0u) << "the budget should have forced evictions";
+    EXPECT_LE(stats.table.resident_pages, 24u);
+    streamer.page_table().check_invariants();
+    expect_ready_pages_match(streamer);
+}
+
+TEST_P(StreamerTest, FramesThatAreNotCompleteKeepTheirPages) {
+    Streamer streamer(*backend_, settings(8));
+    const TextureId id = streamer.add_texture(std::make_shared<test::PatternSource>(13, 2));
+    const auto pages = all_pages(streamer.textures(), id);
+    const std::vector<PageIndex> first(pages.begin(), pages.begin() + 7);
+    const std::vector<PageIndex> second(pages.begin() + 7, pages.begin() + 14);
+    const FrameId frame = streamer.begin_frame();
+    streamer.request(first);
+    ASSERT_TRUE(streamer.wait_idle(30s));
+    streamer.begin_frame();
+    streamer.request(second);
+    // The budget (8: a tail and 7) is full of pages frame 1 uses: nothing can be evicted.
+    EXPECT_FALSE(streamer.wait_idle(200ms));
+    for (PageIndex page : first) EXPECT_TRUE(streamer.is_ready(page));
+    EXPECT_GT(streamer.statistics().budget_stalls, 0u);
+    for (PageIndex page : second) EXPECT_TRUE(streamer.is_queued(page)) << page;
+    streamer.complete_frame(frame);
+    ASSERT_TRUE(streamer.wait_idle(30s));
+    for (PageIndex page : second) EXPECT_TRUE(streamer.is_ready(page));
+    for (PageIndex page : first) EXPECT_FALSE(streamer.is_ready(page));
+    streamer.complete_frame(streamer.page_table().current_frame());
+    expect_ready_pages_match(streamer);
+}
+
+TEST_P(StreamerTest, CoarseMipsAreServedFirst) {
+    auto s = settings(64);
+    s.worker_threads = 1;
+    s.batch_pages = 1;
+    Streamer streamer(*backend_, s);
+    auto source = std::make_shared<test::PatternSource>(13, 4);
+    const TextureId id = streamer.add_texture(source);
+    const TextureSet& set = streamer.textures();
+    const TextureLayout layout = set.layout(id);
+    source->held_page = 40;
+    source->hold = true;
+    const std::uint64_t fills = source->fills.load();
+    streamer.request(std::vector<PageIndex>{set.global_page(id, 40)});  // keeps the worker busy
+    while (source->fills.load() == fills) std::this_thread::sleep_for(1ms);
+    std::vector<PageRequest> requests;
+    for (std::uint64_t page : {std::uint64_t(0), std::uint64_t(1), std::uint64_t(2)}) requests.push_back({set.global_page(id, page), id, 0, 50});
+    for (std::uint32_t mip : {2u, 4u, 3u}) {
+        requests.push_back({set.global_page(id, layout.mips[mip].first_page), id, mip, 1});
+    }
+    streamer.request(requests);
+    source->hold = false;
+    ASSERT_TRUE(streamer.wait_idle(30s));
+    std::vector<std::uint32_t> mips;
+    for (const StreamerEvent& event : streamer.poll_events()) {
+        if (event.kind == StreamerEventKind::ready && event.page.layout_page != layout.tail_page()) {
+            mips.push_back(event.page.mip);
+        }
+    }
+    ASSERT_EQ(mips.size(), 7u);
+    EXPECT_EQ(std::vector<std::uint32_t>(mips.begin() + 1, mips.end()),
+              (std::vector<std::uint32_t>{4, 3, 2, 0, 0, 0}));
+}
+
+TEST_P(StreamerTest, ShutdownWithWorkInFlightNeitherHangsNorLeaks) {
+    auto source = std::make_shared<test::PatternSource>(13, 6);
+    source->delay = 10ms;
+    const auto start = std::chrono::steady_clock::now();
+    {
+        auto s = settings(16);
+        s.batch_pages = 2;
+        Streamer streamer(*backend_, s);
+        const TextureId id = streamer.add_texture(source);
+        streamer.begin_frame();
+        streamer.request(all_pages(streamer.textures(), id));  // far more than the budget
+        std::this_thread::sleep_for(30ms);
+        EXPECT_GT(streamer.pending_count(), 0u);
+    }
+    EXPECT_LT(std::chrono::steady_clock::now() - start, 10s);
+    EXPECT_LT(source->fills.load(), 40u) << "shutdown should not drain the queue";
+}
+
+TEST_P(StreamerTest, WorkerErrorsSurfaceAndOtherPagesStillStream) {
+    auto s = settings(32);
+    std::atomic<int> reported{0};
+    s.on_error = [&](const Error& error) {
+        EXPECT_EQ(error.code(), Errc::corrupt_data);
+        ++reported;
+    };
+    Streamer streamer(*backend_, s);
+    auto source = std::make_shared<test::PatternSource>(11, 8);
+    source->failing_pages = {2};
+    const TextureId id = streamer.add_texture(source);
+    const auto pages = all_pages(streamer.textures(), id);
+    streamer.request(pages);
+    ASSERT_TRUE(streamer.wait_idle(30s));
+    for (std::size_t i = 0; i < pages.size(); ++i) EXPECT_EQ(streamer.is_ready(pages[i]), i != 2);
+    try {
+        streamer.rethrow_error();
+        ADD_FAILURE() << "the worker's error was swallowed";
+    } catch (const Error& error) {
+        EXPECT_EQ(error.code(), Errc::corrupt_data);
+        EXPECT_NE(error.detail().find("made to fail"), std::string::npos);
+    }
+    EXPECT_FALSE(streamer.take_error());
+    EXPECT_EQ(reported.load(), 1);
+    EXPECT_EQ(streamer.statistics().failed_pages, 1u);
+    // Once the source works, asking again serves the page.
+    source->failing_pages.clear();
+    streamer.request(std::vector<PageIndex>{pages[2]});
+    ASSERT_TRUE(streamer.wait_idle(30s));
+    EXPECT_TRUE(streamer.is_ready(pages[2]));
+    expect_ready_pages_match(streamer);
+}
+
+TEST_P(StreamerTest, TablesThatMapIntoTheRegionServePagesThere) {
+    auto s = settings(32);
+    s.table.map_into_region = true;
+    s.table.pool.map_windows = false;
+    Streamer streamer(*backend_, s);
+    const TextureId id =
+        streamer.add_texture(std::make_shared<ProceduralSource>(ProceduralSettings{21, 9}));
+    const auto pages = all_pages(streamer.textures(), id);
+    streamer.request(pages);
+    ASSERT_TRUE(streamer.wait_idle(60s));
+    for (PageIndex page : pages) {
+        const auto ready = streamer.ready_page(page);
+        ASSERT_TRUE(ready);
+        EXPECT_EQ(ready->data, streamer.page_table().address_of(page));
+    }
+    expect_ready_pages_match(streamer);
+}
+
+TEST_P(StreamerTest, RequestsAreCheckedAndBounded) {
+    auto s = settings(32);
+    s.max_pending = 4;
+    s.worker_threads = 1;
+    s.batch_pages = 1;
+    Streamer streamer(*backend_, s);
+    auto source = std::make_shared<test::PatternSource>(12, 3);
+    const TextureId id = streamer.add_texture(source);
+    EXPECT_THROW(streamer.request(std::vector<PageIndex>{streamer.textures().pages_used()}), Error);
+    EXPECT_EQ(streamer.pending_count(), 0u);
+    source->delay = 20ms;
+    const auto pages = all_pages(streamer.textures(), id);
+    const auto result = streamer.request(std::span(pages).first(12));
+    EXPECT_EQ(result.queued + result.dropped, 12u);
+    EXPECT_GE(result.dropped, 12u - 4u - 1u);  // at most one taken by the worker meanwhile
+    EXPECT_LE(streamer.pending_count(), 4u);
+    EXPECT_EQ(streamer.statistics().dropped_requests, result.dropped);
+    // The tail is ready from the start and stays pinned.
+    const auto again = streamer.request(std::vector<PageIndex>{streamer.textures().tail_page(id)});
+    EXPECT_EQ(again.ready, 1u);
+    streamer.clear_pending();
+    ASSERT_TRUE(streamer.wait_idle(30s));
+}
+
+// bake -> stream -> the streamed pages show the image at mip 0 and its box filter at every other
+// mip (borders included).
+TEST_P(StreamerTest, BakedFilesStreamTheImageAndItsBoxFilteredMips) {
+    test::TemporaryFolder folder;
+    const RgbaImage image = test::make_test_image(400, 512, 12);
+    const std::string path = folder.file("image.vtex");
+    bake_texture(image, path);
+    Streamer streamer(*backend_, settings(32));
+    const TextureId id = streamer.add_texture(std::make_shared<BakedFileSource>(path));
+    const TextureSet& set = streamer.textures();
+    const TextureLayout layout = set.layout(id);
+    ASSERT_EQ(layout.size_log2, 9u);
+    streamer.request(all_pages(set, id));
+    ASSERT_TRUE(streamer.wait_idle(60s));
+    streamer.rethrow_error();
+    const auto mips = test::reference_mips(image, layout.size());
+    for (std::uint32_t mip = 0; mip < layout.mip_count; ++mip) {
+        const std::uint32_t size = layout.mips[mip].size;
+        for (std::uint32_t ty = 0; ty < layout.mips[mip].tiles; ++ty) {
+            for (std::uint32_t tx = 0; tx < layout.mips[mip].tiles; ++tx) {
+                const TileLocation where = layout.locate(mip, tx, ty);
+                const auto ready = streamer.ready_page(set.base_page(id) + where.page);
+                ASSERT_TRUE(ready);
+                std::vector<std::byte> tile(tile_bytes);
+                backend_->read(tile.data(), ready->data + where.byte_offset(), tile_bytes);
+                for (std::uint32_t y = 0; y < tile_size; ++y) {
+                    for (std::uint32_t x = 0; x < tile_size; ++x) {
+                        const std::uint32_t lx = level_texel(tx, x, size), ly = level_texel(ty, y, size);
+                        const std::uint8_t* want = &mips[mip][(std::size_t(ly) * size + lx) * 4];
+                        ASSERT_EQ(std::memcmp(tile.data() + texel_offset(x, y), want, 4), 0)
+                            << "mip " << mip << " tile " << tx << "," << ty << " texel " << x << "," << y;
+                        if (mip == 0 && lx < image.width && ly < image.height) {
+                            ASSERT_EQ(std::memcmp(want, &image.texels[(std::size_t(ly) * image.width + lx) * 4], 4), 0);
+                        }
+                    }
+                }
+            }
+        }
+    }
+}
+
+// With on_fills_enqueued the streamer reports ready at once with the hook's fence value and keeps
+// the pages pinned until the fills have finished.
+TEST_P(StreamerTest, FillsEnqueuedHookCarriesItsFence) {
+    if (GetParam() != "cuda") GTEST_SKIP() << "the hook is for device fills (CUDA backend)";
+    if (!device_fills_built()) GTEST_SKIP() << "built without CUDA";
+    auto s = settings(64);
+    std::atomic<std::uint64_t> calls{0};
+    s.on_fills_enqueued = [&](CudaStream stream) -> std::uint64_t {
+        EXPECT_NE(stream, nullptr);
+        return 1000 + ++calls;
+    };
+    Streamer streamer(*backend_, s);
+    const TextureId id =
+        streamer.add_texture(std::make_shared<ProceduralSource>(ProceduralSettings{5, 11}));
+    const auto pages = all_pages(streamer.textures(), id);
+    streamer.request(pages);
+    ASSERT_TRUE(streamer.wait_idle(60s));
+    EXPECT_GT(calls.load(), 0u);
+    for (const StreamerEvent& event : streamer.poll_events()) {
+        if (event.kind != StreamerEventKind::ready) continue;
+        if (event.page.page == streamer.textures().tail_page(id)) {
+            EXPECT_EQ(event.page.fence, 0u);  // add_texture waits for the tail
+        } else {
+            EXPECT_GT(event.page.fence, 1000u);
+            EXPECT_LE(event.page.fence, 1000u + calls.load());
+        }
+    }
+    backend_->synchronize();
+    expect_ready_pages_match(streamer);
+}
+
+INSTANTIATE_TEST_SUITE_P(Backends, StreamerTest, testing::ValuesIn(test::all_backend_names()),
+                         [](const auto& info) { return info.param; });
+
+}  // namespace
+}  // namespace vtpage::vt

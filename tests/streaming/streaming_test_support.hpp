@@ -1,0 +1,150 @@
+// Helpers shared by the streaming tests: a fast tile source with a checkable pattern, page reads
+// through the backend, a temporary folder.
+#pragma once
+
+#include <gtest/gtest.h>
+
+#include <atomic>
+#include <chrono>
+#include <cstdlib>
+#include <cstring>
+#include <filesystem>
+#include <set>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "vtpage/backend/backend.hpp"
+#include "vtpage/streaming/baked_texture.hpp"
+#include "vtpage/streaming/tile_source.hpp"
+
+namespace vtpage::test {
+
+// Fills page p with 64-bit words derived from (seed, p, word): cheap, and every page differs.
+// Can sleep per page, fail chosen pages, and count fills.
+class PatternSource final : public vt::TileSource {
+public:
+    PatternSource(std::uint32_t size_log2, std::uint64_t seed) : size_log2_(size_log2), seed_(seed) {}
+
+    std::uint32_t size_log2() const noexcept override { return size_log2_; }
+    std::string name() const override { return "pattern " + std::to_string(seed_); }
+    void fill_host(std::uint64_t page, std::span<std::byte> destination) const override {
+        ++fills;
+        if (delay.count() > 0) std::this_thread::sleep_for(delay);
+        while (page == held_page && hold.load()) std::this_thread::sleep_for(std::chrono::milliseconds(1));
+        if (failing_pages.count(page)) {
+            throw Error(Errc::corrupt_data, "PatternSource", "this page is made to fail",
+                        "page=" + std::to_string(page));
+        }
+        auto* words = reinterpret_cast<std::uint64_t*>(destination.data());
+        const std::uint64_t base = (seed_ * 0x9e3779b97f4a7c15ull) ^ (page << 32);
+        for (std::size_t i = 0; i < vt::page_bytes / 8; ++i) words[i] = base + i;
+    }
+    std::vector<std::byte> expected(std::uint64_t page) const {
+        std::vector<std::byte> bytes(vt::page_bytes);
+        auto* words = reinterpret_cast<std::uint64_t*>(bytes.data());
+        const std::uint64_t base = (seed_ * 0x9e3779b97f4a7c15ull) ^ (page << 32);
+        for (std::size_t i = 0; i < vt::page_bytes / 8; ++i) words[i] = base + i;
+        return bytes;
+    }
+
+    std::set<std::uint64_t> failing_pages;
+    std::chrono::milliseconds delay{0};
+    // While hold is set, the fill of held_page waits.
+    std::uint64_t held_page = UINT64_MAX;
+    std::atomic<bool> hold{false};
+    mutable std::atomic<std::uint64_t> fills{0};
+
+private:
+    std::uint32_t size_log2_;
+    std::uint64_t seed_;
+};
+
+inline std::vector<std::byte> read_device_page(Backend& backend, DeviceAddress address) {
+    std::vector<std::byte> bytes(vt::page_bytes);
+    backend.read(bytes.data(), address, bytes.size());
+    return bytes;
+}
+
+inline std::vector<std::byte> source_page(const vt::TileSource& source, std::uint64_t page) {
+    std::vector<std::byte> bytes(vt::page_bytes);
+    source.fill_host(page, bytes);
+    return bytes;
+}
+
+inline std::uint64_t hash_of(const std::vector<std::byte>& bytes) {
+    return vt::checksum64(bytes);
+}
+
+// A folder under the system's temporary directory, removed with its contents at the end.
+class TemporaryFolder {
+public:
+    TemporaryFolder() {
+        std::string pattern = (std::filesystem::temp_directory_path() / "vtpage-test-XXXXXX").string();
+        if (!::mkdtemp(pattern.data())) throw std::runtime_error("mkdtemp failed");
+        path_ = pattern;
+    }
+    ~TemporaryFolder() {
+        std::error_code ignored;
+        std::filesystem::remove_all(path_, ignored);
+    }
+    std::string file(const std::string& name) const { return (path_ / name).string(); }
+
+private:
+    std::filesystem::path path_;
+};
+
+// A deterministic test image: smooth gradients plus noise, so box filtering is exercised.
+inline vt::RgbaImage make_test_image(std::uint32_t width, std::uint32_t height, std::uint32_t seed) {
+    vt::RgbaImage image;
+    image.width = width;
+    image.height = height;
+    image.texels.resize(std::size_t(width) * height * 4);
+    std::uint32_t state = seed * 2654435761u + 1;
+    for (std::uint32_t y = 0; y < height; ++y) {
+        for (std::uint32_t x = 0; x < width; ++x) {
+            state = state * 1664525u + 1013904223u;
+            std::uint8_t* t = &image.texels[(std::size_t(y) * width + x) * 4];
+            t[0] = std::uint8_t(x * 255 / std::max(1u, width - 1));
+            t[1] = std::uint8_t(y * 255 / std::max(1u, height - 1));
+            t[2] = std::uint8_t(state >> 24);
+            t[3] = std::uint8_t(255 - (state >> 28));
+        }
+    }
+    return image;
+}
+
+// The reference mip chain, written apart from the library: pad by repeating the edge, then
+// (a + b + c + d + 2) / 4 per channel.
+inline std::vector<std::vector<std::uint8_t>> reference_mips(const vt::RgbaImage& image, std::uint32_t side) {
+    std::vector<std::vector<std::uint8_t>> mips(1, std::vector<std::uint8_t>(std::size_t(side) * side * 4));
+    for (std::uint32_t y = 0; y < side; ++y) {
+        for (std::uint32_t x = 0; x < side; ++x) {
+            const std::uint32_t sx = std::min(x, image.width - 1), sy = std::min(y, image.height - 1);
+            for (int c = 0; c < 4; ++c) {
+                mips[0][(std::size_t(y) * side + x) * 4 + c] =
+                    image.texels[(std::size_t(sy) * image.width + sx) * 4 + c];
+            }
+        }
+    }
+    for (std::uint32_t size = side / 2; size >= 1; size /= 2) {
+        const auto& fine = mips.back();
+        std::vector<std::uint8_t> coarse(std::size_t(size) * size * 4);
+        for (std::uint32_t y = 0; y < size; ++y) {
+            for (std::uint32_t x = 0; x < size; ++x) {
+                for (int c = 0; c < 4; ++c) {
+                    auto at = [&](std::uint32_t fx, std::uint32_t fy) {
+                        return unsigned(fine[(std::size_t(fy) * size * 2 + fx) * 4 + c]);
+                    };
+                    coarse[(std::size_t(y) * size + x) * 4 + c] = std::uint8_t(
+                        (at(2 * x, 2 * y) + at(2 * x + 1, 2 * y) + at(2 * x, 2 * y + 1) +
+                         at(2 * x + 1, 2 * y + 1) + 2) / 4);
+                }
+            }
+        }
+        mips.push_back(std::move(coarse));
+    }
+    return mips;
+}
+
+}  // namespace vtpage::test

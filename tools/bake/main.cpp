@@ -1,0 +1,165 @@
+// vtpage-bake: turns a PNG or JPEG into a baked virtual texture (tiled, mip-mapped, bordered,
+// checksummed; see vtpage/streaming/baked_texture.hpp), or checks a baked file.
+//
+//   vtpage-bake photo.png -o photo.vtex      bake
+//   vtpage-bake --check photo.vtex           verify; exit 2 with the problem if corrupt
+//   vtpage-bake --procedural out.png --size-log2 9 --seed 7
+//                                            write mip 0 of the procedural texture as a PNG
+//
+// Exit status: 0 done, 1 an unexpected failure, 2 bad flags or bad input (a missing, unreadable
+// or corrupt file).
+#include <CLI/CLI.hpp>
+#include <stb_image.h>
+#include <stb_image_write.h>
+
+#include <cstdio>
+#include <cstring>
+#include <memory>
+#include <vector>
+
+#include "progress_bar.hpp"
+#include "vtpage/streaming/baked_texture.hpp"
+#include "vtpage/streaming/procedural_source.hpp"
+
+namespace {
+
+using namespace vtpage;
+using namespace vtpage::vt;
+
+constexpr int exit_bad_input = 2;
+
+int fail(const std::string& path, const std::string& message, int code = exit_bad_input) {
+    std::fprintf(stderr, "vtpage-bake: %s: %s\n", path.c_str(), message.c_str());
+    return code;
+}
+
+// The library's errors name the problem in their detail; bad input is exit 2.
+int fail(const std::string& path, const Error& error) {
+    const bool bad_input = error.code() == Errc::corrupt_data || error.code() == Errc::io_error ||
+                           error.code() == Errc::invalid_argument;
+    std::string message = error.detail();
+    if (error.code() != Errc::corrupt_data) {
+        message = std::string(to_string(error.code())) + ": " + message;
+    }
+    return fail(path, message, bad_input ? exit_bad_input : 1);
+}
+
+int bake(const std::string& input, const std::string& output, bool quiet) {
+    int width = 0, height = 0, channels = 0;
+    std::unique_ptr<stbi_uc, void (*)(void*)> pixels(
+        stbi_load(input.c_str(), &width, &height, &channels, 4), stbi_image_free);
+    if (!pixels) return fail(input, std::string("cannot read the image: ") + stbi_failure_reason());
+    RgbaImage image;
+    image.width = std::uint32_t(width);
+    image.height = std::uint32_t(height);
+    image.texels.assign(pixels.get(), pixels.get() + std::size_t(width) * height * 4);
+    pixels.reset();
+
+    tools::ProgressBar bar(!quiet);
+    BakeSettings settings;
+    settings.progress = [&](double fraction, std::string_view stage) { bar.update(fraction, stage); };
+    try {
+        bake_texture(image, output, settings);
+    } catch (const Error& error) {
+        bar.finish();
+        return fail(output, error);
+    }
+    bar.finish();
+    const BakedTextureFile file(output);
+    const BakedHeader& header = file.header();
+    std::printf("%s: %ux%u image -> %u x %u texels (2^%u), %u mips, %llu pages, %.1f MiB\n",
+                output.c_str(), header.source_width, header.source_height, 1u << header.size_log2,
+                1u << header.size_log2, header.size_log2, header.size_log2 + 1,
+                static_cast<unsigned long long>(header.page_count),
+                double(header.file_bytes) / double(1 << 20));
+    return 0;
+}
+
+int check(const std::string& path, bool quiet) {
+    tools::ProgressBar bar(!quiet);
+    try {
+        const BakedTextureFile file(path);
+        file.check_all([&](double fraction) { bar.update(fraction, "checking tiles"); });
+        bar.finish();
+        const BakedHeader& header = file.header();
+        std::printf("%s: ok: 2^%u texels, %llu pages, %llu tiles checked\n", path.c_str(),
+                    header.size_log2, static_cast<unsigned long long>(header.page_count),
+                    static_cast<unsigned long long>(header.page_count * tiles_per_page));
+        return 0;
+    } catch (const Error& error) {
+        bar.finish();
+        return fail(path, error);
+    }
+}
+
+int write_procedural(const std::string& path, std::uint32_t size_log2, std::uint32_t seed,
+                     bool quiet) {
+    const ProceduralSource source({seed, size_log2});
+    const std::uint32_t size = 1u << size_log2;
+    const TextureLayout layout = source.layout();
+    std::vector<std::uint8_t> image(std::size_t(size) * size * 4);
+    std::vector<std::byte> tile(tile_bytes);
+    tools::ProgressBar bar(!quiet);
+    const std::uint32_t tiles = layout.mips[0].tiles;
+    for (std::uint32_t ty = 0; ty < tiles; ++ty) {
+        for (std::uint32_t tx = 0; tx < tiles; ++tx) {
+            source.fill_tile(0, tx, ty, tile);
+            for (std::uint32_t y = 0; y < tile_payload && ty * tile_payload + y < size; ++y) {
+                for (std::uint32_t x = 0; x < tile_payload && tx * tile_payload + x < size; ++x) {
+                    std::memcpy(&image[(std::size_t(ty * tile_payload + y) * size +
+                                        tx * tile_payload + x) * 4],
+                                &tile[texel_offset(x + tile_border, y + tile_border)], 4);
+                }
+            }
+        }
+        bar.update(double(ty + 1) / tiles, "generating");
+    }
+    bar.finish();
+    if (!stbi_write_png(path.c_str(), int(size), int(size), 4, image.data(), int(size) * 4)) {
+        return fail(path, "cannot write the PNG");
+    }
+    std::printf("%s: procedural texture, seed %u, %u x %u texels\n", path.c_str(), seed, size,
+                size);
+    return 0;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+    CLI::App app{"vtpage-bake: bake a PNG or JPEG into a virtual texture file, or check one"};
+    std::string input, output, check_path, procedural_path;
+    std::uint32_t size_log2 = 9, seed = 1;
+    bool quiet = false;
+    app.add_option("image", input, "PNG or JPEG to bake")->check(CLI::ExistingFile);
+    app.add_option("-o,--output", output, "The baked file to write");
+    app.add_option("--check", check_path, "Verify a baked file (header, table, every tile)");
+    app.add_option("--procedural", procedural_path,
+                   "Write mip 0 of the procedural texture to this PNG");
+    app.add_option("--size-log2", size_log2, "With --procedural: 2^N texels on a side")
+        ->check(CLI::Range(0, 14));
+    app.add_option("--seed", seed, "With --procedural: the texture's seed");
+    app.add_flag("-q,--quiet", quiet, "No progress bar");
+    try {
+        app.parse(argc, argv);
+        const int modes = int(!input.empty()) + int(!check_path.empty()) + int(!procedural_path.empty());
+        if (modes != 1) {
+            throw CLI::ValidationError("give one of: an image to bake, --check FILE, --procedural PNG");
+        }
+        if (!input.empty() && output.empty()) {
+            throw CLI::RequiredError("-o,--output (where to write the baked file)");
+        }
+    } catch (const CLI::CallForHelp& help) {
+        return app.exit(help);
+    } catch (const CLI::ParseError& error) {
+        std::fprintf(stderr, "vtpage-bake: %s\nRun with --help for the options.\n", error.what());
+        return exit_bad_input;
+    }
+    try {
+        if (!check_path.empty()) return check(check_path, quiet);
+        if (!procedural_path.empty()) return write_procedural(procedural_path, size_log2, seed, quiet);
+        return bake(input, output, quiet);
+    } catch (const std::exception& error) {
+        std::fprintf(stderr, "vtpage-bake: %s\n", error.what());
+        return 1;
+    }
+}
