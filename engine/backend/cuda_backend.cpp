@@ -169,6 +169,16 @@ CudaBackend::CudaBackend(CudaBackendSettings settings) {
     char name[256] = {};
     s.driver.cuDeviceGetName(name, sizeof(name), device);
     caps.device_name = name;
+    CUuuid uuid{};
+    static_assert(sizeof(uuid.bytes) == sizeof(caps.device_uuid));
+    if (CUresult uuid_result = s.driver.cuDeviceGetUuid(&uuid, device);
+        uuid_result == CUDA_SUCCESS) {
+        for (std::size_t i = 0; i < caps.device_uuid.size(); ++i) {
+            caps.device_uuid[i] = static_cast<std::uint8_t>(uuid.bytes[i]);
+        }
+    } else {  // only interop needs it: it then finds no matching Vulkan device and says so
+        s.settings.log.warning("cuDeviceGetUuid failed: ", s.driver.error_name(uuid_result));
+    }
     caps.device = settings.device;
     caps.device_count = count;
     caps.gpu = true;

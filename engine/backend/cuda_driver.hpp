@@ -20,6 +20,7 @@ namespace vtpage::backend_detail {
     X(cuDeviceGetCount)                        \
     X(cuDeviceGet)                             \
     X(cuDeviceGetName)                         \
+    X(cuDeviceGetUuid)                         \
     X(cuDeviceGetAttribute)                    \
     X(cuDeviceTotalMem)                        \
     X(cuDeviceCanAccessPeer)                   \

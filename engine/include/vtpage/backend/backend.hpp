@@ -15,6 +15,7 @@
 // All members are thread-safe.
 #pragma once
 
+#include <array>
 #include <cstddef>
 #include <cstdint>
 #include <span>
@@ -90,6 +91,9 @@ struct Capabilities {
     bool read_only_access = false;  // Access::read is accepted by set_access
     int compute_capability = 0;   // major * 10 + minor on CUDA, 0 elsewhere
     std::string driver_version;
+    // The device's UUID (cuDeviceGetUuid), which Vulkan reports as deviceUUID: how interop
+    // finds the Vulkan device that is this CUDA device. All zeros on the host backend.
+    std::array<std::uint8_t, 16> device_uuid{};
 };
 
 class Backend {

@@ -1,0 +1,144 @@
+// The viewer's renderer: draws the ground plane textured with a virtual texture for a camera,
+// into its own offscreen colour image (headless) and, if asked, onto a swapchain image; runs the
+// feedback pass at a reduced resolution; hands the feedback of completed frames back to the app
+// (for the streamer) and reads the image back for screenshots.
+//
+//   VulkanRenderer renderer(context, indirection, textures, {.width = 1920, .height = 1080});
+//   FrameDesc frame;  frame.view_projection = ...;  frame.user_tag = page_table.begin_frame();
+//   if (auto done = renderer.render(frame)) {
+//       streamer.take_feedback(done->feedback);       // what that frame's pixels wanted
+//       page_table.complete_frame(done->user_tag);    // its pages may be evicted now
+//   }
+//
+// Frames in flight: render() records and submits frame N and returns frame N - frames_in_flight,
+// which it waited for to reuse its command buffer (and whose results it hands back); finish()
+// waits for the rest. Every submission signals the renderer's timeline with its frame number.
+//
+// One frame, in order on the queue: the texture directory's and the indirection table's
+// uploads (under the table's submission lock, see vulkan_indirection_table.hpp), the colour
+// pass, the app's overlay hook, the feedback pass, the copies to the host, the blit to the
+// swapchain image. The submission waits for FrameDesc::waits and for the fill timeline value
+// the indirection upload needs (CUDA fills).
+#pragma once
+
+#include <vulkan/vulkan.h>
+
+#include <array>
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <optional>
+#include <span>
+#include <vector>
+
+#include "vtpage/interop/vulkan_indirection_table.hpp"
+#include "vtpage/interop/vulkan_timeline.hpp"
+#include "vtpage/streaming/feedback_entry.hpp"
+
+namespace vtpage {
+
+class VulkanContext;
+class VulkanSwapchain;
+class VulkanTextureDirectory;
+
+enum class RenderMode : std::uint32_t {
+    textured = 0,
+    residency = 1,   // green where the wanted level was resident, yellow to red as it fell back
+    mip_levels = 2,  // a colour per mip level actually sampled; tile edges darkened
+};
+
+struct VulkanRendererSettings {
+    std::uint32_t width = 1280;
+    std::uint32_t height = 720;
+    // The feedback pass renders ceil(width / d) x ceil(height / d) pixels.
+    std::uint32_t feedback_divisor = 4;
+    // Must equal the indirection table's.
+    std::uint32_t frames_in_flight = 2;
+    std::array<float, 4> clear_colour = {0.45f, 0.6f, 0.8f, 1.0f};  // the sky
+};
+
+// A semaphore wait for a frame's submission.
+struct FrameWait {
+    VkSemaphore semaphore = VK_NULL_HANDLE;
+    std::uint64_t value = 0;  // for timeline semaphores
+    VkPipelineStageFlags2 stages = VK_PIPELINE_STAGE_2_ALL_COMMANDS_BIT;
+};
+
+// What the overlay hook draws into: the offscreen colour image, in
+// VK_IMAGE_LAYOUT_COLOR_ATTACHMENT_OPTIMAL before and after the hook.
+struct OverlayTarget {
+    VkImage image = VK_NULL_HANDLE;
+    VkImageView view = VK_NULL_HANDLE;
+    VkFormat format = VK_FORMAT_UNDEFINED;
+    VkExtent2D extent{};
+};
+
+struct FrameDesc {
+    // World to clip, column-major (glm's layout), Vulkan clip space (y down, depth 0..1).
+    std::array<float, 16> view_projection{};
+    std::uint32_t texture_id = 0;
+    // The plane covers [0, plane_size] in x and z at y = 0; uv = (x, z) / plane_size.
+    float plane_size = 1.0f;
+    RenderMode mode = RenderMode::textured;
+    // Handed back with the completed frame (e.g. the page table's frame id).
+    std::uint64_t user_tag = 0;
+    // Read the colour image back (CompletedFrame::colour).
+    bool capture = false;
+    std::vector<FrameWait> waits;
+    // Records extra drawing (a HUD) into the colour image after the plane, before presenting.
+    std::function<void(VkCommandBuffer, const OverlayTarget&)> overlay;
+    // Blit the image to the next image of this swapchain and present it.
+    VulkanSwapchain* present_to = nullptr;
+};
+
+// A frame the device has finished. The spans stay valid until the next render() (or finish(),
+// or resize()).
+struct CompletedFrame {
+    std::uint64_t frame = 0;  // 1, 2, ... in submission order
+    std::uint64_t user_tag = 0;
+    // feedback_width * feedback_height entries, row by row from the top; empty where the plane
+    // was not drawn.
+    std::span<const vt::FeedbackEntry> feedback;
+    std::uint32_t feedback_width = 0;
+    std::uint32_t feedback_height = 0;
+    // RGBA8, width * height * 4 bytes, rows from the top; empty unless FrameDesc::capture.
+    std::span<const std::uint8_t> colour;
+    std::uint32_t width = 0;
+    std::uint32_t height = 0;
+    double gpu_ms = 0;         // from the first command to the last, by timestamps
+    IndirectionUpload upload;  // what the frame's indirection upload did
+    bool presented = false;
+};
+
+class VulkanRenderer {
+public:
+    VulkanRenderer(VulkanContext& context, VulkanIndirectionTable& indirection,
+                   VulkanTextureDirectory& textures, VulkanRendererSettings settings = {});
+    // Waits for the frames in flight.
+    ~VulkanRenderer();
+    VulkanRenderer(const VulkanRenderer&) = delete;
+    VulkanRenderer& operator=(const VulkanRenderer&) = delete;
+
+    // Records and submits a frame; returns the frame that last used its slot, now complete.
+    std::optional<CompletedFrame> render(const FrameDesc& frame);
+    // Waits for every frame in flight; returns them, oldest first.
+    std::vector<CompletedFrame> finish();
+    // New offscreen size (waits for the frames in flight, dropping their results).
+    void resize(std::uint32_t width, std::uint32_t height);
+
+    std::uint32_t width() const noexcept;
+    std::uint32_t height() const noexcept;
+    std::uint32_t feedback_width() const noexcept;
+    std::uint32_t feedback_height() const noexcept;
+    float feedback_lod_bias() const noexcept;  // -log2(feedback_divisor)
+    VkFormat colour_format() const noexcept;   // VK_FORMAT_R8G8B8A8_UNORM
+    std::uint64_t frames_submitted() const noexcept;
+    // Signalled with each frame's number when the device finishes it.
+    const VulkanTimeline& timeline() const noexcept;
+
+private:
+    struct State;
+    std::unique_ptr<State> state_;
+};
+
+}  // namespace vtpage

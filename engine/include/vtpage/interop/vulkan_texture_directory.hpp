@@ -1,0 +1,46 @@
+// The shaders' list of virtual textures: for each texture id (the id feedback entries carry),
+// a VulkanTextureInfo with where its pages start and where each mip level's pages are. A small
+// device-local buffer at device_address(); set() edits a CPU copy and record_upload() copies what
+// changed in the next frame, ordered after earlier frames' reads like the indirection table.
+#pragma once
+
+#include <vulkan/vulkan.h>
+
+#include <cstdint>
+#include <memory>
+
+#include "vtpage/interop/vulkan_texture_info.hpp"
+
+namespace vtpage {
+
+class VulkanContext;
+
+struct VulkanTextureDirectorySettings {
+    std::uint32_t max_textures = 256;
+};
+
+class VulkanTextureDirectory {
+public:
+    explicit VulkanTextureDirectory(VulkanContext& context,
+                                    VulkanTextureDirectorySettings settings = {});
+    ~VulkanTextureDirectory();
+    VulkanTextureDirectory(const VulkanTextureDirectory&) = delete;
+    VulkanTextureDirectory& operator=(const VulkanTextureDirectory&) = delete;
+
+    VkDeviceAddress device_address() const noexcept;
+    std::uint32_t max_textures() const noexcept;
+
+    // Describes texture `id`: 2^size_log2 texels square, its first page at global page
+    // base_page. out_of_range for an id >= max_textures or a size_log2 above vt::max_size_log2.
+    void set(std::uint32_t id, std::uint32_t base_page, std::uint32_t size_log2);
+    VulkanTextureInfo get(std::uint32_t id) const;
+
+    // Copies what changed since the last upload (thread-safe with set()).
+    void record_upload(VkCommandBuffer commands);
+
+private:
+    struct State;
+    std::unique_ptr<State> state_;
+};
+
+}  // namespace vtpage

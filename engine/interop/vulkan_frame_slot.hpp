@@ -1,0 +1,44 @@
+// What one frame in flight owns while the device runs it: its command buffer, its timestamp
+// queries and the semaphore a swapchain signals when the frame's image is acquired.
+#pragma once
+
+#include <vulkan/vulkan.h>
+
+#include <cstdint>
+
+#include "vtpage/interop/vulkan_handle.hpp"
+
+namespace vtpage {
+
+class VulkanContext;
+
+namespace interop_detail {
+
+class FrameSlot {
+public:
+    explicit FrameSlot(VulkanContext& context);
+    FrameSlot(FrameSlot&&) noexcept = default;
+
+    // Resets the slot's command pool (its last frame must be complete) and begins recording.
+    VkCommandBuffer begin();
+    VkCommandBuffer commands() const noexcept { return commands_; }
+    VkSemaphore image_acquired() const noexcept { return image_acquired_.get(); }
+
+    // Timestamps 0 (start) and 1 (end) around the frame; no-ops where the queue has none.
+    void write_start_timestamp(VkCommandBuffer commands);
+    void write_end_timestamp(VkCommandBuffer commands);
+    // Milliseconds between the two, once the frame is complete; 0 without timestamps.
+    double gpu_ms() const;
+
+private:
+    VkDevice device_ = VK_NULL_HANDLE;
+    UniqueVkCommandPool pool_;
+    VkCommandBuffer commands_ = VK_NULL_HANDLE;  // freed with the pool
+    UniqueVkQueryPool timestamps_;
+    UniqueVkSemaphore image_acquired_;
+    double timestamp_period_ns_ = 0;
+    bool timestamps_written_ = false;
+};
+
+}  // namespace interop_detail
+}  // namespace vtpage

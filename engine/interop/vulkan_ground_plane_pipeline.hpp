@@ -1,0 +1,47 @@
+// The viewer's two graphics pipelines over the ground plane: the colour pass and the feedback
+// pass (same vertex shader and push constants, dynamic rendering, no descriptors: the shaders
+// reach the indirection table, the texture directory and the pages by device address).
+#pragma once
+
+#include <vulkan/vulkan.h>
+
+#include <cstdint>
+
+#include "vtpage/interop/vulkan_handle.hpp"
+
+namespace vtpage {
+
+class VulkanContext;
+
+namespace interop_detail {
+
+// The push constants of shaders/ground_plane_frame.glsl, byte for byte.
+struct GroundPlanePushConstants {
+    float view_projection[16];
+    std::uint64_t indirection;
+    std::uint64_t directory;
+    std::uint32_t texture_id;
+    float plane_size;
+    float lod_bias;
+    std::uint32_t mode;
+};
+static_assert(sizeof(GroundPlanePushConstants) == 96, "matches ground_plane_frame.glsl");
+
+class GroundPlanePipelines {
+public:
+    GroundPlanePipelines(VulkanContext& context, VkFormat colour_format, VkFormat feedback_format);
+
+    VkPipelineLayout layout() const noexcept { return layout_.get(); }
+    VkPipeline colour() const noexcept { return colour_.get(); }
+    VkPipeline feedback() const noexcept { return feedback_.get(); }
+    static constexpr VkShaderStageFlags push_stages =
+        VK_SHADER_STAGE_VERTEX_BIT | VK_SHADER_STAGE_FRAGMENT_BIT;
+
+private:
+    UniqueVkPipelineLayout layout_;
+    UniqueVkPipeline colour_;
+    UniqueVkPipeline feedback_;
+};
+
+}  // namespace interop_detail
+}  // namespace vtpage

@@ -1,0 +1,367 @@
+#include "vtpage/interop/vulkan_indirection_table.hpp"
+
+#include <algorithm>
+#include <cstring>
+#include <unordered_map>
+#include <unordered_set>
+#include <vector>
+
+#include "vtpage/interop/vulkan_buffer.hpp"
+#include "vtpage/interop/vulkan_context.hpp"
+#include "vtpage/interop/vulkan_error.hpp"
+#include "vtpage/interop/vulkan_page_importer.hpp"
+
+namespace vtpage {
+
+namespace {
+
+constexpr PageIndex no_page = ~PageIndex(0);
+constexpr VkDeviceSize entry_bytes = sizeof(std::uint64_t);
+
+struct Published {
+    VkDeviceAddress address = 0;
+    std::uint32_t slot = 0;
+    std::uint64_t generation = 0;
+};
+
+}  // namespace
+
+struct VulkanIndirectionTable::State {
+    VulkanContext& context;
+    VulkanPageImporter& importer;
+    VulkanIndirectionTableSettings settings;
+    VulkanBuffer table;
+    std::vector<VulkanBuffer> staging;  // per frame slot
+    bool initialized = false;           // zeroed on the device
+
+    std::mutex submission;
+    mutable std::mutex mutex;  // everything below; taken after `submission` where both are
+    std::unordered_map<PageIndex, Published> published;
+    std::vector<PageIndex> page_of_slot;  // no_page where the slot backs nothing published
+    std::unordered_set<PageIndex> dirty;
+    std::uint64_t fill_value = 0;  // the highest published
+    VulkanIndirectionTableStatistics statistics;
+
+    State(VulkanContext& c, VulkanPageImporter& i, VulkanIndirectionTableSettings s)
+        : context(c), importer(i), settings(std::move(s)) {}
+
+    void check_page(PageIndex page, const char* operation) const {
+        if (page >= settings.page_count) {
+            throw Error(Errc::out_of_range, operation,
+                        detail::concat("the table has ", settings.page_count, " pages"),
+                        detail::concat("page=", page));
+        }
+    }
+    // Both under `mutex`.
+    void unpublish(PageIndex page) {
+        auto found = published.find(page);
+        if (found == published.end()) return;
+        if (found->second.slot < page_of_slot.size() && page_of_slot[found->second.slot] == page) {
+            page_of_slot[found->second.slot] = no_page;
+        }
+        published.erase(found);
+        dirty.insert(page);
+    }
+    void publish(PageIndex page, std::uint32_t slot, VkDeviceAddress address,
+                 std::uint64_t generation, std::uint64_t fill) {
+        // The slot now backs this page: whatever it backed before (an eviction whose callback
+        // has not come yet) must no longer reach it.
+        if (slot >= page_of_slot.size()) page_of_slot.resize(slot + 1, no_page);
+        if (page_of_slot[slot] != no_page && page_of_slot[slot] != page) {
+            unpublish(page_of_slot[slot]);
+        }
+        unpublish(page);
+        published[page] = Published{address, slot, generation};
+        page_of_slot[slot] = page;
+        dirty.insert(page);
+        fill_value = std::max(fill_value, fill);
+    }
+    void retire(std::uint32_t slot) {
+        std::lock_guard submit_lock(submission);
+        std::lock_guard lock(mutex);
+        if (slot < page_of_slot.size() && page_of_slot[slot] != no_page) {
+            unpublish(page_of_slot[slot]);
+            ++statistics.retired_slots;
+        }
+    }
+};
+
+VulkanIndirectionTable::VulkanIndirectionTable(VulkanContext& context, VulkanPageImporter& importer,
+                                               VulkanIndirectionTableSettings settings)
+    : state_(std::make_unique<State>(context, importer, std::move(settings))) {
+    State& s = *state_;
+    if (s.settings.page_count == 0 || s.settings.frames_in_flight == 0) {
+        throw Error(Errc::invalid_argument, "VulkanIndirectionTable",
+                    "page_count and frames_in_flight must be positive",
+                    detail::concat("page_count=", s.settings.page_count,
+                                   " frames_in_flight=", s.settings.frames_in_flight));
+    }
+    s.table = VulkanBuffer(context, s.settings.page_count * entry_bytes,
+                           VK_BUFFER_USAGE_STORAGE_BUFFER_BIT |
+                               VK_BUFFER_USAGE_SHADER_DEVICE_ADDRESS_BIT |
+                               VK_BUFFER_USAGE_TRANSFER_DST_BIT |
+                               VK_BUFFER_USAGE_TRANSFER_SRC_BIT,  // for tools and tests
+                           BufferMemory::device_local, "vtpage indirection table");
+    s.staging.resize(s.settings.frames_in_flight);
+    importer.set_forget_listener(
+        [state = state_.get()](std::uint32_t slot) { state->retire(slot); });
+}
+
+VulkanIndirectionTable::~VulkanIndirectionTable() {
+    state_->importer.set_forget_listener({});
+}
+
+VkDeviceAddress VulkanIndirectionTable::device_address() const noexcept {
+    return state_->table.device_address();
+}
+VkBuffer VulkanIndirectionTable::buffer() const noexcept {
+    return state_->table.get();
+}
+std::uint64_t VulkanIndirectionTable::page_count() const noexcept {
+    return state_->settings.page_count;
+}
+std::uint32_t VulkanIndirectionTable::frames_in_flight() const noexcept {
+    return state_->settings.frames_in_flight;
+}
+VkSemaphore VulkanIndirectionTable::fill_timeline() const {
+    std::lock_guard lock(state_->mutex);
+    return state_->settings.fill_timeline;
+}
+
+void VulkanIndirectionTable::set_fill_timeline(VkSemaphore timeline) {
+    std::lock_guard lock(state_->mutex);
+    state_->settings.fill_timeline = timeline;
+}
+
+void VulkanIndirectionTable::connect(PageTableSettings& table_settings) {
+    table_settings.on_evicted =
+        [this, theirs = std::move(table_settings.on_evicted)](std::span<const PageMapping> pages) {
+            evicted(pages);
+            if (theirs) theirs(pages);
+        };
+}
+
+void VulkanIndirectionTable::connect(vt::StreamerSettings& streamer_settings) {
+    streamer_settings.on_ready = [this, theirs = std::move(streamer_settings.on_ready)](
+                                     std::span<const vt::StreamedPage> pages) {
+        ready(pages);
+        if (theirs) theirs(pages);
+    };
+    streamer_settings.on_evicted = [this, theirs = std::move(streamer_settings.on_evicted)](
+                                       std::span<const vt::StreamedPage> pages) {
+        evicted(pages);
+        if (theirs) theirs(pages);
+    };
+}
+
+void VulkanIndirectionTable::ready(std::span<const vt::StreamedPage> pages) {
+    // One call per fence value, in order: a batch carries one value for all its pages.
+    std::vector<PageMapping> batch;
+    std::uint64_t fence = pages.empty() ? 0 : pages.front().fence;
+    for (const vt::StreamedPage& page : pages) {
+        if (page.fence != fence) {
+            ready(batch, fence);
+            batch.clear();
+            fence = page.fence;
+        }
+        batch.push_back({page.page, page.physical, page.generation});
+    }
+    if (!batch.empty()) ready(batch, fence);
+}
+
+void VulkanIndirectionTable::evicted(std::span<const vt::StreamedPage> pages) {
+    std::vector<PageMapping> mappings;
+    mappings.reserve(pages.size());
+    for (const vt::StreamedPage& page : pages) {
+        mappings.push_back({page.page, page.physical, page.generation});
+    }
+    evicted(mappings);
+}
+
+void VulkanIndirectionTable::check_against(const PageTable* table) {
+    std::lock_guard lock(state_->mutex);
+    state_->settings.page_table = table;
+}
+
+void VulkanIndirectionTable::ready(std::span<const PageMapping> pages, std::uint64_t fill_value) {
+    State& s = *state_;
+    for (const PageMapping& mapping : pages)
+        s.check_page(mapping.page, "VulkanIndirectionTable::ready");
+    std::lock_guard lock(s.mutex);
+    for (const PageMapping& mapping : pages) {
+        ++s.statistics.ready_pages;
+        // Checked under our lock: an eviction after this check reports to evicted() after it,
+        // and one before it shows here.
+        if (s.settings.page_table) {
+            const auto current = s.settings.page_table->lookup(mapping.page);
+            if (!current || current->generation != mapping.generation ||
+                current->physical.slot != mapping.physical.slot) {
+                ++s.statistics.stale_ready_pages;
+                continue;
+            }
+        }
+        auto found = s.published.find(mapping.page);
+        if (found != s.published.end() && found->second.generation > mapping.generation) {
+            ++s.statistics.stale_ready_pages;
+            continue;
+        }
+        const VkDeviceAddress address = s.importer.device_address(mapping.physical.slot);
+        if (address == 0) {
+            throw Error(Errc::not_mapped, "VulkanIndirectionTable::ready",
+                        "the physical page is not imported into Vulkan",
+                        detail::concat("page=", mapping.page, " slot=", mapping.physical.slot));
+        }
+        s.publish(mapping.page, mapping.physical.slot, address, mapping.generation, fill_value);
+    }
+}
+
+void VulkanIndirectionTable::evicted(std::span<const PageMapping> pages) {
+    State& s = *state_;
+    std::lock_guard lock(s.mutex);
+    for (const PageMapping& mapping : pages) {
+        ++s.statistics.evicted_pages;
+        auto found = s.published.find(mapping.page);
+        if (found == s.published.end() || found->second.generation > mapping.generation) continue;
+        s.unpublish(mapping.page);
+    }
+}
+
+void VulkanIndirectionTable::publish(PageIndex page, std::uint32_t slot, std::uint64_t fill_value) {
+    State& s = *state_;
+    s.check_page(page, "VulkanIndirectionTable::publish");
+    const VkDeviceAddress address = s.importer.device_address(slot);
+    if (address == 0) {
+        throw Error(Errc::not_mapped, "VulkanIndirectionTable::publish",
+                    "the physical page is not imported into Vulkan",
+                    detail::concat("page=", page, " slot=", slot));
+    }
+    std::lock_guard lock(s.mutex);
+    ++s.statistics.ready_pages;
+    s.publish(page, slot, address, 0, fill_value);
+}
+
+void VulkanIndirectionTable::clear(PageIndex page) {
+    State& s = *state_;
+    s.check_page(page, "VulkanIndirectionTable::clear");
+    std::lock_guard lock(s.mutex);
+    s.unpublish(page);
+}
+
+std::optional<std::uint32_t> VulkanIndirectionTable::slot_of(PageIndex page) const {
+    std::lock_guard lock(state_->mutex);
+    auto found = state_->published.find(page);
+    if (found == state_->published.end()) return std::nullopt;
+    return found->second.slot;
+}
+
+std::size_t VulkanIndirectionTable::published_count() const {
+    std::lock_guard lock(state_->mutex);
+    return state_->published.size();
+}
+
+std::unique_lock<std::mutex> VulkanIndirectionTable::lock_submission() {
+    return std::unique_lock(state_->submission);
+}
+
+IndirectionUpload VulkanIndirectionTable::record_upload(VkCommandBuffer commands,
+                                                        std::uint32_t frame_slot) {
+    State& s = *state_;
+    if (frame_slot >= s.settings.frames_in_flight) {
+        throw Error(Errc::out_of_range, "VulkanIndirectionTable::record_upload",
+                    detail::concat("there are ", s.settings.frames_in_flight, " frame slots"),
+                    detail::concat("frame_slot=", frame_slot));
+    }
+    std::vector<PageIndex> pages;
+    std::vector<std::uint64_t> values;
+    IndirectionUpload upload;
+    {
+        std::lock_guard lock(s.mutex);
+        pages.assign(s.dirty.begin(), s.dirty.end());
+        s.dirty.clear();
+        std::sort(pages.begin(), pages.end());
+        values.reserve(pages.size());
+        for (PageIndex page : pages) {
+            auto found = s.published.find(page);
+            values.push_back(found == s.published.end() ? 0 : found->second.address);
+        }
+        if (s.settings.fill_timeline && s.fill_value > 0) {
+            upload.wait_semaphore = s.settings.fill_timeline;
+            upload.wait_value = s.fill_value;
+        }
+        ++s.statistics.uploads;
+        s.statistics.uploaded_entries += pages.size();
+    }
+    if (pages.empty() && s.initialized) return upload;
+
+    // Earlier submissions' shader reads of the table finish before these writes.
+    VkMemoryBarrier2 before{VK_STRUCTURE_TYPE_MEMORY_BARRIER_2};
+    before.srcStageMask = VK_PIPELINE_STAGE_2_VERTEX_SHADER_BIT |
+                          VK_PIPELINE_STAGE_2_FRAGMENT_SHADER_BIT |
+                          VK_PIPELINE_STAGE_2_COMPUTE_SHADER_BIT;
+    before.dstStageMask = VK_PIPELINE_STAGE_2_ALL_TRANSFER_BIT;
+    before.dstAccessMask = VK_ACCESS_2_TRANSFER_WRITE_BIT;
+    VkDependencyInfo dependency{VK_STRUCTURE_TYPE_DEPENDENCY_INFO};
+    dependency.memoryBarrierCount = 1;
+    dependency.pMemoryBarriers = &before;
+    vkCmdPipelineBarrier2(commands, &dependency);
+
+    if (!s.initialized) {
+        vkCmdFillBuffer(commands, s.table.get(), 0, VK_WHOLE_SIZE, 0);
+        upload.cleared = true;
+        s.initialized = true;
+        if (!pages.empty()) {  // the copies below land after the fill
+            VkMemoryBarrier2 fill_then_copy{VK_STRUCTURE_TYPE_MEMORY_BARRIER_2};
+            fill_then_copy.srcStageMask = VK_PIPELINE_STAGE_2_ALL_TRANSFER_BIT;
+            fill_then_copy.srcAccessMask = VK_ACCESS_2_TRANSFER_WRITE_BIT;
+            fill_then_copy.dstStageMask = VK_PIPELINE_STAGE_2_ALL_TRANSFER_BIT;
+            fill_then_copy.dstAccessMask = VK_ACCESS_2_TRANSFER_WRITE_BIT;
+            dependency.pMemoryBarriers = &fill_then_copy;
+            vkCmdPipelineBarrier2(commands, &dependency);
+        }
+    }
+    if (!pages.empty()) {
+        const VkDeviceSize bytes = pages.size() * entry_bytes;
+        VulkanBuffer& staging = s.staging[frame_slot];
+        if (!staging || staging.size() < bytes) {
+            VkDeviceSize capacity = 4096;
+            while (capacity < bytes) capacity *= 2;
+            staging = VulkanBuffer(s.context, capacity, VK_BUFFER_USAGE_TRANSFER_SRC_BIT,
+                                   BufferMemory::upload, "vtpage indirection staging");
+        }
+        std::memcpy(staging.mapped(), values.data(), bytes);
+        staging.flush();
+        std::vector<VkBufferCopy> regions;
+        for (std::size_t i = 0; i < pages.size(); ++i) {
+            if (!regions.empty() && pages[i] == pages[i - 1] + 1) {
+                regions.back().size += entry_bytes;
+            } else {
+                regions.push_back({i * entry_bytes, pages[i] * entry_bytes, entry_bytes});
+            }
+        }
+        vkCmdCopyBuffer(commands, staging.get(), s.table.get(),
+                        static_cast<std::uint32_t>(regions.size()), regions.data());
+        upload.entries = pages.size();
+        upload.regions = regions.size();
+    }
+    // The writes are visible to this submission's shaders.
+    VkMemoryBarrier2 after{VK_STRUCTURE_TYPE_MEMORY_BARRIER_2};
+    after.srcStageMask = VK_PIPELINE_STAGE_2_ALL_TRANSFER_BIT;
+    after.srcAccessMask = VK_ACCESS_2_TRANSFER_WRITE_BIT;
+    after.dstStageMask = VK_PIPELINE_STAGE_2_VERTEX_SHADER_BIT |
+                         VK_PIPELINE_STAGE_2_FRAGMENT_SHADER_BIT |
+                         VK_PIPELINE_STAGE_2_COMPUTE_SHADER_BIT;
+    after.dstAccessMask = VK_ACCESS_2_SHADER_STORAGE_READ_BIT;
+    dependency.pMemoryBarriers = &after;
+    vkCmdPipelineBarrier2(commands, &dependency);
+    return upload;
+}
+
+VulkanIndirectionTableStatistics VulkanIndirectionTable::statistics() const {
+    std::lock_guard lock(state_->mutex);
+    VulkanIndirectionTableStatistics statistics = state_->statistics;
+    statistics.published = state_->published.size();
+    statistics.pending = state_->dirty.size();
+    return statistics;
+}
+
+}  // namespace vtpage

@@ -1,0 +1,451 @@
+#include "vtpage/interop/vulkan_renderer.hpp"
+
+#include <cmath>
+#include <cstring>
+
+#include "vtpage/interop/vulkan_buffer.hpp"
+#include "vtpage/interop/vulkan_context.hpp"
+#include "vtpage/interop/vulkan_error.hpp"
+#include "vtpage/interop/vulkan_image.hpp"
+#include "vtpage/interop/vulkan_swapchain.hpp"
+#include "vtpage/interop/vulkan_texture_directory.hpp"
+#include "vulkan_frame_slot.hpp"
+#include "vulkan_ground_plane_pipeline.hpp"
+
+namespace vtpage {
+
+namespace {
+
+using interop_detail::FrameSlot;
+using interop_detail::GroundPlanePipelines;
+using interop_detail::GroundPlanePushConstants;
+
+constexpr VkFormat colour_format_used = VK_FORMAT_R8G8B8A8_UNORM;
+constexpr VkFormat feedback_format_used = VK_FORMAT_R32G32_UINT;
+
+// Where one submitted frame's results go, and what is needed to hand them back.
+struct FrameRecord {
+    std::uint64_t frame = 0;  // 0: the slot has not been used
+    std::uint64_t user_tag = 0;
+    std::uint32_t readback = 0;  // index into State::readbacks
+    std::uint32_t width = 0, height = 0, feedback_width = 0, feedback_height = 0;
+    bool captured = false;
+    bool presented = false;
+    IndirectionUpload upload;
+};
+
+// Host-visible copies of a frame's feedback and (when captured) colour image.
+struct Readback {
+    VulkanBuffer feedback;
+    VulkanBuffer colour;
+};
+
+void image_barrier(VkCommandBuffer commands, VkImage image, VkImageLayout from, VkImageLayout to,
+                   VkPipelineStageFlags2 src_stages, VkAccessFlags2 src_access,
+                   VkPipelineStageFlags2 dst_stages, VkAccessFlags2 dst_access) {
+    VkImageMemoryBarrier2 barrier{VK_STRUCTURE_TYPE_IMAGE_MEMORY_BARRIER_2};
+    barrier.srcStageMask = src_stages;
+    barrier.srcAccessMask = src_access;
+    barrier.dstStageMask = dst_stages;
+    barrier.dstAccessMask = dst_access;
+    barrier.oldLayout = from;
+    barrier.newLayout = to;
+    barrier.srcQueueFamilyIndex = VK_QUEUE_FAMILY_IGNORED;
+    barrier.dstQueueFamilyIndex = VK_QUEUE_FAMILY_IGNORED;
+    barrier.image = image;
+    barrier.subresourceRange = {VK_IMAGE_ASPECT_COLOR_BIT, 0, 1, 0, 1};
+    VkDependencyInfo dependency{VK_STRUCTURE_TYPE_DEPENDENCY_INFO};
+    dependency.imageMemoryBarrierCount = 1;
+    dependency.pImageMemoryBarriers = &barrier;
+    vkCmdPipelineBarrier2(commands, &dependency);
+}
+
+void set_viewport(VkCommandBuffer commands, VkExtent2D extent) {
+    VkViewport viewport{0, 0, float(extent.width), float(extent.height), 0, 1};
+    VkRect2D scissor{{0, 0}, extent};
+    vkCmdSetViewport(commands, 0, 1, &viewport);
+    vkCmdSetScissor(commands, 0, 1, &scissor);
+}
+
+void begin_rendering(VkCommandBuffer commands, VkImageView view, VkExtent2D extent,
+                     const VkClearValue& clear) {
+    VkRenderingAttachmentInfo attachment{VK_STRUCTURE_TYPE_RENDERING_ATTACHMENT_INFO};
+    attachment.imageView = view;
+    attachment.imageLayout = VK_IMAGE_LAYOUT_COLOR_ATTACHMENT_OPTIMAL;
+    attachment.loadOp = VK_ATTACHMENT_LOAD_OP_CLEAR;
+    attachment.storeOp = VK_ATTACHMENT_STORE_OP_STORE;
+    attachment.clearValue = clear;
+    VkRenderingInfo rendering{VK_STRUCTURE_TYPE_RENDERING_INFO};
+    rendering.renderArea = {{0, 0}, extent};
+    rendering.layerCount = 1;
+    rendering.colorAttachmentCount = 1;
+    rendering.pColorAttachments = &attachment;
+    vkCmdBeginRendering(commands, &rendering);
+}
+
+}  // namespace
+
+struct VulkanRenderer::State {
+    VulkanContext& context;
+    VulkanIndirectionTable& indirection;
+    VulkanTextureDirectory& textures;
+    VulkanRendererSettings settings;
+    GroundPlanePipelines pipelines;
+    VulkanTimeline timeline;
+    VulkanImage colour;
+    VulkanImage feedback;
+    std::vector<FrameSlot> slots;
+    std::vector<FrameRecord> records;  // per slot
+    std::vector<Readback> readbacks;   // frames_in_flight + 1: see render()
+    std::uint64_t submitted = 0;
+
+    State(VulkanContext& c, VulkanIndirectionTable& i, VulkanTextureDirectory& t,
+          VulkanRendererSettings s)
+        : context(c),
+          indirection(i),
+          textures(t),
+          settings(s),
+          pipelines(c, colour_format_used, feedback_format_used),
+          timeline(c, 0, false, "vtpage renderer timeline") {}
+
+    VkExtent2D extent() const { return {settings.width, settings.height}; }
+    VkExtent2D feedback_extent() const {
+        const std::uint32_t d = settings.feedback_divisor;
+        return {(settings.width + d - 1) / d, (settings.height + d - 1) / d};
+    }
+    void make_targets() {
+        colour = VulkanImage(context, extent(), colour_format_used,
+                             VK_IMAGE_USAGE_COLOR_ATTACHMENT_BIT | VK_IMAGE_USAGE_TRANSFER_SRC_BIT,
+                             "vtpage colour");
+        feedback =
+            VulkanImage(context, feedback_extent(), feedback_format_used,
+                        VK_IMAGE_USAGE_COLOR_ATTACHMENT_BIT | VK_IMAGE_USAGE_TRANSFER_SRC_BIT,
+                        "vtpage feedback");
+    }
+    CompletedFrame collect(std::uint32_t slot_index) {
+        const FrameRecord& record = records[slot_index];
+        Readback& readback = readbacks[record.readback];
+        CompletedFrame done;
+        done.frame = record.frame;
+        done.user_tag = record.user_tag;
+        done.width = record.width;
+        done.height = record.height;
+        done.feedback_width = record.feedback_width;
+        done.feedback_height = record.feedback_height;
+        readback.feedback.invalidate();
+        done.feedback = {reinterpret_cast<const vt::FeedbackEntry*>(readback.feedback.mapped()),
+                         std::size_t(record.feedback_width) * record.feedback_height};
+        if (record.captured) {
+            readback.colour.invalidate();
+            done.colour = {reinterpret_cast<const std::uint8_t*>(readback.colour.mapped()),
+                           std::size_t(record.width) * record.height * 4};
+        }
+        done.gpu_ms = slots[slot_index].gpu_ms();
+        done.upload = record.upload;
+        done.presented = record.presented;
+        return done;
+    }
+    void record_frame(VkCommandBuffer commands, const FrameDesc& frame, Readback& readback,
+                      VulkanSwapchain* swapchain, std::optional<std::uint32_t> image_index);
+};
+
+void VulkanRenderer::State::record_frame(VkCommandBuffer commands, const FrameDesc& frame,
+                                         Readback& readback, VulkanSwapchain* swapchain,
+                                         std::optional<std::uint32_t> image_index) {
+    GroundPlanePushConstants push{};
+    std::memcpy(push.view_projection, frame.view_projection.data(), sizeof(push.view_projection));
+    push.indirection = indirection.device_address();
+    push.directory = textures.device_address();
+    push.texture_id = frame.texture_id;
+    push.plane_size = frame.plane_size;
+    push.lod_bias = 0.0f;
+    push.mode = static_cast<std::uint32_t>(frame.mode);
+
+    // The colour pass. The previous frame's writes and reads of the image come first.
+    image_barrier(
+        commands, colour.get(), VK_IMAGE_LAYOUT_UNDEFINED, VK_IMAGE_LAYOUT_COLOR_ATTACHMENT_OPTIMAL,
+        VK_PIPELINE_STAGE_2_COLOR_ATTACHMENT_OUTPUT_BIT | VK_PIPELINE_STAGE_2_ALL_TRANSFER_BIT,
+        VK_ACCESS_2_COLOR_ATTACHMENT_WRITE_BIT, VK_PIPELINE_STAGE_2_COLOR_ATTACHMENT_OUTPUT_BIT,
+        VK_ACCESS_2_COLOR_ATTACHMENT_WRITE_BIT | VK_ACCESS_2_COLOR_ATTACHMENT_READ_BIT);
+    VkClearValue sky{};
+    std::memcpy(sky.color.float32, settings.clear_colour.data(), sizeof(sky.color.float32));
+    begin_rendering(commands, colour.view(), extent(), sky);
+    set_viewport(commands, extent());
+    vkCmdBindPipeline(commands, VK_PIPELINE_BIND_POINT_GRAPHICS, pipelines.colour());
+    vkCmdPushConstants(commands, pipelines.layout(), GroundPlanePipelines::push_stages, 0,
+                       sizeof(push), &push);
+    vkCmdDraw(commands, 6, 1, 0, 0);
+    vkCmdEndRendering(commands);
+    if (frame.overlay) {
+        frame.overlay(commands,
+                      OverlayTarget{colour.get(), colour.view(), colour_format_used, extent()});
+    }
+
+    // The feedback pass, at its reduced size.
+    image_barrier(
+        commands, feedback.get(), VK_IMAGE_LAYOUT_UNDEFINED,
+        VK_IMAGE_LAYOUT_COLOR_ATTACHMENT_OPTIMAL,
+        VK_PIPELINE_STAGE_2_COLOR_ATTACHMENT_OUTPUT_BIT | VK_PIPELINE_STAGE_2_ALL_TRANSFER_BIT,
+        VK_ACCESS_2_COLOR_ATTACHMENT_WRITE_BIT, VK_PIPELINE_STAGE_2_COLOR_ATTACHMENT_OUTPUT_BIT,
+        VK_ACCESS_2_COLOR_ATTACHMENT_WRITE_BIT | VK_ACCESS_2_COLOR_ATTACHMENT_READ_BIT);
+    VkClearValue nothing{};
+    nothing.color.uint32[0] = vt::FeedbackEntry::empty;
+    begin_rendering(commands, feedback.view(), feedback_extent(), nothing);
+    set_viewport(commands, feedback_extent());
+    vkCmdBindPipeline(commands, VK_PIPELINE_BIND_POINT_GRAPHICS, pipelines.feedback());
+    push.lod_bias = -std::log2(float(settings.feedback_divisor));
+    vkCmdPushConstants(commands, pipelines.layout(), GroundPlanePipelines::push_stages, 0,
+                       sizeof(push), &push);
+    vkCmdDraw(commands, 6, 1, 0, 0);
+    vkCmdEndRendering(commands);
+
+    // Copies to the host.
+    image_barrier(commands, feedback.get(), VK_IMAGE_LAYOUT_COLOR_ATTACHMENT_OPTIMAL,
+                  VK_IMAGE_LAYOUT_TRANSFER_SRC_OPTIMAL,
+                  VK_PIPELINE_STAGE_2_COLOR_ATTACHMENT_OUTPUT_BIT,
+                  VK_ACCESS_2_COLOR_ATTACHMENT_WRITE_BIT, VK_PIPELINE_STAGE_2_COPY_BIT,
+                  VK_ACCESS_2_TRANSFER_READ_BIT);
+    VkBufferImageCopy region{};
+    region.imageSubresource = {VK_IMAGE_ASPECT_COLOR_BIT, 0, 0, 1};
+    region.imageExtent = {feedback_extent().width, feedback_extent().height, 1};
+    vkCmdCopyImageToBuffer(commands, feedback.get(), VK_IMAGE_LAYOUT_TRANSFER_SRC_OPTIMAL,
+                           readback.feedback.get(), 1, &region);
+    const bool present = swapchain && image_index;
+    if (frame.capture || present) {
+        image_barrier(commands, colour.get(), VK_IMAGE_LAYOUT_COLOR_ATTACHMENT_OPTIMAL,
+                      VK_IMAGE_LAYOUT_TRANSFER_SRC_OPTIMAL,
+                      VK_PIPELINE_STAGE_2_COLOR_ATTACHMENT_OUTPUT_BIT,
+                      VK_ACCESS_2_COLOR_ATTACHMENT_WRITE_BIT,
+                      VK_PIPELINE_STAGE_2_COPY_BIT | VK_PIPELINE_STAGE_2_BLIT_BIT,
+                      VK_ACCESS_2_TRANSFER_READ_BIT);
+    }
+    if (frame.capture) {
+        region.imageExtent = {settings.width, settings.height, 1};
+        vkCmdCopyImageToBuffer(commands, colour.get(), VK_IMAGE_LAYOUT_TRANSFER_SRC_OPTIMAL,
+                               readback.colour.get(), 1, &region);
+    }
+    VkMemoryBarrier2 to_host{VK_STRUCTURE_TYPE_MEMORY_BARRIER_2};
+    to_host.srcStageMask = VK_PIPELINE_STAGE_2_COPY_BIT;
+    to_host.srcAccessMask = VK_ACCESS_2_TRANSFER_WRITE_BIT;
+    to_host.dstStageMask = VK_PIPELINE_STAGE_2_HOST_BIT;
+    to_host.dstAccessMask = VK_ACCESS_2_HOST_READ_BIT;
+    VkDependencyInfo dependency{VK_STRUCTURE_TYPE_DEPENDENCY_INFO};
+    dependency.memoryBarrierCount = 1;
+    dependency.pMemoryBarriers = &to_host;
+    vkCmdPipelineBarrier2(commands, &dependency);
+
+    if (present) {
+        VkImage target = swapchain->image(*image_index);
+        // After the acquire semaphore, which the submission waits for at the blit stage.
+        image_barrier(commands, target, VK_IMAGE_LAYOUT_UNDEFINED,
+                      VK_IMAGE_LAYOUT_TRANSFER_DST_OPTIMAL, VK_PIPELINE_STAGE_2_BLIT_BIT, 0,
+                      VK_PIPELINE_STAGE_2_BLIT_BIT, VK_ACCESS_2_TRANSFER_WRITE_BIT);
+        const VkExtent2D to = swapchain->extent();
+        VkImageBlit2 blit{VK_STRUCTURE_TYPE_IMAGE_BLIT_2};
+        blit.srcSubresource = {VK_IMAGE_ASPECT_COLOR_BIT, 0, 0, 1};
+        blit.srcOffsets[1] = {int(settings.width), int(settings.height), 1};
+        blit.dstSubresource = {VK_IMAGE_ASPECT_COLOR_BIT, 0, 0, 1};
+        blit.dstOffsets[1] = {int(to.width), int(to.height), 1};
+        VkBlitImageInfo2 blit_info{VK_STRUCTURE_TYPE_BLIT_IMAGE_INFO_2};
+        blit_info.srcImage = colour.get();
+        blit_info.srcImageLayout = VK_IMAGE_LAYOUT_TRANSFER_SRC_OPTIMAL;
+        blit_info.dstImage = target;
+        blit_info.dstImageLayout = VK_IMAGE_LAYOUT_TRANSFER_DST_OPTIMAL;
+        blit_info.regionCount = 1;
+        blit_info.pRegions = &blit;
+        const bool same_size = to.width == settings.width && to.height == settings.height;
+        blit_info.filter = same_size ? VK_FILTER_NEAREST : VK_FILTER_LINEAR;
+        vkCmdBlitImage2(commands, &blit_info);
+        image_barrier(commands, target, VK_IMAGE_LAYOUT_TRANSFER_DST_OPTIMAL,
+                      VK_IMAGE_LAYOUT_PRESENT_SRC_KHR, VK_PIPELINE_STAGE_2_BLIT_BIT,
+                      VK_ACCESS_2_TRANSFER_WRITE_BIT, VK_PIPELINE_STAGE_2_NONE, 0);
+    }
+}
+
+VulkanRenderer::VulkanRenderer(VulkanContext& context, VulkanIndirectionTable& indirection,
+                               VulkanTextureDirectory& textures, VulkanRendererSettings settings) {
+    if (settings.width == 0 || settings.height == 0 || settings.feedback_divisor == 0 ||
+        settings.frames_in_flight == 0) {
+        throw Error(Errc::invalid_argument, "VulkanRenderer",
+                    "width, height, feedback_divisor and frames_in_flight must be positive",
+                    detail::concat(settings.width, "x", settings.height,
+                                   " feedback_divisor=", settings.feedback_divisor));
+    }
+    if (settings.frames_in_flight != indirection.frames_in_flight()) {
+        throw Error(Errc::invalid_argument, "VulkanRenderer",
+                    "frames_in_flight must equal the indirection table's",
+                    detail::concat("renderer=", settings.frames_in_flight,
+                                   " table=", indirection.frames_in_flight()));
+    }
+    state_ = std::make_unique<State>(context, indirection, textures, settings);
+    State& s = *state_;
+    s.make_targets();
+    for (std::uint32_t i = 0; i < settings.frames_in_flight; ++i) s.slots.emplace_back(context);
+    s.records.resize(settings.frames_in_flight);
+    s.readbacks.resize(settings.frames_in_flight + 1);
+}
+
+VulkanRenderer::~VulkanRenderer() {
+    try {
+        state_->timeline.wait(state_->submitted);
+    } catch (const Error& error) {
+        state_->context.log().error("vulkan renderer: waiting for frames in flight: ",
+                                    error.what());
+    }
+}
+
+std::optional<CompletedFrame> VulkanRenderer::render(const FrameDesc& frame) {
+    State& s = *state_;
+    const std::uint64_t number = s.submitted + 1;
+    const std::uint32_t slot_index = std::uint32_t((number - 1) % s.settings.frames_in_flight);
+    FrameSlot& slot = s.slots[slot_index];
+    FrameRecord& record = s.records[slot_index];
+
+    std::optional<CompletedFrame> done;
+    if (record.frame != 0) {
+        s.timeline.wait(record.frame);
+        done = s.collect(slot_index);
+    }
+    // A ring one longer than the slots: the buffers of the frame handed back above are not
+    // rewritten until the next render() call.
+    const std::uint32_t readback_index = std::uint32_t((number - 1) % s.readbacks.size());
+    Readback& readback = s.readbacks[readback_index];
+    const VkExtent2D feedback_extent = s.feedback_extent();
+    const VkDeviceSize feedback_bytes =
+        VkDeviceSize(feedback_extent.width) * feedback_extent.height * sizeof(vt::FeedbackEntry);
+    if (!readback.feedback || readback.feedback.size() != feedback_bytes) {
+        readback.feedback =
+            VulkanBuffer(s.context, feedback_bytes, VK_BUFFER_USAGE_TRANSFER_DST_BIT,
+                         BufferMemory::readback, "vtpage feedback readback");
+    }
+    const VkDeviceSize colour_bytes = VkDeviceSize(s.settings.width) * s.settings.height * 4;
+    if (frame.capture && (!readback.colour || readback.colour.size() != colour_bytes)) {
+        readback.colour = VulkanBuffer(s.context, colour_bytes, VK_BUFFER_USAGE_TRANSFER_DST_BIT,
+                                       BufferMemory::readback, "vtpage colour readback");
+    }
+
+    std::optional<std::uint32_t> image_index;
+    if (frame.present_to) image_index = frame.present_to->acquire(slot.image_acquired());
+
+    VkCommandBuffer commands = slot.begin();
+    slot.write_start_timestamp(commands);
+    IndirectionUpload upload;
+    {
+        auto submission = s.indirection.lock_submission();
+        s.textures.record_upload(commands);
+        upload = s.indirection.record_upload(commands, slot_index);
+        s.record_frame(commands, frame, readback, frame.present_to, image_index);
+        slot.write_end_timestamp(commands);
+        vk_check(vkEndCommandBuffer(commands), "VulkanRenderer::render", "vkEndCommandBuffer");
+
+        std::vector<VkSemaphoreSubmitInfo> waits;
+        for (const FrameWait& wait : frame.waits) {
+            VkSemaphoreSubmitInfo info{VK_STRUCTURE_TYPE_SEMAPHORE_SUBMIT_INFO};
+            info.semaphore = wait.semaphore;
+            info.value = wait.value;
+            info.stageMask = wait.stages;
+            waits.push_back(info);
+        }
+        if (upload.wait_semaphore) {  // CUDA fills of the pages this frame may now reach
+            VkSemaphoreSubmitInfo info{VK_STRUCTURE_TYPE_SEMAPHORE_SUBMIT_INFO};
+            info.semaphore = upload.wait_semaphore;
+            info.value = upload.wait_value;
+            info.stageMask = VK_PIPELINE_STAGE_2_ALL_COMMANDS_BIT;
+            waits.push_back(info);
+        }
+        if (image_index) {
+            VkSemaphoreSubmitInfo info{VK_STRUCTURE_TYPE_SEMAPHORE_SUBMIT_INFO};
+            info.semaphore = slot.image_acquired();
+            info.stageMask = VK_PIPELINE_STAGE_2_BLIT_BIT;
+            waits.push_back(info);
+        }
+        VkSemaphoreSubmitInfo signals[2]{};
+        signals[0].sType = VK_STRUCTURE_TYPE_SEMAPHORE_SUBMIT_INFO;
+        signals[0].semaphore = s.timeline.get();
+        signals[0].value = number;
+        signals[0].stageMask = VK_PIPELINE_STAGE_2_ALL_COMMANDS_BIT;
+        if (image_index) {
+            signals[1].sType = VK_STRUCTURE_TYPE_SEMAPHORE_SUBMIT_INFO;
+            signals[1].semaphore = frame.present_to->render_finished(*image_index);
+            signals[1].stageMask = VK_PIPELINE_STAGE_2_ALL_COMMANDS_BIT;
+        }
+        VkCommandBufferSubmitInfo buffer_info{VK_STRUCTURE_TYPE_COMMAND_BUFFER_SUBMIT_INFO};
+        buffer_info.commandBuffer = commands;
+        VkSubmitInfo2 submit{VK_STRUCTURE_TYPE_SUBMIT_INFO_2};
+        submit.waitSemaphoreInfoCount = static_cast<std::uint32_t>(waits.size());
+        submit.pWaitSemaphoreInfos = waits.data();
+        submit.commandBufferInfoCount = 1;
+        submit.pCommandBufferInfos = &buffer_info;
+        submit.signalSemaphoreInfoCount = image_index ? 2 : 1;
+        submit.pSignalSemaphoreInfos = signals;
+        s.context.submit(submit);
+    }
+    s.submitted = number;
+    record.frame = number;
+    record.user_tag = frame.user_tag;
+    record.readback = readback_index;
+    record.width = s.settings.width;
+    record.height = s.settings.height;
+    record.feedback_width = feedback_extent.width;
+    record.feedback_height = feedback_extent.height;
+    record.captured = frame.capture;
+    record.upload = upload;
+    record.presented = image_index && frame.present_to->present(*image_index);
+    return done;
+}
+
+std::vector<CompletedFrame> VulkanRenderer::finish() {
+    State& s = *state_;
+    std::vector<CompletedFrame> done;
+    const std::uint32_t slots = s.settings.frames_in_flight;
+    const std::uint64_t first = s.submitted >= slots ? s.submitted - slots + 1 : 1;
+    for (std::uint64_t number = first; number <= s.submitted; ++number) {
+        const std::uint32_t slot_index = std::uint32_t((number - 1) % slots);
+        FrameRecord& record = s.records[slot_index];
+        if (record.frame != number) continue;  // handed back already
+        s.timeline.wait(number);
+        done.push_back(s.collect(slot_index));
+        record.frame = 0;
+    }
+    return done;
+}
+
+void VulkanRenderer::resize(std::uint32_t width, std::uint32_t height) {
+    State& s = *state_;
+    if (width == 0 || height == 0) {
+        throw Error(Errc::invalid_argument, "VulkanRenderer::resize", "an empty size",
+                    detail::concat(width, "x", height));
+    }
+    s.timeline.wait(s.submitted);
+    for (FrameRecord& record : s.records) record.frame = 0;
+    s.settings.width = width;
+    s.settings.height = height;
+    s.make_targets();
+}
+
+std::uint32_t VulkanRenderer::width() const noexcept {
+    return state_->settings.width;
+}
+std::uint32_t VulkanRenderer::height() const noexcept {
+    return state_->settings.height;
+}
+std::uint32_t VulkanRenderer::feedback_width() const noexcept {
+    return state_->feedback_extent().width;
+}
+std::uint32_t VulkanRenderer::feedback_height() const noexcept {
+    return state_->feedback_extent().height;
+}
+float VulkanRenderer::feedback_lod_bias() const noexcept {
+    return -std::log2(float(state_->settings.feedback_divisor));
+}
+VkFormat VulkanRenderer::colour_format() const noexcept {
+    return colour_format_used;
+}
+std::uint64_t VulkanRenderer::frames_submitted() const noexcept {
+    return state_->submitted;
+}
+const VulkanTimeline& VulkanRenderer::timeline() const noexcept {
+    return state_->timeline;
+}
+
+}  // namespace vtpage

@@ -1,0 +1,14 @@
+#version 460
+// The ground plane: two triangles over [0, plane_size]^2 at y = 0, no vertex buffer.
+#include "ground_plane_frame.glsl"
+
+layout(location = 0) out vec2 out_uv;
+
+void main() {
+    const vec2 corners[6] = vec2[](vec2(0, 0), vec2(1, 0), vec2(1, 1),
+                                   vec2(0, 0), vec2(1, 1), vec2(0, 1));
+    const vec2 uv = corners[gl_VertexIndex];
+    out_uv = uv;
+    gl_Position = frame.view_projection *
+                  vec4(uv.x * frame.plane_size, 0.0, uv.y * frame.plane_size, 1.0);
+}

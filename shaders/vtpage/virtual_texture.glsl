@@ -1,0 +1,204 @@
+// Sampling a vtpage virtual texture from GLSL (Vulkan 1.3, shaderInt64). An embedding app
+// includes this file (glslc -I <vtpage shaders> -I <vtpage generated shaders>) and passes two
+// 64-bit device addresses to its shaders, e.g. as push constants:
+//   VulkanIndirectionTable::device_address()  the physical page behind each virtual page
+//   VulkanTextureDirectory::device_address()  each texture's layout (VtTextureInfo)
+//
+//   VtTexture t = vt_texture(directory_address, indirection_address, texture_id);
+//   vec4 colour = vt_sample(t, uv);   // fragment shaders that #define VT_FRAGMENT_SHADER first
+//   vec4 colour = vt_sample_grad(t, uv, dx, dy, 0.0);   // anywhere
+//   uvec2 request = vt_feedback(t, uv, dFdx(uv), dFdy(uv), lod_bias);  // a FeedbackEntry
+//
+// Sampling is trilinear: bilinear inside one tile of each of the two nearest mip levels (the
+// tile's 4-texel border holds its neighbours' texels, so the 2 x 2 footprint never leaves the
+// tile), blended by the fractional level of detail. A level whose page is not resident falls
+// back to the finest coarser level that is; the packed mip tail must always be resident
+// (magenta shows where it is not). Addressing is clamp-to-edge, uv in [0, 1].
+#ifndef VTPAGE_VIRTUAL_TEXTURE_GLSL
+#define VTPAGE_VIRTUAL_TEXTURE_GLSL
+
+#extension GL_EXT_buffer_reference2 : require
+#extension GL_EXT_shader_explicit_arithmetic_types_int64 : require
+
+#include "vtpage/layout.glsl"
+
+struct VtTextureInfo {
+    uint base_page;  // global page index of the texture's first page
+    uint size_log2;
+    uint mip_count;
+    uint tail_first_mip;
+    uint mip_first_page[VT_MAX_MIPS];  // relative to base_page
+    uint mip_pages_x[VT_MAX_MIPS];
+};
+
+layout(buffer_reference, std430, buffer_reference_align = 4) readonly buffer VtTextureDirectory {
+    VtTextureInfo textures[];
+};
+// One 64-bit device address per virtual page; 0 where the page is not resident.
+layout(buffer_reference, std430, buffer_reference_align = 8) readonly buffer VtIndirection {
+    uint64_t page_address[];
+};
+// The texels of one tile: 128 x 128 RGBA8, row by row, border included.
+layout(buffer_reference, std430, buffer_reference_align = 4) readonly buffer VtTileTexels {
+    uint texels[];
+};
+
+struct VtTexture {
+    VtTextureDirectory directory;
+    VtIndirection indirection;
+    uint id;
+};
+
+VtTexture vt_texture(uint64_t directory, uint64_t indirection, uint id) {
+    return VtTexture(VtTextureDirectory(directory), VtIndirection(indirection), id);
+}
+
+// Where one mip level is sampled: the continuous texel position c (clamped so that the
+// bilinear footprint stays inside the level) and the tile that holds it.
+struct VtLevelPosition {
+    vec2 c;
+    uvec2 tile;
+};
+
+VtLevelPosition vt_level_position(uint size_log2, uint mip, vec2 uv) {
+    const float size = float(1u << (size_log2 - mip));
+    VtLevelPosition position;
+    position.c = clamp(uv * size, vec2(0.5), vec2(size - 0.5));
+    position.tile = uvec2(floor(position.c)) / VT_TILE_PAYLOAD;
+    return position;
+}
+
+// The level of detail for uv derivatives (in uv units per pixel), before clamping.
+float vt_lod(uint size_log2, vec2 duv_dx, vec2 duv_dy, float lod_bias) {
+    const float size = float(1u << size_log2);
+    const vec2 dx = duv_dx * size;
+    const vec2 dy = duv_dy * size;
+    const float rho2 = max(max(dot(dx, dx), dot(dy, dy)), 1e-20);
+    return 0.5 * log2(rho2) + lod_bias;
+}
+
+float vt_clamped_lod(VtTexture t, vec2 duv_dx, vec2 duv_dy, float lod_bias) {
+    const uint size_log2 = t.directory.textures[t.id].size_log2;
+    const uint mip_count = t.directory.textures[t.id].mip_count;
+    return clamp(vt_lod(size_log2, duv_dx, duv_dy, lod_bias), 0.0, float(mip_count - 1u));
+}
+
+// The global page and the tile's slot in it for a tile of a mip level.
+uint vt_tile_page(VtTexture t, uint mip, uvec2 tile, out uint tile_in_page) {
+    const uint tail = t.directory.textures[t.id].tail_first_mip;
+    const uint first = t.directory.textures[t.id].mip_first_page[mip];
+    uint page = first;
+    if (mip >= tail) {
+        tile_in_page = mip - tail;
+    } else {
+        page += (tile.y / VT_PAGE_TILES_Y) * t.directory.textures[t.id].mip_pages_x[mip] +
+                tile.x / VT_PAGE_TILES_X;
+        tile_in_page = (tile.y % VT_PAGE_TILES_Y) * VT_PAGE_TILES_X + tile.x % VT_PAGE_TILES_X;
+    }
+    return t.directory.textures[t.id].base_page + page;
+}
+
+// A resident level found for a wanted one.
+struct VtResolved {
+    uint mip;             // the level found: the wanted one, or a coarser one
+    uint64_t tile_address;  // the tile's first byte; 0 when not even the tail is resident
+    VtLevelPosition position;
+};
+
+// Whether the page holding a tile of a level is resident.
+bool vt_level_resident(VtTexture t, uint size_log2, uint mip, vec2 uv) {
+    const VtLevelPosition position = vt_level_position(size_log2, mip, uv);
+    uint tile_in_page;
+    return t.indirection.page_address[vt_tile_page(t, mip, position.tile, tile_in_page)] != 0ul;
+}
+
+VtResolved vt_resolve(VtTexture t, uint wanted_mip, vec2 uv) {
+    const uint size_log2 = t.directory.textures[t.id].size_log2;
+    const uint tail = t.directory.textures[t.id].tail_first_mip;
+    // The tail page holds every level from `tail` on: no coarser page to try. Only the level
+    // crosses iterations: llvmpipe (Mesa 22.3) loses 64-bit values carried through a loop that
+    // the lanes of a SIMD group leave at different iterations.
+    uint mip = wanted_mip;
+    while (mip < tail && !vt_level_resident(t, size_log2, mip, uv)) ++mip;
+    VtResolved found;
+    found.mip = mip;
+    found.position = vt_level_position(size_log2, mip, uv);
+    uint tile_in_page;
+    const uint64_t page_address =
+        t.indirection.page_address[vt_tile_page(t, mip, found.position.tile, tile_in_page)];
+    found.tile_address = page_address == 0ul
+                             ? 0ul
+                             : page_address + uint64_t(tile_in_page) * uint64_t(VT_TILE_BYTES);
+    return found;
+}
+
+// Bilinear inside the tile that holds position.c.
+vec4 vt_bilinear(uint64_t tile_address, VtLevelPosition position) {
+    const vec2 p = position.c - 0.5;
+    const vec2 corner = floor(p);
+    const vec2 weight = p - corner;
+    const uvec2 local = uvec2(ivec2(corner) - ivec2(position.tile * VT_TILE_PAYLOAD) +
+                              int(VT_TILE_BORDER));
+    VtTileTexels tile = VtTileTexels(tile_address);
+    const uint i = local.y * VT_TILE_SIZE + local.x;
+    const vec4 t00 = unpackUnorm4x8(tile.texels[i]);
+    const vec4 t10 = unpackUnorm4x8(tile.texels[i + 1u]);
+    const vec4 t01 = unpackUnorm4x8(tile.texels[i + VT_TILE_SIZE]);
+    const vec4 t11 = unpackUnorm4x8(tile.texels[i + VT_TILE_SIZE + 1u]);
+    return mix(mix(t00, t10, weight.x), mix(t01, t11, weight.x), weight.y);
+}
+
+const vec4 vt_missing_tail_colour = vec4(1.0, 0.0, 1.0, 1.0);
+
+// Bilinear sample of one level, or of the finest resident coarser one.
+vec4 vt_sample_level(VtTexture t, uint mip, vec2 uv, out uint resident_mip) {
+    const VtResolved found = vt_resolve(t, mip, uv);
+    resident_mip = found.mip;
+    if (found.tile_address == 0ul) return vt_missing_tail_colour;
+    return vt_bilinear(found.tile_address, found.position);
+}
+
+// What one trilinear sample wanted and what it got.
+struct VtSampleInfo {
+    float lod;          // clamped level of detail
+    uint wanted_mip;    // floor(lod)
+    uint resident_mip;  // the level the finer half of the sample came from
+};
+
+vec4 vt_sample_grad_info(VtTexture t, vec2 uv, vec2 duv_dx, vec2 duv_dy, float lod_bias,
+                         out VtSampleInfo info) {
+    const float lod = vt_clamped_lod(t, duv_dx, duv_dy, lod_bias);
+    const uint mip0 = uint(floor(lod));
+    const float blend = lod - float(mip0);
+    info.lod = lod;
+    info.wanted_mip = mip0;
+    const vec4 fine = vt_sample_level(t, mip0, uv, info.resident_mip);
+    if (mip0 + 1u >= t.directory.textures[t.id].mip_count) return fine;
+    uint coarse_mip;
+    const vec4 coarse = vt_sample_level(t, mip0 + 1u, uv, coarse_mip);
+    return mix(fine, coarse, blend);
+}
+
+vec4 vt_sample_grad(VtTexture t, vec2 uv, vec2 duv_dx, vec2 duv_dy, float lod_bias) {
+    VtSampleInfo info;
+    return vt_sample_grad_info(t, uv, duv_dx, duv_dy, lod_bias, info);
+}
+
+// The tile a pixel wants, packed as a FeedbackEntry (texture_mip, tile_xy): the finer of the
+// two levels a trilinear sample blends. lod_bias = -log2(feedback downscale) when the feedback
+// pass runs at a reduced resolution, so that it asks for what the full-resolution pass samples.
+uvec2 vt_feedback(VtTexture t, vec2 uv, vec2 duv_dx, vec2 duv_dy, float lod_bias) {
+    const uint mip = uint(floor(vt_clamped_lod(t, duv_dx, duv_dy, lod_bias)));
+    const uint size_log2 = t.directory.textures[t.id].size_log2;
+    const VtLevelPosition position = vt_level_position(size_log2, mip, uv);
+    return uvec2((t.id & VT_FEEDBACK_TEXTURE_MASK) << VT_FEEDBACK_TEXTURE_SHIFT |
+                     (mip & VT_FEEDBACK_MIP_MASK) << VT_FEEDBACK_MIP_SHIFT,
+                 (position.tile.x & VT_FEEDBACK_TILE_X_MASK) << VT_FEEDBACK_TILE_X_SHIFT |
+                     (position.tile.y & VT_FEEDBACK_TILE_Y_MASK) << VT_FEEDBACK_TILE_Y_SHIFT);
+}
+
+#ifdef VT_FRAGMENT_SHADER
+vec4 vt_sample(VtTexture t, vec2 uv) { return vt_sample_grad(t, uv, dFdx(uv), dFdy(uv), 0.0); }
+#endif
+
+#endif

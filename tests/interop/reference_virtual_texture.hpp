@@ -1,0 +1,60 @@
+// A virtual texture for the renderer tests: a deterministic texel pattern, the tiles of each page
+// filled from it (borders included) straight from texture_layout.hpp, and a CPU reference of
+// shaders/vtpage/virtual_texture.glsl that samples the flat pattern (no tiles, no borders) with
+// the same arithmetic. A renderer that matches it finds pages, tiles and borders correctly.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+
+#include "vtpage/streaming/feedback_entry.hpp"
+#include "vtpage/streaming/texture_layout.hpp"
+
+namespace vtpage::test {
+
+// RGBA8 of texel (x, y) of a mip level, packed as the shaders read it (R in the low byte).
+std::uint32_t pattern_texel(std::uint32_t mip, std::uint32_t x, std::uint32_t y);
+
+// Writes every tile of page `page` (relative to the texture) into `memory` (2 MiB).
+void fill_page(const vt::TextureLayout& layout, std::uint64_t page, void* memory);
+
+struct Colour {
+    float r = 0, g = 0, b = 0, a = 0;
+};
+
+// 8-bit UNORM as the colour attachment stores it.
+std::uint8_t to_unorm8(float value);
+
+// Texel (x, y) of a mip level as RGBA8, R in the low byte; x, y < the level's size.
+using TexelFunction =
+    std::function<std::uint32_t(std::uint32_t mip, std::uint32_t x, std::uint32_t y)>;
+
+class ReferenceSampler {
+public:
+    // resident(page): whether a page (relative to the texture) is resident; the tail always is.
+    // texel: the flat texture sampled (the pattern above by default).
+    ReferenceSampler(std::uint32_t size_log2, std::function<bool(std::uint64_t)> resident,
+                     TexelFunction texel = pattern_texel);
+
+    // vt_sample_grad_info: trilinear with fallback; resident_mip as the shader reports it.
+    Colour sample(float u, float v, float dudx, float dvdx, float dudy, float dvdy, float bias,
+                  std::uint32_t* wanted_mip = nullptr, std::uint32_t* resident_mip = nullptr) const;
+    // vt_feedback.
+    vt::FeedbackEntry feedback(std::uint32_t texture, float u, float v, float dudx, float dvdx,
+                               float dudy, float dvdy, float bias) const;
+    // The continuous texel position of uv at a level (vt_level_position's c), for tests that
+    // stay away from tile edges.
+    void level_position(std::uint32_t mip, float u, float v, float& cx, float& cy) const;
+    float lod(float dudx, float dvdx, float dudy, float dvdy, float bias) const;
+
+    const vt::TextureLayout& layout() const { return layout_; }
+
+private:
+    Colour sample_level(std::uint32_t mip, float u, float v, std::uint32_t& resident_mip) const;
+
+    vt::TextureLayout layout_;
+    std::function<bool(std::uint64_t)> resident_;
+    TexelFunction texel_;
+};
+
+}  // namespace vtpage::test

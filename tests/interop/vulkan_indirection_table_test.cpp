@@ -1,0 +1,272 @@
+// The indirection table: what it publishes, what it drops as stale, what reaches the device and
+// when, on its own and wired to a page table.
+#include <gtest/gtest.h>
+
+#include <cstring>
+#include <map>
+
+#include "../support/backend_fixture.hpp"
+#include "vtpage/core/page_pool.hpp"
+#include "vtpage/core/page_table.hpp"
+#include "vtpage/interop/vulkan_buffer.hpp"
+#include "vtpage/interop/vulkan_indirection_table.hpp"
+#include "vtpage/interop/vulkan_page_importer.hpp"
+#include "vtpage/interop/vulkan_timeline.hpp"
+#include "vulkan_test_support.hpp"
+
+namespace vtpage {
+namespace {
+
+std::vector<std::uint64_t> device_entries(VulkanContext& context,
+                                          const VulkanIndirectionTable& table) {
+    auto bytes = test::read_buffer(context, table.buffer(), 0, table.page_count() * 8);
+    std::vector<std::uint64_t> entries(table.page_count());
+    std::memcpy(entries.data(), bytes.data(), bytes.size());
+    return entries;
+}
+
+IndirectionUpload upload(VulkanContext& context, VulkanIndirectionTable& table,
+                         std::uint32_t frame_slot) {
+    IndirectionUpload result;
+    auto lock = table.lock_submission();
+    context.run_commands(
+        [&](VkCommandBuffer commands) { result = table.record_upload(commands, frame_slot); });
+    return result;
+}
+
+// Every entry on the device is what `expected` says (page -> slot), 0 elsewhere.
+void expect_device_table(VulkanContext& context, const VulkanIndirectionTable& table,
+                         const VulkanPageImporter& importer,
+                         const std::map<PageIndex, std::uint32_t>& expected) {
+    const auto entries = device_entries(context, table);
+    for (PageIndex page = 0; page < entries.size(); ++page) {
+        auto found = expected.find(page);
+        const std::uint64_t want =
+            found == expected.end() ? 0 : importer.device_address(found->second);
+        EXPECT_EQ(entries[page], want) << "page " << page;
+    }
+}
+
+// On each backend: host pages in lavapipe (CI), cuda pages in the GPU's driver.
+class VulkanIndirectionTableTest : public testing::TestWithParam<std::string> {
+protected:
+    void SetUp() override {
+        std::string reason;
+        owned_backend = test::try_make_backend(GetParam(), reason);
+        if (!owned_backend) GTEST_SKIP() << GetParam() << " backend unavailable: " << reason;
+        context = test::try_make_vulkan_context(*owned_backend, reason);
+        if (!context) GTEST_SKIP() << "no Vulkan device: " << reason;
+        importer = std::make_unique<VulkanPageImporter>(*context, *owned_backend);
+        pool_settings.map_windows = true;
+        pool_settings.window_pages = 64;
+        importer->attach(pool_settings);
+    }
+    void TearDown() override {
+        if (context) test::expect_no_validation_messages(*context);
+    }
+    std::unique_ptr<Backend> owned_backend;
+    std::unique_ptr<VulkanContext> context;
+    std::unique_ptr<VulkanPageImporter> importer;
+    PagePoolSettings pool_settings;
+};
+
+TEST_P(VulkanIndirectionTableTest, UploadsWhatChangedAsRunsOfEntries) {
+    PagePool pool(*owned_backend, pool_settings);
+    auto pages = pool.acquire(3);
+    VulkanIndirectionTable table(*context, *importer, {.page_count = 100});
+    EXPECT_NE(table.device_address(), 0u);
+    table.publish(5, pages[0].slot);
+    table.publish(6, pages[1].slot);
+    table.publish(50, pages[2].slot);
+    EXPECT_EQ(table.published_count(), 3u);
+    EXPECT_EQ(table.slot_of(6), pages[1].slot);
+    EXPECT_FALSE(table.slot_of(7).has_value());
+
+    const IndirectionUpload first = upload(*context, table, 0);
+    EXPECT_TRUE(first.cleared);
+    EXPECT_EQ(first.entries, 3u);
+    EXPECT_EQ(first.regions, 2u);  // 5-6 and 50
+    EXPECT_EQ(first.wait_semaphore, VK_NULL_HANDLE);
+    expect_device_table(*context, table, *importer,
+                        {{5, pages[0].slot}, {6, pages[1].slot}, {50, pages[2].slot}});
+
+    // The page behind 6 now backs 7: 6 no longer reaches it, without a clear of its own.
+    table.publish(7, pages[1].slot);
+    table.clear(50);
+    const IndirectionUpload second = upload(*context, table, 1);
+    EXPECT_FALSE(second.cleared);
+    EXPECT_EQ(second.entries, 3u);  // 6, 7, 50
+    EXPECT_EQ(second.regions, 2u);
+    expect_device_table(*context, table, *importer, {{5, pages[0].slot}, {7, pages[1].slot}});
+    EXPECT_EQ(upload(*context, table, 0).entries, 0u);  // nothing changed
+
+    EXPECT_THROW(table.publish(100, pages[0].slot), Error);
+    try {
+        table.publish(1, 60);  // a slot nothing was imported into
+        FAIL();
+    } catch (const Error& error) {
+        EXPECT_EQ(error.code(), Errc::not_mapped);
+    }
+    const auto statistics = table.statistics();
+    EXPECT_EQ(statistics.published, 2u);
+    EXPECT_EQ(statistics.pending, 0u);
+    EXPECT_EQ(statistics.uploaded_entries, 6u);
+    pool.release(pages);
+}
+
+TEST_P(VulkanIndirectionTableTest, FollowsThePageTableAndDropsStaleReadyEvents) {
+    VulkanIndirectionTable indirection(*context, *importer, {.page_count = 64});
+    PageTableSettings settings;
+    settings.region_size = 64 * 2_MiB;
+    settings.budget_bytes = 4 * 2_MiB;
+    settings.map_into_region = false;
+    settings.pool = pool_settings;
+    int app_evictions = 0;
+    settings.on_evicted = [&](std::span<const PageMapping> pages) {
+        app_evictions += static_cast<int>(pages.size());
+    };
+    indirection.connect(settings);
+    PageTable table(*owned_backend, settings);
+    indirection.check_against(&table);
+
+    const PageIndex first[] = {1, 2, 3};
+    auto mappings = table.commit(first);
+    indirection.ready(mappings);
+    EXPECT_EQ(indirection.published_count(), 3u);
+    std::map<PageIndex, std::uint32_t> expected;
+    for (const auto& m : mappings) expected[m.page] = m.physical.slot;
+    upload(*context, indirection, 0);
+    expect_device_table(*context, indirection, *importer, expected);
+
+    // Evicted: cleared through the chained callback (the app's callback still runs).
+    const PageMapping old_two = mappings[1];
+    const PageIndex two[] = {2};
+    table.evict(two);
+    EXPECT_EQ(app_evictions, 1);
+    EXPECT_FALSE(indirection.slot_of(2).has_value());
+    // A ready that was in flight for the evicted page comes late: dropped.
+    indirection.ready(std::span(&old_two, 1));
+    EXPECT_FALSE(indirection.slot_of(2).has_value());
+    EXPECT_EQ(indirection.statistics().stale_ready_pages, 1u);
+    // Recommitted (a new generation): published again; the old event stays stale.
+    auto again = table.commit(two);
+    ASSERT_EQ(again.size(), 1u);
+    EXPECT_GT(again[0].generation, old_two.generation);
+    indirection.ready(std::span(&old_two, 1));
+    EXPECT_FALSE(indirection.slot_of(2).has_value());
+    indirection.ready(again);
+    EXPECT_EQ(indirection.slot_of(2), again[0].physical.slot);
+    expected[2] = again[0].physical.slot;
+
+    // Committing past the budget evicts by LRU: those entries go too.
+    const PageIndex more[] = {10, 11, 12};
+    auto more_mappings = table.commit(more);
+    indirection.ready(more_mappings);
+    for (const auto& m : more_mappings) expected[m.page] = m.physical.slot;
+    for (PageIndex page : {PageIndex(1), PageIndex(2), PageIndex(3)}) {
+        if (!table.is_resident(page)) expected.erase(page);
+    }
+    EXPECT_EQ(indirection.published_count(), table.resident_count());
+    upload(*context, indirection, 1);
+    expect_device_table(*context, indirection, *importer, expected);
+    table.shutdown();
+    EXPECT_EQ(indirection.published_count(), 0u);
+}
+
+TEST_P(VulkanIndirectionTableTest, ADestroyedPhysicalPageLeavesTheTable) {
+    pool_settings.release_threshold = 0;  // a released page is destroyed at once
+    PagePool pool(*owned_backend, pool_settings);
+    VulkanIndirectionTable table(*context, *importer, {.page_count = 16});
+    PooledPage page = pool.acquire();
+    table.publish(9, page.slot);
+    upload(*context, table, 0);
+    pool.release(page);  // destroyed: the importer tells the table before freeing the import
+    EXPECT_FALSE(table.slot_of(9).has_value());
+    EXPECT_EQ(table.statistics().retired_slots, 1u);
+    upload(*context, table, 1);
+    expect_device_table(*context, table, *importer, {});
+}
+
+TEST_P(VulkanIndirectionTableTest, FramesInFlightEachSeeTheirOwnTable) {
+    PagePool pool(*owned_backend, pool_settings);
+    auto pages = pool.acquire(2);
+    VulkanIndirectionTable table(*context, *importer, {.page_count = 32});
+    // Three frames submitted back to back and waited for only at the end, each copying the
+    // table as its own upload left it. Frame 3 reuses frame 1's staging buffer once frame 1 is
+    // done, as the renderer does (frame i signals i on a timeline).
+    VulkanBuffer snapshots(*context, 3 * 32 * 8, VK_BUFFER_USAGE_TRANSFER_DST_BIT,
+                           BufferMemory::readback, "snapshots");
+    VulkanTimeline done(*context);
+    VkCommandPoolCreateInfo pool_info{VK_STRUCTURE_TYPE_COMMAND_POOL_CREATE_INFO};
+    pool_info.queueFamilyIndex = context->queue_family();
+    VkCommandPool raw_pool = VK_NULL_HANDLE;
+    ASSERT_EQ(vkCreateCommandPool(context->device(), &pool_info, nullptr, &raw_pool), VK_SUCCESS);
+    UniqueVkCommandPool command_pool(context->device(), raw_pool);
+    VkCommandBuffer commands[3];
+    VkCommandBufferAllocateInfo allocate{VK_STRUCTURE_TYPE_COMMAND_BUFFER_ALLOCATE_INFO};
+    allocate.commandPool = raw_pool;
+    allocate.level = VK_COMMAND_BUFFER_LEVEL_PRIMARY;
+    allocate.commandBufferCount = 3;
+    ASSERT_EQ(vkAllocateCommandBuffers(context->device(), &allocate, commands), VK_SUCCESS);
+    auto frame = [&](std::uint32_t index) {
+        const std::uint32_t slot = index % table.frames_in_flight();
+        if (index >= table.frames_in_flight()) done.wait(index + 1 - table.frames_in_flight());
+        VkCommandBuffer command = commands[index];
+        VkCommandBufferBeginInfo begin{VK_STRUCTURE_TYPE_COMMAND_BUFFER_BEGIN_INFO};
+        ASSERT_EQ(vkBeginCommandBuffer(command, &begin), VK_SUCCESS);
+        auto lock = table.lock_submission();
+        table.record_upload(command, slot);
+        VkMemoryBarrier2 copied{VK_STRUCTURE_TYPE_MEMORY_BARRIER_2};
+        copied.srcStageMask = VK_PIPELINE_STAGE_2_ALL_TRANSFER_BIT;
+        copied.srcAccessMask = VK_ACCESS_2_TRANSFER_WRITE_BIT;
+        copied.dstStageMask = VK_PIPELINE_STAGE_2_COPY_BIT;
+        copied.dstAccessMask = VK_ACCESS_2_TRANSFER_READ_BIT;
+        VkDependencyInfo dependency{VK_STRUCTURE_TYPE_DEPENDENCY_INFO};
+        dependency.memoryBarrierCount = 1;
+        dependency.pMemoryBarriers = &copied;
+        vkCmdPipelineBarrier2(command, &dependency);
+        VkBufferCopy region{0, index * 32 * 8, 32 * 8};
+        vkCmdCopyBuffer(command, table.buffer(), snapshots.get(), 1, &region);
+        ASSERT_EQ(vkEndCommandBuffer(command), VK_SUCCESS);
+        VkCommandBufferSubmitInfo buffer_info{VK_STRUCTURE_TYPE_COMMAND_BUFFER_SUBMIT_INFO};
+        buffer_info.commandBuffer = command;
+        VkSemaphoreSubmitInfo signal{VK_STRUCTURE_TYPE_SEMAPHORE_SUBMIT_INFO};
+        signal.semaphore = done.get();
+        signal.value = index + 1;
+        signal.stageMask = VK_PIPELINE_STAGE_2_ALL_COMMANDS_BIT;
+        VkSubmitInfo2 submit{VK_STRUCTURE_TYPE_SUBMIT_INFO_2};
+        submit.commandBufferInfoCount = 1;
+        submit.pCommandBufferInfos = &buffer_info;
+        submit.signalSemaphoreInfoCount = 1;
+        submit.pSignalSemaphoreInfos = &signal;
+        context->submit(submit);
+    };
+    table.publish(3, pages[0].slot);
+    frame(0);
+    table.publish(4, pages[1].slot);
+    table.clear(3);
+    frame(1);
+    table.publish(3, pages[0].slot);
+    frame(2);
+    done.wait(3);
+    snapshots.invalidate();
+    const auto* entries = reinterpret_cast<const std::uint64_t*>(snapshots.mapped());
+    const std::uint64_t a = importer->device_address(pages[0].slot);
+    const std::uint64_t b = importer->device_address(pages[1].slot);
+    EXPECT_EQ(entries[0 * 32 + 3], a);
+    EXPECT_EQ(entries[0 * 32 + 4], 0u);
+    EXPECT_EQ(entries[1 * 32 + 3], 0u);
+    EXPECT_EQ(entries[1 * 32 + 4], b);
+    EXPECT_EQ(entries[2 * 32 + 3], a);
+    EXPECT_EQ(entries[2 * 32 + 4], b);
+    pool.release(pages);
+}
+
+INSTANTIATE_TEST_SUITE_P(Backends, VulkanIndirectionTableTest,
+                         testing::ValuesIn(test::all_backend_names()),
+                         [](const testing::TestParamInfo<std::string>& param) {
+                             return param.param;
+                         });
+
+}  // namespace
+}  // namespace vtpage

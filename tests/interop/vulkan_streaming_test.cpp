@@ -1,0 +1,144 @@
+// The interop pieces driven by the streamer, as the viewer drives them: each completed frame's
+// feedback goes through the FeedbackProcessor to the streamer, the streamer's ready and evicted
+// events keep the indirection table current, and once streaming settles the image is the
+// reference with every page the view needs resident. The texture is the procedural one, filled
+// on the CPU (host) or by a CUDA kernel whose completion frames wait for through a
+// CudaVulkanTimeline (cuda); the reference evaluates procedural::texel texel by texel.
+#include <gtest/gtest.h>
+
+#include <chrono>
+#include <set>
+
+#include "../support/backend_fixture.hpp"
+#include "reference_virtual_texture.hpp"
+#include "renderer_rig.hpp"
+#include "vtpage/interop/vulkan_cuda_timeline.hpp"
+#include "vtpage/interop/vulkan_indirection_table.hpp"
+#include "vtpage/interop/vulkan_page_importer.hpp"
+#include "vtpage/interop/vulkan_renderer.hpp"
+#include "vtpage/interop/vulkan_texture_directory.hpp"
+#include "vtpage/streaming/feedback_processor.hpp"
+#include "vtpage/streaming/procedural_pattern.hpp"
+#include "vtpage/streaming/procedural_source.hpp"
+#include "vtpage/streaming/streamer.hpp"
+#include "vulkan_test_support.hpp"
+
+namespace vtpage {
+namespace {
+
+class VulkanStreamingTest : public testing::TestWithParam<std::string> {};
+
+TEST_P(VulkanStreamingTest, StreamedFramesSettleOnTheReference) {
+    VTPAGE_BACKEND_OR_SKIP(backend, GetParam());
+    VTPAGE_VULKAN_OR_SKIP(context, *backend);
+    const bool gpu = backend->capabilities().gpu;
+    {
+        std::unique_ptr<CudaVulkanTimeline> fills;  // outlives the streamer: its fills signal it
+        if (gpu)
+            fills = std::make_unique<CudaVulkanTimeline>(*context, backend->capabilities().device);
+        VulkanPageImporter importer(*context, *backend);
+        VulkanIndirectionTable indirection(*context, importer, {.page_count = 256});
+        VulkanTextureDirectory textures(*context);
+        vt::StreamerSettings settings;
+        settings.table.region_size = 256 * 2_MiB;
+        settings.table.budget_bytes = 64 * 2_MiB;
+        settings.worker_threads = 2;
+        settings.batch_pages = 4;
+        importer.attach(settings.table.pool);
+        indirection.connect(settings);
+        if (fills) {
+            indirection.set_fill_timeline(fills->semaphore());
+            settings.on_fills_enqueued = [&fills](vt::CudaStream stream) {
+                return fills->signal(static_cast<CUstream_st*>(stream));
+            };
+        }
+        vt::Streamer streamer(*backend, settings);
+        indirection.check_against(&streamer.page_table());
+        const vt::ProceduralSettings procedural{.seed = 11, .size_log2 = test::rig_size_log2};
+        const vt::TextureId id =
+            streamer.add_texture(std::make_shared<vt::ProceduralSource>(procedural));
+        const PageIndex base = streamer.textures().base_page(id);
+        textures.set(id, std::uint32_t(base), test::rig_size_log2);
+        vt::FeedbackProcessor feedback(streamer.textures());
+        VulkanRenderer renderer(*context, indirection, textures,
+                                {.width = test::rig_width, .height = test::rig_height});
+
+        const test::OrthoView view = test::OrthoView::at_lod(0.3f, 0.9f, 0.44f);
+        FrameDesc desc;
+        desc.view_projection = view.matrix();
+        desc.texture_id = id;
+        std::vector<std::uint8_t> first_colour;  // with only the mip tail resident
+        std::uint64_t largest_wait = 0;
+        auto consume = [&](const CompletedFrame& done) {
+            if (done.frame == 1) first_colour.assign(done.colour.begin(), done.colour.end());
+            largest_wait = std::max(largest_wait, done.upload.wait_value);
+            const auto result = feedback.process(done.feedback);
+            streamer.request(result.requests);
+            streamer.complete_frame(done.user_tag);
+        };
+        for (int frame = 0; frame < 12; ++frame) {
+            desc.user_tag = streamer.begin_frame();
+            desc.capture = frame == 0;
+            if (auto done = renderer.render(desc)) consume(*done);
+            ASSERT_TRUE(streamer.wait_idle(std::chrono::seconds(20)));
+        }
+        for (const CompletedFrame& done : renderer.finish()) consume(done);
+        ASSERT_TRUE(streamer.wait_idle(std::chrono::seconds(20)));
+        streamer.rethrow_error();
+
+        desc.user_tag = streamer.begin_frame();
+        desc.capture = true;
+        renderer.render(desc);
+        auto done = renderer.finish();
+        ASSERT_EQ(done.size(), 1u);
+        streamer.complete_frame(done[0].user_tag);
+        std::vector<std::uint8_t> colour(done[0].colour.begin(), done[0].colour.end());
+
+        // Settled: the image is the reference with every page resident, though only the pages
+        // the view needs (and their parents) were streamed.
+        test::ReferenceSampler all(
+            test::rig_size_log2, [](std::uint64_t) { return true; },
+            [&](std::uint32_t mip, std::uint32_t x, std::uint32_t y) {
+                return vt::procedural::texel(procedural.seed, procedural.size_log2, mip, x, y);
+            });
+        std::vector<std::uint8_t> expected(colour.size());
+        for (std::uint32_t y = 0; y < test::rig_height; ++y) {
+            for (std::uint32_t x = 0; x < test::rig_width; ++x) {
+                const test::Colour c =
+                    all.sample(view.u(x, test::rig_width), view.v(y, test::rig_height),
+                               view.su / test::rig_width, 0, 0, view.sv / test::rig_height, 0);
+                std::uint8_t* out = &expected[(y * test::rig_width + x) * 4];
+                out[0] = test::to_unorm8(c.r);
+                out[1] = test::to_unorm8(c.g);
+                out[2] = test::to_unorm8(c.b);
+                out[3] = test::to_unorm8(c.a);
+            }
+        }
+        const test::Difference d = test::compare(colour, expected);
+        EXPECT_LE(d.largest, test::rig_tolerance) << d.differing << " channels differ";
+        ASSERT_EQ(first_colour.size(), colour.size());
+        EXPECT_GT(test::compare(first_colour, expected).largest, 20)
+            << "the first frame, before any streaming, shows the tail only";
+        const vt::TextureLayout layout(test::rig_size_log2);
+        std::size_t ready = 0;
+        for (std::uint64_t page = 0; page < layout.page_count; ++page) {
+            ready += streamer.is_ready(base + page);
+        }
+        EXPECT_LT(ready, layout.page_count) << "pages the view does not need were not streamed";
+        EXPECT_EQ(indirection.published_count(), streamer.statistics().ready_pages);
+        EXPECT_GT(indirection.statistics().ready_pages, 1u);
+        if (gpu) {
+            EXPECT_GT(largest_wait, 0u) << "frames waited for CUDA fills on the timeline";
+        }
+    }
+    test::expect_no_validation_messages(*context);
+}
+
+INSTANTIATE_TEST_SUITE_P(Backends, VulkanStreamingTest,
+                         testing::ValuesIn(test::all_backend_names()),
+                         [](const testing::TestParamInfo<std::string>& param) {
+                             return param.param;
+                         });
+
+}  // namespace
+}  // namespace vtpage

@@ -1,0 +1,96 @@
+#include "vulkan_test_support.hpp"
+
+#include <dlfcn.h>
+
+#include <cstdlib>
+#include <cstring>
+
+#include "vtpage/interop/vulkan_buffer.hpp"
+
+#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
+// The Khronos validation layer (1.3.239) and lavapipe (Mesa 22.3) have faults of their own that
+// the sanitizers see: small leaks per instance and device, and a race between the layer's fence
+// thread and the destruction of its lock. The loader unloads both with the instance, which
+// leaves the sanitizers no name to tell them by; kept loaded, their frames carry their names and
+// the suppressions below match exactly those.
+namespace {
+const bool vulkan_libraries_kept_loaded = [] {
+    for (const char* library : {"libVkLayer_khronos_validation.so", "libvulkan_lvp.so"}) {
+        dlopen(library, RTLD_NOW | RTLD_NODELETE);  // where installed; the loader's own load
+    }                                               // then finds this one
+    return true;
+}();
+}  // namespace
+#endif
+#if defined(__SANITIZE_ADDRESS__)
+extern "C" const char* __lsan_default_suppressions() {
+    return "leak:libVkLayer_khronos_validation.so\nleak:libvulkan_lvp.so\n";
+}
+#endif
+#if defined(__SANITIZE_THREAD__)
+extern "C" const char* __tsan_default_suppressions() {
+    return "race:libVkLayer_khronos_validation.so\nrace:libvulkan_lvp.so\n"
+           "mutex:libVkLayer_khronos_validation.so\n";
+}
+#endif
+
+namespace vtpage::test {
+
+ValidationMode test_validation_mode() {
+    const char* value = std::getenv("VTPAGE_TEST_VALIDATION");
+    if (!value || std::strcmp(value, "required") == 0) return ValidationMode::required;
+    if (std::strcmp(value, "optional") == 0) return ValidationMode::if_available;
+    if (std::strcmp(value, "off") == 0) return ValidationMode::off;
+    ADD_FAILURE() << "VTPAGE_TEST_VALIDATION must be required, optional or off, not " << value;
+    return ValidationMode::required;
+}
+
+std::unique_ptr<VulkanContext> try_make_vulkan_context(const Backend& backend, std::string& reason,
+                                                       VulkanContextSettings base) {
+    base.validation = test_validation_mode();
+    base.synchronization_validation = true;
+    base.application_name = "vtpage tests";
+    base.log = Log(stderr_log(LogLevel::warning));
+    try {
+        return std::make_unique<VulkanContext>(
+            VulkanContextSettings::for_backend(backend, std::move(base)));
+    } catch (const Error& error) {
+        if (error.code() != Errc::device_unavailable) throw;
+        reason = error.what();
+        return nullptr;
+    }
+}
+
+std::vector<std::uint8_t> read_buffer(VulkanContext& context, VkBuffer buffer, VkDeviceSize offset,
+                                      VkDeviceSize size) {
+    VulkanBuffer readback(context, size, VK_BUFFER_USAGE_TRANSFER_DST_BIT, BufferMemory::readback,
+                          "test readback");
+    context.run_commands([&](VkCommandBuffer commands) {
+        VkBufferCopy region{offset, 0, size};
+        vkCmdCopyBuffer(commands, buffer, readback.get(), 1, &region);
+        VkMemoryBarrier2 to_host{VK_STRUCTURE_TYPE_MEMORY_BARRIER_2};
+        to_host.srcStageMask = VK_PIPELINE_STAGE_2_COPY_BIT;
+        to_host.srcAccessMask = VK_ACCESS_2_TRANSFER_WRITE_BIT;
+        to_host.dstStageMask = VK_PIPELINE_STAGE_2_HOST_BIT;
+        to_host.dstAccessMask = VK_ACCESS_2_HOST_READ_BIT;
+        VkDependencyInfo dependency{VK_STRUCTURE_TYPE_DEPENDENCY_INFO};
+        dependency.memoryBarrierCount = 1;
+        dependency.pMemoryBarriers = &to_host;
+        vkCmdPipelineBarrier2(commands, &dependency);
+    });
+    readback.invalidate();
+    std::vector<std::uint8_t> bytes(size);
+    std::memcpy(bytes.data(), readback.mapped(), size);
+    return bytes;
+}
+
+void expect_no_validation_messages(const VulkanContext& context) {
+    const ValidationMessageCounts counts = context.validation_messages();
+    EXPECT_EQ(counts.errors, 0u) << "validation errors (printed above)";
+    EXPECT_EQ(counts.warnings, 0u) << "validation warnings (printed above)";
+    if (test_validation_mode() == ValidationMode::required) {
+        EXPECT_TRUE(context.validation_enabled());
+    }
+}
+
+}  // namespace vtpage::test
