@@ -7,6 +7,7 @@
 #include <numeric>
 #include <vector>
 
+#include "vtpage/app/command_line.hpp"
 #include "vtpage/backend/backend_factory.hpp"
 #include "vtpage/backend/stream_ordered_pool.hpp"
 #include "vtpage/config.hpp"
@@ -154,13 +155,16 @@ void print_devices([[maybe_unused]] Backend& backend) {
 }  // namespace
 
 int main(int argc, char** argv) {
-    CLI::App app{"vtpage self-check: backends, devices, capabilities and a round trip"};
+    CLI::App app{"vtpage self-check: backends, devices, capabilities and a round trip. Exit "
+                 "status: 0 when every backend checked works, 1 when one failed (or none "
+                 "works), 2 on bad flags.",
+                 "vtpage-selfcheck"};
     std::string which = "all";
     bool verbose = false;
     app.add_option("--backend", which, "Backend to check")
         ->check(CLI::IsMember({"all", "auto", "cuda", "host"}));
     app.add_flag("-v,--verbose", verbose, "Log the backends' own messages");
-    CLI11_PARSE(app, argc, argv);
+    if (auto status = app::parse_command_line(app, argc, argv)) return *status;
 
     std::printf("vtpage %s (CUDA backend %s, Vulkan interop %s)\n", VTPAGE_VERSION,
                 VTPAGE_HAS_CUDA ? "built" : "not built", VTPAGE_HAS_VULKAN ? "built" : "not built");
@@ -227,5 +231,5 @@ int main(int argc, char** argv) {
         }
     }
     std::printf("\n%d backend(s) working, %d failure(s)\n", working, failures);
-    return failures == 0 && working > 0 ? 0 : 1;
+    return failures == 0 && working > 0 ? app::exit_success : app::exit_failure;
 }

@@ -26,8 +26,9 @@
 #include <random>
 #include <thread>
 
-#include "progress_line.hpp"
 #include "tile_stamp.hpp"
+#include "vtpage/app/command_line.hpp"
+#include "vtpage/app/progress_bar.hpp"
 #include "vtpage/backend/backend_factory.hpp"
 #include "vtpage/backend/stream_ordered_pool.hpp"
 #include "vtpage/interop/shared_region_consumer.hpp"
@@ -38,6 +39,7 @@ extern char** environ;
 namespace {
 
 using namespace vtpage;
+constexpr const char* program = "vtpage-share";
 using Clock = std::chrono::steady_clock;
 using namespace std::chrono_literals;
 
@@ -170,7 +172,7 @@ int run_producer(const CommonOptions& common, const ProducerOptions& options,
         }
     }
 
-    demo::ProgressLine progress("producer", !common.quiet);
+    app::ProgressBar progress({.label = "producer", .enabled = !common.quiet});
     std::deque<PageIndex> published;  // oldest first
     struct Retiring {
         UnpublishTicket ticket = 0;
@@ -313,7 +315,7 @@ int run_consumer(const CommonOptions& common, const ConsumerOptions& options) {
                          static_cast<unsigned long long>(shared.generation), errors);
         }
     };
-    demo::ProgressLine progress(name, !common.quiet);
+    app::ProgressBar progress({.label = name, .enabled = !common.quiet});
     const auto start = Clock::now();
     auto elapsed = [&] { return std::chrono::duration<double>(Clock::now() - start).count(); };
     std::optional<Error> ended;
@@ -388,7 +390,8 @@ std::string default_socket() {
 
 int main(int argc, char** argv) {
     CLI::App app{"vtpage-share: a producer streams stamped tiles into shared pages; consumer "
-                 "processes map the same pages and verify them"};
+                 "processes map the same pages and verify them",
+                 program};
     app.require_subcommand(1);
     CommonOptions common;
     ProducerOptions produce;
@@ -397,8 +400,7 @@ int main(int argc, char** argv) {
 
     auto add_common = [&](CLI::App* command) {
         command->add_option("--socket", common.socket, "Unix socket path of the producer");
-        command->add_option("--backend", common.backend, "Backend")
-            ->check(CLI::IsMember({"auto", "cuda", "host"}));
+        app::add_backend_option(*command, common.backend);
         command->add_option("--device", common.device, "CUDA device ordinal")
             ->check(CLI::NonNegativeNumber);
         command->add_flag("--quiet", common.quiet, "No progress line");
@@ -443,35 +445,25 @@ int main(int argc, char** argv) {
     both->add_option("--consumers", spawned_consumers, "Consumer processes to start")
         ->check(CLI::Range(std::size_t(1), std::size_t(64)));
 
-    try {
-        app.parse(argc, argv);
-    } catch (const CLI::CallForHelp& help) {
-        return app.exit(help);
-    } catch (const CLI::CallForAllHelp& help) {
-        return app.exit(help);
-    } catch (const CLI::ParseError& error) {
-        std::fprintf(stderr, "vtpage-share: %s\nRun with --help for the options.\n",
-                     error.what());
-        return 2;
-    }
-    if (*producer || *both) {
-        if (produce.budget_pages < 2 * produce.batch) {
-            std::fprintf(stderr, "vtpage-share: --budget-pages (%llu) must hold two batches "
-                                 "(--batch %llu)\n",
-                         static_cast<unsigned long long>(produce.budget_pages),
-                         static_cast<unsigned long long>(produce.batch));
-            return 2;
-        }
-        if (produce.region_pages < produce.budget_pages + produce.batch) {
-            std::fprintf(stderr, "vtpage-share: --region-pages (%llu) must exceed the budget "
-                                 "by a batch, so that pages are recycled\n",
-                         static_cast<unsigned long long>(produce.region_pages));
-            return 2;
-        }
-    }
-    if (*consumer && common.socket.empty()) {
-        std::fprintf(stderr, "vtpage-share: consumer needs --socket\n");
-        return 2;
+    if (auto status = app::parse_command_line(app, argc, argv, [&] {
+            if (*producer || *both) {
+                if (produce.budget_pages < 2 * produce.batch) {
+                    throw CLI::ValidationError(
+                        "--budget-pages", detail::concat(produce.budget_pages, " must hold two "
+                                                         "batches (--batch ", produce.batch, ")"));
+                }
+                if (produce.region_pages < produce.budget_pages + produce.batch) {
+                    throw CLI::ValidationError(
+                        "--region-pages", detail::concat(produce.region_pages, " must exceed the "
+                                                         "budget by a batch, so that pages are "
+                                                         "recycled"));
+                }
+            }
+            if (*consumer && common.socket.empty()) {
+                throw CLI::RequiredError("--socket (for the consumer)");
+            }
+        })) {
+        return *status;
     }
     if (common.socket.empty()) common.socket = default_socket();
     signal(SIGINT, on_signal);
@@ -504,7 +496,6 @@ int main(int argc, char** argv) {
         std::printf("%zu consumer process(es), %d failed\n", children.size(), failed);
         return status != 0 || failed > 0 ? 1 : 0;
     } catch (const Error& error) {
-        std::fprintf(stderr, "vtpage-share: %s\n", error.what());
-        return 1;
+        return app::report(program, app::exit_failure, error.what());
     }
 }
