@@ -15,7 +15,6 @@
 #include "support/page_range.hpp"
 #include "support/report_table.hpp"
 #include "vtpage/app/command_line.hpp"
-#include "vtpage/app/progress_bar.hpp"
 #include "vtpage/core/page_table.hpp"
 
 namespace {
@@ -244,18 +243,14 @@ int main(int argc, char** argv) {
                     caps.backend.c_str(), caps.device_name.c_str(), options.pages,
                     backend->granularity().minimum / 1024, options.batch, options.repeats);
         std::vector<Costs> floors, tables;
-        app::ProgressBar progress({.label = "measuring"});
-        for (int r = 0; r < options.repeats; ++r) {
-            progress.update(double(r) / options.repeats,
-                            detail::concat("repeat ", r + 1, " of ", options.repeats));
+        bench::run_repeats(options.repeats, [&](int) {
             // Alternate so that drift in the machine touches both sides alike.
             floors.push_back(measure_floor(*backend, options));
             floors.back().parallel = measure_parallel_floor(*backend, options);
             tables.push_back(measure_table(*backend, options));
             tables.back().windowed = measure_windowed_recycle(*backend, options);
             tables.back().parallel = measure_parallel_table(*backend, options);
-        }
-        progress.clear();
+        });
         bench::ReportTable table(
             "Per-page cost on " + caps.backend + " (" + caps.device_name + ")",
             {"operation", "vtpage us/page", "floor us/page", "ratio", "vtpage pages/s",

@@ -22,7 +22,6 @@
 #include "support/page_range.hpp"
 #include "support/report_table.hpp"
 #include "vtpage/app/command_line.hpp"
-#include "vtpage/app/progress_bar.hpp"
 #include "vtpage/backend/stream_ordered_pool.hpp"
 #include "vtpage/interop/shared_region_consumer.hpp"
 #include "vtpage/interop/shared_region_producer.hpp"
@@ -167,14 +166,10 @@ int main(int argc, char** argv) {
                     caps.backend.c_str(), caps.device_name.c_str(), options.pages,
                     backend->granularity().minimum / 1024, options.batch, options.repeats);
         std::vector<Costs> floors, shared;
-        app::ProgressBar progress({.label = "measuring"});
-        for (int r = 0; r < options.repeats; ++r) {
-            progress.update(double(r) / options.repeats,
-                            detail::concat("repeat ", r + 1, " of ", options.repeats));
+        bench::run_repeats(options.repeats, [&](int) {
             floors.push_back(measure_floor(*backend, options));
             shared.push_back(measure_shared(*backend, options));
-        }
-        progress.clear();
+        });
         bench::ReportTable table("Per-page cost of sharing on " + caps.backend + " (" +
                                      caps.device_name + ")",
                                  {"operation", "shared us", "unshared us", "ratio", "floor"});

@@ -1,6 +1,7 @@
 #include "bench_options.hpp"
 
 #include "vtpage/app/command_line.hpp"
+#include "vtpage/app/progress_bar.hpp"
 
 namespace vtpage::bench {
 
@@ -16,6 +17,15 @@ std::unique_ptr<Backend> make_bench_backend(const std::string& name, Log log) {
     settings.name = name;
     settings.log = std::move(log);
     return make_backend(settings);
+}
+
+void run_repeats(int repeats, const std::function<void(int repeat)>& measure) {
+    app::ProgressBar progress({.label = "measuring"});
+    for (int r = 0; r < repeats; ++r) {
+        progress.update(double(r) / repeats, detail::concat("repeat ", r + 1, " of ", repeats));
+        measure(r);
+    }
+    progress.clear();
 }
 
 }  // namespace vtpage::bench

@@ -1,10 +1,11 @@
-// What every benchmark takes on its command line and how it starts: --backend, --json and
-// --quick, the exit status rules of the programs (vtpage/app/command_line.hpp), and the backend
-// it measures.
+// What every benchmark takes on its command line and how it runs: --backend, --json and
+// --quick (with the exit status rules of vtpage/app/command_line.hpp), the backend it measures,
+// and its repeated measurements.
 #pragma once
 
 #include <CLI/CLI.hpp>
 
+#include <functional>
 #include <memory>
 #include <string>
 
@@ -23,5 +24,9 @@ void add_bench_options(CLI::App& app, BenchOptions& options);
 
 // The backend to measure, by name ("auto": the GPU when there is one).
 std::unique_ptr<Backend> make_bench_backend(const std::string& name, Log log = {});
+
+// Runs measure(r) for r in [0, repeats), with a progress bar ("measuring ... repeat 2 of 5") on
+// stderr that is taken off the terminal before the tables.
+void run_repeats(int repeats, const std::function<void(int repeat)>& measure);
 
 }  // namespace vtpage::bench
