@@ -29,6 +29,7 @@
 #include "tile_stamp.hpp"
 #include "vtpage/app/command_line.hpp"
 #include "vtpage/app/progress_bar.hpp"
+#include "vtpage/app/units.hpp"
 #include "vtpage/backend/backend_factory.hpp"
 #include "vtpage/backend/stream_ordered_pool.hpp"
 #include "vtpage/interop/shared_region_consumer.hpp"
@@ -39,9 +40,11 @@ extern char** environ;
 namespace {
 
 using namespace vtpage;
-constexpr const char* program = "vtpage-share";
+using app::mib;
 using Clock = std::chrono::steady_clock;
 using namespace std::chrono_literals;
+
+constexpr const char* program = "vtpage-share";
 
 std::atomic<bool> interrupted{false};
 void on_signal(int) { interrupted = true; }
@@ -71,18 +74,6 @@ struct ConsumerOptions {
     int recheck = 2;     // published pages verified again after each poll
     double connect_seconds = 30;
 };
-
-std::string mib(std::size_t bytes) {
-    char text[32];
-    std::snprintf(text, sizeof(text), "%.0f MiB", double(bytes) / double(1_MiB));
-    return text;
-}
-
-std::string pool_line(const char* name, std::size_t reserved, std::size_t reserved_high,
-                      std::size_t used, std::size_t used_high) {
-    return detail::concat(name, ": reserved ", mib(reserved), " (high ", mib(reserved_high),
-                          "), used ", mib(used), " (high ", mib(used_high), ")");
-}
 
 std::unique_ptr<Backend> open_backend(const CommonOptions& common) {
     BackendSettings settings;
@@ -126,8 +117,9 @@ public:
     std::string report() const {
         if (!pool_) return "staging: plain memory";
         auto s = pool_->statistics();
-        return pool_line("staging pool", s.reserved_bytes, s.reserved_bytes_high, s.used_bytes,
-                         s.used_bytes_high) +
+        return "staging pool: " +
+               app::pool_usage(s.reserved_bytes, s.reserved_bytes_high, s.used_bytes,
+                               s.used_bytes_high) +
                detail::concat(", threshold ", mib(s.release_threshold), ", ", s.allocations,
                               " allocations");
     }
@@ -262,9 +254,9 @@ int run_producer(const CommonOptions& common, const ProducerOptions& options,
                 static_cast<unsigned long long>(stats.consumers_lost),
                 static_cast<unsigned long long>(stats.leases_expired));
     const auto& pool = stats.table.pool;
-    std::printf("producer: %s, %llu created; compression %s, %zu pages granted\n",
-                pool_line("page pool", pool.reserved_bytes, pool.reserved_bytes_high,
-                          pool.used_bytes, pool.used_bytes_high)
+    std::printf("producer: page pool: %s, %llu created; compression %s, %zu pages granted\n",
+                app::pool_usage(pool.reserved_bytes, pool.reserved_bytes_high, pool.used_bytes,
+                                pool.used_bytes_high)
                     .c_str(),
                 static_cast<unsigned long long>(pool.creates),
                 pool.compression_requested ? "asked" : "not asked", pool.compressed_pages);
