@@ -8,8 +8,9 @@
 //   vtpage-share consumer --socket /tmp/pages.sock
 //   vtpage-share both --consumers 2 --seconds 10      # the producer and its consumer processes
 //
-// Exit codes: 0 all good, 1 a tile failed verification or an error, 2 bad flags, 3 (consumer)
-// the producer was lost or cut this consumer off.
+// Exit codes: 0 all good, 1 a tile failed verification or an error, 2 bad flags (a --socket
+// path that holds something else than a socket among them), 3 (consumer) the producer was lost
+// or cut this consumer off.
 #include <CLI/CLI.hpp>
 #include <signal.h>
 #include <spawn.h>
@@ -453,6 +454,14 @@ int main(int argc, char** argv) {
             }
             if (*consumer && common.socket.empty()) {
                 throw CLI::RequiredError("--socket (for the consumer)");
+            }
+            // A producer replaces what is at its path; a consumer would wait in vain.
+            std::error_code ignored;
+            const auto socket = std::filesystem::symlink_status(common.socket, ignored);
+            if (!common.socket.empty() && std::filesystem::exists(socket) &&
+                !std::filesystem::is_socket(socket)) {
+                throw CLI::ValidationError("--socket", "'" + common.socket +
+                                                           "' exists and is not a socket");
             }
         })) {
         return *status;
