@@ -34,7 +34,7 @@ ProgressBar::~ProgressBar() { end(); }
 void ProgressBar::update(double fraction, std::string_view status) {
     std::lock_guard lock(mutex_);
     if (!settings_.enabled || finished_) return;
-    fraction_ = std::clamp(fraction, 0.0, 1.0);
+    fraction_ = fraction >= 0 ? std::min(fraction, 1.0) : 0.0;  // NaN too: 0
     status_ = std::string(status);
     const Clock::time_point now = Clock::now();
     bool due = false;

@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <cmath>
 #include <cstdio>
 #include <memory>
 #include <sstream>
@@ -82,6 +83,17 @@ TEST(ProgressBarTest, ALogGetsALineWhenTheIntervalHasPassed) {
     bar.update(0.12, "c");
     EXPECT_EQ(capture.lines(),
               (std::vector<std::string>{"baking  10% a", "baking  11% b", "baking  12% c"}));
+}
+
+TEST(ProgressBarTest, FractionsOutsideZeroToOneAreClamped) {
+    Capture capture;
+    ProgressBar bar(log_settings(capture, 0));
+    bar.update(-0.5, "below");
+    bar.update(std::nan(""), "not a number");
+    bar.update(7.0, "above");
+    EXPECT_EQ(capture.lines(), (std::vector<std::string>{"baking   0% below",
+                                                         "baking   0% not a number",
+                                                         "baking 100% above"}));
 }
 
 TEST(ProgressBarTest, ALogThatStopsShortShowsTheLastState) {
