@@ -146,7 +146,8 @@ PageTableSettings table_settings(Backend& backend, const Options& options) {
 // Requests pages [begin, begin + options.pages) and commits them, batch by batch.
 void commit_queued_range(PageTable& table, const Options& options, PageIndex begin) {
     for (std::size_t first = 0; first < options.pages; first += options.batch) {
-        const auto pages = page_range(begin + first, std::min(options.batch, options.pages - first));
+        const auto pages =
+            page_range(begin + first, std::min(options.batch, options.pages - first));
         table.request(pages);
         table.commit_queued(pages.size());
     }

@@ -101,7 +101,9 @@ void ProgressBar::draw(double fraction, std::string_view status) {
         line.append(tail);
         if (!status.empty()) line.append(" ").append(status);
         // One line even on a narrow terminal: a wrapped line would not be redrawn in place.
-        if (columns_ > 1 && line.size() >= std::size_t(columns_)) line.resize(std::size_t(columns_ - 1));
+        if (columns_ > 1 && line.size() >= std::size_t(columns_)) {
+            line.resize(std::size_t(columns_ - 1));
+        }
         std::fprintf(settings_.out, "\r%s\x1b[K", line.c_str());
         on_screen_ = true;
     } else {

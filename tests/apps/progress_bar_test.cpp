@@ -104,7 +104,8 @@ TEST(ProgressBarTest, ALogThatStopsShortShowsTheLastState) {
         bar.update(0.1, "working");
         bar.update(0.2, "stuck here");  // within the first quarter: not printed yet
     }  // ends without finish(), as on an error
-    EXPECT_EQ(capture.lines(), (std::vector<std::string>{"baking   0% start", "baking  20% stuck here"}));
+    EXPECT_EQ(capture.lines(),
+              (std::vector<std::string>{"baking   0% start", "baking  20% stuck here"}));
 }
 
 TEST(ProgressBarTest, ATerminalGetsFramesRedrawnInPlace) {
@@ -147,7 +148,8 @@ TEST(ProgressBarTest, ClearTakesTheBarOffATerminal) {
 TEST(ProgressBarTest, DisabledPrintsNothing) {
     Capture capture;
     for (bool terminal : {false, true}) {
-        ProgressSettings settings = terminal ? terminal_settings(capture, 0) : log_settings(capture);
+        ProgressSettings settings =
+            terminal ? terminal_settings(capture, 0) : log_settings(capture);
         settings.enabled = false;
         ProgressBar bar(settings);
         bar.update(0.5, "x");

@@ -14,7 +14,8 @@ namespace vtpage::test {
 class TemporaryFolder {
 public:
     TemporaryFolder() {
-        std::string pattern = (std::filesystem::temp_directory_path() / "vtpage-test-XXXXXX").string();
+        std::string pattern =
+            (std::filesystem::temp_directory_path() / "vtpage-test-XXXXXX").string();
         if (!::mkdtemp(pattern.data())) throw std::runtime_error("mkdtemp failed");
         path_ = pattern;
     }
