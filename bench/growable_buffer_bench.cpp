@@ -18,7 +18,6 @@
 // Without a GPU (or with --backend host) the CUDA methods are skipped, and the GrowableBuffer
 // runs on the host backend beside a copying host vector (new[] + memcpy + delete[]), so the smoke
 // run still exercises the whole benchmark. bench/plot_growth.py draws the JSON (--json).
-#include <CLI/CLI.hpp>
 #include <cuda_runtime.h>
 
 #include <algorithm>
@@ -27,8 +26,10 @@
 #include <memory>
 #include <optional>
 
+#include "support/bench_options.hpp"
 #include "support/report_table.hpp"
-#include "vtpage/backend/backend_factory.hpp"
+#include "vtpage/app/command_line.hpp"
+#include "vtpage/app/progress_bar.hpp"
 #include "vtpage/core/growable_buffer.hpp"
 
 namespace {
@@ -36,6 +37,8 @@ namespace {
 using namespace vtpage;
 using bench::fixed;
 using nlohmann::json;
+
+constexpr const char* program = "vtpage-bench-growable-buffer";
 
 // A grower ran out of memory; the run stops there.
 struct OutOfMemory {
@@ -76,12 +79,32 @@ bool all_marker(const std::vector<unsigned char>& bytes) {
     return std::all_of(bytes.begin(), bytes.end(), [](unsigned char b) { return b == marker_value; });
 }
 
-// (a) The copying vector.
-class MallocCopyGrower final : public Grower {
+// The buffer of (a) and (b): one allocation of the CUDA runtime, freed with cudaFree, which
+// synchronous cudaMemset and cudaMemcpy reach.
+class CudaAllocationGrower : public Grower {
 public:
-    ~MallocCopyGrower() override {
+    ~CudaAllocationGrower() override {
         if (data_) cudaFree(data_);
     }
+    void write_marker() override {
+        cuda_check(cudaMemset(data_, marker_value, marker_bytes), "cudaMemset");
+    }
+    bool marker_kept() override {
+        std::vector<unsigned char> back(marker_bytes);
+        cuda_check(cudaMemcpy(back.data(), data_, marker_bytes, cudaMemcpyDeviceToHost),
+                   "cudaMemcpy");
+        return all_marker(back);
+    }
+    void finish() override { cuda_check(cudaDeviceSynchronize(), "cudaDeviceSynchronize"); }
+
+protected:
+    void* data_ = nullptr;
+    std::size_t size_ = 0;
+};
+
+// (a) The copying vector.
+class MallocCopyGrower final : public CudaAllocationGrower {
+public:
     void grow(std::size_t bytes) override {
         void* fresh = nullptr;
         cuda_check(cudaMalloc(&fresh, bytes), "cudaMalloc");
@@ -96,31 +119,14 @@ public:
         data_ = fresh;
         size_ = bytes;
     }
-    void write_marker() override {
-        cuda_check(cudaMemset(data_, marker_value, marker_bytes), "cudaMemset");
-    }
-    bool marker_kept() override {
-        std::vector<unsigned char> back(marker_bytes);
-        cuda_check(cudaMemcpy(back.data(), data_, marker_bytes, cudaMemcpyDeviceToHost),
-                   "cudaMemcpy");
-        return all_marker(back);
-    }
-    void finish() override { cuda_check(cudaDeviceSynchronize(), "cudaDeviceSynchronize"); }
-
-private:
-    void* data_ = nullptr;
-    std::size_t size_ = 0;
 };
 
 // (b) Managed memory of the final size; growing prefetches the new part to the GPU.
-class ManagedGrower final : public Grower {
+class ManagedGrower final : public CudaAllocationGrower {
 public:
     ManagedGrower(int device, std::size_t final_bytes) : device_(device) {
         cuda_check(cudaMallocManaged(&data_, final_bytes), "cudaMallocManaged");
         capacity_ = final_bytes;
-    }
-    ~ManagedGrower() override {
-        if (data_) cudaFree(data_);
     }
     void grow(std::size_t bytes) override {
         if (bytes > capacity_) {
@@ -134,21 +140,9 @@ public:
                    "cudaMemPrefetchAsync");
         size_ = bytes;
     }
-    void write_marker() override {
-        cuda_check(cudaMemset(data_, marker_value, marker_bytes), "cudaMemset");
-    }
-    bool marker_kept() override {
-        std::vector<unsigned char> back(marker_bytes);
-        cuda_check(cudaMemcpy(back.data(), data_, marker_bytes, cudaMemcpyDeviceToHost),
-                   "cudaMemcpy");
-        return all_marker(back);
-    }
-    void finish() override { cuda_check(cudaDeviceSynchronize(), "cudaDeviceSynchronize"); }
 
 private:
     int device_;
-    void* data_ = nullptr;
-    std::size_t size_ = 0;
     std::size_t capacity_ = 0;
 };
 
@@ -262,24 +256,19 @@ private:
     std::size_t size_ = 0;
 };
 
-// A one-line progress bar on stderr (the tables go to stdout).
-class Progress {
+// Progress over a known number of steps, on stderr (the tables go to stdout).
+class StepProgress {
 public:
-    explicit Progress(std::size_t total) : total_(std::max<std::size_t>(total, 1)) {}
+    explicit StepProgress(std::size_t total) : total_(std::max<std::size_t>(total, 1)) {}
     void advance(const std::string& what) {
         done_ = std::min(done_ + 1, total_);
-        show(what);
+        bar_.update(double(done_) / double(total_), what);
     }
-    void show(const std::string& what) const {
-        constexpr int width = 30;
-        const int filled = int(width * done_ / total_);
-        std::fprintf(stderr, "\r[%s%s] %3d%% %-70.70s", std::string(filled, '#').c_str(),
-                     std::string(width - filled, '.').c_str(), int(100 * done_ / total_),
-                     what.c_str());
-    }
-    static void clear() { std::fprintf(stderr, "\r%110s\r", ""); }
+    // Takes the bar off the terminal before the tables.
+    void clear() { bar_.clear(); }
 
 private:
+    app::ProgressBar bar_;
     std::size_t total_;
     std::size_t done_ = 0;
 };
@@ -314,7 +303,7 @@ std::string mib_text(std::size_t bytes) {
 }
 
 RunResult run_schedule(const Method& method, const Schedule& schedule, const std::string& label,
-                       Progress& progress) {
+                       StepProgress& progress) {
     RunResult result;
     const std::size_t final_bytes = schedule.sizes.back();
     std::unique_ptr<Grower> grower;
@@ -353,7 +342,7 @@ MaxResult run_to_the_limit(const Method& method, std::size_t start, std::size_t 
                            std::size_t cap) {
     MaxResult result;
     std::unique_ptr<Grower> grower;
-    Progress progress(cap / step + 1);
+    StepProgress progress(cap / step + 1);
     try {
         grower = method.make(cap);
         for (std::size_t bytes = start; bytes <= cap; bytes = (bytes / step + 1) * step) {
@@ -367,39 +356,34 @@ MaxResult run_to_the_limit(const Method& method, std::size_t start, std::size_t 
     } catch (const OutOfMemory& oom) {
         result.stopped = "out of memory (" + oom.detail + ")";
     }
+    progress.clear();
     return result;
 }
-
-double median_of(std::vector<double> values) { return bench::median(std::move(values)); }
 
 // The median step time over [from, to) of the steps after the first (which makes the buffer).
 double step_median(const std::vector<double>& steps, double from, double to) {
     if (steps.size() < 3) return steps.empty() ? 0.0 : steps.back();
     const std::size_t n = steps.size() - 1;
     auto first = std::size_t(double(n) * from), last = std::max(first + 1, std::size_t(double(n) * to));
-    return median_of(std::vector<double>(steps.begin() + 1 + first, steps.begin() + 1 + last));
+    return bench::median(std::vector<double>(steps.begin() + 1 + first, steps.begin() + 1 + last));
 }
 
-struct Options {
-    std::string backend = "auto";
+struct Options : bench::BenchOptions {
     std::size_t start_mib = 2;
     std::size_t step_mib = 256;
     std::size_t max_mib = 16384;
     int repeats = 3;
     bool limit_run = true;
-    std::string json_path;
-    bool quick = false;
 };
 
 }  // namespace
 
 int main(int argc, char** argv) {
     CLI::App app{"vtpage growable buffer benchmark: growing a device buffer without copying, "
-                 "beside cudaMalloc + copy, managed memory and cudaMallocAsync"};
+                 "beside cudaMalloc + copy, managed memory and cudaMallocAsync",
+                 program};
     Options options;
-    app.add_option("--backend", options.backend,
-                   "auto (the GPU when there is one), cuda or host")
-        ->check(CLI::IsMember({"auto", "cuda", "host"}));
+    bench::add_bench_options(app, options);
     app.add_option("--start-mib", options.start_mib, "First size, MiB")->check(CLI::Range(1, 1 << 20));
     app.add_option("--step-mib", options.step_mib, "Fixed step, MiB")->check(CLI::Range(1, 1 << 20));
     app.add_option("--max-mib", options.max_mib, "Last size, MiB")->check(CLI::Range(1, 1 << 24));
@@ -407,17 +391,12 @@ int main(int argc, char** argv) {
         ->check(CLI::Range(1, 100));
     app.add_flag("!--no-limit-run", options.limit_run,
                  "Skip the run to the largest size each method reaches");
-    app.add_option("--json", options.json_path, "Write the results as JSON to this file");
-    app.add_flag("--quick", options.quick, "A short smoke run (small sizes, one repeat)");
-    try {
-        app.parse(argc, argv);
-    } catch (const CLI::ParseError& error) {
-        const int code = app.exit(error);  // prints help, or the error and a hint
-        return code == 0 ? 0 : 2;
-    }
-    if (options.max_mib < options.start_mib) {
-        std::fprintf(stderr, "--max-mib must be at least --start-mib\n");
-        return 2;
+    if (auto status = app::parse_command_line(app, argc, argv, [&] {
+            if (options.max_mib < options.start_mib) {
+                throw CLI::ValidationError("--max-mib", "must be at least --start-mib");
+            }
+        })) {
+        return *status;
     }
 
     try {
@@ -446,8 +425,8 @@ int main(int argc, char** argv) {
             }
         }
         if (!no_gpu.empty() && options.backend == "cuda") {
-            std::fprintf(stderr, "--backend cuda: no usable GPU: %s\n", no_gpu.c_str());
-            return 1;
+            return app::report(program, app::exit_failure,
+                               "--backend cuda: no usable GPU: " + no_gpu);
         }
         const bool gpu = no_gpu.empty();
         if (!gpu) {
@@ -544,7 +523,7 @@ int main(int argc, char** argv) {
             if (!method.skipped.empty()) continue;
             for (const Schedule& schedule : schedules) total_steps += schedule.sizes.size();
         }
-        Progress progress(total_steps * std::size_t(options.repeats));
+        StepProgress progress(total_steps * std::size_t(options.repeats));
         for (int repeat = 0; repeat < options.repeats; ++repeat) {
             for (std::size_t s = 0; s < schedules.size(); ++s) {
                 for (std::size_t m = 0; m < methods.size(); ++m) {
@@ -556,7 +535,7 @@ int main(int argc, char** argv) {
                 }
             }
         }
-        Progress::clear();
+        progress.clear();
 
         // Per method and schedule: the median of each step over the repeats.
         struct Summary {
@@ -585,9 +564,9 @@ int main(int argc, char** argv) {
             for (std::size_t i = 0; i < steps; ++i) {
                 std::vector<double> values;
                 for (const RunResult& run : runs) values.push_back(run.step_ms[i]);
-                summary.step_ms.push_back(median_of(values));
+                summary.step_ms.push_back(bench::median(values));
             }
-            summary.total_ms = median_of(totals);
+            summary.total_ms = bench::median(totals);
             summary.details = runs.back().details;
             return summary;
         };
@@ -713,7 +692,6 @@ int main(int argc, char** argv) {
                                   {"fraction_of_free", fraction},
                                   {"stopped", limit.stopped}});
             }
-            Progress::clear();
             limit_table.print();
             tables.push_back(limit_table.to_json());
         }
@@ -754,7 +732,7 @@ int main(int argc, char** argv) {
                 {{"key", method.key}, {"name", method.name}, {"skipped", method.skipped}});
         }
         if (!bench::write_json_file(
-                options.json_path,
+                options.json,
                 {{"benchmark", "growable_buffer"},
                  {"backend", caps.backend},
                  {"device", caps.device_name},
@@ -770,14 +748,13 @@ int main(int argc, char** argv) {
                  {"limits", limits},
                  {"goals", goals},
                  {"tables", tables}})) {
-            return 1;
+            return app::exit_failure;
         }
     } catch (const Error& error) {
-        std::fprintf(stderr, "\n%s\n", error.what());
-        return 1;
+        return app::report(program, app::exit_failure, error.what());
     } catch (const OutOfMemory& oom) {
-        std::fprintf(stderr, "\nout of memory outside a measured step: %s\n", oom.detail.c_str());
-        return 1;
+        return app::report(program, app::exit_failure,
+                           "out of memory outside a measured step: " + oom.detail);
     }
-    return 0;
+    return app::exit_success;
 }

@@ -11,22 +11,25 @@
 #include <numeric>
 #include <thread>
 
+#include "support/bench_options.hpp"
+#include "support/page_range.hpp"
 #include "support/report_table.hpp"
-#include "vtpage/backend/backend_factory.hpp"
+#include "vtpage/app/command_line.hpp"
 #include "vtpage/core/page_table.hpp"
 
 namespace {
 
 using namespace vtpage;
 using bench::fixed;
+using bench::page_range;
 
-struct Options {
-    std::string backend = "auto";
+constexpr const char* program = "vtpage-bench-page-table";
+
+struct Options : bench::BenchOptions {
     std::size_t pages = 1024;
     std::size_t batch = 256;
     int repeats = 5;
     int threads = 4;
-    std::string json;
 };
 
 struct Costs {
@@ -132,27 +135,38 @@ double measure_parallel_floor(Backend& backend, const Options& options) {
     return seconds * 1e6 / double(share * threads);
 }
 
+// A table over 4x the measured pages, with a budget of the measured pages.
+PageTableSettings table_settings(Backend& backend, const Options& options) {
+    PageTableSettings settings;
+    settings.region_size = 4 * options.pages * backend.granularity().minimum;
+    settings.budget_bytes = options.pages * backend.granularity().minimum;
+    return settings;
+}
+
+// Requests pages [begin, begin + options.pages) and commits them, batch by batch.
+void commit_queued_range(PageTable& table, const Options& options, PageIndex begin) {
+    for (std::size_t first = 0; first < options.pages; first += options.batch) {
+        const auto pages =
+            page_range(begin + first, std::min(options.batch, options.pages - first));
+        table.request(pages);
+        table.commit_queued(pages.size());
+    }
+}
+
 // Recycled commits through one page table from several threads: each commits its own pages,
 // evicting the oldest resident ones. Backend calls run outside the table's lock.
 double measure_parallel_table(Backend& backend, const Options& options) {
     const std::size_t n = options.pages, batch = options.batch;
     const std::size_t threads = std::size_t(options.threads);
-    PageTableSettings settings;
-    settings.region_size = 4 * n * backend.granularity().minimum;
-    settings.budget_bytes = n * backend.granularity().minimum;
-    PageTable table(backend, settings);
+    PageTable table(backend, table_settings(backend, options));
     for (std::size_t first = 0; first < n; first += batch) {
-        std::vector<PageIndex> pages(std::min(batch, n - first));
-        std::iota(pages.begin(), pages.end(), first);
-        table.commit(pages);
+        table.commit(page_range(first, std::min(batch, n - first)));
     }
     const std::size_t share = n / threads;
     const double seconds = run_threads(options.threads, [&](int t) {
         const PageIndex begin = n + std::size_t(t) * share;
         for (std::size_t first = 0; first < share; first += batch) {
-            std::vector<PageIndex> pages(std::min(batch, share - first));
-            std::iota(pages.begin(), pages.end(), begin + first);
-            table.commit(pages);
+            table.commit(page_range(begin + first, std::min(batch, share - first)));
         }
     });
     table.check_invariants();
@@ -162,37 +176,25 @@ double measure_parallel_table(Backend& backend, const Options& options) {
 // The same work through the page table: request a batch, commit_queued it.
 Costs measure_table(Backend& backend, const Options& options) {
     const std::size_t n = options.pages, batch = options.batch;
-    PageTableSettings settings;
-    settings.region_size = 4 * n * backend.granularity().minimum;
-    settings.budget_bytes = n * backend.granularity().minimum;
-    PageTable table(backend, settings);
-    auto commit_range = [&](PageIndex begin) {
-        for (std::size_t first = 0; first < n; first += batch) {
-            std::vector<PageIndex> pages(std::min(batch, n - first));
-            std::iota(pages.begin(), pages.end(), begin + first);
-            table.request(pages);
-            table.commit_queued(pages.size());
-        }
-    };
+    PageTable table(backend, table_settings(backend, options));
     Costs costs;
     bench::Stopwatch fresh;
-    commit_range(0);  // every page is a pool miss
+    commit_queued_range(table, options, 0);  // every page is a pool miss
     costs.fresh = fresh.seconds() * 1e6 / double(n);
 
     bench::Stopwatch recycled;
-    commit_range(n);  // the budget is full: each batch evicts the oldest pages and reuses them
+    // The budget is full: each batch evicts the oldest pages and reuses them.
+    commit_queued_range(table, options, n);
     costs.recycled = recycled.seconds() * 1e6 / double(n);
 
     bench::Stopwatch evict;
     for (std::size_t first = 0; first < n; first += batch) {
-        std::vector<PageIndex> pages(std::min(batch, n - first));
-        std::iota(pages.begin(), pages.end(), n + first);
-        table.evict(pages);
+        table.evict(page_range(n + first, std::min(batch, n - first)));
     }
     costs.evict = evict.seconds() * 1e6 / double(n);
 
     bench::Stopwatch from_pool;
-    commit_range(2 * n);  // the evicted pages wait idle in the pool
+    commit_queued_range(table, options, 2 * n);  // the evicted pages wait idle in the pool
     costs.from_pool = from_pool.seconds() * 1e6 / double(n);
     table.check_invariants();
     costs.statistics = table.statistics();
@@ -202,77 +204,54 @@ Costs measure_table(Backend& backend, const Options& options) {
 // A recycled commit in a table that does not map into its region: the pages are reached through
 // windows mapped once per physical page, so recycling makes no VMM call.
 double measure_windowed_recycle(Backend& backend, const Options& options) {
-    const std::size_t n = options.pages, batch = options.batch;
-    PageTableSettings settings;
-    settings.region_size = 4 * n * backend.granularity().minimum;
-    settings.budget_bytes = n * backend.granularity().minimum;
+    PageTableSettings settings = table_settings(backend, options);
     settings.map_into_region = false;
     settings.pool.map_windows = true;
-    settings.pool.window_pages = n;
+    settings.pool.window_pages = options.pages;
     PageTable table(backend, settings);
-    auto commit_range = [&](PageIndex begin) {
-        for (std::size_t first = 0; first < n; first += batch) {
-            std::vector<PageIndex> pages(std::min(batch, n - first));
-            std::iota(pages.begin(), pages.end(), begin + first);
-            table.request(pages);
-            table.commit_queued(pages.size());
-        }
-    };
-    commit_range(0);
+    commit_queued_range(table, options, 0);
     bench::Stopwatch recycled;
-    commit_range(n);
-    return recycled.seconds() * 1e6 / double(n);
+    commit_queued_range(table, options, options.pages);
+    return recycled.seconds() * 1e6 / double(options.pages);
 }
 
 }  // namespace
 
 int main(int argc, char** argv) {
     CLI::App app{"vtpage page table benchmark: per-page cost of commits and evictions beside "
-                 "the raw backend calls"};
+                 "the raw backend calls",
+                 program};
     Options options;
-    bool quick = false;
-    app.add_option("--backend", options.backend, "auto, cuda or host")
-        ->check(CLI::IsMember({"auto", "cuda", "host"}));
+    bench::add_bench_options(app, options);
     app.add_option("--pages", options.pages, "Pages per measurement")->check(CLI::Range(1, 1 << 20));
     app.add_option("--batch", options.batch, "Pages per commit batch")->check(CLI::Range(1, 1 << 16));
     app.add_option("--repeats", options.repeats, "Repeats (the median is reported)")
         ->check(CLI::Range(1, 1000));
     app.add_option("--threads", options.threads, "Threads for the parallel rows")
         ->check(CLI::Range(1, 64));
-    app.add_option("--json", options.json, "Write the results as JSON to this file");
-    app.add_flag("--quick", quick, "A short smoke run");
-    CLI11_PARSE(app, argc, argv);
-    if (quick) {
+    if (auto status = app::parse_command_line(app, argc, argv)) return *status;
+    if (options.quick) {
         options.pages = 64;
         options.batch = 16;
         options.repeats = 1;
     }
 
     try {
-        BackendSettings backend_settings;
-        backend_settings.name = options.backend;
-        auto backend = make_backend(backend_settings);
+        auto backend = bench::make_bench_backend(options.backend);
         const auto& caps = backend->capabilities();
         std::printf("page table benchmark on %s (%s): %zu pages of %zu KiB, batches of %zu, "
                     "median of %d\n",
                     caps.backend.c_str(), caps.device_name.c_str(), options.pages,
                     backend->granularity().minimum / 1024, options.batch, options.repeats);
         std::vector<Costs> floors, tables;
-        for (int r = 0; r < options.repeats; ++r) {
+        bench::run_repeats(options.repeats, [&](int) {
             // Alternate so that drift in the machine touches both sides alike.
             floors.push_back(measure_floor(*backend, options));
             floors.back().parallel = measure_parallel_floor(*backend, options);
             tables.push_back(measure_table(*backend, options));
             tables.back().windowed = measure_windowed_recycle(*backend, options);
             tables.back().parallel = measure_parallel_table(*backend, options);
-            std::fprintf(stderr, "\rmeasuring: repeat %d of %d", r + 1, options.repeats);
-        }
-        std::fprintf(stderr, "\n");
-        auto pick = [](const std::vector<Costs>& all, double Costs::*field) {
-            std::vector<double> values;
-            for (const auto& costs : all) values.push_back(costs.*field);
-            return bench::median(values);
-        };
+        });
         bench::ReportTable table(
             "Per-page cost on " + caps.backend + " (" + caps.device_name + ")",
             {"operation", "vtpage us/page", "floor us/page", "ratio", "vtpage pages/s",
@@ -280,7 +259,8 @@ int main(int argc, char** argv) {
         nlohmann::json rows = nlohmann::json::array();
         auto row = [&](const char* name, double Costs::*field, const char* floor_name,
                        const char* goal) {
-            const double ours = pick(tables, field), floor = pick(floors, field);
+            const double ours = bench::median_of(tables, field);
+            const double floor = bench::median_of(floors, field);
             table.add_row({name, fixed(ours, 2), fixed(floor, 2), fixed(ours / floor, 2) + "x",
                            fixed(1e6 / ours, 0), floor_name, goal});
             rows.push_back({{"operation", name}, {"vtpage_us_per_page", ours},
@@ -300,8 +280,8 @@ int main(int argc, char** argv) {
         row("eviction", &Costs::evict, "unmap per batch", "");
         {
             // No floor of backend calls: this path makes none.
-            const double ours = pick(tables, &Costs::windowed);
-            const double remap_floor = pick(floors, &Costs::recycled);
+            const double ours = bench::median_of(tables, &Costs::windowed);
+            const double remap_floor = bench::median_of(floors, &Costs::recycled);
             table.add_row({"recycled commit, windows", fixed(ours, 2), fixed(remap_floor, 2),
                            fixed(ours / remap_floor, 3) + "x", fixed(1e6 / ours, 0),
                            "(none made; floor column: the remap floor)", ">= 30000/s"});
@@ -328,15 +308,16 @@ int main(int argc, char** argv) {
         call_row("unmap (one run)", stats.region.unmaps, stats.region.unmap_latency);
         call_row("release (trim)", stats.pool.releases, stats.pool.release_latency);
         calls.print();
-        bench::write_json_file(options.json, {{"backend", caps.backend},
-                                              {"device", caps.device_name},
-                                              {"pages", options.pages},
-                                              {"batch", options.batch},
-                                              {"repeats", options.repeats},
-                                              {"rows", rows}});
+        if (!bench::write_json_file(options.json, {{"backend", caps.backend},
+                                                   {"device", caps.device_name},
+                                                   {"pages", options.pages},
+                                                   {"batch", options.batch},
+                                                   {"repeats", options.repeats},
+                                                   {"rows", rows}})) {
+            return app::exit_failure;
+        }
     } catch (const Error& error) {
-        std::fprintf(stderr, "%s\n", error.what());
-        return 1;
+        return app::report(program, app::exit_failure, error.what());
     }
-    return 0;
+    return app::exit_success;
 }

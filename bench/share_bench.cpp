@@ -13,16 +13,15 @@
 //
 // The consumer runs on a thread of this process with its own SharedRegionConsumer, polling
 // without pause, so the numbers are the protocol's and the driver's, not a scheduler's.
-#include <CLI/CLI.hpp>
-
 #include <atomic>
 #include <condition_variable>
 #include <mutex>
-#include <numeric>
 #include <thread>
 
+#include "support/bench_options.hpp"
+#include "support/page_range.hpp"
 #include "support/report_table.hpp"
-#include "vtpage/backend/backend_factory.hpp"
+#include "vtpage/app/command_line.hpp"
 #include "vtpage/backend/stream_ordered_pool.hpp"
 #include "vtpage/interop/shared_region_consumer.hpp"
 #include "vtpage/interop/shared_region_producer.hpp"
@@ -31,24 +30,19 @@ namespace {
 
 using namespace vtpage;
 using bench::fixed;
+using bench::page_range;
 
-struct Options {
-    std::string backend = "auto";
+constexpr const char* program = "vtpage-bench-share";
+
+struct Options : bench::BenchOptions {
     std::size_t pages = 512;
     std::size_t batch = 64;
     int repeats = 5;
-    std::string json;
 };
 
 struct Costs {  // microseconds per page (per buffer for the pool)
     double fresh = 0, evict = 0, pooled = 0, buffer = 0;
 };
-
-std::vector<PageIndex> range(PageIndex first, std::size_t count) {
-    std::vector<PageIndex> pages(count);
-    std::iota(pages.begin(), pages.end(), first);
-    return pages;
-}
 
 PageTableSettings table_settings(Backend& backend, const Options& options) {
     PageTableSettings settings;
@@ -63,17 +57,17 @@ Costs measure_floor(Backend& backend, const Options& options) {
     Costs costs;
     bench::Stopwatch fresh;
     for (std::size_t first = 0; first < n; first += batch) {
-        table.commit(range(first, std::min(batch, n - first)));
+        table.commit(page_range(first, std::min(batch, n - first)));
     }
     costs.fresh = fresh.seconds() * 1e6 / double(n);
     bench::Stopwatch evict;
     for (std::size_t first = 0; first < n; first += batch) {
-        table.evict(range(first, std::min(batch, n - first)));
+        table.evict(page_range(first, std::min(batch, n - first)));
     }
     costs.evict = evict.seconds() * 1e6 / double(n);
     bench::Stopwatch pooled;
     for (std::size_t first = 0; first < n; first += batch) {
-        table.commit(range(n + first, std::min(batch, n - first)));
+        table.commit(page_range(n + first, std::min(batch, n - first)));
     }
     costs.pooled = pooled.seconds() * 1e6 / double(n);
 
@@ -109,7 +103,7 @@ Costs measure_shared(Backend& backend, const Options& options) {
     std::uint64_t published = 0;
     auto publish_range = [&](PageIndex begin) {
         for (std::size_t first = 0; first < n; first += batch) {
-            auto pages = range(begin + first, std::min(batch, n - first));
+            auto pages = page_range(begin + first, std::min(batch, n - first));
             producer.table().commit(pages);
             producer.publish(pages);
             published += pages.size();
@@ -123,7 +117,7 @@ Costs measure_shared(Backend& backend, const Options& options) {
     costs.fresh = fresh.seconds() * 1e6 / double(n);
     bench::Stopwatch evict;
     for (std::size_t first = 0; first < n; first += batch) {
-        producer.evict(range(first, std::min(batch, n - first)));
+        producer.evict(page_range(first, std::min(batch, n - first)));
     }
     costs.evict = evict.seconds() * 1e6 / double(n);
     bench::Stopwatch pooled;
@@ -149,58 +143,40 @@ Costs measure_shared(Backend& backend, const Options& options) {
 
 int main(int argc, char** argv) {
     CLI::App app{"vtpage sharing benchmark: per-page cost of publishing pages to another address "
-                 "space, beside the same page-table work unshared"};
+                 "space, beside the same page-table work unshared",
+                 program};
     Options options;
-    bool quick = false;
-    app.add_option("--backend", options.backend, "auto, cuda or host")
-        ->check(CLI::IsMember({"auto", "cuda", "host"}));
+    bench::add_bench_options(app, options);
     app.add_option("--pages", options.pages, "Pages per measurement")->check(CLI::Range(1, 1 << 16));
     app.add_option("--batch", options.batch, "Pages per commit and publish")
         ->check(CLI::Range(1, 4096));
     app.add_option("--repeats", options.repeats, "Repeats (the median is reported)")
         ->check(CLI::Range(1, 1000));
-    app.add_option("--json", options.json, "Write the results as JSON to this file");
-    app.add_flag("--quick", quick, "A short smoke run");
-    try {
-        app.parse(argc, argv);
-    } catch (const CLI::CallForHelp& help) {
-        return app.exit(help);
-    } catch (const CLI::ParseError& error) {
-        std::fprintf(stderr, "vtpage-bench-share: %s\n", error.what());
-        return 2;
-    }
-    if (quick) {
+    if (auto status = app::parse_command_line(app, argc, argv)) return *status;
+    if (options.quick) {
         options.pages = 32;
         options.batch = 8;
         options.repeats = 1;
     }
     try {
-        BackendSettings backend_settings;
-        backend_settings.name = options.backend;
-        auto backend = make_backend(backend_settings);
+        auto backend = bench::make_bench_backend(options.backend);
         const auto& caps = backend->capabilities();
         std::printf("sharing benchmark on %s (%s): %zu pages of %zu KiB, batches of %zu, median "
                     "of %d; the consumer is a thread with its own mappings\n",
                     caps.backend.c_str(), caps.device_name.c_str(), options.pages,
                     backend->granularity().minimum / 1024, options.batch, options.repeats);
         std::vector<Costs> floors, shared;
-        for (int r = 0; r < options.repeats; ++r) {
+        bench::run_repeats(options.repeats, [&](int) {
             floors.push_back(measure_floor(*backend, options));
             shared.push_back(measure_shared(*backend, options));
-            std::fprintf(stderr, "\rmeasuring: repeat %d of %d", r + 1, options.repeats);
-        }
-        std::fprintf(stderr, "\n");
-        auto pick = [](const std::vector<Costs>& all, double Costs::*field) {
-            std::vector<double> values;
-            for (const auto& costs : all) values.push_back(costs.*field);
-            return bench::median(values);
-        };
+        });
         bench::ReportTable table("Per-page cost of sharing on " + caps.backend + " (" +
                                      caps.device_name + ")",
                                  {"operation", "shared us", "unshared us", "ratio", "floor"});
         nlohmann::json rows = nlohmann::json::array();
         auto row = [&](const char* name, double Costs::*field, const char* floor) {
-            const double ours = pick(shared, field), base = pick(floors, field);
+            const double ours = bench::median_of(shared, field);
+            const double base = bench::median_of(floors, field);
             const double ratio = ours / base;
             table.add_row({name, fixed(ours, 2), fixed(base, 2),
                            fixed(ratio, ratio < 0.1 ? 4 : 2) + "x",
@@ -214,15 +190,16 @@ int main(int argc, char** argv) {
         row("stream pool: allocate + free 2 MiB", &Costs::buffer,
             "create + release a physical page");
         table.print();
-        bench::write_json_file(options.json, {{"backend", caps.backend},
-                                              {"device", caps.device_name},
-                                              {"pages", options.pages},
-                                              {"batch", options.batch},
-                                              {"repeats", options.repeats},
-                                              {"rows", rows}});
+        if (!bench::write_json_file(options.json, {{"backend", caps.backend},
+                                                   {"device", caps.device_name},
+                                                   {"pages", options.pages},
+                                                   {"batch", options.batch},
+                                                   {"repeats", options.repeats},
+                                                   {"rows", rows}})) {
+            return app::exit_failure;
+        }
     } catch (const Error& error) {
-        std::fprintf(stderr, "%s\n", error.what());
-        return 1;
+        return app::report(program, app::exit_failure, error.what());
     }
-    return 0;
+    return app::exit_success;
 }

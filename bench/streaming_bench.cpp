@@ -11,14 +11,14 @@
 //                       on_fills_enqueued hook (ready at once, fence in the event)
 //
 // Goal on an H100: at least 30,000 pages/s (about 63 GB/s) through the streamer.
-#include <CLI/CLI.hpp>
-
 #include <atomic>
-#include <numeric>
 #include <thread>
 
+#include "support/bench_options.hpp"
+#include "support/page_range.hpp"
 #include "support/report_table.hpp"
-#include "vtpage/backend/backend_factory.hpp"
+#include "vtpage/app/command_line.hpp"
+#include "vtpage/app/progress_bar.hpp"
 #include "vtpage/core/page_table.hpp"
 #include "vtpage/streaming/device_fill_context.hpp"
 #include "vtpage/streaming/procedural_source.hpp"
@@ -30,15 +30,15 @@ using namespace vtpage;
 using namespace vtpage::vt;
 using bench::fixed;
 
-struct Options {
-    std::string backend = "auto";
+constexpr const char* program = "vtpage-bench-streaming";
+
+struct Options : bench::BenchOptions {
     std::size_t pages = 30000;        // pages streamed per streamer measurement
     std::size_t budget_pages = 2048;  // 4 GiB
     std::size_t workers = 2;
     std::size_t batch = 128;
     std::size_t frame_pages = 256;    // new pages requested per frame
     std::uint32_t size_log2 = 20;
-    std::string json;
 };
 
 constexpr double gigabyte = 1e9;
@@ -54,8 +54,7 @@ double measure_fill(Backend& backend, const Options& options, std::size_t count,
     settings.pool.window_pages = count;
     settings.log = Log(silent_log());
     PageTable table(backend, settings);
-    std::vector<PageIndex> pages(count);
-    std::iota(pages.begin(), pages.end(), PageIndex(0));
+    const std::vector<PageIndex> pages = bench::page_range(0, count);
     table.commit(pages);
     const TextureLayout layout = source.layout();
     const bool gpu = backend.capabilities().backend == "cuda" && device_fills_built();
@@ -102,8 +101,7 @@ double measure_recycled_commit(Backend& backend, const Options& options, std::si
     PageTable table(backend, settings);
     PageIndex next = 0;
     auto commit_batch = [&] {
-        std::vector<PageIndex> pages(options.batch);
-        std::iota(pages.begin(), pages.end(), next);
+        const auto pages = bench::page_range(next, options.batch);
         next += options.batch;
         table.request(pages);
         table.commit_queued(pages.size());
@@ -172,11 +170,10 @@ StreamResult measure_streamer(Backend& backend, const Options& options, std::siz
 
 int main(int argc, char** argv) {
     CLI::App app{"vtpage streaming benchmark: pages/s and GB/s through the streamer with the "
-                 "procedural source, beside the fill and commit floors"};
+                 "procedural source, beside the fill and commit floors",
+                 program};
     Options options;
-    bool quick = false;
-    app.add_option("--backend", options.backend, "auto, cuda or host")
-        ->check(CLI::IsMember({"auto", "cuda", "host"}));
+    bench::add_bench_options(app, options);
     app.add_option("--pages", options.pages, "Pages streamed per measurement")
         ->check(CLI::Range(1, 1 << 24));
     app.add_option("--budget-pages", options.budget_pages, "The page table's budget in 2 MiB pages")
@@ -187,23 +184,13 @@ int main(int argc, char** argv) {
         ->check(CLI::Range(1, 1 << 16));
     app.add_option("--size-log2", options.size_log2, "The procedural texture: 2^N texels")
         ->check(CLI::Range(14, 20));
-    app.add_option("--json", options.json, "Write the results as JSON to this file");
-    app.add_flag("--quick", quick, "A short smoke run");
-    try {
-        app.parse(argc, argv);
-    } catch (const CLI::CallForHelp& help) {
-        return app.exit(help);
-    } catch (const CLI::ParseError& error) {
-        std::fprintf(stderr, "vtpage-bench-streaming: %s\n", error.what());
-        return 2;
-    }
+    if (auto status = app::parse_command_line(app, argc, argv)) return *status;
 
     try {
-        BackendSettings backend_settings;
-        backend_settings.name = options.backend;
-        auto backend = make_backend(backend_settings);
+        auto backend = bench::make_bench_backend(options.backend);
         const auto& caps = backend->capabilities();
         const bool gpu = caps.backend == "cuda" && device_fills_built();
+        const bool quick = options.quick;
         if (quick || !gpu) {
             // The CPU fill is ~100x slower than the kernel: keep host runs short.
             options.pages = quick ? 24 : std::min<std::size_t>(options.pages, 400);
@@ -218,19 +205,21 @@ int main(int argc, char** argv) {
                     options.budget_pages, double(options.budget_pages) * page_bytes / double(1_GiB),
                     options.workers, options.batch, options.frame_pages);
 
-        std::fprintf(stderr, "measuring: fill\r");
+        app::ProgressBar progress({.label = "measuring"});
+        const double steps = gpu ? 4 : 3;
+        progress.update(0 / steps, "fill");
         const std::size_t fill_pages = gpu ? 512 : (quick ? 4 : 16);
         const double fill = measure_fill(*backend, options, fill_pages, gpu ? 10 : 1);
-        std::fprintf(stderr, "measuring: recycled commit\r");
+        progress.update(1 / steps, "recycled commit");
         const double commit = measure_recycled_commit(*backend, options, gpu ? 50000 : 2000);
-        std::fprintf(stderr, "measuring: streamer          \r");
+        progress.update(2 / steps, "streamer");
         const StreamResult waited = measure_streamer(*backend, options, options.pages, false);
         StreamResult hooked;
         if (gpu) {
-            std::fprintf(stderr, "measuring: streamer with hook\r");
+            progress.update(3 / steps, "streamer with hook");
             hooked = measure_streamer(*backend, options, options.pages, true);
         }
-        std::fprintf(stderr, "                              \r");
+        progress.clear();
 
         const double floor = std::min(fill, commit);
         bench::ReportTable table("Streaming on " + caps.backend + " (" + caps.device_name + ")",
@@ -265,10 +254,9 @@ int main(int argc, char** argv) {
         json["recycled_commit_pages_per_s"] = commit;
         json["streamer_pages_per_s"] = waited.pages_per_s;
         json["streamer_hook_pages_per_s"] = hooked.pages_per_s;
-        if (!bench::write_json_file(options.json, json)) return 1;
-        return 0;
+        if (!bench::write_json_file(options.json, json)) return app::exit_failure;
+        return app::exit_success;
     } catch (const Error& error) {
-        std::fprintf(stderr, "vtpage-bench-streaming: %s\n", error.what());
-        return 1;
+        return app::report(program, app::exit_failure, error.what());
     }
 }

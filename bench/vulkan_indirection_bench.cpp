@@ -8,14 +8,14 @@
 //                    per frame and per entry
 //   full upload      the whole table (8 bytes per virtual page) copied each     CPU and GPU,
 //                    frame                                                      per frame
-#include <CLI/CLI.hpp>
-
 #include <algorithm>
 #include <cstring>
 #include <random>
 
+#include "support/bench_options.hpp"
 #include "support/report_table.hpp"
-#include "vtpage/backend/backend_factory.hpp"
+#include "vtpage/app/command_line.hpp"
+#include "vtpage/app/progress_bar.hpp"
 #include "vtpage/core/page_table.hpp"
 #include "vtpage/interop/vulkan_buffer.hpp"
 #include "vtpage/interop/vulkan_context.hpp"
@@ -30,14 +30,14 @@ namespace {
 using namespace vtpage;
 using bench::fixed;
 
-struct Options {
-    std::string backend = "auto";
+constexpr const char* program = "vtpage-bench-indirection";
+
+struct Options : bench::BenchOptions {
     std::uint32_t texture_log2 = 20;                    // the table covers one texture of this size
     std::size_t physical_pages = 512;                   // the page table's budget: 1 GiB
     std::vector<std::size_t> updates = {16, 128, 512};  // pages committed per frame
     int frames = 40;
     bool validation = false;
-    std::string json;
 };
 
 // GPU time of recorded commands, by timestamps.
@@ -193,11 +193,10 @@ void measure_full_upload(VulkanContext& context, const Options& options, double&
 int main(int argc, char** argv) {
     CLI::App app{
         "vtpage indirection table benchmark: per-page cost of keeping the shaders' "
-        "table current, beside re-uploading all of it"};
+        "table current, beside re-uploading all of it",
+        program};
     Options options;
-    bool quick = false;
-    app.add_option("--backend", options.backend, "auto, cuda or host")
-        ->check(CLI::IsMember({"auto", "cuda", "host"}));
+    bench::add_bench_options(app, options);
     app.add_option("--texture-log2", options.texture_log2,
                    "The table covers one texture of 2^N x 2^N texels")
         ->check(CLI::Range(8, 20));
@@ -208,20 +207,15 @@ int main(int argc, char** argv) {
     app.add_option("--frames", options.frames, "Frames measured per row")
         ->check(CLI::Range(1, 100000));
     app.add_flag("--validation", options.validation, "Khronos validation on (slower)");
-    app.add_option("--json", options.json, "Write the results as JSON to this file");
-    app.add_flag("--quick", quick, "A short smoke run");
-    CLI11_PARSE(app, argc, argv);
-    if (quick) {
+    if (auto status = app::parse_command_line(app, argc, argv)) return *status;
+    if (options.quick) {
         options.texture_log2 = 14;
         options.physical_pages = 16;
         options.updates = {4, 16};
         options.frames = 3;
     }
     try {
-        BackendSettings backend_settings;
-        backend_settings.name = options.backend;
-        backend_settings.log = Log(silent_log());
-        auto backend = make_backend(backend_settings);
+        auto backend = bench::make_bench_backend(options.backend, Log(silent_log()));
         VulkanContextSettings context_settings = VulkanContextSettings::for_backend(*backend);
         context_settings.validation =
             options.validation ? ValidationMode::required : ValidationMode::off;
@@ -236,11 +230,13 @@ int main(int argc, char** argv) {
         double full_cpu = 0, full_gpu = 0;
         measure_full_upload(context, options, full_cpu, full_gpu);
         std::vector<Result> results;
+        app::ProgressBar progress({.label = "measuring"});
         for (std::size_t i = 0; i < options.updates.size(); ++i) {
-            std::fprintf(stderr, "\rmeasuring: row %zu of %zu", i + 1, options.updates.size());
+            progress.update(double(i) / double(options.updates.size()),
+                            detail::concat("row ", i + 1, " of ", options.updates.size()));
             results.push_back(measure(*backend, context, options, options.updates[i]));
         }
-        std::fprintf(stderr, "\n");
+        progress.clear();
 
         bench::ReportTable per_page("Indirection table updates on " + std::string(backend->name()) +
                                         " pages (" + context.device_name() + "), CPU per page",
@@ -275,15 +271,16 @@ int main(int argc, char** argv) {
         }
         per_page.print();
         per_frame.print();
-        bench::write_json_file(options.json, {{"backend", backend->name()},
-                                              {"device", context.device_name()},
-                                              {"virtual_pages", page_count},
-                                              {"physical_pages", options.physical_pages},
-                                              {"frames", options.frames},
-                                              {"rows", rows}});
+        if (!bench::write_json_file(options.json, {{"backend", backend->name()},
+                                                   {"device", context.device_name()},
+                                                   {"virtual_pages", page_count},
+                                                   {"physical_pages", options.physical_pages},
+                                                   {"frames", options.frames},
+                                                   {"rows", rows}})) {
+            return app::exit_failure;
+        }
     } catch (const Error& error) {
-        std::fprintf(stderr, "%s\n", error.what());
-        return 1;
+        return app::report(program, app::exit_failure, error.what());
     }
-    return 0;
+    return app::exit_success;
 }

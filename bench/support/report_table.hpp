@@ -27,6 +27,14 @@ private:
 // "12.3", with the given digits after the point.
 std::string fixed(double value, int digits = 1);
 double median(std::vector<double> values);
+// The median over repeated runs of one field of their results: median_of(runs, &Costs::evict).
+template <typename Result>
+double median_of(const std::vector<Result>& runs, double Result::*field) {
+    std::vector<double> values;
+    values.reserve(runs.size());
+    for (const Result& run : runs) values.push_back(run.*field);
+    return median(std::move(values));
+}
 
 // Seconds since construction.
 class Stopwatch {

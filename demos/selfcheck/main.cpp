@@ -7,6 +7,8 @@
 #include <numeric>
 #include <vector>
 
+#include "vtpage/app/command_line.hpp"
+#include "vtpage/app/units.hpp"
 #include "vtpage/backend/backend_factory.hpp"
 #include "vtpage/backend/stream_ordered_pool.hpp"
 #include "vtpage/config.hpp"
@@ -18,6 +20,7 @@
 namespace {
 
 using namespace vtpage;
+using app::mib;
 
 const char* yes_no(bool value) { return value ? "yes" : "no"; }
 
@@ -65,12 +68,6 @@ std::string round_trip(Backend& backend) {
     return problem;
 }
 
-std::string mib(std::size_t bytes) {
-    char text[32];
-    std::snprintf(text, sizeof(text), "%.0f MiB", double(bytes) / double(1_MiB));
-    return text;
-}
-
 // A compressible page: whether the driver granted compression, read back from the page and,
 // where pages can be exported, from a copy imported through its fd.
 std::string compressible_page(Backend& backend) {
@@ -104,9 +101,10 @@ void print_pools(Backend& backend) {
     table.commit(std::vector<PageIndex>{0, 1, 2, 3, 4, 5, 6, 7});
     table.evict(std::vector<PageIndex>{6, 7});
     const PagePoolStatistics pages = table.statistics().pool;
-    std::printf("  page pool         reserved %s (high %s), used %s (high %s)\n",
-                mib(pages.reserved_bytes).c_str(), mib(pages.reserved_bytes_high).c_str(),
-                mib(pages.used_bytes).c_str(), mib(pages.used_bytes_high).c_str());
+    std::printf("  page pool         %s\n",
+                app::pool_usage(pages.reserved_bytes, pages.reserved_bytes_high, pages.used_bytes,
+                                pages.used_bytes_high)
+                    .c_str());
     for (StreamPoolLocation location : {StreamPoolLocation::device, StreamPoolLocation::host}) {
         const char* name = location == StreamPoolLocation::device ? "scratch" : "staging";
         try {
@@ -121,10 +119,10 @@ void print_pools(Backend& backend) {
             buffers.pop_back();
             pool->synchronize();
             const StreamPoolStatistics s = pool->statistics();
-            std::printf("  %s pool      reserved %s (high %s), used %s (high %s), threshold "
-                        "%s, %s memory\n",
-                        name, mib(s.reserved_bytes).c_str(), mib(s.reserved_bytes_high).c_str(),
-                        mib(s.used_bytes).c_str(), mib(s.used_bytes_high).c_str(),
+            std::printf("  %s pool      %s, threshold %s, %s memory\n", name,
+                        app::pool_usage(s.reserved_bytes, s.reserved_bytes_high, s.used_bytes,
+                                        s.used_bytes_high)
+                            .c_str(),
                         mib(s.release_threshold).c_str(), std::string(to_string(location)).c_str());
             for (DeviceAddress buffer : buffers) pool->free(buffer);
             pool->synchronize();
@@ -154,13 +152,16 @@ void print_devices([[maybe_unused]] Backend& backend) {
 }  // namespace
 
 int main(int argc, char** argv) {
-    CLI::App app{"vtpage self-check: backends, devices, capabilities and a round trip"};
+    CLI::App app{"vtpage self-check: backends, devices, capabilities and a round trip. Exit "
+                 "status: 0 when every backend checked works, 1 when one failed (or none "
+                 "works), 2 on bad flags.",
+                 "vtpage-selfcheck"};
     std::string which = "all";
     bool verbose = false;
     app.add_option("--backend", which, "Backend to check")
         ->check(CLI::IsMember({"all", "auto", "cuda", "host"}));
     app.add_flag("-v,--verbose", verbose, "Log the backends' own messages");
-    CLI11_PARSE(app, argc, argv);
+    if (auto status = app::parse_command_line(app, argc, argv)) return *status;
 
     std::printf("vtpage %s (CUDA backend %s, Vulkan interop %s)\n", VTPAGE_VERSION,
                 VTPAGE_HAS_CUDA ? "built" : "not built", VTPAGE_HAS_VULKAN ? "built" : "not built");
@@ -227,5 +228,5 @@ int main(int argc, char** argv) {
         }
     }
     std::printf("\n%d backend(s) working, %d failure(s)\n", working, failures);
-    return failures == 0 && working > 0 ? 0 : 1;
+    return failures == 0 && working > 0 ? app::exit_success : app::exit_failure;
 }

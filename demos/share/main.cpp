@@ -8,8 +8,9 @@
 //   vtpage-share consumer --socket /tmp/pages.sock
 //   vtpage-share both --consumers 2 --seconds 10      # the producer and its consumer processes
 //
-// Exit codes: 0 all good, 1 a tile failed verification or an error, 2 bad flags, 3 (consumer)
-// the producer was lost or cut this consumer off.
+// Exit codes: 0 all good, 1 a tile failed verification or an error, 2 bad flags (a --socket
+// path that holds something else than a socket among them), 3 (consumer) the producer was lost
+// or cut this consumer off.
 #include <CLI/CLI.hpp>
 #include <signal.h>
 #include <spawn.h>
@@ -26,8 +27,10 @@
 #include <random>
 #include <thread>
 
-#include "progress_line.hpp"
 #include "tile_stamp.hpp"
+#include "vtpage/app/command_line.hpp"
+#include "vtpage/app/progress_bar.hpp"
+#include "vtpage/app/units.hpp"
 #include "vtpage/backend/backend_factory.hpp"
 #include "vtpage/backend/stream_ordered_pool.hpp"
 #include "vtpage/interop/shared_region_consumer.hpp"
@@ -38,8 +41,11 @@ extern char** environ;
 namespace {
 
 using namespace vtpage;
+using app::mib;
 using Clock = std::chrono::steady_clock;
 using namespace std::chrono_literals;
+
+constexpr const char* program = "vtpage-share";
 
 std::atomic<bool> interrupted{false};
 void on_signal(int) { interrupted = true; }
@@ -69,18 +75,6 @@ struct ConsumerOptions {
     int recheck = 2;     // published pages verified again after each poll
     double connect_seconds = 30;
 };
-
-std::string mib(std::size_t bytes) {
-    char text[32];
-    std::snprintf(text, sizeof(text), "%.0f MiB", double(bytes) / double(1_MiB));
-    return text;
-}
-
-std::string pool_line(const char* name, std::size_t reserved, std::size_t reserved_high,
-                      std::size_t used, std::size_t used_high) {
-    return detail::concat(name, ": reserved ", mib(reserved), " (high ", mib(reserved_high),
-                          "), used ", mib(used), " (high ", mib(used_high), ")");
-}
 
 std::unique_ptr<Backend> open_backend(const CommonOptions& common) {
     BackendSettings settings;
@@ -124,8 +118,9 @@ public:
     std::string report() const {
         if (!pool_) return "staging: plain memory";
         auto s = pool_->statistics();
-        return pool_line("staging pool", s.reserved_bytes, s.reserved_bytes_high, s.used_bytes,
-                         s.used_bytes_high) +
+        return "staging pool: " +
+               app::pool_usage(s.reserved_bytes, s.reserved_bytes_high, s.used_bytes,
+                               s.used_bytes_high) +
                detail::concat(", threshold ", mib(s.release_threshold), ", ", s.allocations,
                               " allocations");
     }
@@ -170,7 +165,7 @@ int run_producer(const CommonOptions& common, const ProducerOptions& options,
         }
     }
 
-    demo::ProgressLine progress("producer", !common.quiet);
+    app::ProgressBar progress({.label = "producer", .enabled = !common.quiet});
     std::deque<PageIndex> published;  // oldest first
     struct Retiring {
         UnpublishTicket ticket = 0;
@@ -260,9 +255,9 @@ int run_producer(const CommonOptions& common, const ProducerOptions& options,
                 static_cast<unsigned long long>(stats.consumers_lost),
                 static_cast<unsigned long long>(stats.leases_expired));
     const auto& pool = stats.table.pool;
-    std::printf("producer: %s, %llu created; compression %s, %zu pages granted\n",
-                pool_line("page pool", pool.reserved_bytes, pool.reserved_bytes_high,
-                          pool.used_bytes, pool.used_bytes_high)
+    std::printf("producer: page pool: %s, %llu created; compression %s, %zu pages granted\n",
+                app::pool_usage(pool.reserved_bytes, pool.reserved_bytes_high, pool.used_bytes,
+                                pool.used_bytes_high)
                     .c_str(),
                 static_cast<unsigned long long>(pool.creates),
                 pool.compression_requested ? "asked" : "not asked", pool.compressed_pages);
@@ -313,7 +308,7 @@ int run_consumer(const CommonOptions& common, const ConsumerOptions& options) {
                          static_cast<unsigned long long>(shared.generation), errors);
         }
     };
-    demo::ProgressLine progress(name, !common.quiet);
+    app::ProgressBar progress({.label = name, .enabled = !common.quiet});
     const auto start = Clock::now();
     auto elapsed = [&] { return std::chrono::duration<double>(Clock::now() - start).count(); };
     std::optional<Error> ended;
@@ -388,7 +383,8 @@ std::string default_socket() {
 
 int main(int argc, char** argv) {
     CLI::App app{"vtpage-share: a producer streams stamped tiles into shared pages; consumer "
-                 "processes map the same pages and verify them"};
+                 "processes map the same pages and verify them",
+                 program};
     app.require_subcommand(1);
     CommonOptions common;
     ProducerOptions produce;
@@ -397,8 +393,7 @@ int main(int argc, char** argv) {
 
     auto add_common = [&](CLI::App* command) {
         command->add_option("--socket", common.socket, "Unix socket path of the producer");
-        command->add_option("--backend", common.backend, "Backend")
-            ->check(CLI::IsMember({"auto", "cuda", "host"}));
+        app::add_backend_option(*command, common.backend);
         command->add_option("--device", common.device, "CUDA device ordinal")
             ->check(CLI::NonNegativeNumber);
         command->add_flag("--quiet", common.quiet, "No progress line");
@@ -443,35 +438,33 @@ int main(int argc, char** argv) {
     both->add_option("--consumers", spawned_consumers, "Consumer processes to start")
         ->check(CLI::Range(std::size_t(1), std::size_t(64)));
 
-    try {
-        app.parse(argc, argv);
-    } catch (const CLI::CallForHelp& help) {
-        return app.exit(help);
-    } catch (const CLI::CallForAllHelp& help) {
-        return app.exit(help);
-    } catch (const CLI::ParseError& error) {
-        std::fprintf(stderr, "vtpage-share: %s\nRun with --help for the options.\n",
-                     error.what());
-        return 2;
-    }
-    if (*producer || *both) {
-        if (produce.budget_pages < 2 * produce.batch) {
-            std::fprintf(stderr, "vtpage-share: --budget-pages (%llu) must hold two batches "
-                                 "(--batch %llu)\n",
-                         static_cast<unsigned long long>(produce.budget_pages),
-                         static_cast<unsigned long long>(produce.batch));
-            return 2;
-        }
-        if (produce.region_pages < produce.budget_pages + produce.batch) {
-            std::fprintf(stderr, "vtpage-share: --region-pages (%llu) must exceed the budget "
-                                 "by a batch, so that pages are recycled\n",
-                         static_cast<unsigned long long>(produce.region_pages));
-            return 2;
-        }
-    }
-    if (*consumer && common.socket.empty()) {
-        std::fprintf(stderr, "vtpage-share: consumer needs --socket\n");
-        return 2;
+    if (auto status = app::parse_command_line(app, argc, argv, [&] {
+            if (*producer || *both) {
+                if (produce.budget_pages < 2 * produce.batch) {
+                    throw CLI::ValidationError(
+                        "--budget-pages", detail::concat(produce.budget_pages, " must hold two "
+                                                         "batches (--batch ", produce.batch, ")"));
+                }
+                if (produce.region_pages < produce.budget_pages + produce.batch) {
+                    throw CLI::ValidationError(
+                        "--region-pages", detail::concat(produce.region_pages, " must exceed the "
+                                                         "budget by a batch, so that pages are "
+                                                         "recycled"));
+                }
+            }
+            if (*consumer && common.socket.empty()) {
+                throw CLI::RequiredError("--socket (for the consumer)");
+            }
+            // A producer replaces what is at its path; a consumer would wait in vain.
+            std::error_code ignored;
+            const auto socket = std::filesystem::symlink_status(common.socket, ignored);
+            if (!common.socket.empty() && std::filesystem::exists(socket) &&
+                !std::filesystem::is_socket(socket)) {
+                throw CLI::ValidationError("--socket", "'" + common.socket +
+                                                           "' exists and is not a socket");
+            }
+        })) {
+        return *status;
     }
     if (common.socket.empty()) common.socket = default_socket();
     signal(SIGINT, on_signal);
@@ -504,7 +497,6 @@ int main(int argc, char** argv) {
         std::printf("%zu consumer process(es), %d failed\n", children.size(), failed);
         return status != 0 || failed > 0 ? 1 : 0;
     } catch (const Error& error) {
-        std::fprintf(stderr, "vtpage-share: %s\n", error.what());
-        return 1;
+        return app::report(program, app::exit_failure, error.what());
     }
 }

@@ -6,6 +6,7 @@
 #include "stress_options.hpp"
 #include "stress_report.hpp"
 #include "stress_run.hpp"
+#include "vtpage/app/command_line.hpp"
 #include "vtpage/backend/backend_factory.hpp"
 #include "vtpage/config.hpp"
 
@@ -13,6 +14,8 @@ namespace {
 
 using namespace vtpage;
 using namespace vtpage::stress;
+
+constexpr const char* program = "vtpage-stress";
 
 // The checks that need the backend's page size. An empty string when all is well.
 std::string check_against_backend(const StressOptions& o, std::size_t page_size) {
@@ -49,14 +52,12 @@ int main(int argc, char** argv) {
         settings.name = options.backend;
         backend = make_backend(settings);
     } catch (const Error& error) {
-        std::fprintf(stderr, "vtpage-stress: no %s backend: %s\n", options.backend.c_str(),
-                     error.what());
-        return 1;
+        return app::report(program, app::exit_failure,
+                           "no " + options.backend + " backend: " + error.what());
     }
     const std::size_t page_size = backend->granularity().minimum;
     if (std::string problem = check_against_backend(options, page_size); !problem.empty()) {
-        std::fprintf(stderr, "vtpage-stress: %s\n", problem.c_str());
-        return 2;
+        return app::report(program, app::exit_usage, problem);
     }
 
     const StampLayout layout{page_size, options.stamp_stride};
@@ -75,9 +76,8 @@ int main(int argc, char** argv) {
             }
         }
     } catch (const Error& error) {
-        std::fprintf(stderr, "vtpage-stress: cannot verify pages on this device: %s\n",
-                     error.what());
-        return 1;
+        return app::report(program, app::exit_failure,
+                           std::string("cannot verify pages on this device: ") + error.what());
     }
 
     RunHeader header;
@@ -98,9 +98,8 @@ int main(int argc, char** argv) {
             results.push_back(run.run(kind, label));
         } catch (const Error& error) {
             // Setting the run up failed (the region could not be reserved, say).
-            std::fprintf(stderr, "vtpage-stress: %s: %s\n", std::string(to_string(kind)).c_str(),
-                         error.what());
-            return 1;
+            return app::report(program, app::exit_failure,
+                               std::string(to_string(kind)) + ": " + error.what());
         }
     }
     verifiers.clear();
@@ -108,10 +107,7 @@ int main(int argc, char** argv) {
     if (!options.json.empty()) {
         std::ofstream file(options.json);
         file << report_json(header, options, results).dump(2) << "\n";
-        if (!file) {
-            std::fprintf(stderr, "vtpage-stress: cannot write %s\n", options.json.c_str());
-            return 1;
-        }
+        if (!file) return app::report(program, app::exit_failure, "cannot write " + options.json);
     }
-    return totals_of(results).passed ? 0 : 1;
+    return totals_of(results).passed ? app::exit_success : app::exit_failure;
 }

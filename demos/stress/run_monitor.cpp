@@ -5,8 +5,8 @@
 
 namespace vtpage::stress {
 
-RunMonitor::RunMonitor(PageTable& table, RunStats& stats, OpQuota& quota, ProgressBar& progress,
-                       MonitorSettings settings)
+RunMonitor::RunMonitor(PageTable& table, RunStats& stats, OpQuota& quota,
+                       app::ProgressBar& progress, MonitorSettings settings)
     : table_(table), stats_(stats), quota_(quota), progress_(progress), settings_(settings) {
     thread_ = std::thread([this] { run(); });
 }

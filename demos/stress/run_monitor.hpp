@@ -8,8 +8,8 @@
 #include <thread>
 
 #include "op_quota.hpp"
-#include "progress_bar.hpp"
 #include "run_stats.hpp"
+#include "vtpage/app/progress_bar.hpp"
 #include "vtpage/core/page_table.hpp"
 
 namespace vtpage::stress {
@@ -22,7 +22,7 @@ struct MonitorSettings {
 
 class RunMonitor {
 public:
-    RunMonitor(PageTable& table, RunStats& stats, OpQuota& quota, ProgressBar& progress,
+    RunMonitor(PageTable& table, RunStats& stats, OpQuota& quota, app::ProgressBar& progress,
                MonitorSettings settings);
     ~RunMonitor();  // stops
     void stop();
@@ -34,7 +34,7 @@ private:
     PageTable& table_;
     RunStats& stats_;
     OpQuota& quota_;
-    ProgressBar& progress_;
+    app::ProgressBar& progress_;
     MonitorSettings settings_;
     std::mutex mutex_;
     std::condition_variable wake_;

@@ -1,9 +1,6 @@
 #include "stress_options.hpp"
 
-#include <CLI/CLI.hpp>
-
-#include <cstdio>
-
+#include "vtpage/app/command_line.hpp"
 #include "vtpage/backend/fault_injecting_backend.hpp"
 
 namespace vtpage::stress {
@@ -40,14 +37,13 @@ ParsedOptions parse_options(int argc, char** argv) {
         "huge region under a tight budget, in hostile access patterns, optionally with "
         "injected backend faults; every page's stamps are checked at every access, and "
         "nothing may leak. Exit status: 0 when clean, 1 on integrity errors, unexpected "
-        "errors or leaks, 2 on bad flags."};
+        "errors or leaks, 2 on bad flags.",
+        "vtpage-stress"};
     std::string patterns = "all";
     bool export_pages = true;
     bool no_progress = false;
     std::size_t release_threshold_mib = 0;
-    app.add_option("--backend", o.backend, "Backend: auto (cuda when a GPU is there), cuda, host")
-        ->check(CLI::IsMember({"auto", "cuda", "host"}))
-        ->capture_default_str();
+    app::add_backend_option(app, o.backend)->capture_default_str();
     app.add_option("--va-gib", o.va_gib, "Size of the virtual region, in GiB")
         ->check(CLI::Range(std::size_t(1), std::size_t(64) * 1024))
         ->capture_default_str();
@@ -76,7 +72,8 @@ ParsedOptions parse_options(int argc, char** argv) {
                    "Backend faults to inject, e.g. "
                    "create:out_of_memory%0.01,map%0.01,set_access%0.01,export%0.05 "
                    "(operation[:error](@N|%P), see docs/stress.md)");
-    app.add_option("--json", o.json, "Write the results as JSON to this file");
+    app.add_option("--json", o.json, "Write the results as JSON to this file")
+        ->check(app::writable_file());
     app.add_option("--batch", o.batch, "Pages per operation")
         ->check(CLI::Range(std::size_t(1), std::size_t(256)))
         ->capture_default_str();
@@ -110,8 +107,7 @@ ParsedOptions parse_options(int argc, char** argv) {
     app.add_option("--corrupt-every", o.corrupt_every)->group("");
 
     ParsedOptions parsed;
-    try {
-        app.parse(argc, argv);
+    const auto status = app::parse_command_line(app, argc, argv, [&] {
         std::string bad;
         o.patterns = parse_patterns(patterns, bad);
         if (o.patterns.empty()) {
@@ -125,12 +121,9 @@ ParsedOptions parse_options(int argc, char** argv) {
                 throw CLI::ValidationError("--inject-faults", error.what());
             }
         }
-    } catch (const CLI::CallForHelp&) {
-        std::fputs(app.help().c_str(), stdout);
-        return parsed;
-    } catch (const CLI::ParseError& error) {
-        std::fprintf(stderr, "vtpage-stress: %s\nRun with --help for the flags.\n", error.what());
-        parsed.exit_code = 2;
+    });
+    if (status) {
+        parsed.exit_code = *status;
         return parsed;
     }
     if (seconds->count() == 0 && o.ops == 0) o.seconds = 10;

@@ -3,7 +3,6 @@
 #include <algorithm>
 #include <thread>
 
-#include "progress_bar.hpp"
 #include "residency_auditor.hpp"
 #include "page_exporter.hpp"
 #include "run_monitor.hpp"
@@ -103,7 +102,7 @@ PatternResult StressRun::run(PatternKind kind, const std::string& label) {
         const PatternSpace space{table.page_count(), budget_pages, options_.zipf_skew};
         auto cursor = std::make_shared<std::atomic<std::uint64_t>>(0);
         OpQuota quota(options_.ops, options_.seconds);
-        ProgressBar progress(options_.progress, label);
+        app::ProgressBar progress({.label = label, .enabled = options_.progress});
         {
             RunMonitor monitor(table, stats, quota, progress,
                                {options_.check_ms, options_.frame_ms, 2});

@@ -9,6 +9,7 @@
 
 #include "../support/backend_fixture.hpp"
 #include "../support/child_process.hpp"
+#include "../support/expect_error.hpp"
 #include "vtpage/base/fd_socket.hpp"
 
 namespace vtpage {
@@ -28,34 +29,10 @@ std::uint64_t fnv1a(const void* data, std::size_t size) {
     return hash;
 }
 
-#define EXPECT_ERRC(statement, expected)                                           \
-    do {                                                                           \
-        try {                                                                      \
-            statement;                                                             \
-            ADD_FAILURE() << #statement " did not throw";                          \
-        } catch (const ::vtpage::Error& error) {                                   \
-            EXPECT_EQ(error.code(), expected) << error.what();                     \
-            EXPECT_FALSE(error.operation().empty());                               \
-        }                                                                          \
-    } while (0)
-
-class BackendConformance : public testing::TestWithParam<std::string> {
+class BackendConformance : public test::BackendTest {
 protected:
-    void SetUp() override {
-        std::string reason;
-        backend_ = test::try_make_backend(GetParam(), reason);
-        if (!backend_) {
-            GTEST_SKIP() << GetParam() << " backend unavailable: " << reason;
-        }
-        page_ = backend_->granularity().minimum;
-        baseline_ = backend_->live_resources();
-    }
-    void TearDown() override {
-        // Every test gives back everything it took.
-        if (backend_) {
-            EXPECT_EQ(backend_->live_resources(), baseline_);
-        }
-    }
+    // Every test gives back everything it took.
+    void TearDown() override { expect_baseline_resources(); }
 
     // A reserved range with `pages` pages, each its own mapping, read-write.
     struct Committed {
@@ -78,10 +55,6 @@ protected:
         for (auto page : committed.pages) backend_->release(page);
         backend_->free_reservation(committed.address, size);
     }
-
-    std::unique_ptr<Backend> backend_;
-    std::size_t page_ = 0;
-    LiveResources baseline_;
 };
 
 TEST_P(BackendConformance, ReportsCapabilitiesAndGranularity) {
@@ -167,18 +140,18 @@ TEST_P(BackendConformance, AccessFlagsAreEnforcedOnCopies) {
     backend_->map(address, page_, page);
     std::uint32_t word = 7;
     // A fresh mapping is not accessible until set_access.
-    EXPECT_ERRC(backend_->read(&word, address, 4), Errc::access_denied);
+    EXPECT_ERRC_WITH_OPERATION(backend_->read(&word, address, 4), Errc::access_denied);
     backend_->set_access(address, page_, Access::read_write);
     backend_->write(address, &word, 4);
     if (backend_->capabilities().read_only_access) {
         backend_->set_access(address, page_, Access::read);
-        EXPECT_ERRC(backend_->write(address, &word, 4), Errc::access_denied);
+        EXPECT_ERRC_WITH_OPERATION(backend_->write(address, &word, 4), Errc::access_denied);
         std::uint32_t back = 0;
         backend_->read(&back, address, 4);
         EXPECT_EQ(back, 7u);
     }
     backend_->set_access(address, page_, Access::none);
-    EXPECT_ERRC(backend_->read(&word, address, 4), Errc::access_denied);
+    EXPECT_ERRC_WITH_OPERATION(backend_->read(&word, address, 4), Errc::access_denied);
     backend_->unmap(address, page_);
     backend_->release(page);
     backend_->free_reservation(address, page_);
@@ -245,17 +218,17 @@ TEST_P(BackendConformance, ExportedFdImportedInAnotherProcessSeesTheSameBytes) {
 }
 
 TEST_P(BackendConformance, UnalignedSizesAreRefused) {
-    EXPECT_ERRC(backend_->reserve(page_ + 1), Errc::invalid_argument);
-    EXPECT_ERRC(backend_->reserve(0), Errc::invalid_argument);
-    EXPECT_ERRC(backend_->reserve(page_, page_ / 2), Errc::invalid_argument);
-    EXPECT_ERRC(backend_->create(page_ / 2), Errc::invalid_argument);
-    EXPECT_ERRC(backend_->create(0), Errc::invalid_argument);
+    EXPECT_ERRC_WITH_OPERATION(backend_->reserve(page_ + 1), Errc::invalid_argument);
+    EXPECT_ERRC_WITH_OPERATION(backend_->reserve(0), Errc::invalid_argument);
+    EXPECT_ERRC_WITH_OPERATION(backend_->reserve(page_, page_ / 2), Errc::invalid_argument);
+    EXPECT_ERRC_WITH_OPERATION(backend_->create(page_ / 2), Errc::invalid_argument);
+    EXPECT_ERRC_WITH_OPERATION(backend_->create(0), Errc::invalid_argument);
     DeviceAddress address = backend_->reserve(2 * page_);
     PhysicalHandle page = backend_->create(page_);
-    EXPECT_ERRC(backend_->map(address + 4096, page_, page), Errc::invalid_argument);
-    EXPECT_ERRC(backend_->map(address, page_ + 4096, page), Errc::invalid_argument);
-    EXPECT_ERRC(backend_->map(address, 2 * page_, page), Errc::invalid_argument);
-    EXPECT_ERRC(backend_->map(address + 2 * page_, page_, page), Errc::out_of_range);
+    EXPECT_ERRC_WITH_OPERATION(backend_->map(address + 4096, page_, page), Errc::invalid_argument);
+    EXPECT_ERRC_WITH_OPERATION(backend_->map(address, page_ + 4096, page), Errc::invalid_argument);
+    EXPECT_ERRC_WITH_OPERATION(backend_->map(address, 2 * page_, page), Errc::invalid_argument);
+    EXPECT_ERRC_WITH_OPERATION(backend_->map(address + 2 * page_, page_, page), Errc::out_of_range);
     backend_->release(page);
     backend_->free_reservation(address, 2 * page_);
 }
@@ -266,12 +239,15 @@ TEST_P(BackendConformance, PartialUnmapAndHolesAreRefused) {
     PhysicalHandle small = backend_->create(page_);
     backend_->map(address, 2 * page_, big);
     backend_->map(address + 3 * page_, page_, small);
-    EXPECT_ERRC(backend_->unmap(address, page_), Errc::partial_unmap);
-    EXPECT_ERRC(backend_->unmap(address + page_, page_), Errc::partial_unmap);
-    EXPECT_ERRC(backend_->unmap(address, 4 * page_), Errc::not_mapped);  // hole at page 2
-    EXPECT_ERRC(backend_->unmap(address + 2 * page_, page_), Errc::not_mapped);
-    EXPECT_ERRC(backend_->set_access(address, 4 * page_, Access::read_write), Errc::not_mapped);
-    EXPECT_ERRC(backend_->set_access(address, page_, Access::read_write), Errc::invalid_argument);
+    EXPECT_ERRC_WITH_OPERATION(backend_->unmap(address, page_), Errc::partial_unmap);
+    EXPECT_ERRC_WITH_OPERATION(backend_->unmap(address + page_, page_), Errc::partial_unmap);
+    // A hole at page 2:
+    EXPECT_ERRC_WITH_OPERATION(backend_->unmap(address, 4 * page_), Errc::not_mapped);
+    EXPECT_ERRC_WITH_OPERATION(backend_->unmap(address + 2 * page_, page_), Errc::not_mapped);
+    EXPECT_ERRC_WITH_OPERATION(backend_->set_access(address, 4 * page_, Access::read_write),
+                               Errc::not_mapped);
+    EXPECT_ERRC_WITH_OPERATION(backend_->set_access(address, page_, Access::read_write),
+                               Errc::invalid_argument);
     // The refusals changed nothing: both mappings are whole and unmap cleanly.
     EXPECT_EQ(backend_->live_resources().mappings, baseline_.mappings + 2);
     backend_->unmap(address, 2 * page_);
@@ -284,7 +260,8 @@ TEST_P(BackendConformance, PartialUnmapAndHolesAreRefused) {
 TEST_P(BackendConformance, MappingOverAMappedPageIsRefused) {
     Committed committed = commit(1);
     PhysicalHandle other = backend_->create(page_);
-    EXPECT_ERRC(backend_->map(committed.address, page_, other), Errc::already_mapped);
+    EXPECT_ERRC_WITH_OPERATION(backend_->map(committed.address, page_, other),
+                               Errc::already_mapped);
     backend_->release(other);
     release_all(committed);
 }
@@ -292,11 +269,11 @@ TEST_P(BackendConformance, MappingOverAMappedPageIsRefused) {
 TEST_P(BackendConformance, DoubleReleaseAndStaleHandlesAreRefused) {
     PhysicalHandle page = backend_->create(page_);
     backend_->release(page);
-    EXPECT_ERRC(backend_->release(page), Errc::invalid_handle);
+    EXPECT_ERRC_WITH_OPERATION(backend_->release(page), Errc::invalid_handle);
     DeviceAddress address = backend_->reserve(page_);
-    EXPECT_ERRC(backend_->map(address, page_, page), Errc::invalid_handle);
-    EXPECT_ERRC(backend_->export_fd(page), Errc::invalid_handle);
-    EXPECT_ERRC(backend_->release(PhysicalHandle{}), Errc::invalid_handle);
+    EXPECT_ERRC_WITH_OPERATION(backend_->map(address, page_, page), Errc::invalid_handle);
+    EXPECT_ERRC_WITH_OPERATION(backend_->export_fd(page), Errc::invalid_handle);
+    EXPECT_ERRC_WITH_OPERATION(backend_->release(PhysicalHandle{}), Errc::invalid_handle);
     backend_->free_reservation(address, page_);
 }
 
@@ -306,28 +283,30 @@ TEST_P(BackendConformance, ImportingAClosedFdIsRefused) {
     }
     PhysicalHandle page = backend_->create(page_);
     int closed = backend_->export_fd(page).get();  // the UniqueFd closes it at once
-    EXPECT_ERRC(backend_->import_fd(closed, page_), Errc::invalid_handle);
-    EXPECT_ERRC(backend_->import_fd(-1, page_), Errc::invalid_handle);
+    EXPECT_ERRC_WITH_OPERATION(backend_->import_fd(closed, page_), Errc::invalid_handle);
+    EXPECT_ERRC_WITH_OPERATION(backend_->import_fd(-1, page_), Errc::invalid_handle);
     backend_->release(page);
 }
 
 TEST_P(BackendConformance, FreeingReservationsIsChecked) {
     Committed committed = commit(1);
-    EXPECT_ERRC(backend_->free_reservation(committed.address, page_), Errc::busy);
-    EXPECT_ERRC(backend_->free_reservation(committed.address, 2 * page_), Errc::invalid_argument);
-    EXPECT_ERRC(backend_->free_reservation(committed.address + page_, page_),
-                Errc::invalid_argument);
+    EXPECT_ERRC_WITH_OPERATION(backend_->free_reservation(committed.address, page_), Errc::busy);
+    EXPECT_ERRC_WITH_OPERATION(backend_->free_reservation(committed.address, 2 * page_),
+                               Errc::invalid_argument);
+    EXPECT_ERRC_WITH_OPERATION(backend_->free_reservation(committed.address + page_, page_),
+                               Errc::invalid_argument);
     release_all(committed);
 }
 
 TEST_P(BackendConformance, BadDevicesAreRefused) {
     Committed committed = commit(1);
     DeviceAccess bad{99, Access::read_write};
-    EXPECT_ERRC(backend_->set_access(committed.address, page_, std::span(&bad, 1)),
-                Errc::invalid_argument);
-    EXPECT_ERRC(backend_->set_access(committed.address, page_, std::span<DeviceAccess>()),
-                Errc::invalid_argument);
-    EXPECT_ERRC(backend_->create(page_, PageOptions{99}), Errc::invalid_argument);
+    EXPECT_ERRC_WITH_OPERATION(backend_->set_access(committed.address, page_, std::span(&bad, 1)),
+                               Errc::invalid_argument);
+    EXPECT_ERRC_WITH_OPERATION(
+        backend_->set_access(committed.address, page_, std::span<DeviceAccess>()),
+        Errc::invalid_argument);
+    EXPECT_ERRC_WITH_OPERATION(backend_->create(page_, PageOptions{99}), Errc::invalid_argument);
     release_all(committed);
 }
 
@@ -352,11 +331,8 @@ TEST_P(BackendConformance, OutOfMemoryIsTypedAndNamedByTheBackend) {
     }
 }
 
-INSTANTIATE_TEST_SUITE_P(Backends, BackendConformance,
-                         testing::ValuesIn(test::all_backend_names()),
-                         [](const testing::TestParamInfo<std::string>& param) {
-                             return param.param;
-                         });
+INSTANTIATE_TEST_SUITE_P(Backends, BackendConformance, testing::ValuesIn(test::all_backend_names()),
+                         test::backend_param_name);
 
 }  // namespace
 }  // namespace vtpage

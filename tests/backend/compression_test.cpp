@@ -12,17 +12,13 @@
 namespace vtpage {
 namespace {
 
-class Compression : public testing::TestWithParam<std::string> {
+class Compression : public test::BackendTest {
 protected:
     void SetUp() override {
-        std::string reason;
-        backend_ = test::try_make_backend(GetParam(), reason);
-        if (!backend_) GTEST_SKIP() << GetParam() << " backend unavailable: " << reason;
-        page_ = backend_->granularity().minimum;
+        BackendTest::SetUp();
+        if (IsSkipped()) return;
         granted_ = backend_->capabilities().compression;
     }
-    std::unique_ptr<Backend> backend_;
-    std::size_t page_ = 0;
     bool granted_ = false;
 };
 
@@ -113,9 +109,7 @@ TEST_P(Compression, TheGrantTravelsWithTheFd) {
 }
 
 INSTANTIATE_TEST_SUITE_P(Backends, Compression, testing::ValuesIn(test::all_backend_names()),
-                         [](const testing::TestParamInfo<std::string>& param) {
-                             return param.param;
-                         });
+                         test::backend_param_name);
 
 }  // namespace
 }  // namespace vtpage

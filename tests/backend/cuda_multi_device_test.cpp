@@ -6,6 +6,7 @@
 #include <thread>
 
 #include "../support/backend_fixture.hpp"
+#include "../support/expect_error.hpp"
 #include "vtpage/config.hpp"
 #include "vtpage/core/page_table.hpp"
 #if VTPAGE_HAS_CUDA
@@ -15,16 +16,6 @@
 
 namespace vtpage {
 namespace {
-
-#define EXPECT_ERRC(statement, expected)                      \
-    do {                                                      \
-        try {                                                 \
-            statement;                                        \
-            ADD_FAILURE() << #statement " did not throw";     \
-        } catch (const ::vtpage::Error& error) {              \
-            EXPECT_EQ(error.code(), expected) << error.what(); \
-        }                                                     \
-    } while (0)
 
 #if VTPAGE_HAS_CUDA
 

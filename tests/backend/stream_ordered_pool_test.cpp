@@ -8,6 +8,7 @@
 
 #include "../support/backend_fixture.hpp"
 #include "../support/child_process.hpp"
+#include "../support/expect_error.hpp"
 #include "vtpage/backend/stream_ordered_pool.hpp"
 #include "vtpage/config.hpp"
 #if VTPAGE_HAS_CUDA
@@ -17,28 +18,12 @@
 namespace vtpage {
 namespace {
 
-#define EXPECT_ERRC(statement, expected)                      \
-    do {                                                      \
-        try {                                                 \
-            statement;                                        \
-            ADD_FAILURE() << #statement " did not throw";     \
-        } catch (const ::vtpage::Error& error) {              \
-            EXPECT_EQ(error.code(), expected) << error.what(); \
-        }                                                     \
-    } while (0)
-
-class StreamOrderedPoolTest : public testing::TestWithParam<std::string> {
+class StreamOrderedPoolTest : public test::BackendTest {
 protected:
-    void SetUp() override {
-        std::string reason;
-        backend_ = test::try_make_backend(GetParam(), reason);
-        if (!backend_) GTEST_SKIP() << GetParam() << " backend unavailable: " << reason;
-    }
     std::unique_ptr<StreamOrderedPool> make(StreamPoolSettings settings = {}) {
         settings.log = Log(silent_log());
         return make_stream_ordered_pool(*backend_, std::move(settings));
     }
-    std::unique_ptr<Backend> backend_;
 };
 
 TEST_P(StreamOrderedPoolTest, StatisticsFollowAllocationsAndFrees) {
@@ -244,9 +229,7 @@ TEST_P(StreamOrderedPoolTest, AnIpcPoolIsSharedWithAnotherProcess) {
 
 INSTANTIATE_TEST_SUITE_P(Backends, StreamOrderedPoolTest,
                          testing::ValuesIn(test::all_backend_names()),
-                         [](const testing::TestParamInfo<std::string>& param) {
-                             return param.param;
-                         });
+                         test::backend_param_name);
 
 }  // namespace
 }  // namespace vtpage

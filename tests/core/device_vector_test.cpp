@@ -7,6 +7,7 @@
 #include <numeric>
 
 #include "../support/backend_fixture.hpp"
+#include "../support/expect_error.hpp"
 #include "vtpage/core/device_vector.hpp"
 
 namespace vtpage {
@@ -17,33 +18,15 @@ struct Vertex {
     friend bool operator==(const Vertex&, const Vertex&) = default;
 };
 
-class DeviceVectorTest : public testing::TestWithParam<std::string> {
+class DeviceVectorTest : public test::BackendTest {
 protected:
-    void SetUp() override {
-        std::string reason;
-        HostBackendSettings host;
-        host.page_size = test::under_thread_sanitizer ? 64_KiB : 2_MiB;  // as GrowableBufferTest
-        host.physical_limit = 128 * host.page_size;
-        backend_ = test::try_make_backend(GetParam(), reason, host);
-        if (!backend_) {
-            GTEST_SKIP() << GetParam() << " backend unavailable: " << reason;
-        }
-        page_ = backend_->granularity().minimum;
-        baseline_ = backend_->live_resources();
-    }
-    void TearDown() override {
-        if (backend_) {
-            EXPECT_EQ(backend_->live_resources(), baseline_);
-        }
-    }
+    HostBackendSettings host_settings() const override { return test::small_host_backend(); }
+    void TearDown() override { expect_baseline_resources(); }
     GrowableBufferSettings small() const {
         GrowableBufferSettings settings;
         settings.address_space = 64 * page_;
         return settings;
     }
-    std::unique_ptr<Backend> backend_;
-    std::size_t page_ = 0;
-    LiveResources baseline_;
 };
 
 TEST_P(DeviceVectorTest, AssignsAndCopiesBack) {
@@ -110,22 +93,15 @@ TEST_P(DeviceVectorTest, ResizeAndShrinkWorkInElements) {
 TEST_P(DeviceVectorTest, BadCountsAndRangesAreTyped) {
     DeviceVector<std::uint64_t> vector(*backend_, small());
     vector.resize(16);
-    auto code_of = [](auto&& call) {
-        try {
-            call();
-        } catch (const Error& error) {
-            return error.code();
-        }
-        return Errc::backend_failure;  // "did not throw": no test expects this code
-    };
     const std::size_t too_many = DeviceVector<std::uint64_t>::max_size() + 1;
-    EXPECT_EQ(code_of([&] { vector.resize(too_many); }), Errc::invalid_argument);
-    EXPECT_EQ(code_of([&] { vector.reserve(std::numeric_limits<std::size_t>::max()); }),
+    EXPECT_EQ(test::error_code_of([&] { vector.resize(too_many); }), Errc::invalid_argument);
+    EXPECT_EQ(test::error_code_of([&] { vector.reserve(std::numeric_limits<std::size_t>::max()); }),
               Errc::invalid_argument);
     std::vector<std::uint64_t> four(4, 9);
-    EXPECT_EQ(code_of([&] { vector.copy_from_host(four, 13); }), Errc::out_of_range);
-    EXPECT_EQ(code_of([&] { vector.copy_from_host(four, too_many); }), Errc::out_of_range);
-    EXPECT_EQ(code_of([&] { vector.copy_to_host(four, 17); }), Errc::out_of_range);
+    EXPECT_EQ(test::error_code_of([&] { vector.copy_from_host(four, 13); }), Errc::out_of_range);
+    EXPECT_EQ(test::error_code_of([&] { vector.copy_from_host(four, too_many); }),
+              Errc::out_of_range);
+    EXPECT_EQ(test::error_code_of([&] { vector.copy_to_host(four, 17); }), Errc::out_of_range);
     EXPECT_EQ(vector.size(), 16u);
     // An append too large for memory leaves the vector as it was.
     vector.copy_from_host(four, 12);
@@ -133,15 +109,15 @@ TEST_P(DeviceVectorTest, BadCountsAndRangesAreTyped) {
         // More than the host backend here has. Left uninitialised: the copy never happens.
         const std::size_t count = (backend_->memory_info().total + 16 * page_) / 8;
         std::unique_ptr<std::uint64_t[]> lots(new std::uint64_t[count]);
-        EXPECT_EQ(code_of([&] { vector.append(std::span<const std::uint64_t>(lots.get(), count)); }),
-                  Errc::out_of_memory);
+        const std::span<const std::uint64_t> too_much(lots.get(), count);
+        EXPECT_EQ(test::error_code_of([&] { vector.append(too_much); }), Errc::out_of_memory);
         EXPECT_EQ(vector.size(), 16u);
         EXPECT_EQ(vector.to_host()[15], 9u);
     }
 }
 
 INSTANTIATE_TEST_SUITE_P(Backends, DeviceVectorTest, testing::ValuesIn(test::all_backend_names()),
-                         [](const auto& param) { return param.param; });
+                         test::backend_param_name);
 
 }  // namespace
 }  // namespace vtpage

@@ -11,6 +11,7 @@
 #include <thread>
 
 #include "../support/backend_fixture.hpp"
+#include "../support/expect_error.hpp"
 #include "../support/pattern.hpp"
 #include "vtpage/backend/fault_injecting_backend.hpp"
 #include "vtpage/config.hpp"
@@ -70,27 +71,10 @@ struct Snapshot {
     friend bool operator==(const Snapshot&, const Snapshot&) = default;
 };
 
-class GrowableBufferTest : public testing::TestWithParam<std::string> {
+class GrowableBufferTest : public test::BackendTest {
 protected:
-    void SetUp() override {
-        std::string reason;
-        HostBackendSettings host;
-        // Under ThreadSanitizer every access to the buffers is instrumented: smaller pages
-        // there run the same tests on 32 times less memory.
-        host.page_size = test::under_thread_sanitizer ? 64_KiB : 2_MiB;
-        host.physical_limit = 128 * host.page_size;  // small: out of memory is cheap to reach
-        backend_ = test::try_make_backend(GetParam(), reason, host);
-        if (!backend_) {
-            GTEST_SKIP() << GetParam() << " backend unavailable: " << reason;
-        }
-        page_ = backend_->granularity().minimum;
-        baseline_ = backend_->live_resources();
-    }
-    void TearDown() override {
-        if (backend_) {
-            EXPECT_EQ(backend_->live_resources(), baseline_) << "the buffer leaked";
-        }
-    }
+    HostBackendSettings host_settings() const override { return test::small_host_backend(); }
+    void TearDown() override { expect_baseline_resources("the buffer leaked"); }
     GrowableBufferSettings tight(std::size_t pages) const {
         GrowableBufferSettings settings;
         settings.address_space = pages * page_;
@@ -102,10 +86,6 @@ protected:
         backend_->free_reservation(address, pages * page_);
         return address;
     }
-
-    std::unique_ptr<Backend> backend_;
-    std::size_t page_ = 0;
-    LiveResources baseline_;
 };
 
 TEST_P(GrowableBufferTest, StartsEmptyWithTheDevicesMemoryAsAddressSpace) {
@@ -432,20 +412,12 @@ TEST_P(GrowableBufferTest, ZeroSizesAreNoOpsAndBadCopiesAreTyped) {
     buffer.write(0, nullptr, 0);  // an empty copy needs no pointer
     buffer.read(nullptr, 0, 0);
     std::uint32_t word = 7;
-    auto code_of = [](auto&& call) {
-        try {
-            call();
-        } catch (const Error& error) {
-            return error.code();
-        }
-        return Errc::backend_failure;  // "did not throw": no test expects this code
-    };
-    EXPECT_EQ(code_of([&] { buffer.write(0, &word, 4); }), Errc::out_of_range);
+    EXPECT_EQ(test::error_code_of([&] { buffer.write(0, &word, 4); }), Errc::out_of_range);
     buffer.resize(page_);
-    EXPECT_EQ(code_of([&] { buffer.write(page_ - 2, &word, 4); }), Errc::out_of_range);
-    EXPECT_EQ(code_of([&] { buffer.read(&word, page_ + 1, 0); }), Errc::out_of_range);
-    EXPECT_EQ(code_of([&] { buffer.write(0, nullptr, 4); }), Errc::invalid_argument);
-    EXPECT_EQ(code_of([&] { buffer.read(nullptr, 0, 4); }), Errc::invalid_argument);
+    EXPECT_EQ(test::error_code_of([&] { buffer.write(page_ - 2, &word, 4); }), Errc::out_of_range);
+    EXPECT_EQ(test::error_code_of([&] { buffer.read(&word, page_ + 1, 0); }), Errc::out_of_range);
+    EXPECT_EQ(test::error_code_of([&] { buffer.write(0, nullptr, 4); }), Errc::invalid_argument);
+    EXPECT_EQ(test::error_code_of([&] { buffer.read(nullptr, 0, 4); }), Errc::invalid_argument);
     buffer.write(page_ - 4, &word, 4);
     std::uint32_t back = 0;
     buffer.read(&back, page_ - 4, 4);
@@ -508,7 +480,7 @@ TEST_P(GrowableBufferTest, ReadersOfTheExistingRangeAreSafeDuringGrowth) {
 }
 
 INSTANTIATE_TEST_SUITE_P(Backends, GrowableBufferTest, testing::ValuesIn(test::all_backend_names()),
-                         [](const auto& param) { return param.param; });
+                         test::backend_param_name);
 
 // Injected backend failures: each leaves the buffer as it was and leaks nothing.
 class GrowableBufferFaultTest : public GrowableBufferTest {
@@ -655,7 +627,7 @@ TEST_P(GrowableBufferFaultTest, FailedUnmapsAreRetriedAndNothingLeaks) {
 
 INSTANTIATE_TEST_SUITE_P(Backends, GrowableBufferFaultTest,
                          testing::ValuesIn(test::all_backend_names()),
-                         [](const auto& param) { return param.param; });
+                         test::backend_param_name);
 
 #if VTPAGE_HAS_CUDA
 

@@ -6,6 +6,7 @@
 #include <thread>
 
 #include "../support/backend_fixture.hpp"
+#include "../support/expect_error.hpp"
 #include "../support/leak_guard.hpp"
 #include "vtpage/backend/fault_injecting_backend.hpp"
 #include "vtpage/core/page_table.hpp"
@@ -24,16 +25,6 @@ std::vector<PageIndex> range(PageIndex first, PageIndex count) {
 template <typename... Pages>
 std::vector<PageIndex> pages_of(Pages... pages) {
     return {PageIndex(pages)...};
-}
-
-Errc code_of(const std::function<void()>& call) {
-    try {
-        call();
-    } catch (const Error& error) {
-        return error.code();
-    }
-    ADD_FAILURE() << "no error";
-    return Errc::backend_failure;
 }
 
 PageTableSettings small_table(std::size_t budget_pages, const char* policy = "lru") {
@@ -68,25 +59,8 @@ struct Observer {
     std::vector<std::string> order;
 };
 
-class PageTableTest : public testing::TestWithParam<std::string> {
-protected:
-    void SetUp() override {
-        std::string reason;
-        backend_ = test::try_make_backend(GetParam(), reason);
-        if (!backend_) {
-            GTEST_SKIP() << GetParam() << " backend unavailable: " << reason;
-        }
-        baseline_ = backend_->live_resources();
-        leaks_ = std::make_unique<test::LeakGuard>(*backend_);
-    }
-    void TearDown() override {
-        // Every table gives back every mapping, page, reservation and descriptor it took.
-        if (leaks_) leaks_->expect_clean();
-    }
-    std::unique_ptr<Backend> backend_;
-    LiveResources baseline_;
-    std::unique_ptr<test::LeakGuard> leaks_;
-};
+// Every table gives back every mapping, page, reservation and descriptor it took.
+class PageTableTest : public test::LeakCheckedBackendTest {};
 
 TEST_P(PageTableTest, RequestQueuesAndCommitQueuedCommitsInOrder) {
     Backend& backend = *backend_;
@@ -166,7 +140,7 @@ TEST_P(PageTableTest, PinnedPagesAreNeverEvicted) {
     EXPECT_EQ(table.statistics().pinned_pages, 2u);
     table.pin(pages_of(19));
     // Budget full of pinned pages: a commit cannot fit, and says why.
-    EXPECT_EQ(code_of([&] { table.commit(pages_of(30)); }), Errc::budget_exhausted);
+    EXPECT_EQ(test::error_code_of([&] { table.commit(pages_of(30)); }), Errc::budget_exhausted);
     EXPECT_FALSE(table.is_resident(30));
     // commit_queued leaves such pages queued instead.
     table.request(pages_of(31));
@@ -174,7 +148,7 @@ TEST_P(PageTableTest, PinnedPagesAreNeverEvicted) {
     EXPECT_EQ(table.queued_count(), 1u);
     table.unpin(pages_of(1, 2, 19));
     EXPECT_EQ(table.commit_queued(4).size(), 1u);
-    EXPECT_EQ(code_of([&] { table.unpin(pages_of(1)); }), Errc::invalid_argument);
+    EXPECT_EQ(test::error_code_of([&] { table.unpin(pages_of(1)); }), Errc::invalid_argument);
     table.check_invariants();
 }
 
@@ -187,7 +161,7 @@ TEST_P(PageTableTest, FramesFenceEviction) {
     table.request(pages_of(3));
     // Frame 1 is not complete: its pages cannot go, so page 3 waits.
     EXPECT_TRUE(table.commit_queued(1).empty());
-    EXPECT_EQ(code_of([&] { table.evict(pages_of(1)); }), Errc::busy);
+    EXPECT_EQ(test::error_code_of([&] { table.evict(pages_of(1)); }), Errc::busy);
     table.complete_frame(frame1);
     EXPECT_EQ(table.commit_queued(1).size(), 1u);
     EXPECT_TRUE(table.is_resident(3));
@@ -201,7 +175,8 @@ TEST_P(PageTableTest, FramesFenceEviction) {
     EXPECT_TRUE(table.commit_queued(1).empty());
     table.complete_frame(frame2);
     EXPECT_EQ(table.commit_queued(1).size(), 1u);
-    EXPECT_EQ(code_of([&] { table.complete_frame(frame2 + 5); }), Errc::invalid_argument);
+    EXPECT_EQ(test::error_code_of([&] { table.complete_frame(frame2 + 5); }),
+              Errc::invalid_argument);
     table.check_invariants();
 }
 
@@ -210,12 +185,12 @@ TEST_P(PageTableTest, ExplicitEvictionChecksEveryPageFirst) {
     PageTable table(backend, small_table(4));
     table.commit(pages_of(1, 2, 3));
     table.pin(pages_of(3));
-    EXPECT_EQ(code_of([&] { table.evict(pages_of(1, 3)); }), Errc::busy);
+    EXPECT_EQ(test::error_code_of([&] { table.evict(pages_of(1, 3)); }), Errc::busy);
     EXPECT_TRUE(table.is_resident(1));  // nothing changed
-    EXPECT_EQ(code_of([&] { table.evict(pages_of(1, 7)); }), Errc::not_mapped);
+    EXPECT_EQ(test::error_code_of([&] { table.evict(pages_of(1, 7)); }), Errc::not_mapped);
     EXPECT_TRUE(table.is_resident(1));
     table.evict(pages_of(1, 2));
-    EXPECT_EQ(code_of([&] { table.evict(pages_of(1)); }), Errc::not_mapped);  // double
+    EXPECT_EQ(test::error_code_of([&] { table.evict(pages_of(1)); }), Errc::not_mapped);  // double
     EXPECT_EQ(table.statistics().evictions, 2u);
     table.unpin(pages_of(3));
     table.check_invariants();
@@ -225,16 +200,17 @@ TEST_P(PageTableTest, BadInputIsTyped) {
     Backend& backend = *backend_;
     PageTable table(backend, small_table(4));
     const PageIndex past_end = table.page_count();
-    EXPECT_EQ(code_of([&] { table.request(pages_of(past_end)); }), Errc::out_of_range);
-    EXPECT_EQ(code_of([&] { table.commit(pages_of(past_end)); }), Errc::out_of_range);
-    EXPECT_EQ(code_of([&] { table.address_of(past_end); }), Errc::out_of_range);
-    EXPECT_EQ(code_of([&] { table.pin(pages_of(1)); }), Errc::not_mapped);
-    EXPECT_EQ(code_of([&] { table.protect(pages_of(1), Access::read); }), Errc::not_mapped);
+    EXPECT_EQ(test::error_code_of([&] { table.request(pages_of(past_end)); }), Errc::out_of_range);
+    EXPECT_EQ(test::error_code_of([&] { table.commit(pages_of(past_end)); }), Errc::out_of_range);
+    EXPECT_EQ(test::error_code_of([&] { table.address_of(past_end); }), Errc::out_of_range);
+    EXPECT_EQ(test::error_code_of([&] { table.pin(pages_of(1)); }), Errc::not_mapped);
+    EXPECT_EQ(test::error_code_of([&] { table.protect(pages_of(1), Access::read); }),
+              Errc::not_mapped);
     EXPECT_EQ(table.queued_count(), 0u);  // the bad request queued nothing
     table.commit(pages_of(1));
     table.protect(pages_of(1), Access::read);
     std::uint32_t word = 1;
-    EXPECT_EQ(code_of([&] { backend.write(table.address_of(1), &word, 4); }),
+    EXPECT_EQ(test::error_code_of([&] { backend.write(table.address_of(1), &word, 4); }),
               Errc::access_denied);
     table.check_invariants();
 }
@@ -246,12 +222,12 @@ TEST_P(PageTableTest, ShutdownWithPinnedPagesIsRefused) {
     {
         PageTable table(backend, small_table(4));
         table.commit(pages_of(1, 2), true);
-        EXPECT_EQ(code_of([&] { table.shutdown(); }), Errc::busy);
+        EXPECT_EQ(test::error_code_of([&] { table.shutdown(); }), Errc::busy);
         EXPECT_TRUE(table.is_resident(1));
         table.unpin(pages_of(1, 2));
         FrameId frame = table.begin_frame();
         table.request(pages_of(1));
-        EXPECT_EQ(code_of([&] { table.shutdown(); }), Errc::busy);  // frame in flight
+        EXPECT_EQ(test::error_code_of([&] { table.shutdown(); }), Errc::busy);  // frame in flight
         table.complete_frame(frame);
         table.shutdown();
         EXPECT_EQ(table.resident_count(), 0u);
@@ -285,7 +261,7 @@ TEST(PageTableHost, OutOfMemoryEvictsAndRetriesThenFailsTyped) {
     table.check_invariants();
     // Nothing evictable: the error is out_of_memory and the table is as it was.
     table.pin(pages_of(3, 4, 5, 6));
-    EXPECT_EQ(code_of([&] { table.commit(pages_of(7)); }), Errc::out_of_memory);
+    EXPECT_EQ(test::error_code_of([&] { table.commit(pages_of(7)); }), Errc::out_of_memory);
     EXPECT_FALSE(table.is_resident(7));
     EXPECT_EQ(table.resident_count(), 4u);
     table.check_invariants();
@@ -297,7 +273,7 @@ TEST_P(PageTableTest, FailedBatchRollsBackAndKeepsPagesQueued) {
     PageTable table(faulty, small_table(8));
     table.request(range(10, 4));
     faulty.add_rule({BackendOperation::map, Errc::backend_failure, 3});
-    EXPECT_EQ(code_of([&] { table.commit_queued(4); }), Errc::backend_failure);
+    EXPECT_EQ(test::error_code_of([&] { table.commit_queued(4); }), Errc::backend_failure);
     EXPECT_EQ(table.resident_count(), 0u);
     EXPECT_EQ(table.queued_count(), 4u);
     EXPECT_EQ(backend_->live_resources().mappings, 0u);
@@ -315,7 +291,7 @@ TEST_P(PageTableTest, FailedEvictionKeepsTheVictimResident) {
     PageTable table(faulty, small_table(2));
     table.commit(pages_of(1, 2));
     faulty.add_rule({BackendOperation::unmap, Errc::backend_failure, 1});
-    EXPECT_EQ(code_of([&] { table.commit(pages_of(3)); }), Errc::backend_failure);
+    EXPECT_EQ(test::error_code_of([&] { table.commit(pages_of(3)); }), Errc::backend_failure);
     EXPECT_TRUE(table.is_resident(1));
     EXPECT_TRUE(table.is_resident(2));
     EXPECT_FALSE(table.is_resident(3));
@@ -331,10 +307,10 @@ TEST_P(PageTableTest, AFailedCommitLeavesNoPinBehind) {
     table.commit(pages_of(1, 2));
     faulty.add_rule({BackendOperation::map, Errc::backend_failure, 3});  // counts from 1 on
     // 1 and 2 are resident and would be pinned with 3; 3's map fails, so nothing is pinned.
-    EXPECT_EQ(code_of([&] { table.commit(pages_of(1, 2, 3), /*pin=*/true); }),
+    EXPECT_EQ(test::error_code_of([&] { table.commit(pages_of(1, 2, 3), /*pin=*/true); }),
               Errc::backend_failure);
     EXPECT_EQ(table.statistics().pinned_pages, 0u);
-    EXPECT_EQ(code_of([&] { table.unpin(pages_of(1)); }), Errc::invalid_argument);
+    EXPECT_EQ(test::error_code_of([&] { table.unpin(pages_of(1)); }), Errc::invalid_argument);
     table.evict(pages_of(1, 2));  // evictable: not pinned
     table.check_invariants(baseline_);
 }
@@ -352,7 +328,7 @@ TEST_P(PageTableTest, InvariantsWithABaselineCompareTheBackend) {
     EXPECT_EQ(held.mappings, 6u);      // three pages in the region, three windows
     // Something else in the backend is found.
     PhysicalHandle stray = backend_->create(page);
-    EXPECT_EQ(code_of([&] { table.check_invariants(baseline_); }), Errc::corrupt_data);
+    EXPECT_EQ(test::error_code_of([&] { table.check_invariants(baseline_); }), Errc::corrupt_data);
     backend_->release(stray);
     table.check_invariants(baseline_);
 }
@@ -362,7 +338,7 @@ TEST_P(PageTableTest, FailedCreateRollsBack) {
     PageTable table(faulty, small_table(8));
     table.commit(pages_of(1));
     faulty.add_rule({BackendOperation::create, Errc::backend_failure, 3});
-    EXPECT_EQ(code_of([&] { table.commit(pages_of(2, 3, 4)); }), Errc::backend_failure);
+    EXPECT_EQ(test::error_code_of([&] { table.commit(pages_of(2, 3, 4)); }), Errc::backend_failure);
     EXPECT_EQ(table.resident_count(), 1u);
     table.check_invariants();
     faulty.clear_rules();
@@ -518,13 +494,14 @@ TEST_P(PageTableTest, UnmappedTablesReachPagesThroughWindowsWithoutRemapping) {
         found = found || seen == value;
     }
     EXPECT_TRUE(found);
-    EXPECT_EQ(code_of([&] { table.data_address(1); }), Errc::not_mapped);
-    EXPECT_EQ(code_of([&] { table.protect(pages_of(4), Access::read); }), Errc::not_supported);
+    EXPECT_EQ(test::error_code_of([&] { table.data_address(1); }), Errc::not_mapped);
+    EXPECT_EQ(test::error_code_of([&] { table.protect(pages_of(4), Access::read); }),
+              Errc::not_supported);
     table.check_invariants();
 }
 
 INSTANTIATE_TEST_SUITE_P(Backends, PageTableTest, testing::ValuesIn(test::all_backend_names()),
-                         [](const auto& param) { return param.param; });
+                         test::backend_param_name);
 
 }  // namespace
 }  // namespace vtpage

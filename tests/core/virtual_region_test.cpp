@@ -10,22 +10,8 @@
 namespace vtpage {
 namespace {
 
-class VirtualRegionTest : public testing::TestWithParam<std::string> {
+class VirtualRegionTest : public test::LeakCheckedBackendTest {
 protected:
-    void SetUp() override {
-        std::string reason;
-        backend_ = test::try_make_backend(GetParam(), reason);
-        if (!backend_) {
-            GTEST_SKIP() << GetParam() << " backend unavailable: " << reason;
-        }
-        page_ = backend_->granularity().minimum;
-        baseline_ = backend_->live_resources();
-        leaks_ = std::make_unique<test::LeakGuard>(*backend_);
-    }
-    void TearDown() override {
-        // No page, mapping, reservation or descriptor left behind.
-        if (leaks_) leaks_->expect_clean();
-    }
     std::vector<PhysicalHandle> create(std::size_t count) {
         std::vector<PhysicalHandle> handles;
         for (std::size_t i = 0; i < count; ++i) handles.push_back(backend_->create(page_));
@@ -34,10 +20,6 @@ protected:
     void release(const std::vector<PhysicalHandle>& handles) {
         for (auto handle : handles) backend_->release(handle);
     }
-    std::unique_ptr<Backend> backend_;
-    std::size_t page_ = 0;
-    LiveResources baseline_;
-    std::unique_ptr<test::LeakGuard> leaks_;
 };
 
 TEST_P(VirtualRegionTest, ReservesAHugeRangeCutIntoPages) {
@@ -144,7 +126,7 @@ TEST_P(VirtualRegionTest, DestructorUnmapsWhatIsLeft) {
 }
 
 INSTANTIATE_TEST_SUITE_P(Backends, VirtualRegionTest, testing::ValuesIn(test::all_backend_names()),
-                         [](const auto& param) { return param.param; });
+                         test::backend_param_name);
 
 // A failure in the middle of a batch undoes exactly what the batch did.
 TEST(VirtualRegionRollback, FailedMapUndoesTheBatch) {

@@ -2,7 +2,6 @@
 // process reads what the parent publishes; a peer killed mid-protocol (in either direction)
 // leaves the survivor working or with a typed error, and nothing leaks (descriptors, mappings,
 // and on a GPU, device memory).
-#include <dirent.h>
 #include <gtest/gtest.h>
 #include <signal.h>
 #include <unistd.h>
@@ -12,6 +11,7 @@
 
 #include "../support/backend_fixture.hpp"
 #include "../support/child_process.hpp"
+#include "../support/open_descriptors.hpp"
 #include "share_stamp.hpp"
 #include "vtpage/interop/shared_region_consumer.hpp"
 #include "vtpage/interop/shared_region_producer.hpp"
@@ -20,14 +20,6 @@ namespace vtpage {
 namespace {
 
 using namespace std::chrono_literals;
-
-std::size_t open_fd_count() {
-    std::size_t count = 0;
-    DIR* directory = opendir("/proc/self/fd");
-    while (dirent* entry = readdir(directory)) count += entry->d_name[0] != '.';
-    closedir(directory);
-    return count;
-}
 
 void say(const char* format, auto... values) {
     std::printf(format, values...);
@@ -122,23 +114,21 @@ VTPAGE_CHILD_MODE("share-producer", producer_child);
 
 // --- tests --------------------------------------------------------------------------------------
 
-class PageShareProcesses : public testing::TestWithParam<std::string> {
+class PageShareProcesses : public test::BackendTest {
 protected:
     void SetUp() override {
-        std::string reason;
-        backend_ = test::try_make_backend(GetParam(), reason);
-        if (!backend_) GTEST_SKIP() << GetParam() << " backend unavailable: " << reason;
+        BackendTest::SetUp();
+        if (IsSkipped()) return;
         if (!backend_->capabilities().fd_handles) {
             GTEST_SKIP() << GetParam() << " backend cannot export pages as fds here";
         }
-        fds_before_ = open_fd_count();
-        live_before_ = backend_->live_resources();
+        fds_before_ = test::open_descriptor_count();
         memory_before_ = backend_->memory_info().free;
     }
     void TearDown() override {
         if (!backend_) return;
-        EXPECT_EQ(open_fd_count(), fds_before_);
-        EXPECT_EQ(backend_->live_resources(), live_before_);
+        EXPECT_EQ(test::open_descriptor_count(), fds_before_);
+        expect_baseline_resources();
         if (backend_->capabilities().gpu) {
             // Device memory comes back once every process let go (a killed child's memory is
             // freed by the driver shortly after it dies).
@@ -162,9 +152,7 @@ protected:
         producer.publish(pages);
     }
 
-    std::unique_ptr<Backend> backend_;
     std::size_t fds_before_ = 0;
-    LiveResources live_before_;
     std::size_t memory_before_ = 0;
 };
 
@@ -283,11 +271,8 @@ TEST_P(PageShareProcesses, AProducerKilledMidMessageIsATypedError) {
     }
 }
 
-INSTANTIATE_TEST_SUITE_P(Backends, PageShareProcesses,
-                         testing::ValuesIn(test::all_backend_names()),
-                         [](const testing::TestParamInfo<std::string>& param) {
-                             return param.param;
-                         });
+INSTANTIATE_TEST_SUITE_P(Backends, PageShareProcesses, testing::ValuesIn(test::all_backend_names()),
+                         test::backend_param_name);
 
 }  // namespace
 }  // namespace vtpage

@@ -3,6 +3,7 @@
 #include <unistd.h>
 
 #include "../../engine/interop/page_share_protocol.hpp"
+#include "../support/expect_error.hpp"
 #include "vtpage/backend/host_backend.hpp"
 #include "vtpage/interop/shared_region_consumer.hpp"
 
@@ -11,16 +12,6 @@ namespace {
 
 using namespace interop_detail;
 using namespace std::chrono_literals;
-
-#define EXPECT_ERRC(statement, expected)                      \
-    do {                                                      \
-        try {                                                 \
-            statement;                                        \
-            ADD_FAILURE() << #statement " did not throw";     \
-        } catch (const ::vtpage::Error& error) {              \
-            EXPECT_EQ(error.code(), expected) << error.what(); \
-        }                                                     \
-    } while (0)
 
 ShareMessage hello_for(const Backend& backend, std::uint64_t pages = 8) {
     ShareMessage message;

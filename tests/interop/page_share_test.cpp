@@ -1,12 +1,13 @@
 // Page sharing within one process, producer and consumers on their own host backends (as they
 // would be in separate processes): the protocol's rules, step by step and deterministic.
 // Separate processes, killed peers and CUDA are in page_share_process_test.cpp.
-#include <dirent.h>
 #include <gtest/gtest.h>
 #include <unistd.h>
 
 #include <thread>
 
+#include "../support/expect_error.hpp"
+#include "../support/open_descriptors.hpp"
 #include "share_stamp.hpp"
 #include "vtpage/backend/host_backend.hpp"
 #include "vtpage/interop/shared_region_consumer.hpp"
@@ -16,24 +17,6 @@ namespace vtpage {
 namespace {
 
 using namespace std::chrono_literals;
-
-#define EXPECT_ERRC(statement, expected)                      \
-    do {                                                      \
-        try {                                                 \
-            statement;                                        \
-            ADD_FAILURE() << #statement " did not throw";     \
-        } catch (const ::vtpage::Error& error) {              \
-            EXPECT_EQ(error.code(), expected) << error.what(); \
-        }                                                     \
-    } while (0)
-
-std::size_t open_fd_count() {
-    std::size_t count = 0;
-    DIR* directory = opendir("/proc/self/fd");
-    while (dirent* entry = readdir(directory)) count += entry->d_name[0] != '.';
-    closedir(directory);
-    return count;
-}
 
 HostBackendSettings quiet_host() {
     HostBackendSettings settings;
@@ -59,10 +42,10 @@ SharedRegionConsumerSettings quiet_consumer() {
 
 class PageShare : public testing::Test {
 protected:
-    void SetUp() override { fds_before_ = open_fd_count(); }
+    void SetUp() override { fds_before_ = test::open_descriptor_count(); }
     void TearDown() override {
         // Every descriptor the protocol opened (exports, imports, sockets) is closed again.
-        EXPECT_EQ(open_fd_count(), fds_before_);
+        EXPECT_EQ(test::open_descriptor_count(), fds_before_);
         EXPECT_EQ(producer_backend_.live_resources(), LiveResources{});
         EXPECT_EQ(consumer_backend_.live_resources(), LiveResources{});
     }

@@ -119,9 +119,7 @@ TEST_P(VulkanContextTest, CountsValidationMessagesAndRoutesThemToTheLog) {
 }
 
 INSTANTIATE_TEST_SUITE_P(Backends, VulkanContextTest, testing::ValuesIn(test::all_backend_names()),
-                         [](const testing::TestParamInfo<std::string>& param) {
-                             return param.param;
-                         });
+                         test::backend_param_name);
 
 }  // namespace
 }  // namespace vtpage

@@ -3,11 +3,10 @@
 // no CUDA device or no Vulkan driver for it.
 #include <gtest/gtest.h>
 
-#include <dirent.h>
-
 #include <cstring>
 
 #include "../support/backend_fixture.hpp"
+#include "../support/open_descriptors.hpp"
 #include "renderer_rig.hpp"
 #include "vtpage/config.hpp"
 #include "vtpage/core/page_pool.hpp"
@@ -43,15 +42,6 @@ TEST(CudaVulkanTimeline, SaysWhyWhereSemaphoresCannotBeShared) {
 
 #if VTPAGE_HAS_CUDA
 
-std::size_t open_fds() {
-    std::size_t count = 0;
-    if (DIR* dir = opendir("/proc/self/fd")) {
-        while (readdir(dir)) ++count;
-        closedir(dir);
-    }
-    return count;
-}
-
 class CudaVulkanTest : public testing::Test {
 protected:
     void SetUp() override {
@@ -74,7 +64,7 @@ protected:
 };
 
 TEST_F(CudaVulkanTest, PagesImportedAsOpaqueFdsReadWhatCudaWrote) {
-    const std::size_t fds_before = open_fds();
+    const std::size_t fds_before = test::open_descriptor_count();
     {
         VulkanPageImporter importer(*context, *backend);
         EXPECT_EQ(importer.method(), PageImportMethod::opaque_fd);
@@ -103,7 +93,8 @@ TEST_F(CudaVulkanTest, PagesImportedAsOpaqueFdsReadWhatCudaWrote) {
         pool.release(pages);  // destroyed (threshold 0): the imports go, and their fds
         EXPECT_EQ(importer.imported_count(), 0u);
     }
-    EXPECT_EQ(open_fds(), fds_before) << "every exported fd was taken by an import and freed";
+    EXPECT_EQ(test::open_descriptor_count(), fds_before)
+        << "every exported fd was taken by an import and freed";
     EXPECT_EQ(backend->live_resources().pages, 0u);
 }
 
@@ -132,13 +123,9 @@ TEST_F(CudaVulkanTest, VulkanWaitsForWhatCudaEnqueuedBeforeTheSignal) {
     VulkanBuffer readback(*context, bytes, VK_BUFFER_USAGE_TRANSFER_DST_BIT,
                           BufferMemory::readback);
     VulkanTimeline done(*context);
-    VkCommandPoolCreateInfo pool_info{VK_STRUCTURE_TYPE_COMMAND_POOL_CREATE_INFO};
-    pool_info.queueFamilyIndex = context->queue_family();
-    VkCommandPool raw_pool = VK_NULL_HANDLE;
-    ASSERT_EQ(vkCreateCommandPool(context->device(), &pool_info, nullptr, &raw_pool), VK_SUCCESS);
-    UniqueVkCommandPool command_pool(context->device(), raw_pool);
+    const UniqueVkCommandPool command_pool = test::make_command_pool(*context);
     VkCommandBufferAllocateInfo allocate{VK_STRUCTURE_TYPE_COMMAND_BUFFER_ALLOCATE_INFO};
-    allocate.commandPool = raw_pool;
+    allocate.commandPool = command_pool.get();
     allocate.level = VK_COMMAND_BUFFER_LEVEL_PRIMARY;
     allocate.commandBufferCount = 1;
     VkCommandBuffer commands = VK_NULL_HANDLE;
@@ -147,15 +134,9 @@ TEST_F(CudaVulkanTest, VulkanWaitsForWhatCudaEnqueuedBeforeTheSignal) {
     ASSERT_EQ(vkBeginCommandBuffer(commands, &begin), VK_SUCCESS);
     VkBufferCopy region{0, 0, bytes};
     vkCmdCopyBuffer(commands, importer.find(0)->buffer, readback.get(), 1, &region);
-    VkMemoryBarrier2 to_host{VK_STRUCTURE_TYPE_MEMORY_BARRIER_2};
-    to_host.srcStageMask = VK_PIPELINE_STAGE_2_COPY_BIT;
-    to_host.srcAccessMask = VK_ACCESS_2_TRANSFER_WRITE_BIT;
-    to_host.dstStageMask = VK_PIPELINE_STAGE_2_HOST_BIT;
-    to_host.dstAccessMask = VK_ACCESS_2_HOST_READ_BIT;
-    VkDependencyInfo dependency{VK_STRUCTURE_TYPE_DEPENDENCY_INFO};
-    dependency.memoryBarrierCount = 1;
-    dependency.pMemoryBarriers = &to_host;
-    vkCmdPipelineBarrier2(commands, &dependency);
+    test::record_memory_barrier(commands, VK_PIPELINE_STAGE_2_COPY_BIT,
+                                VK_ACCESS_2_TRANSFER_WRITE_BIT, VK_PIPELINE_STAGE_2_HOST_BIT,
+                                VK_ACCESS_2_HOST_READ_BIT);
     ASSERT_EQ(vkEndCommandBuffer(commands), VK_SUCCESS);
     VkSemaphoreSubmitInfo wait{VK_STRUCTURE_TYPE_SEMAPHORE_SUBMIT_INFO};
     wait.semaphore = fills.semaphore();

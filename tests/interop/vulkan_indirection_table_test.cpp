@@ -197,14 +197,10 @@ TEST_P(VulkanIndirectionTableTest, FramesInFlightEachSeeTheirOwnTable) {
     VulkanBuffer snapshots(*context, 3 * 32 * 8, VK_BUFFER_USAGE_TRANSFER_DST_BIT,
                            BufferMemory::readback, "snapshots");
     VulkanTimeline done(*context);
-    VkCommandPoolCreateInfo pool_info{VK_STRUCTURE_TYPE_COMMAND_POOL_CREATE_INFO};
-    pool_info.queueFamilyIndex = context->queue_family();
-    VkCommandPool raw_pool = VK_NULL_HANDLE;
-    ASSERT_EQ(vkCreateCommandPool(context->device(), &pool_info, nullptr, &raw_pool), VK_SUCCESS);
-    UniqueVkCommandPool command_pool(context->device(), raw_pool);
+    const UniqueVkCommandPool command_pool = test::make_command_pool(*context);
     VkCommandBuffer commands[3];
     VkCommandBufferAllocateInfo allocate{VK_STRUCTURE_TYPE_COMMAND_BUFFER_ALLOCATE_INFO};
-    allocate.commandPool = raw_pool;
+    allocate.commandPool = command_pool.get();
     allocate.level = VK_COMMAND_BUFFER_LEVEL_PRIMARY;
     allocate.commandBufferCount = 3;
     ASSERT_EQ(vkAllocateCommandBuffers(context->device(), &allocate, commands), VK_SUCCESS);
@@ -216,15 +212,9 @@ TEST_P(VulkanIndirectionTableTest, FramesInFlightEachSeeTheirOwnTable) {
         ASSERT_EQ(vkBeginCommandBuffer(command, &begin), VK_SUCCESS);
         auto lock = table.lock_submission();
         table.record_upload(command, slot);
-        VkMemoryBarrier2 copied{VK_STRUCTURE_TYPE_MEMORY_BARRIER_2};
-        copied.srcStageMask = VK_PIPELINE_STAGE_2_ALL_TRANSFER_BIT;
-        copied.srcAccessMask = VK_ACCESS_2_TRANSFER_WRITE_BIT;
-        copied.dstStageMask = VK_PIPELINE_STAGE_2_COPY_BIT;
-        copied.dstAccessMask = VK_ACCESS_2_TRANSFER_READ_BIT;
-        VkDependencyInfo dependency{VK_STRUCTURE_TYPE_DEPENDENCY_INFO};
-        dependency.memoryBarrierCount = 1;
-        dependency.pMemoryBarriers = &copied;
-        vkCmdPipelineBarrier2(command, &dependency);
+        test::record_memory_barrier(command, VK_PIPELINE_STAGE_2_ALL_TRANSFER_BIT,
+                                    VK_ACCESS_2_TRANSFER_WRITE_BIT, VK_PIPELINE_STAGE_2_COPY_BIT,
+                                    VK_ACCESS_2_TRANSFER_READ_BIT);
         VkBufferCopy region{0, index * 32 * 8, 32 * 8};
         vkCmdCopyBuffer(command, table.buffer(), snapshots.get(), 1, &region);
         ASSERT_EQ(vkEndCommandBuffer(command), VK_SUCCESS);
@@ -264,9 +254,7 @@ TEST_P(VulkanIndirectionTableTest, FramesInFlightEachSeeTheirOwnTable) {
 
 INSTANTIATE_TEST_SUITE_P(Backends, VulkanIndirectionTableTest,
                          testing::ValuesIn(test::all_backend_names()),
-                         [](const testing::TestParamInfo<std::string>& param) {
-                             return param.param;
-                         });
+                         test::backend_param_name);
 
 }  // namespace
 }  // namespace vtpage

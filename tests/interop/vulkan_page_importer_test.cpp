@@ -143,15 +143,9 @@ TEST(VulkanPageImporter, WithoutWindowsMapsThePageItselfAndSharesItBothWays) {
     const VkBuffer buffer = importer.find(page.slot)->buffer;
     context->run_commands([&](VkCommandBuffer commands) {
         vkCmdFillBuffer(commands, buffer, 4096, 4096, 0x5a5a5a5au);
-        VkMemoryBarrier2 to_host{VK_STRUCTURE_TYPE_MEMORY_BARRIER_2};
-        to_host.srcStageMask = VK_PIPELINE_STAGE_2_ALL_TRANSFER_BIT;
-        to_host.srcAccessMask = VK_ACCESS_2_TRANSFER_WRITE_BIT;
-        to_host.dstStageMask = VK_PIPELINE_STAGE_2_HOST_BIT;
-        to_host.dstAccessMask = VK_ACCESS_2_HOST_READ_BIT;
-        VkDependencyInfo dependency{VK_STRUCTURE_TYPE_DEPENDENCY_INFO};
-        dependency.memoryBarrierCount = 1;
-        dependency.pMemoryBarriers = &to_host;
-        vkCmdPipelineBarrier2(commands, &dependency);
+        test::record_memory_barrier(commands, VK_PIPELINE_STAGE_2_ALL_TRANSFER_BIT,
+                                    VK_ACCESS_2_TRANSFER_WRITE_BIT, VK_PIPELINE_STAGE_2_HOST_BIT,
+                                    VK_ACCESS_2_HOST_READ_BIT);
     });
     const auto* cpu = reinterpret_cast<const std::uint32_t*>(address);
     EXPECT_EQ(cpu[1024], 0x5a5a5a5au);

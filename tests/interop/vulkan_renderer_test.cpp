@@ -45,10 +45,6 @@ constexpr std::uint32_t divisor = test::rig_divisor;
 constexpr int tolerance = test::rig_tolerance;
 const std::uint8_t* const sky = test::rig_sky;
 
-std::string backend_param_name(const testing::TestParamInfo<std::string>& param) {
-    return param.param;
-}
-
 // Every test runs on each backend: host pages (host pointer imports, lavapipe in CI) and cuda
 // pages (OPAQUE_FD imports into the GPU's Vulkan driver).
 class VulkanRendererTest : public testing::TestWithParam<std::string>, protected test::RendererRig {
@@ -438,7 +434,7 @@ TEST_P(VulkanRendererTest, ResizeMakesNewTargets) {
 }
 
 INSTANTIATE_TEST_SUITE_P(Backends, VulkanRendererTest, testing::ValuesIn(test::all_backend_names()),
-                         backend_param_name);
+                         test::backend_param_name);
 
 }  // namespace
 }  // namespace vtpage

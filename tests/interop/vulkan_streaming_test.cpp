@@ -136,9 +136,7 @@ TEST_P(VulkanStreamingTest, StreamedFramesSettleOnTheReference) {
 
 INSTANTIATE_TEST_SUITE_P(Backends, VulkanStreamingTest,
                          testing::ValuesIn(test::all_backend_names()),
-                         [](const testing::TestParamInfo<std::string>& param) {
-                             return param.param;
-                         });
+                         test::backend_param_name);
 
 }  // namespace
 }  // namespace vtpage

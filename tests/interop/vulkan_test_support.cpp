@@ -6,13 +6,15 @@
 #include <cstring>
 
 #include "vtpage/interop/vulkan_buffer.hpp"
+#include "vtpage/interop/vulkan_error.hpp"
 
 #if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
 // The Khronos validation layer (1.3.239) and lavapipe (Mesa 22.3) have faults of their own that
-// the sanitizers see: small leaks per instance and device, and a race between the layer's fence
-// thread and the destruction of its lock. The loader unloads both with the instance, which
-// leaves the sanitizers no name to tell them by; kept loaded, their frames carry their names and
-// the suppressions below match exactly those.
+// the sanitizers see: small leaks per instance and device, a race between the layer's fence
+// thread and the destruction of its lock, and now and then a lock-order cycle among three of the
+// layer's own locks (its fence thread against a submission and the context's teardown). The
+// loader unloads both with the instance, which leaves the sanitizers no name to tell them by;
+// kept loaded, their frames carry their names and the suppressions below match exactly those.
 namespace {
 const bool vulkan_libraries_kept_loaded = [] {
     for (const char* library : {"libVkLayer_khronos_validation.so", "libvulkan_lvp.so"}) {
@@ -30,7 +32,7 @@ extern "C" const char* __lsan_default_suppressions() {
 #if defined(__SANITIZE_THREAD__)
 extern "C" const char* __tsan_default_suppressions() {
     return "race:libVkLayer_khronos_validation.so\nrace:libvulkan_lvp.so\n"
-           "mutex:libVkLayer_khronos_validation.so\n";
+           "mutex:libVkLayer_khronos_validation.so\ndeadlock:libVkLayer_khronos_validation.so\n";
 }
 #endif
 
@@ -61,6 +63,29 @@ std::unique_ptr<VulkanContext> try_make_vulkan_context(const Backend& backend, s
     }
 }
 
+UniqueVkCommandPool make_command_pool(VulkanContext& context) {
+    VkCommandPoolCreateInfo info{VK_STRUCTURE_TYPE_COMMAND_POOL_CREATE_INFO};
+    info.queueFamilyIndex = context.queue_family();
+    VkCommandPool pool = VK_NULL_HANDLE;
+    vk_check(vkCreateCommandPool(context.device(), &info, nullptr, &pool), "make_command_pool",
+             "vkCreateCommandPool");
+    return UniqueVkCommandPool(context.device(), pool);
+}
+
+void record_memory_barrier(VkCommandBuffer commands, VkPipelineStageFlags2 src_stage,
+                           VkAccessFlags2 src_access, VkPipelineStageFlags2 dst_stage,
+                           VkAccessFlags2 dst_access) {
+    VkMemoryBarrier2 barrier{VK_STRUCTURE_TYPE_MEMORY_BARRIER_2};
+    barrier.srcStageMask = src_stage;
+    barrier.srcAccessMask = src_access;
+    barrier.dstStageMask = dst_stage;
+    barrier.dstAccessMask = dst_access;
+    VkDependencyInfo dependency{VK_STRUCTURE_TYPE_DEPENDENCY_INFO};
+    dependency.memoryBarrierCount = 1;
+    dependency.pMemoryBarriers = &barrier;
+    vkCmdPipelineBarrier2(commands, &dependency);
+}
+
 std::vector<std::uint8_t> read_buffer(VulkanContext& context, VkBuffer buffer, VkDeviceSize offset,
                                       VkDeviceSize size) {
     VulkanBuffer readback(context, size, VK_BUFFER_USAGE_TRANSFER_DST_BIT, BufferMemory::readback,
@@ -68,15 +93,9 @@ std::vector<std::uint8_t> read_buffer(VulkanContext& context, VkBuffer buffer, V
     context.run_commands([&](VkCommandBuffer commands) {
         VkBufferCopy region{offset, 0, size};
         vkCmdCopyBuffer(commands, buffer, readback.get(), 1, &region);
-        VkMemoryBarrier2 to_host{VK_STRUCTURE_TYPE_MEMORY_BARRIER_2};
-        to_host.srcStageMask = VK_PIPELINE_STAGE_2_COPY_BIT;
-        to_host.srcAccessMask = VK_ACCESS_2_TRANSFER_WRITE_BIT;
-        to_host.dstStageMask = VK_PIPELINE_STAGE_2_HOST_BIT;
-        to_host.dstAccessMask = VK_ACCESS_2_HOST_READ_BIT;
-        VkDependencyInfo dependency{VK_STRUCTURE_TYPE_DEPENDENCY_INFO};
-        dependency.memoryBarrierCount = 1;
-        dependency.pMemoryBarriers = &to_host;
-        vkCmdPipelineBarrier2(commands, &dependency);
+        record_memory_barrier(commands, VK_PIPELINE_STAGE_2_COPY_BIT,
+                              VK_ACCESS_2_TRANSFER_WRITE_BIT, VK_PIPELINE_STAGE_2_HOST_BIT,
+                              VK_ACCESS_2_HOST_READ_BIT);
     });
     readback.invalidate();
     std::vector<std::uint8_t> bytes(size);

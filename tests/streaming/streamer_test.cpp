@@ -20,17 +20,9 @@ namespace {
 
 using namespace std::chrono_literals;
 
-class StreamerTest : public testing::TestWithParam<std::string> {
+class StreamerTest : public test::BackendTest {
 protected:
-    void SetUp() override {
-        std::string reason;
-        backend_ = test::try_make_backend(GetParam(), reason);
-        if (!backend_) GTEST_SKIP() << GetParam() << " backend unavailable: " << reason;
-        baseline_ = backend_->live_resources();
-    }
-    void TearDown() override {
-        if (backend_) EXPECT_EQ(backend_->live_resources(), baseline_) << "the streamer leaked";
-    }
+    void TearDown() override { expect_baseline_resources("the streamer leaked"); }
     StreamerSettings settings(std::size_t budget_pages) const {
         StreamerSettings s;
         s.table.region_size = 2_GiB;
@@ -63,8 +55,6 @@ protected:
         std::iota(pages.begin(), pages.end(), set.base_page(id));
         return pages;
     }
-    std::unique_ptr<Backend> backend_;
-    LiveResources baseline_;
 };
 
 TEST_P(StreamerTest, EveryResidentPageHoldsTheSourceBytes) {
@@ -401,7 +391,7 @@ TEST_P(StreamerTest, FillsEnqueuedHookCarriesItsFence) {
 }
 
 INSTANTIATE_TEST_SUITE_P(Backends, StreamerTest, testing::ValuesIn(test::all_backend_names()),
-                         [](const auto& info) { return info.param; });
+                         test::backend_param_name);
 
 }  // namespace
 }  // namespace vtpage::vt

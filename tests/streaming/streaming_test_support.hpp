@@ -1,5 +1,5 @@
 // Helpers shared by the streaming tests: a fast tile source with a checkable pattern, page reads
-// through the backend, a temporary folder.
+// through the backend, a temporary folder (tests/support).
 #pragma once
 
 #include <gtest/gtest.h>
@@ -14,6 +14,7 @@
 #include <thread>
 #include <vector>
 
+#include "../support/temporary_folder.hpp"
 #include "vtpage/backend/backend.hpp"
 #include "vtpage/streaming/baked_texture.hpp"
 #include "vtpage/streaming/tile_source.hpp"
@@ -75,24 +76,6 @@ inline std::vector<std::byte> source_page(const vt::TileSource& source, std::uin
 inline std::uint64_t hash_of(const std::vector<std::byte>& bytes) {
     return vt::checksum64(bytes);
 }
-
-// A folder under the system's temporary directory, removed with its contents at the end.
-class TemporaryFolder {
-public:
-    TemporaryFolder() {
-        std::string pattern = (std::filesystem::temp_directory_path() / "vtpage-test-XXXXXX").string();
-        if (!::mkdtemp(pattern.data())) throw std::runtime_error("mkdtemp failed");
-        path_ = pattern;
-    }
-    ~TemporaryFolder() {
-        std::error_code ignored;
-        std::filesystem::remove_all(path_, ignored);
-    }
-    std::string file(const std::string& name) const { return (path_ / name).string(); }
-
-private:
-    std::filesystem::path path_;
-};
 
 // A deterministic test image: smooth gradients plus noise, so box filtering is exercised.
 inline vt::RgbaImage make_test_image(std::uint32_t width, std::uint32_t height, std::uint32_t seed) {

@@ -1,20 +1,11 @@
 #include <gtest/gtest.h>
 
+#include "../support/expect_error.hpp"
 #include "streaming_test_support.hpp"
 #include "vtpage/streaming/texture_set.hpp"
 
 namespace vtpage::vt {
 namespace {
-
-Errc code_of(const std::function<void()>& call) {
-    try {
-        call();
-    } catch (const Error& error) {
-        return error.code();
-    }
-    ADD_FAILURE() << "no error";
-    return Errc::backend_failure;
-}
 
 TEST(TextureSetTest, TexturesGetConsecutivePageRuns) {
     TextureSet set(10'000, 100);
@@ -48,8 +39,9 @@ TEST(TextureSetTest, ReverseLookupFindsEveryPage) {
         }
     }
     EXPECT_FALSE(set.find(set.pages_used()));
-    EXPECT_EQ(code_of([&] { set.global_page(0, TextureLayout(11).page_count); }), Errc::out_of_range);
-    EXPECT_EQ(code_of([&] { set.info(2); }), Errc::out_of_range);
+    EXPECT_EQ(test::error_code_of([&] { set.global_page(0, TextureLayout(11).page_count); }),
+              Errc::out_of_range);
+    EXPECT_EQ(test::error_code_of([&] { set.info(2); }), Errc::out_of_range);
 }
 
 TEST(TextureSetTest, TilesAndParentsMapToGlobalPages) {
@@ -63,20 +55,20 @@ TEST(TextureSetTest, TilesAndParentsMapToGlobalPages) {
     ASSERT_TRUE(parent);
     EXPECT_EQ(*parent, set.global_page(TileId{id, 1, 10, 4}));
     EXPECT_FALSE(set.parent(set.tail_page(id)));
-    EXPECT_EQ(code_of([&] { set.global_page(TileId{id, 0, layout.mips[0].tiles, 0}); }),
+    EXPECT_EQ(test::error_code_of([&] { set.global_page(TileId{id, 0, layout.mips[0].tiles, 0}); }),
               Errc::out_of_range);
-    EXPECT_EQ(code_of([&] { set.global_page(TileId{id, layout.mip_count, 0, 0}); }),
+    EXPECT_EQ(test::error_code_of([&] { set.global_page(TileId{id, layout.mip_count, 0, 0}); }),
               Errc::out_of_range);
 }
 
 TEST(TextureSetTest, RefusesWhatDoesNotFit) {
     TextureSet set(TextureLayout(10).page_count + 1);
     set.add(std::make_shared<test::PatternSource>(10, 1));
-    EXPECT_EQ(code_of([&] { set.add(std::make_shared<test::PatternSource>(10, 2)); }),
+    EXPECT_EQ(test::error_code_of([&] { set.add(std::make_shared<test::PatternSource>(10, 2)); }),
               Errc::out_of_memory);
     set.add(std::make_shared<test::PatternSource>(2, 3));  // the one page left
-    EXPECT_EQ(code_of([&] { set.add(nullptr); }), Errc::invalid_argument);
-    EXPECT_EQ(code_of([&] { set.add(std::make_shared<test::PatternSource>(21, 4)); }),
+    EXPECT_EQ(test::error_code_of([&] { set.add(nullptr); }), Errc::invalid_argument);
+    EXPECT_EQ(test::error_code_of([&] { set.add(std::make_shared<test::PatternSource>(21, 4)); }),
               Errc::invalid_argument);
     EXPECT_EQ(set.texture_count(), 2u);
 }

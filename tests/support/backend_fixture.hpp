@@ -1,4 +1,5 @@
-// Makes a backend by name for a test, or skips the test with the reason it cannot be had.
+// Makes a backend by name for a test, or skips the test with the reason it cannot be had; the
+// base fixture of the suites that run on every backend.
 #pragma once
 
 #include <gtest/gtest.h>
@@ -22,10 +23,36 @@ inline constexpr std::size_t huge_reservation_bytes =
 
 // The backends every parameterised suite runs on; those missing here are skipped at run time.
 inline std::vector<std::string> all_backend_names() { return {"host", "cuda"}; }
+// Names each case of such a suite after its backend (".../host", ".../cuda").
+inline std::string backend_param_name(const testing::TestParamInfo<std::string>& param) {
+    return param.param;
+}
 
 // nullptr and a reason when the backend cannot be made on this machine.
 std::unique_ptr<Backend> try_make_backend(const std::string& name, std::string& reason,
                                           HostBackendSettings host = {});
+
+// A small host backend: 2 MiB pages (64 KiB under ThreadSanitizer, where every access to them is
+// instrumented: the same tests on 32 times less memory) and at most 128 of them, so that out of
+// memory is cheap to reach.
+HostBackendSettings small_host_backend();
+
+// The base of the suites parameterised over backend names (instantiated with
+// all_backend_names()): SetUp makes backend_, or skips the test with the reason, and notes
+// page_ (the backend's page size) and baseline_ (what it holds before the test). A suite that
+// sets up more calls BackendTest::SetUp() first and returns if IsSkipped().
+class BackendTest : public testing::TestWithParam<std::string> {
+protected:
+    void SetUp() override;
+    // The settings of the host backend; the suite's own where it overrides this.
+    virtual HostBackendSettings host_settings() const { return {}; }
+    // For TearDown: the backend holds again what it held before the test.
+    void expect_baseline_resources(const char* message = "") const;
+
+    std::unique_ptr<Backend> backend_;
+    std::size_t page_ = 0;
+    LiveResources baseline_;
+};
 
 }  // namespace vtpage::test
 

@@ -1,7 +1,6 @@
 #include "child_process.hpp"
 
 #include <fcntl.h>
-#include <poll.h>
 #include <signal.h>
 #include <spawn.h>
 #include <sys/wait.h>
@@ -49,58 +48,8 @@ bool run_child_mode_if_asked(int argc, char** argv, int& exit_code) {
 
 ChildResult run_child(const std::string& mode, const std::vector<std::string>& arguments,
                       int inherited_fd, int timeout_seconds) {
-    int output_pipe[2];
-    if (pipe2(output_pipe, O_CLOEXEC) != 0) throw std::runtime_error("pipe2 failed");
-    posix_spawn_file_actions_t actions;
-    posix_spawn_file_actions_init(&actions);
-    posix_spawn_file_actions_adddup2(&actions, output_pipe[1], 1);
-    posix_spawn_file_actions_adddup2(&actions, output_pipe[1], 2);
-    if (inherited_fd >= 0) posix_spawn_file_actions_adddup2(&actions, inherited_fd, 3);
-
-    std::vector<std::string> words{"/proc/self/exe", "--vtpage-child", mode};
-    words.insert(words.end(), arguments.begin(), arguments.end());
-    std::vector<char*> argv;
-    for (auto& word : words) argv.push_back(word.data());
-    argv.push_back(nullptr);
-
-    pid_t pid = 0;
-    int spawned = posix_spawn(&pid, "/proc/self/exe", &actions, nullptr, argv.data(), environ);
-    posix_spawn_file_actions_destroy(&actions);
-    close(output_pipe[1]);
-    if (spawned != 0) {
-        close(output_pipe[0]);
-        throw std::runtime_error(std::string("posix_spawn failed: ") + std::strerror(spawned));
-    }
-
-    ChildResult result;
-    const auto deadline =
-        std::chrono::steady_clock::now() + std::chrono::seconds(timeout_seconds);
-    bool killed = false;
-    for (;;) {
-        auto left = std::chrono::duration_cast<std::chrono::milliseconds>(
-            deadline - std::chrono::steady_clock::now());
-        if (left.count() <= 0) {
-            kill(pid, SIGKILL);
-            killed = true;
-            break;
-        }
-        pollfd waiting{output_pipe[0], POLLIN, 0};
-        int ready = poll(&waiting, 1, static_cast<int>(left.count()));
-        if (ready <= 0) continue;
-        char buffer[4096];
-        ssize_t n = ::read(output_pipe[0], buffer, sizeof(buffer));
-        if (n <= 0) break;  // the child closed its output: it is ending
-        result.output.append(buffer, static_cast<std::size_t>(n));
-    }
-    close(output_pipe[0]);
-    int status = 0;
-    waitpid(pid, &status, 0);
-    if (WIFEXITED(status) && !killed) {
-        result.exit_code = WEXITSTATUS(status);
-    } else if (WIFSIGNALED(status)) {
-        result.signal = WTERMSIG(status);
-    }
-    return result;
+    ChildProcess child(mode, arguments, inherited_fd);
+    return child.wait(timeout_seconds);
 }
 
 ChildProcess::ChildProcess(const std::string& mode, const std::vector<std::string>& arguments,

@@ -6,6 +6,9 @@
 
 #include <gtest/gtest.h>
 
+#include <memory>
+
+#include "backend_fixture.hpp"
 #include "vtpage/backend/leak_check.hpp"
 
 namespace vtpage::test {
@@ -28,6 +31,21 @@ public:
 
 private:
     LeakCheck check_;
+};
+
+// A BackendTest that leaves nothing behind: after each test, no page, mapping, reservation or
+// descriptor more than before it.
+class LeakCheckedBackendTest : public BackendTest {
+protected:
+    void SetUp() override {
+        BackendTest::SetUp();
+        if (IsSkipped()) return;
+        leaks_ = std::make_unique<LeakGuard>(*backend_);
+    }
+    void TearDown() override {
+        if (leaks_) leaks_->expect_clean();
+    }
+    std::unique_ptr<LeakGuard> leaks_;
 };
 
 }  // namespace vtpage::test

@@ -17,7 +17,8 @@
 #include <memory>
 #include <vector>
 
-#include "progress_bar.hpp"
+#include "vtpage/app/command_line.hpp"
+#include "vtpage/app/progress_bar.hpp"
 #include "vtpage/streaming/baked_texture.hpp"
 #include "vtpage/streaming/procedural_source.hpp"
 
@@ -26,11 +27,10 @@ namespace {
 using namespace vtpage;
 using namespace vtpage::vt;
 
-constexpr int exit_bad_input = 2;
+constexpr const char* program = "vtpage-bake";
 
-int fail(const std::string& path, const std::string& message, int code = exit_bad_input) {
-    std::fprintf(stderr, "vtpage-bake: %s: %s\n", path.c_str(), message.c_str());
-    return code;
+int fail(const std::string& path, const std::string& message, int code = app::exit_usage) {
+    return app::report(program, code, path + ": " + message);
 }
 
 // The library's errors name the problem in their detail; bad input is exit 2.
@@ -41,7 +41,7 @@ int fail(const std::string& path, const Error& error) {
     if (error.code() != Errc::corrupt_data) {
         message = std::string(to_string(error.code())) + ": " + message;
     }
-    return fail(path, message, bad_input ? exit_bad_input : 1);
+    return fail(path, message, bad_input ? app::exit_usage : app::exit_failure);
 }
 
 int bake(const std::string& input, const std::string& output, bool quiet) {
@@ -55,16 +55,16 @@ int bake(const std::string& input, const std::string& output, bool quiet) {
     image.texels.assign(pixels.get(), pixels.get() + std::size_t(width) * height * 4);
     pixels.reset();
 
-    tools::ProgressBar bar(!quiet);
+    app::ProgressBar bar({.enabled = !quiet});
     BakeSettings settings;
     settings.progress = [&](double fraction, std::string_view stage) { bar.update(fraction, stage); };
     try {
         bake_texture(image, output, settings);
     } catch (const Error& error) {
-        bar.finish();
+        bar.end();
         return fail(output, error);
     }
-    bar.finish();
+    bar.finish("baked");
     const BakedTextureFile file(output);
     const BakedHeader& header = file.header();
     std::printf("%s: %ux%u image -> %u x %u texels (2^%u), %u mips, %llu pages, %.1f MiB\n",
@@ -76,18 +76,18 @@ int bake(const std::string& input, const std::string& output, bool quiet) {
 }
 
 int check(const std::string& path, bool quiet) {
-    tools::ProgressBar bar(!quiet);
+    app::ProgressBar bar({.enabled = !quiet});
     try {
         const BakedTextureFile file(path);
         file.check_all([&](double fraction) { bar.update(fraction, "checking tiles"); });
-        bar.finish();
+        bar.finish("checked");
         const BakedHeader& header = file.header();
         std::printf("%s: ok: 2^%u texels, %llu pages, %llu tiles checked\n", path.c_str(),
                     header.size_log2, static_cast<unsigned long long>(header.page_count),
                     static_cast<unsigned long long>(header.page_count * tiles_per_page));
         return 0;
     } catch (const Error& error) {
-        bar.finish();
+        bar.end();
         return fail(path, error);
     }
 }
@@ -99,7 +99,7 @@ int write_procedural(const std::string& path, std::uint32_t size_log2, std::uint
     const TextureLayout layout = source.layout();
     std::vector<std::uint8_t> image(std::size_t(size) * size * 4);
     std::vector<std::byte> tile(tile_bytes);
-    tools::ProgressBar bar(!quiet);
+    app::ProgressBar bar({.enabled = !quiet});
     const std::uint32_t tiles = layout.mips[0].tiles;
     for (std::uint32_t ty = 0; ty < tiles; ++ty) {
         for (std::uint32_t tx = 0; tx < tiles; ++tx) {
@@ -114,7 +114,7 @@ int write_procedural(const std::string& path, std::uint32_t size_log2, std::uint
         }
         bar.update(double(ty + 1) / tiles, "generating");
     }
-    bar.finish();
+    bar.finish("generated");
     if (!stbi_write_png(path.c_str(), int(size), int(size), 4, image.data(), int(size) * 4)) {
         return fail(path, "cannot write the PNG");
     }
@@ -126,7 +126,8 @@ int write_procedural(const std::string& path, std::uint32_t size_log2, std::uint
 }  // namespace
 
 int main(int argc, char** argv) {
-    CLI::App app{"vtpage-bake: bake a PNG or JPEG into a virtual texture file, or check one"};
+    CLI::App app{"vtpage-bake: bake a PNG or JPEG into a virtual texture file, or check one",
+                 program};
     std::string input, output, check_path, procedural_path;
     std::uint32_t size_log2 = 9, seed = 1;
     bool quiet = false;
@@ -139,27 +140,24 @@ int main(int argc, char** argv) {
         ->check(CLI::Range(0, 14));
     app.add_option("--seed", seed, "With --procedural: the texture's seed");
     app.add_flag("-q,--quiet", quiet, "No progress bar");
-    try {
-        app.parse(argc, argv);
-        const int modes = int(!input.empty()) + int(!check_path.empty()) + int(!procedural_path.empty());
-        if (modes != 1) {
-            throw CLI::ValidationError("give one of: an image to bake, --check FILE, --procedural PNG");
-        }
-        if (!input.empty() && output.empty()) {
-            throw CLI::RequiredError("-o,--output (where to write the baked file)");
-        }
-    } catch (const CLI::CallForHelp& help) {
-        return app.exit(help);
-    } catch (const CLI::ParseError& error) {
-        std::fprintf(stderr, "vtpage-bake: %s\nRun with --help for the options.\n", error.what());
-        return exit_bad_input;
+    if (auto status = app::parse_command_line(app, argc, argv, [&] {
+            const int modes =
+                int(!input.empty()) + int(!check_path.empty()) + int(!procedural_path.empty());
+            if (modes != 1) {
+                throw CLI::ValidationError(
+                    "give one of: an image to bake, --check FILE, --procedural PNG");
+            }
+            if (!input.empty() && output.empty()) {
+                throw CLI::RequiredError("-o,--output (where to write the baked file)");
+            }
+        })) {
+        return *status;
     }
     try {
         if (!check_path.empty()) return check(check_path, quiet);
         if (!procedural_path.empty()) return write_procedural(procedural_path, size_log2, seed, quiet);
         return bake(input, output, quiet);
     } catch (const std::exception& error) {
-        std::fprintf(stderr, "vtpage-bake: %s\n", error.what());
-        return 1;
+        return app::report(program, app::exit_failure, error.what());
     }
 }
