@@ -1,6 +1,7 @@
 #include "vtpage/base/fd_socket.hpp"
 
 #include <sys/socket.h>
+#include <sys/stat.h>
 #include <sys/un.h>
 #include <unistd.h>
 
@@ -72,7 +73,16 @@ FdSocket FdSocket::listen(const std::string& path, int backlog) {
     sockaddr_un address = make_address(path, "FdSocket::listen");
     UniqueFd fd(::socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0));
     if (!fd) throw_errno(Errc::io_error, "FdSocket::listen", "socket failed", path);
-    ::unlink(path.c_str());  // a socket left by an earlier run would make bind fail
+    // A socket left by an earlier run would make bind fail: remove it, but never anything
+    // else that happens to sit at the path.
+    struct stat existing {};
+    if (::lstat(path.c_str(), &existing) == 0) {
+        if (!S_ISSOCK(existing.st_mode)) {
+            throw Error(Errc::invalid_argument, "FdSocket::listen",
+                        "the path holds something other than a socket; not removing it", path);
+        }
+        ::unlink(path.c_str());
+    }
     if (::bind(fd.get(), reinterpret_cast<sockaddr*>(&address), sizeof(address)) != 0) {
         throw_errno(Errc::io_error, "FdSocket::listen", "bind failed", path);
     }

@@ -2,6 +2,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <cstdio>
 #include <thread>
 
 #include "vtpage/base/fd_socket.hpp"
@@ -81,6 +82,28 @@ TEST(FdSocket, ListensAndConnectsOnAPath) {
         EXPECT_EQ(error.code(), Errc::io_error);
         EXPECT_EQ(error.backend_code_name(), "ENOENT");
     }
+}
+
+TEST(FdSocket, ListenReplacesAStaleSocketButNeverAFile) {
+    const std::string path = testing::TempDir() + "vtpage-stale-" + std::to_string(getpid());
+    { FdSocket first = FdSocket::listen(path); }  // leaves its socket file behind
+    { FdSocket second = FdSocket::listen(path); }  // replaces it
+    ::unlink(path.c_str());
+    FILE* file = std::fopen(path.c_str(), "w");
+    ASSERT_NE(file, nullptr);
+    std::fputs("precious", file);
+    std::fclose(file);
+    try {
+        FdSocket::listen(path);
+        FAIL() << "a regular file was replaced by a socket";
+    } catch (const Error& error) {
+        EXPECT_EQ(error.code(), Errc::invalid_argument);
+    }
+    struct stat kept {};
+    ASSERT_EQ(::stat(path.c_str(), &kept), 0);
+    EXPECT_TRUE(S_ISREG(kept.st_mode));
+    EXPECT_EQ(kept.st_size, 8);
+    ::unlink(path.c_str());
 }
 
 TEST(Error, MessageNamesOperationArgumentsAndBackendCode) {
