@@ -52,10 +52,10 @@ CameraPose dive(double t, double plane) {
 }
 
 CameraPose benchmark(double t, double plane) {
-    // A wide circle around the centre, flown forwards: new ground every frame, and a loop
-    // that joins its start.
-    const double radius = plane * 0.3;
-    const double angle = benchmark_speed(plane) * t / radius;
+    // A wide circle around the centre, flown forwards, once per pass: new ground every frame
+    // (143,000 texels from the centre on a 2^20 texture), and a loop that joins its start.
+    const double radius = benchmark_speed(plane) * benchmark_seconds / (2 * pi);
+    const double angle = 2 * pi * t / benchmark_seconds;
     const double x = plane * 0.5 + radius * std::sin(angle);
     const double z = plane * 0.5 + radius * std::cos(angle);
     const double yaw = angle + pi / 2;  // the tangent

@@ -35,6 +35,7 @@ void FrameStats::record_frame(double frame_ms) {
 
 void FrameStats::record_completed(const CompletedSummary& completed) {
     ++gpu_frames_;
+    presented_ += completed.presented;
     if (gpu_frames_ <= warmup_) return;
     if (completed.gpu_ms > 0) gpu_ms_.push_back(completed.gpu_ms);
     render_ms_.push_back(completed.render_ms);

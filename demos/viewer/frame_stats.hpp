@@ -42,6 +42,7 @@ public:
     void record_counters(double seconds, const SessionCounters& counters);
 
     std::uint64_t frames() const noexcept { return frames_; }
+    std::uint64_t presented_frames() const noexcept { return presented_; }
     Percentiles frame_ms() const;
     Percentiles gpu_ms() const;
     Percentiles render_ms() const;
@@ -64,6 +65,7 @@ private:
     std::size_t history_length_;
     std::uint64_t frames_ = 0;
     std::uint64_t gpu_frames_ = 0;
+    std::uint64_t presented_ = 0;
     std::vector<double> frame_ms_;
     std::vector<double> gpu_ms_;
     std::vector<double> render_ms_;

@@ -109,7 +109,7 @@ int run_headless(const ViewerOptions& options, const Log& log) {
         }
     }
     const double seconds = seconds_between(start, Clock::now());
-    session.finish();
+    for (const CompletedSummary& done : session.finish()) stats.record_completed(done);
     bool settled = false;
     if (options.settle) {
         // The last pose again until every page it needs is resident (a HUD shows its last

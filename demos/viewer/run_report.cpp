@@ -38,6 +38,7 @@ RunReport make_report(const ViewerOptions& options, const StreamingSession& sess
     r.budget_mib = options.budget_mib;
     r.budget_pages = session.budget_pages();
     r.frames = stats.frames();
+    r.presented_frames = stats.presented_frames();
     r.warmup_frames = options.warmup_frames;
     r.seconds = seconds;
     r.startup_seconds = session.startup_seconds();
@@ -84,6 +85,7 @@ nlohmann::json to_json(const RunReport& r) {
         {"budget_pages", r.budget_pages},
         {"frames", r.frames},
         {"warmup_frames", r.warmup_frames},
+        {"presented_frames", r.presented_frames},
         {"seconds", r.seconds},
         {"startup_seconds", r.startup_seconds},
         {"frame_ms_p50", r.frame_ms.p50},

@@ -23,6 +23,7 @@ struct RunReport {
     std::uint32_t width = 0, height = 0;
     std::size_t budget_mib = 0, budget_pages = 0;
     std::uint64_t frames = 0, warmup_frames = 0;
+    std::uint64_t presented_frames = 0;  // shown in a window
     double seconds = 0;          // the frame loop, first frame to last
     double startup_seconds = 0;  // set-up before the first frame (pool warm-up included)
     Percentiles frame_ms, gpu_ms;

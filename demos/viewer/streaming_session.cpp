@@ -137,8 +137,10 @@ std::optional<CompletedSummary> StreamingSession::render(const SessionFrame& fra
     return summary;
 }
 
-void StreamingSession::finish() {
-    for (const CompletedFrame& done : renderer_->finish()) consume(done);
+std::vector<CompletedSummary> StreamingSession::finish() {
+    std::vector<CompletedSummary> completed;
+    for (const CompletedFrame& done : renderer_->finish()) completed.push_back(consume(done));
+    return completed;
 }
 
 CompletedSummary StreamingSession::consume(const CompletedFrame& done) {

@@ -110,7 +110,7 @@ public:
     // Renders a frame; the frame frames_in_flight earlier completes and is handed back.
     std::optional<CompletedSummary> render(const SessionFrame& frame);
     // Waits for the frames in flight (their feedback still goes to the streamer).
-    void finish();
+    std::vector<CompletedSummary> finish();
     // Renders `frame` again and again, waiting for the streamer between frames, until a frame
     // asks for nothing that is not resident, and once more so that the image shows it; false
     // when that takes longer than `timeout` or `max_frames`.

@@ -297,7 +297,7 @@ int run_window(const ViewerOptions& options, const Log& log) {
             }
         }
         seconds = std::chrono::duration<double>(Clock::now() - start).count();
-        session.finish();
+        for (const CompletedSummary& done : session.finish()) stats.record_completed(done);
         input.hud = nullptr;
     }
     return finish_run(options, session, stats, seconds, false, stdout);
