@@ -43,22 +43,8 @@ std::uint64_t default_headless_frames(const ViewerOptions& options) {
         1, std::uint64_t(std::llround(path->seconds * 1000.0 / options.time_step_ms)));
 }
 
-int run_headless(const ViewerOptions& options, const Log& log) {
-    const CameraPath& path = *find_camera_path(options.camera_path);
-    const std::uint64_t frames = options.frames ? options.frames : default_headless_frames(options);
-    StreamingSession session(session_settings(options, log));
-    std::fprintf(stderr, "vtpage-viewer: %s on %s, %s, %u x %u, camera path %s, %llu frames\n",
-                 session.backend_name().c_str(), session.device_name().c_str(),
-                 session.texture_name().c_str(), options.width, options.height,
-                 path.name.c_str(), static_cast<unsigned long long>(frames));
-    if (options.preload_all) session.preload_all(std::chrono::seconds(120));
-    std::unique_ptr<Hud> hud;
-    if (options.hud.value_or(false)) {
-        hud = std::make_unique<Hud>(session.context(), session.renderer().colour_format(),
-                                    frames_in_flight);
-    }
-
-    FrameStats stats(options.warmup_frames);
+double fly_path(StreamingSession& session, const CameraPath& path, std::uint64_t frames,
+                const ViewerOptions& options, FrameStats& stats, Hud* hud) {
     Camera camera;
     const double aspect = double(options.width) / double(options.height);
     const double step = options.time_step_ms / 1000.0;
@@ -88,7 +74,7 @@ int run_headless(const ViewerOptions& options, const Log& log) {
             data.validation = options.validation;
             hud->begin_frame(step, options.width, options.height, false);
             hud->build(data);
-            frame.overlay = [&hud](VkCommandBuffer commands, const OverlayTarget& target) {
+            frame.overlay = [hud](VkCommandBuffer commands, const OverlayTarget& target) {
                 hud->record(commands, target);
             };
         }
@@ -108,12 +94,40 @@ int run_headless(const ViewerOptions& options, const Log& log) {
             last_progress = now;
         }
     }
-    const double seconds = seconds_between(start, Clock::now());
+    return seconds_between(start, Clock::now());
+}
+
+int run_headless(const ViewerOptions& options, const Log& log) {
+    const CameraPath& path = *find_camera_path(options.camera_path);
+    const std::uint64_t frames = options.frames ? options.frames : default_headless_frames(options);
+    StreamingSession session(session_settings(options, log));
+    std::fprintf(stderr, "vtpage-viewer: %s on %s, %s, %u x %u, camera path %s, %llu frames\n",
+                 session.backend_name().c_str(), session.device_name().c_str(),
+                 session.texture_name().c_str(), options.width, options.height,
+                 path.name.c_str(), static_cast<unsigned long long>(frames));
+    if (options.preload_all) session.preload_all(std::chrono::seconds(120));
+    std::unique_ptr<Hud> hud;
+    if (options.hud.value_or(false)) {
+        hud = std::make_unique<Hud>(session.context(), session.renderer().colour_format(),
+                                    frames_in_flight);
+    }
+    FrameStats stats(options.warmup_frames);
+    const double seconds = fly_path(session, path, frames, options, stats, hud.get());
     for (const CompletedSummary& done : session.finish()) stats.record_completed(done);
     bool settled = false;
     if (options.settle) {
         // The last pose again until every page it needs is resident (a HUD shows its last
         // state).
+        SessionFrame frame;
+        const Camera camera{path.at(double(frames - 1) * options.time_step_ms / 1000.0,
+                                    session.plane_size())};
+        frame.view_projection = camera.view_projection(double(options.width) / options.height);
+        frame.mode = options.mode;
+        if (hud) {
+            frame.overlay = [&hud](VkCommandBuffer commands, const OverlayTarget& target) {
+                hud->record(commands, target);
+            };
+        }
         settled = session.settle(frame, std::chrono::seconds(120));
     }
     return finish_run(options, session, stats, seconds, settled, stdout);

@@ -157,6 +157,10 @@ CompletedSummary StreamingSession::consume(const CompletedFrame& done) {
     const vt::FeedbackResult result = feedback_->process(done.feedback);
     summary.feedback_samples = result.samples;
     summary.requests = result.requests.size();
+    if (requests_paused_) {
+        streamer_->complete_frame(done.user_tag);
+        return summary;
+    }
     // Withdraw what the view no longer asks for, before it takes a worker's time.
     std::unordered_set<PageIndex> requested;
     requested.reserve(result.requests.size() * 2);

@@ -118,6 +118,9 @@ public:
     // Makes every page of the texture resident and waits for it (UsageError when the budget
     // cannot hold them all).
     void preload_all(std::chrono::milliseconds timeout);
+    // While paused, feedback is still read and processed but nothing is requested: nothing new
+    // streams (the floor a benchmark compares streaming with).
+    void pause_requests(bool paused) noexcept { requests_paused_ = paused; }
     // New image size (frames in flight are waited for first).
     void resize(std::uint32_t width, std::uint32_t height);
 
@@ -158,6 +161,7 @@ private:
     std::string texture_name_;
     std::unordered_set<PageIndex> requested_;  // what the last feedback asked for
     std::uint64_t withdrawn_ = 0;
+    bool requests_paused_ = false;
     std::uint64_t frames_ = 0;
     std::vector<std::uint8_t> capture_;
     std::uint32_t capture_width_ = 0;
