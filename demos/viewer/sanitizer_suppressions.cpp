@@ -6,6 +6,8 @@
 #if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
 #include <dlfcn.h>
 
+#include <initializer_list>
+
 namespace {
 const bool vulkan_libraries_kept_loaded = [] {
     for (const char* library : {"libVkLayer_khronos_validation.so", "libvulkan_lvp.so"}) {

@@ -258,7 +258,10 @@ int run_window(const ViewerOptions& options, const Log& log) {
             desc.view_projection = camera.view_projection(double(image_width) / image_height);
             desc.mode = mode;
             desc.present_to = &swapchain;
-            const bool last_frame = options.frames != 0 && frame + 1 == options.frames;
+            // The last frame: the count reached, or the window asked to close (Esc) by the
+            // events just polled.
+            const bool last_frame = (options.frames != 0 && frame + 1 == options.frames) ||
+                                    glfwWindowShouldClose(window.window);
             desc.capture = last_frame && !options.screenshot.empty();
             ImGui_ImplGlfw_NewFrame();
             hud.begin_frame(dt, image_width, image_height, true);
