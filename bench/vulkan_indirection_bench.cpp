@@ -4,8 +4,9 @@
 //
 //   ready()          publish committed pages (the page table check included)   CPU, per page
 //   evicted()        clear evicted pages (the page table's callback)            CPU, per page
-//   delta upload     record_upload: changed entries into staging + copy regions CPU and GPU,
-//                    per frame and per entry
+//   delta upload     record_upload: changed entries into staging, then copy     CPU and GPU,
+//                    regions (one per run) or, for many runs, one compute      per frame and
+//                    scatter (the default); copies alone are measured beside   per entry
 //   full upload      the whole table (8 bytes per virtual page) copied each     CPU and GPU,
 //                    frame                                                      per frame
 #include <algorithm>
@@ -79,15 +80,18 @@ struct Result {
     double commit_us = 0;       // the page table's commit, per page (for scale)
     double upload_entries = 0;  // entries per frame (evictions and readies together)
     double upload_cpu_us = 0;   // record_upload, per frame
-    double upload_gpu_us = 0;   // the copies, per frame
+    double upload_gpu_us = 0;   // the copies or the scatter, per frame
+    double scattered = 0;       // fraction of uploads that were scatters
 };
 
+// max_copy_regions: the table's setting (its default scatters many runs; SIZE_MAX: copies only).
 Result measure(Backend& backend, VulkanContext& context, const Options& options,
-               std::size_t updates) {
+               std::size_t updates, std::size_t max_copy_regions) {
     const vt::TextureLayout layout(options.texture_log2);
     const std::uint64_t page_count = layout.page_count;
     VulkanPageImporter importer(context, backend);
-    VulkanIndirectionTable indirection(context, importer, {.page_count = page_count});
+    VulkanIndirectionTable indirection(
+        context, importer, {.page_count = page_count, .max_copy_regions = max_copy_regions});
     PageTableSettings settings;
     settings.region_size = page_count * backend.granularity().minimum;
     settings.budget_bytes = options.physical_pages * backend.granularity().minimum;
@@ -114,7 +118,7 @@ Result measure(Backend& backend, VulkanContext& context, const Options& options,
     const std::size_t per_frame = std::min(updates, options.physical_pages / 2);
     double ready_seconds = 0, commit_seconds = 0, evicted_seconds = 0, upload_cpu = 0,
            upload_gpu = 0;
-    std::size_t readied = 0, evicted_pages = 0, uploaded = 0;
+    std::size_t readied = 0, evicted_pages = 0, uploaded = 0, scattered = 0;
     // The first frames fill the budget (creating and importing pages): not measured.
     const int warm_up = int(options.physical_pages / per_frame) + 2;
     for (int frame = 0; frame < warm_up + options.frames; ++frame) {
@@ -152,6 +156,7 @@ Result measure(Backend& backend, VulkanContext& context, const Options& options,
         upload_cpu += cpu;
         upload_gpu += gpu;
         uploaded += upload.entries;
+        scattered += upload.scattered;
     }
     Result result;
     result.updates = per_frame;
@@ -161,6 +166,7 @@ Result measure(Backend& backend, VulkanContext& context, const Options& options,
     result.upload_entries = double(uploaded) / options.frames;
     result.upload_cpu_us = upload_cpu * 1e6 / options.frames;
     result.upload_gpu_us = upload_gpu / options.frames;
+    result.scattered = double(scattered) / options.frames;
     table.shutdown();
     return result;
 }
@@ -229,12 +235,15 @@ int main(int argc, char** argv) {
             double(page_count * 8) / double(1 << 20), options.physical_pages, options.frames);
         double full_cpu = 0, full_gpu = 0;
         measure_full_upload(context, options, full_cpu, full_gpu);
-        std::vector<Result> results;
+        const std::size_t default_regions = VulkanIndirectionTableSettings{}.max_copy_regions;
+        std::vector<Result> results, copies;
         app::ProgressBar progress({.label = "measuring"});
         for (std::size_t i = 0; i < options.updates.size(); ++i) {
             progress.update(double(i) / double(options.updates.size()),
                             detail::concat("row ", i + 1, " of ", options.updates.size()));
-            results.push_back(measure(*backend, context, options, options.updates[i]));
+            results.push_back(
+                measure(*backend, context, options, options.updates[i], default_regions));
+            copies.push_back(measure(*backend, context, options, options.updates[i], SIZE_MAX));
         }
         progress.clear();
 
@@ -246,9 +255,12 @@ int main(int argc, char** argv) {
             "Uploads per frame: changed entries vs the whole table (" +
                 fixed(double(page_count * 8) / double(1 << 20), 1) + " MiB)",
             {"pages per frame", "entries uploaded", "delta CPU us", "delta GPU us",
-             "delta us/entry", "full CPU us", "full GPU us", "delta vs full"});
+             "delta us/entry", "scattered", "copies only GPU us", "full CPU us", "full GPU us",
+             "delta vs full"});
         nlohmann::json rows = nlohmann::json::array();
-        for (const Result& r : results) {
+        for (std::size_t i = 0; i < results.size(); ++i) {
+            const Result& r = results[i];
+            const Result& copy = copies[i];
             const double events = r.ready_us + r.evicted_us;
             per_page.add_row({std::to_string(r.updates), fixed(r.ready_us, 3),
                               fixed(r.evicted_us, 3), fixed(r.commit_us, 2),
@@ -258,6 +270,7 @@ int main(int argc, char** argv) {
             per_frame.add_row(
                 {std::to_string(r.updates), fixed(r.upload_entries, 0), fixed(r.upload_cpu_us, 1),
                  fixed(r.upload_gpu_us, 1), fixed(delta / std::max(r.upload_entries, 1.0), 3),
+                 fixed(100.0 * r.scattered, 0) + " %", fixed(copy.upload_gpu_us, 1),
                  fixed(full_cpu, 1), fixed(full_gpu, 1), fixed(delta / full, 4) + "x"});
             rows.push_back({{"pages_per_frame", r.updates},
                             {"ready_us_per_page", r.ready_us},
@@ -266,6 +279,8 @@ int main(int argc, char** argv) {
                             {"entries_per_frame", r.upload_entries},
                             {"delta_upload_cpu_us", r.upload_cpu_us},
                             {"delta_upload_gpu_us", r.upload_gpu_us},
+                            {"scattered_fraction", r.scattered},
+                            {"copies_only_upload_gpu_us", copy.upload_gpu_us},
                             {"full_upload_cpu_us", full_cpu},
                             {"full_upload_gpu_us", full_gpu}});
         }

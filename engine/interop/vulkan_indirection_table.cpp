@@ -10,6 +10,7 @@
 #include "vtpage/interop/vulkan_context.hpp"
 #include "vtpage/interop/vulkan_error.hpp"
 #include "vtpage/interop/vulkan_page_importer.hpp"
+#include "vulkan_indirection_scatter.hpp"
 
 namespace vtpage {
 
@@ -24,6 +25,17 @@ struct Published {
     std::uint64_t generation = 0;
 };
 
+// A ready page held back until the fill timeline reaches `fill` (publish_when_filled).
+struct AwaitingFill {
+    VkDeviceAddress address = 0;
+    std::uint32_t slot = 0;
+    std::uint64_t generation = 0;
+    std::uint64_t fill = 0;
+};
+
+using interop_detail::IndirectionScatterPipeline;
+using interop_detail::IndirectionScatterPushConstants;
+
 }  // namespace
 
 struct VulkanIndirectionTable::State {
@@ -32,6 +44,7 @@ struct VulkanIndirectionTable::State {
     VulkanIndirectionTableSettings settings;
     VulkanBuffer table;
     std::vector<VulkanBuffer> staging;  // per frame slot
+    IndirectionScatterPipeline scatter;
     bool initialized = false;           // zeroed on the device
 
     std::mutex submission;
@@ -39,11 +52,13 @@ struct VulkanIndirectionTable::State {
     std::unordered_map<PageIndex, Published> published;
     std::vector<PageIndex> page_of_slot;  // no_page where the slot backs nothing published
     std::unordered_set<PageIndex> dirty;
+    std::unordered_map<PageIndex, AwaitingFill> awaiting;
+    std::unordered_map<std::uint32_t, PageIndex> awaiting_of_slot;
     std::uint64_t fill_value = 0;  // the highest published
     VulkanIndirectionTableStatistics statistics;
 
     State(VulkanContext& c, VulkanPageImporter& i, VulkanIndirectionTableSettings s)
-        : context(c), importer(i), settings(std::move(s)) {}
+        : context(c), importer(i), settings(std::move(s)), scatter(c) {}
 
     void check_page(PageIndex page, const char* operation) const {
         if (page >= settings.page_count) {
@@ -62,14 +77,50 @@ struct VulkanIndirectionTable::State {
         published.erase(found);
         dirty.insert(page);
     }
-    void publish(PageIndex page, std::uint32_t slot, VkDeviceAddress address,
-                 std::uint64_t generation, std::uint64_t fill) {
-        // The slot now backs this page: whatever it backed before (an eviction whose callback
-        // has not come yet) must no longer reach it.
+    void forget_awaiting(PageIndex page) {
+        auto found = awaiting.find(page);
+        if (found == awaiting.end()) return;
+        auto slot = awaiting_of_slot.find(found->second.slot);
+        if (slot != awaiting_of_slot.end() && slot->second == page) awaiting_of_slot.erase(slot);
+        awaiting.erase(found);
+    }
+    // The slot now backs `page`: whatever it backed before (an eviction whose callback has not
+    // come yet) must no longer reach it, published or still awaiting its fill.
+    void claim_slot(PageIndex page, std::uint32_t slot) {
         if (slot >= page_of_slot.size()) page_of_slot.resize(slot + 1, no_page);
         if (page_of_slot[slot] != no_page && page_of_slot[slot] != page) {
             unpublish(page_of_slot[slot]);
         }
+        auto other = awaiting_of_slot.find(slot);
+        if (other != awaiting_of_slot.end() && other->second != page) forget_awaiting(other->second);
+    }
+    void hold_until_filled(PageIndex page, std::uint32_t slot, VkDeviceAddress address,
+                           std::uint64_t generation, std::uint64_t fill) {
+        claim_slot(page, slot);
+        forget_awaiting(page);
+        unpublish(page);  // an older entry points at a physical page the page has lost
+        awaiting[page] = AwaitingFill{address, slot, generation, fill};
+        awaiting_of_slot[slot] = page;
+    }
+    // Publishes the held pages whose fills the timeline has passed.
+    void publish_filled() {
+        if (awaiting.empty() || !settings.fill_timeline) return;
+        std::uint64_t reached = 0;
+        vk_check(vkGetSemaphoreCounterValue(context.device(), settings.fill_timeline, &reached),
+                 "VulkanIndirectionTable::record_upload", "vkGetSemaphoreCounterValue");
+        std::vector<std::pair<PageIndex, AwaitingFill>> filled;
+        for (const auto& [page, held] : awaiting) {
+            if (held.fill <= reached) filled.emplace_back(page, held);
+        }
+        for (const auto& [page, held] : filled) {
+            forget_awaiting(page);
+            publish(page, held.slot, held.address, held.generation, held.fill);
+        }
+    }
+    void publish(PageIndex page, std::uint32_t slot, VkDeviceAddress address,
+                 std::uint64_t generation, std::uint64_t fill) {
+        claim_slot(page, slot);
+        forget_awaiting(page);
         unpublish(page);
         published[page] = Published{address, slot, generation};
         page_of_slot[slot] = page;
@@ -83,6 +134,8 @@ struct VulkanIndirectionTable::State {
             unpublish(page_of_slot[slot]);
             ++statistics.retired_slots;
         }
+        auto held = awaiting_of_slot.find(slot);
+        if (held != awaiting_of_slot.end()) forget_awaiting(held->second);
     }
 };
 
@@ -90,9 +143,11 @@ VulkanIndirectionTable::VulkanIndirectionTable(VulkanContext& context, VulkanPag
                                                VulkanIndirectionTableSettings settings)
     : state_(std::make_unique<State>(context, importer, std::move(settings))) {
     State& s = *state_;
-    if (s.settings.page_count == 0 || s.settings.frames_in_flight == 0) {
+    if (s.settings.page_count == 0 || s.settings.page_count > (std::uint64_t(1) << 32) ||
+        s.settings.frames_in_flight == 0) {
         throw Error(Errc::invalid_argument, "VulkanIndirectionTable",
-                    "page_count and frames_in_flight must be positive",
+                    "page_count must be in [1, 2^32] (the shaders index pages with 32 bits) "
+                    "and frames_in_flight positive",
                     detail::concat("page_count=", s.settings.page_count,
                                    " frames_in_flight=", s.settings.frames_in_flight));
     }
@@ -201,7 +256,9 @@ void VulkanIndirectionTable::ready(std::span<const PageMapping> pages, std::uint
             }
         }
         auto found = s.published.find(mapping.page);
-        if (found != s.published.end() && found->second.generation > mapping.generation) {
+        auto held = s.awaiting.find(mapping.page);
+        if ((found != s.published.end() && found->second.generation > mapping.generation) ||
+            (held != s.awaiting.end() && held->second.generation > mapping.generation)) {
             ++s.statistics.stale_ready_pages;
             continue;
         }
@@ -211,7 +268,13 @@ void VulkanIndirectionTable::ready(std::span<const PageMapping> pages, std::uint
                         "the physical page is not imported into Vulkan",
                         detail::concat("page=", mapping.page, " slot=", mapping.physical.slot));
         }
-        s.publish(mapping.page, mapping.physical.slot, address, mapping.generation, fill_value);
+        if (s.settings.publish_when_filled && s.settings.fill_timeline && fill_value > 0) {
+            s.hold_until_filled(mapping.page, mapping.physical.slot, address, mapping.generation,
+                                fill_value);
+        } else {
+            s.publish(mapping.page, mapping.physical.slot, address, mapping.generation,
+                      fill_value);
+        }
     }
 }
 
@@ -220,6 +283,10 @@ void VulkanIndirectionTable::evicted(std::span<const PageMapping> pages) {
     std::lock_guard lock(s.mutex);
     for (const PageMapping& mapping : pages) {
         ++s.statistics.evicted_pages;
+        auto held = s.awaiting.find(mapping.page);
+        if (held != s.awaiting.end() && held->second.generation <= mapping.generation) {
+            s.forget_awaiting(mapping.page);
+        }
         auto found = s.published.find(mapping.page);
         if (found == s.published.end() || found->second.generation > mapping.generation) continue;
         s.unpublish(mapping.page);
@@ -244,6 +311,7 @@ void VulkanIndirectionTable::clear(PageIndex page) {
     State& s = *state_;
     s.check_page(page, "VulkanIndirectionTable::clear");
     std::lock_guard lock(s.mutex);
+    s.forget_awaiting(page);
     s.unpublish(page);
 }
 
@@ -276,6 +344,7 @@ IndirectionUpload VulkanIndirectionTable::record_upload(VkCommandBuffer commands
     IndirectionUpload upload;
     {
         std::lock_guard lock(s.mutex);
+        s.publish_filled();
         pages.assign(s.dirty.begin(), s.dirty.end());
         s.dirty.clear();
         std::sort(pages.begin(), pages.end());
@@ -292,14 +361,24 @@ IndirectionUpload VulkanIndirectionTable::record_upload(VkCommandBuffer commands
         s.statistics.uploaded_entries += pages.size();
     }
     if (pages.empty() && s.initialized) return upload;
+    std::size_t runs = 0;
+    for (std::size_t i = 0; i < pages.size(); ++i) runs += i == 0 || pages[i] != pages[i - 1] + 1;
+    const bool scatter = runs > s.settings.max_copy_regions;
 
-    // Earlier submissions' shader reads of the table finish before these writes.
+    // Earlier submissions' reads of the table, and earlier uploads' writes, come before these
+    // writes.
+    constexpr VkPipelineStageFlags2 shader_stages = VK_PIPELINE_STAGE_2_VERTEX_SHADER_BIT |
+                                                    VK_PIPELINE_STAGE_2_FRAGMENT_SHADER_BIT |
+                                                    VK_PIPELINE_STAGE_2_COMPUTE_SHADER_BIT;
+    constexpr VkPipelineStageFlags2 write_stages =
+        VK_PIPELINE_STAGE_2_ALL_TRANSFER_BIT | VK_PIPELINE_STAGE_2_COMPUTE_SHADER_BIT;
+    constexpr VkAccessFlags2 write_access =
+        VK_ACCESS_2_TRANSFER_WRITE_BIT | VK_ACCESS_2_SHADER_STORAGE_WRITE_BIT;
     VkMemoryBarrier2 before{VK_STRUCTURE_TYPE_MEMORY_BARRIER_2};
-    before.srcStageMask = VK_PIPELINE_STAGE_2_VERTEX_SHADER_BIT |
-                          VK_PIPELINE_STAGE_2_FRAGMENT_SHADER_BIT |
-                          VK_PIPELINE_STAGE_2_COMPUTE_SHADER_BIT;
-    before.dstStageMask = VK_PIPELINE_STAGE_2_ALL_TRANSFER_BIT;
-    before.dstAccessMask = VK_ACCESS_2_TRANSFER_WRITE_BIT;
+    before.srcStageMask = shader_stages | write_stages;
+    before.srcAccessMask = write_access;
+    before.dstStageMask = write_stages;
+    before.dstAccessMask = write_access;
     VkDependencyInfo dependency{VK_STRUCTURE_TYPE_DEPENDENCY_INFO};
     dependency.memoryBarrierCount = 1;
     dependency.pMemoryBarriers = &before;
@@ -309,48 +388,72 @@ IndirectionUpload VulkanIndirectionTable::record_upload(VkCommandBuffer commands
         vkCmdFillBuffer(commands, s.table.get(), 0, VK_WHOLE_SIZE, 0);
         upload.cleared = true;
         s.initialized = true;
-        if (!pages.empty()) {  // the copies below land after the fill
-            VkMemoryBarrier2 fill_then_copy{VK_STRUCTURE_TYPE_MEMORY_BARRIER_2};
-            fill_then_copy.srcStageMask = VK_PIPELINE_STAGE_2_ALL_TRANSFER_BIT;
-            fill_then_copy.srcAccessMask = VK_ACCESS_2_TRANSFER_WRITE_BIT;
-            fill_then_copy.dstStageMask = VK_PIPELINE_STAGE_2_ALL_TRANSFER_BIT;
-            fill_then_copy.dstAccessMask = VK_ACCESS_2_TRANSFER_WRITE_BIT;
-            dependency.pMemoryBarriers = &fill_then_copy;
+        if (!pages.empty()) {  // the writes below land after the fill
+            VkMemoryBarrier2 fill_then_write{VK_STRUCTURE_TYPE_MEMORY_BARRIER_2};
+            fill_then_write.srcStageMask = VK_PIPELINE_STAGE_2_ALL_TRANSFER_BIT;
+            fill_then_write.srcAccessMask = VK_ACCESS_2_TRANSFER_WRITE_BIT;
+            fill_then_write.dstStageMask = write_stages;
+            fill_then_write.dstAccessMask = write_access;
+            dependency.pMemoryBarriers = &fill_then_write;
             vkCmdPipelineBarrier2(commands, &dependency);
         }
     }
     if (!pages.empty()) {
-        const VkDeviceSize bytes = pages.size() * entry_bytes;
+        // Copies read the values alone; the scatter reads the values, then the page indices.
+        const VkDeviceSize value_bytes = pages.size() * entry_bytes;
+        const VkDeviceSize bytes = value_bytes + (scatter ? pages.size() * sizeof(std::uint32_t) : 0);
         VulkanBuffer& staging = s.staging[frame_slot];
         if (!staging || staging.size() < bytes) {
             VkDeviceSize capacity = 4096;
             while (capacity < bytes) capacity *= 2;
-            staging = VulkanBuffer(s.context, capacity, VK_BUFFER_USAGE_TRANSFER_SRC_BIT,
+            staging = VulkanBuffer(s.context, capacity,
+                                   VK_BUFFER_USAGE_TRANSFER_SRC_BIT |
+                                       VK_BUFFER_USAGE_STORAGE_BUFFER_BIT |
+                                       VK_BUFFER_USAGE_SHADER_DEVICE_ADDRESS_BIT,
                                    BufferMemory::upload, "vtpage indirection staging");
         }
-        std::memcpy(staging.mapped(), values.data(), bytes);
-        staging.flush();
-        std::vector<VkBufferCopy> regions;
-        for (std::size_t i = 0; i < pages.size(); ++i) {
-            if (!regions.empty() && pages[i] == pages[i - 1] + 1) {
-                regions.back().size += entry_bytes;
-            } else {
-                regions.push_back({i * entry_bytes, pages[i] * entry_bytes, entry_bytes});
+        std::memcpy(staging.mapped(), values.data(), value_bytes);
+        if (scatter) {
+            auto* indices = reinterpret_cast<std::uint32_t*>(staging.mapped() + value_bytes);
+            for (std::size_t i = 0; i < pages.size(); ++i) {
+                indices[i] = static_cast<std::uint32_t>(pages[i]);
             }
         }
-        vkCmdCopyBuffer(commands, staging.get(), s.table.get(),
-                        static_cast<std::uint32_t>(regions.size()), regions.data());
+        staging.flush();
+        if (scatter) {
+            IndirectionScatterPushConstants push{};
+            push.table = s.table.device_address();
+            push.values = staging.device_address();
+            push.pages = staging.device_address() + value_bytes;
+            push.count = static_cast<std::uint32_t>(pages.size());
+            s.scatter.record(commands, push);
+        } else {
+            std::vector<VkBufferCopy> regions;
+            regions.reserve(runs);
+            for (std::size_t i = 0; i < pages.size(); ++i) {
+                if (!regions.empty() && pages[i] == pages[i - 1] + 1) {
+                    regions.back().size += entry_bytes;
+                } else {
+                    regions.push_back({i * entry_bytes, pages[i] * entry_bytes, entry_bytes});
+                }
+            }
+            vkCmdCopyBuffer(commands, staging.get(), s.table.get(),
+                            static_cast<std::uint32_t>(regions.size()), regions.data());
+        }
         upload.entries = pages.size();
-        upload.regions = regions.size();
+        upload.regions = runs;
+        upload.scattered = scatter;
+        if (scatter) {
+            std::lock_guard lock(s.mutex);
+            ++s.statistics.scattered_uploads;
+        }
     }
-    // The writes are visible to this submission's shaders.
+    // The writes are visible to this submission's shaders (and to copies, for tools and tests).
     VkMemoryBarrier2 after{VK_STRUCTURE_TYPE_MEMORY_BARRIER_2};
-    after.srcStageMask = VK_PIPELINE_STAGE_2_ALL_TRANSFER_BIT;
-    after.srcAccessMask = VK_ACCESS_2_TRANSFER_WRITE_BIT;
-    after.dstStageMask = VK_PIPELINE_STAGE_2_VERTEX_SHADER_BIT |
-                         VK_PIPELINE_STAGE_2_FRAGMENT_SHADER_BIT |
-                         VK_PIPELINE_STAGE_2_COMPUTE_SHADER_BIT;
-    after.dstAccessMask = VK_ACCESS_2_SHADER_STORAGE_READ_BIT;
+    after.srcStageMask = write_stages;
+    after.srcAccessMask = write_access;
+    after.dstStageMask = shader_stages | VK_PIPELINE_STAGE_2_ALL_TRANSFER_BIT;
+    after.dstAccessMask = VK_ACCESS_2_SHADER_STORAGE_READ_BIT | VK_ACCESS_2_TRANSFER_READ_BIT;
     dependency.pMemoryBarriers = &after;
     vkCmdPipelineBarrier2(commands, &dependency);
     return upload;
@@ -361,6 +464,7 @@ VulkanIndirectionTableStatistics VulkanIndirectionTable::statistics() const {
     VulkanIndirectionTableStatistics statistics = state_->statistics;
     statistics.published = state_->published.size();
     statistics.pending = state_->dirty.size();
+    statistics.awaiting_fill = state_->awaiting.size();
     return statistics;
 }
 

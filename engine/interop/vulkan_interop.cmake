@@ -4,7 +4,8 @@
 set(VTPAGE_VULKAN_INTEROP_SOURCES
   vulkan_error.cpp vulkan_context.cpp vulkan_buffer.cpp vulkan_image.cpp vulkan_timeline.cpp
   vulkan_page_importer.cpp vulkan_indirection_table.cpp vulkan_texture_directory.cpp
-  vulkan_shaders.cpp vulkan_ground_plane_pipeline.cpp vulkan_frame_slot.cpp
+  vulkan_shaders.cpp vulkan_ground_plane_pipeline.cpp vulkan_indirection_scatter.cpp
+  vulkan_frame_slot.cpp
   vulkan_renderer.cpp vulkan_swapchain.cpp vulkan_screenshot.cpp vulkan_cuda_timeline.cpp)
 set(VTPAGE_VULKAN_INTEROP_DEPENDS Vulkan::Vulkan)
 
@@ -28,13 +29,20 @@ add_custom_command(
 
 # Each shader becomes <name>.spv.inc: its SPIR-V words as a C initializer list (glslc -mfmt=num)
 # that vulkan_shaders.cpp includes.
-set(vtpage_shaders ground_plane.vert ground_plane.frag ground_plane_feedback.frag)
+set(vtpage_shaders ground_plane.vert ground_plane.frag ground_plane_feedback.frag
+                   indirection_scatter.comp)
 set(vtpage_shader_outputs "")
 foreach(shader ${vtpage_shaders})
   set(output ${vtpage_shader_output_dir}/${shader}.spv.inc)
+  # Compute shaders as SPIR-V 1.5: for 1.6 glslc declares the work group size with LocalSizeId,
+  # which needs the maintenance4 feature enabled.
+  set(target_env vulkan1.3)
+  if(shader MATCHES "\\.comp$")
+    set(target_env vulkan1.2)
+  endif()
   add_custom_command(
     OUTPUT ${output}
-    COMMAND ${Vulkan_GLSLC_EXECUTABLE} --target-env=vulkan1.3 -O -Werror -mfmt=num
+    COMMAND ${Vulkan_GLSLC_EXECUTABLE} --target-env=${target_env} -O -Werror -mfmt=num
             -I ${vtpage_shader_source_dir} -I ${vtpage_shader_output_dir}
             -MD -MF ${output}.d -MT ${output}
             ${vtpage_shader_source_dir}/${shader} -o ${output}

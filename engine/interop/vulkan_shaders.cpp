@@ -16,6 +16,9 @@ constexpr std::uint32_t ground_plane_frag[] = {
 constexpr std::uint32_t ground_plane_feedback_frag[] = {
 #include "ground_plane_feedback.frag.spv.inc"
 };
+constexpr std::uint32_t indirection_scatter_comp[] = {
+#include "indirection_scatter.comp.spv.inc"
+};
 }  // namespace
 
 std::span<const std::uint32_t> ground_plane_vertex_spirv() {
@@ -26,6 +29,9 @@ std::span<const std::uint32_t> ground_plane_fragment_spirv() {
 }
 std::span<const std::uint32_t> ground_plane_feedback_fragment_spirv() {
     return ground_plane_feedback_frag;
+}
+std::span<const std::uint32_t> indirection_scatter_compute_spirv() {
+    return indirection_scatter_comp;
 }
 
 UniqueVkShaderModule make_shader_module(VulkanContext& context,

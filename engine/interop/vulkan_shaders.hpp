@@ -16,6 +16,7 @@ namespace interop_detail {
 std::span<const std::uint32_t> ground_plane_vertex_spirv();
 std::span<const std::uint32_t> ground_plane_fragment_spirv();
 std::span<const std::uint32_t> ground_plane_feedback_fragment_spirv();
+std::span<const std::uint32_t> indirection_scatter_compute_spirv();
 
 UniqueVkShaderModule make_shader_module(VulkanContext& context,
                                         std::span<const std::uint32_t> spirv, const char* name);

@@ -114,6 +114,108 @@ TEST_P(VulkanIndirectionTableTest, UploadsWhatChangedAsRunsOfEntries) {
     pool.release(pages);
 }
 
+TEST_P(VulkanIndirectionTableTest, ScattersManyRunsWithOneDispatch) {
+    PagePool pool(*owned_backend, pool_settings);
+    auto pages = pool.acquire(24);
+    VulkanIndirectionTable table(*context, *importer,
+                                 {.page_count = 256, .max_copy_regions = 8});
+    // 24 pages, no two neighbours: 24 runs, above the limit of 8 copy regions.
+    std::map<PageIndex, std::uint32_t> expected;
+    for (std::size_t i = 0; i < pages.size(); ++i) {
+        const PageIndex page = 3 + 10 * i;
+        table.publish(page, pages[i].slot);
+        expected[page] = pages[i].slot;
+    }
+    const IndirectionUpload first = upload(*context, table, 0);
+    EXPECT_TRUE(first.cleared);
+    EXPECT_TRUE(first.scattered);
+    EXPECT_EQ(first.entries, 24u);
+    EXPECT_EQ(first.regions, 24u);
+    expect_device_table(*context, table, *importer, expected);
+
+    // Clears travel the same way (value 0), and a page that moves to another slot too.
+    for (std::size_t i = 0; i < 12; ++i) {
+        table.clear(3 + 10 * i);
+        expected.erase(3 + 10 * i);
+    }
+    const IndirectionUpload second = upload(*context, table, 1);
+    EXPECT_TRUE(second.scattered);
+    EXPECT_EQ(second.entries, 12u);
+    expect_device_table(*context, table, *importer, expected);
+
+    // Few runs are copies: pages 100..107 are one run.
+    for (std::uint32_t i = 0; i < 8; ++i) {
+        table.publish(100 + i, pages[i].slot);
+        expected[100 + i] = pages[i].slot;
+    }
+    const IndirectionUpload third = upload(*context, table, 0);
+    EXPECT_FALSE(third.scattered);
+    EXPECT_EQ(third.regions, 1u);
+    expect_device_table(*context, table, *importer, expected);
+    EXPECT_EQ(table.statistics().scattered_uploads, 2u);
+    pool.release(pages);
+}
+
+TEST_P(VulkanIndirectionTableTest, AlwaysScattersWithNoCopyRegionsAllowed) {
+    PagePool pool(*owned_backend, pool_settings);
+    auto pages = pool.acquire(2);
+    VulkanIndirectionTable table(*context, *importer, {.page_count = 300, .max_copy_regions = 0});
+    table.publish(0, pages[0].slot);
+    table.publish(299, pages[1].slot);  // the last entry
+    const IndirectionUpload first = upload(*context, table, 0);
+    EXPECT_TRUE(first.scattered);
+    expect_device_table(*context, table, *importer, {{0, pages[0].slot}, {299, pages[1].slot}});
+    pool.release(pages);
+}
+
+TEST_P(VulkanIndirectionTableTest, HoldsPagesBackUntilTheirFillIsDone) {
+    PagePool pool(*owned_backend, pool_settings);
+    auto pages = pool.acquire(3);
+    VulkanTimeline fills(*context, 0, false, "test fills");
+    VulkanIndirectionTable table(
+        *context, *importer,
+        {.page_count = 32, .fill_timeline = fills.get(), .publish_when_filled = true});
+    const PageMapping a{4, pages[0], 1};
+    const PageMapping b{5, pages[1], 2};
+    table.ready(std::span(&a, 1), 3);
+    table.ready(std::span(&b, 1), 5);
+    EXPECT_EQ(table.published_count(), 0u);
+    EXPECT_EQ(table.statistics().awaiting_fill, 2u);
+    IndirectionUpload up = upload(*context, table, 0);
+    EXPECT_EQ(up.entries, 0u);
+    EXPECT_EQ(up.wait_value, 0u) << "nothing published: the frame waits for nothing";
+    expect_device_table(*context, table, *importer, {});
+
+    fills.signal(3);  // a's fill is done, b's not yet
+    up = upload(*context, table, 1);
+    EXPECT_EQ(up.entries, 1u);
+    EXPECT_EQ(up.wait_value, 3u);
+    EXPECT_EQ(table.slot_of(4), pages[0].slot);
+    EXPECT_FALSE(table.slot_of(5).has_value());
+    expect_device_table(*context, table, *importer, {{4, pages[0].slot}});
+
+    // b is evicted before its fill ends: it never reaches the table. c takes a's physical page
+    // (a's eviction event still to come): a leaves the table at once, c waits for its fill.
+    table.evicted(std::span(&b, 1));
+    const PageMapping c{9, pages[0], 3};
+    table.ready(std::span(&c, 1), 7);
+    EXPECT_FALSE(table.slot_of(4).has_value());
+    fills.signal(7);
+    up = upload(*context, table, 0);
+    EXPECT_EQ(table.statistics().awaiting_fill, 0u);
+    expect_device_table(*context, table, *importer, {{9, pages[0].slot}});
+
+    // A late ready of an older generation is stale; fill value 0 publishes at once.
+    const PageMapping old_c{9, pages[2], 2};
+    table.ready(std::span(&old_c, 1), 8);
+    EXPECT_EQ(table.slot_of(9), pages[0].slot);
+    EXPECT_EQ(table.statistics().stale_ready_pages, 1u);
+    const PageMapping d{11, pages[2], 4};
+    table.ready(std::span(&d, 1), 0);
+    EXPECT_EQ(table.slot_of(11), pages[2].slot);
+    pool.release(pages);
+}
+
 TEST_P(VulkanIndirectionTableTest, FollowsThePageTableAndDropsStaleReadyEvents) {
     VulkanIndirectionTable indirection(*context, *importer, {.page_count = 64});
     PageTableSettings settings;

@@ -17,12 +17,18 @@
 //   auto lock = table.lock_submission();
 //   IndirectionUpload upload = table.record_upload(commands, frame_slot);
 //   ... record the frame, submit it (waiting for upload.wait_value on upload.wait_semaphore) ...
-// record_upload copies the changed entries (8 bytes each, contiguous runs as one region) from
-// the frame slot's staging buffer into the table, between barriers that order the copy after
-// every earlier submission's reads and before this one's. Frames in flight are therefore never
-// corrupted: each frame reads the table as its own submission left it. The frame slot's
-// previous submission must be complete (the renderer waits for it), since its staging buffer is
-// rewritten.
+// record_upload writes the changed entries (8 bytes each) from the frame slot's staging buffer
+// into the table, between barriers that order the writes after every earlier submission's reads
+// and before this one's. A few runs of neighbouring entries are copied (one copy region per
+// run); more are scattered by a compute dispatch whose cost does not grow with the number of
+// runs (max_copy_regions chooses). Frames in flight are therefore never corrupted: each frame
+// reads the table as its own submission left it. The frame slot's previous submission must be
+// complete (the renderer waits for it), since its staging buffer is rewritten.
+//
+// CUDA fills (fill_timeline): by default a page is published at once and the frame that first
+// reaches it waits on the device for its fill value. With publish_when_filled, a page stays out
+// of the table until the fill timeline has reached its value (read at each upload, without
+// waiting), so that frames never wait for fills: the page appears a frame or so later.
 //
 // Stale events are dropped: a ready() for a page that was evicted since (or recommitted with
 // another generation) is ignored when a page table is given to check against, and an eviction
@@ -57,13 +63,19 @@ struct VulkanIndirectionTableSettings {
     // The timeline semaphore CUDA fills signal (CudaVulkanTimeline::semaphore()); frames wait
     // for the highest fill value published. VK_NULL_HANDLE: fills are done before ready().
     VkSemaphore fill_timeline = VK_NULL_HANDLE;
+    // Hold pages back until their fill value is reached instead of making frames wait for it.
+    bool publish_when_filled = false;
+    // Uploads of up to this many runs of neighbouring entries are copies; larger ones are a
+    // compute scatter (0: always scatter).
+    std::size_t max_copy_regions = 8;
     Log log;
 };
 
 // What one record_upload() did, and what the frame must wait for.
 struct IndirectionUpload {
     std::size_t entries = 0;                      // entries copied
-    std::size_t regions = 0;                      // copy regions (runs of neighbouring entries)
+    std::size_t regions = 0;                      // runs of neighbouring entries
+    bool scattered = false;                       // written by the compute scatter, not copies
     bool cleared = false;                         // the first upload also zeroes the whole table
     VkSemaphore wait_semaphore = VK_NULL_HANDLE;  // set when wait_value > 0
     std::uint64_t wait_value = 0;
@@ -72,12 +84,14 @@ struct IndirectionUpload {
 struct VulkanIndirectionTableStatistics {
     std::size_t published = 0;  // entries pointing at a page now
     std::size_t pending = 0;    // entries changed since the last upload
+    std::size_t awaiting_fill = 0;  // ready pages held back until their fill completes
     std::uint64_t ready_pages = 0;
     std::uint64_t stale_ready_pages = 0;  // ready() calls dropped as stale
     std::uint64_t evicted_pages = 0;
     std::uint64_t retired_slots = 0;  // physical pages destroyed while published
     std::uint64_t uploads = 0;
     std::uint64_t uploaded_entries = 0;
+    std::uint64_t scattered_uploads = 0;  // uploads written by the compute scatter
 };
 
 class VulkanIndirectionTable {
@@ -106,8 +120,9 @@ public:
     void check_against(const PageTable* table);
 
     // Publishes committed pages whose bytes are in place, or will be once the fill timeline
-    // reaches fill_value. out_of_range for a page beyond page_count, not_mapped for a physical
-    // page the importer does not have.
+    // reaches fill_value (with publish_when_filled, they are held back until then).
+    // out_of_range for a page beyond page_count, not_mapped for a physical page the importer
+    // does not have.
     void ready(std::span<const PageMapping> pages, std::uint64_t fill_value = 0);
     // Clears evicted pages.
     void evicted(std::span<const PageMapping> pages);
@@ -118,7 +133,7 @@ public:
     void publish(PageIndex page, std::uint32_t slot, std::uint64_t fill_value = 0);
     void clear(PageIndex page);
 
-    // The slot published for a page, if any.
+    // The slot published for a page, if any (not for pages still held back for their fill).
     std::optional<std::uint32_t> slot_of(PageIndex page) const;
     std::size_t published_count() const;
 

@@ -1,0 +1,142 @@
+// vtpage-bench-viewer: the viewer's benchmark flight (a fast low flight that streams new pages
+// every frame, demos/viewer/camera_path.cpp) timed frame by frame, beside the floor measured in
+// the same run: the same flight with streaming paused (feedback still read back and processed,
+// nothing requested), i.e. rendering and feedback alone. The ratio says what streaming costs the
+// frame time. The viewer itself (--camera-path benchmark --headless) is the full measurement
+// with screenshot and stats; this adds the floor.
+#include <CLI/CLI.hpp>
+
+#include <cstdio>
+
+#include "camera_path.hpp"
+#include "frame_stats.hpp"
+#include "headless_loop.hpp"
+#include "streaming_session.hpp"
+#include "support/bench_options.hpp"
+#include "support/report_table.hpp"
+#include "vtpage/app/command_line.hpp"
+#include "viewer_run.hpp"
+
+namespace {
+
+using namespace vtpage;
+using namespace vtpage::viewer;
+using bench::fixed;
+
+struct Flight {
+    std::string name;
+    Percentiles frame_ms, gpu_ms;
+    std::uint64_t frames = 0;
+    std::uint64_t pages_streamed = 0;  // during the flight
+    double seconds = 0;
+    double pages_per_second = 0;
+    std::uint64_t validation_messages = 0;
+};
+
+Flight fly(const ViewerOptions& options, bool streaming, const Log& log) {
+    StreamingSession session(session_settings(options, log));
+    const CameraPath& path = *find_camera_path("benchmark");
+    if (!streaming) {
+        // The first view's pages, then nothing more: the floor flies over what it has.
+        SessionFrame first;
+        first.view_projection = Camera{path.at(0, session.plane_size())}.view_projection(
+            double(options.width) / options.height);
+        session.settle(first, std::chrono::seconds(60));
+        session.pause_requests(true);
+    }
+    const std::uint64_t before = session.counters().streamer.pages_filled;
+    FrameStats stats(options.warmup_frames);
+    Flight flight;
+    flight.name = streaming ? "streaming" : "streaming paused (floor)";
+    flight.seconds = fly_path(session, path, options.frames, options, stats, nullptr);
+    for (const CompletedSummary& done : session.finish()) stats.record_completed(done);
+    const SessionCounters counters = session.counters();
+    flight.frames = stats.frames();
+    flight.frame_ms = stats.frame_ms();
+    flight.gpu_ms = stats.gpu_ms();
+    flight.pages_streamed = counters.streamer.pages_filled - before;
+    flight.pages_per_second = double(flight.pages_streamed) / flight.seconds;
+    flight.validation_messages = counters.validation.warnings + counters.validation.errors;
+    return flight;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+    CLI::App app{"vtpage viewer benchmark: frame times of the streaming flight beside the same "
+                 "flight with streaming paused",
+                 "vtpage-bench-viewer"};
+    ViewerOptions options;
+    options.headless = true;
+    options.width = 1920;
+    options.height = 1080;
+    options.camera_path = "benchmark";
+    options.frames = 600;
+    options.progress = false;
+    bench::BenchOptions common;
+    bench::add_bench_options(app, common);
+    app.add_option("--width", options.width)->check(CLI::Range(16u, 16384u));
+    app.add_option("--height", options.height)->check(CLI::Range(16u, 16384u));
+    app.add_option("--budget-mib", options.budget_mib)->check(CLI::Range(16, 1 << 22));
+    app.add_option("--frames", options.frames, "Frames per flight")
+        ->check(CLI::Range(20, 1000000));
+    app.add_option("--texture-size-log2", options.texture_size_log2)->check(CLI::Range(8u, 20u));
+    app.add_flag("--validation", options.validation, "Khronos validation on (slower)");
+    if (auto status = app::parse_command_line(app, argc, argv)) return *status;
+    options.backend = common.backend;
+    const std::string& json = common.json;
+    const bool quick = common.quick;
+    if (quick) {
+        options.width = 256;
+        options.height = 144;
+        options.frames = 40;
+        options.budget_mib = 64;
+        options.texture_size_log2 = 14;
+    }
+    const Log log(stderr_log(LogLevel::warning));
+    try {
+        const Flight floor = fly(options, false, log);
+        const Flight streamed = fly(options, true, log);
+        bench::ReportTable table(
+            "The benchmark flight, " + std::to_string(options.width) + " x " +
+                std::to_string(options.height) + ", " + std::to_string(options.frames) +
+                " frames, budget " + std::to_string(options.budget_mib) + " MiB",
+            {"flight", "frame ms p50", "frame ms p99", "frame ms max", "GPU ms p50",
+             "pages streamed/s", "p50 vs floor", "p99 vs floor"});
+        nlohmann::json rows = nlohmann::json::array();
+        for (const Flight* f : {&floor, &streamed}) {
+            table.add_row({f->name, fixed(f->frame_ms.p50, 2), fixed(f->frame_ms.p99, 2),
+                           fixed(f->frame_ms.max, 2), fixed(f->gpu_ms.p50, 2),
+                           fixed(f->pages_per_second, 0),
+                           fixed(f->frame_ms.p50 / floor.frame_ms.p50, 2) + "x",
+                           fixed(f->frame_ms.p99 / floor.frame_ms.p99, 2) + "x"});
+            rows.push_back({{"flight", f->name},
+                            {"frames", f->frames},
+                            {"frame_ms_p50", f->frame_ms.p50},
+                            {"frame_ms_p99", f->frame_ms.p99},
+                            {"frame_ms_max", f->frame_ms.max},
+                            {"gpu_ms_p50", f->gpu_ms.p50},
+                            {"pages_streamed", f->pages_streamed},
+                            {"pages_streamed_per_second", f->pages_per_second},
+                            {"validation_messages", f->validation_messages}});
+        }
+        table.print();
+        std::printf("streaming costs %.2fx the floor's p99 frame time while streaming %.0f "
+                    "pages/s\n",
+                    streamed.frame_ms.p99 / floor.frame_ms.p99, streamed.pages_per_second);
+        const bool written = bench::write_json_file(json, {{"width", options.width},
+                                      {"height", options.height},
+                                      {"frames", options.frames},
+                                      {"budget_mib", options.budget_mib},
+                                      {"rows", rows}});
+        if (!written) return app::exit_failure;
+        if (floor.validation_messages + streamed.validation_messages > 0) {
+            std::fprintf(stderr, "validation messages (printed above)\n");
+            return 1;
+        }
+    } catch (const std::exception& error) {
+        std::fprintf(stderr, "%s\n", error.what());
+        return 1;
+    }
+    return 0;
+}

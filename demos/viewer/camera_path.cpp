@@ -1,0 +1,107 @@
+#include "camera_path.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <numbers>
+
+namespace vtpage::viewer {
+
+namespace {
+
+constexpr double pi = std::numbers::pi;
+
+double smoothstep(double t) {
+    t = std::clamp(t, 0.0, 1.0);
+    return t * t * (3 - 2 * t);
+}
+
+// Geometric interpolation: altitudes change by the same factor each second.
+double log_lerp(double a, double b, double t) {
+    return std::exp(std::log(a) + (std::log(b) - std::log(a)) * t);
+}
+
+// A pose at `altitude` looking at ground point (x, z) from direction `yaw` with `pitch`.
+CameraPose looking_at(double x, double z, double altitude, double yaw, double pitch) {
+    const double distance = altitude / std::tan(-pitch);
+    return {x - std::sin(yaw) * distance, altitude, z - std::cos(yaw) * distance, yaw, pitch};
+}
+
+constexpr double overview_seconds = 24;
+constexpr double dive_seconds = 12;
+constexpr double dive_moving_seconds = 10;  // then still
+constexpr double benchmark_seconds = 10;
+
+CameraPose overview(double t, double plane) {
+    // Around the centre, looking inwards, one turn per pass; low on one side, high on the other.
+    const double angle = 2 * pi * t / overview_seconds;
+    const double height = 0.5 - 0.5 * std::cos(angle);  // 0 .. 1 .. 0
+    const double altitude = log_lerp(plane * 0.25, plane * 0.01, height);
+    const double yaw = angle + pi;  // the camera at angle `angle` looks back at the centre
+    const double radius = plane * 0.3;
+    const double x = plane * 0.5 + std::sin(angle) * radius * 0.4;
+    const double z = plane * 0.5 + std::cos(angle) * radius * 0.4;
+    return looking_at(x, z, altitude, yaw, -0.45 - 0.3 * (1 - height));
+}
+
+CameraPose dive(double t, double plane) {
+    const double s = smoothstep(t / dive_moving_seconds);
+    const double altitude = log_lerp(plane * 1.5, std::min(48.0, plane * 0.05), s);
+    const double yaw = 0.7 * s;
+    const double pitch = -1.55 + (1.55 - 1.2) * s;  // straight down, then tilting up a little
+    return looking_at(plane * 0.70, plane * 0.42, altitude, yaw, pitch);
+}
+
+CameraPose benchmark(double t, double plane) {
+    // A wide circle around the centre, flown forwards, once per pass: new ground every frame
+    // (143,000 texels from the centre on a 2^20 texture), and a loop that joins its start.
+    const double radius = benchmark_speed(plane) * benchmark_seconds / (2 * pi);
+    const double angle = 2 * pi * t / benchmark_seconds;
+    const double x = plane * 0.5 + radius * std::sin(angle);
+    const double z = plane * 0.5 + radius * std::cos(angle);
+    const double yaw = angle + pi / 2;  // the tangent
+    // A slow swell of altitude and pitch: the levels of detail in view change too.
+    const double swell = std::sin(2 * pi * t / benchmark_seconds);
+    const double altitude = benchmark_altitude(plane) * (1 + 0.5 * swell);
+    return {x, altitude, z, yaw, -0.45 - 0.1 * swell};
+}
+
+}  // namespace
+
+double benchmark_speed(double plane) {
+    return std::min(90000.0, plane * 0.09);
+}
+
+double benchmark_altitude(double plane) {
+    return std::min(400.0, plane * 0.05);
+}
+
+CameraPose CameraPath::at(double t, double plane_size) const {
+    t = std::max(t, 0.0);
+    if (t > seconds) t = holds_end ? seconds : std::fmod(t, seconds);
+    return pose(t, plane_size);
+}
+
+const std::vector<CameraPath>& camera_paths() {
+    static const std::vector<CameraPath> paths = {
+        {"overview", "around the centre, climbing and descending: every level of detail",
+         overview_seconds, false, &overview},
+        {"dive", "from above the whole texture down to texel level, then still", dive_seconds,
+         true, &dive},
+        {"benchmark", "a fast low flight that streams new pages every frame", benchmark_seconds,
+         false, &benchmark},
+    };
+    return paths;
+}
+
+const CameraPath* find_camera_path(std::string_view name) {
+    for (const CameraPath& path : camera_paths()) {
+        if (path.name == name) return &path;
+    }
+    return nullptr;
+}
+
+CameraPose starting_pose(double plane) {
+    return looking_at(plane * 0.5, plane * 0.5, plane * 0.05, 0.3, -0.6);
+}
+
+}  // namespace vtpage::viewer

@@ -1,0 +1,84 @@
+#include "frame_stats.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <numeric>
+
+namespace vtpage::viewer {
+
+Percentiles percentiles(std::vector<double> values) {
+    Percentiles result;
+    result.count = values.size();
+    if (values.empty()) return result;
+    std::sort(values.begin(), values.end());
+    auto rank = [&](double p) {
+        const auto index = static_cast<std::size_t>(std::ceil(p * double(values.size())));
+        return values[std::clamp<std::size_t>(index, 1, values.size()) - 1];
+    };
+    result.p50 = rank(0.50);
+    result.p90 = rank(0.90);
+    result.p99 = rank(0.99);
+    result.max = values.back();
+    result.mean = std::accumulate(values.begin(), values.end(), 0.0) / double(values.size());
+    return result;
+}
+
+FrameStats::FrameStats(std::uint64_t warmup_frames, std::size_t history_length)
+    : warmup_(warmup_frames), history_length_(history_length) {}
+
+void FrameStats::record_frame(double frame_ms) {
+    ++frames_;
+    if (frames_ > warmup_) frame_ms_.push_back(frame_ms);
+    history_.push_back(float(frame_ms));
+    if (history_.size() > history_length_) history_.pop_front();
+}
+
+void FrameStats::record_completed(const CompletedSummary& completed) {
+    ++gpu_frames_;
+    presented_ += completed.presented;
+    if (gpu_frames_ <= warmup_) return;
+    if (completed.gpu_ms > 0) gpu_ms_.push_back(completed.gpu_ms);
+    render_ms_.push_back(completed.render_ms);
+    feedback_ms_.push_back(completed.feedback_ms);
+}
+
+void FrameStats::record_counters(double seconds, const SessionCounters& counters) {
+    samples_.push_back({seconds, counters.frames, counters.streamer.table.commits,
+                        counters.streamer.table.evictions, counters.streamer.pages_filled,
+                        counters.streamer.bytes_filled});
+    // Keep what the next rates() needs: the newest sample older than a second, and newer ones.
+    while (samples_.size() > 2 && samples_[1].seconds <= seconds - 1.0) samples_.pop_front();
+}
+
+Percentiles FrameStats::frame_ms() const {
+    return percentiles(frame_ms_);
+}
+
+Percentiles FrameStats::gpu_ms() const {
+    return percentiles(gpu_ms_);
+}
+
+Percentiles FrameStats::render_ms() const {
+    return percentiles(render_ms_);
+}
+
+Percentiles FrameStats::feedback_ms() const {
+    return percentiles(feedback_ms_);
+}
+
+Rates FrameStats::rates() const {
+    Rates rates;
+    if (samples_.size() < 2) return rates;
+    const CounterSample& a = samples_.front();
+    const CounterSample& b = samples_.back();
+    const double dt = b.seconds - a.seconds;
+    if (dt <= 0) return rates;
+    rates.frames = double(b.frames - a.frames) / dt;
+    rates.commits = double(b.commits - a.commits) / dt;
+    rates.evictions = double(b.evictions - a.evictions) / dt;
+    rates.pages_streamed = double(b.pages - a.pages) / dt;
+    rates.bytes_streamed = double(b.bytes - a.bytes) / dt;
+    return rates;
+}
+
+}  // namespace vtpage::viewer

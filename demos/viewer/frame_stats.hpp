@@ -1,0 +1,77 @@
+// What the viewer measures while it runs: each frame's time (the loop's wall time from one
+// frame to the next, what a user feels) and GPU time, percentiles over the run, a short history
+// for the HUD's graph, and the streaming counters turned into rates over the last second.
+#pragma once
+
+#include <chrono>
+#include <cstdint>
+#include <deque>
+#include <vector>
+
+#include "streaming_session.hpp"
+
+namespace vtpage::viewer {
+
+struct Percentiles {
+    std::size_t count = 0;
+    double p50 = 0, p90 = 0, p99 = 0, max = 0, mean = 0;
+};
+
+// Nearest-rank percentiles (p99 of 600 values is the 594th smallest).
+Percentiles percentiles(std::vector<double> values);
+
+// Per second, over the last second or so.
+struct Rates {
+    double frames = 0;
+    double commits = 0;
+    double evictions = 0;
+    double pages_streamed = 0;
+    double bytes_streamed = 0;
+};
+
+class FrameStats {
+public:
+    // The first `warmup_frames` frames are left out of the percentiles.
+    explicit FrameStats(std::uint64_t warmup_frames = 0, std::size_t history_length = 240);
+
+    void record_frame(double frame_ms);
+    // A completed frame's GPU time, and the CPU time of the render() call that handed it back.
+    void record_completed(const CompletedSummary& completed);
+    // Streaming counters at `seconds` since the start; rates() compares the newest with the
+    // newest sample at least a second older.
+    void record_counters(double seconds, const SessionCounters& counters);
+
+    std::uint64_t frames() const noexcept { return frames_; }
+    std::uint64_t presented_frames() const noexcept { return presented_; }
+    Percentiles frame_ms() const;
+    Percentiles gpu_ms() const;
+    Percentiles render_ms() const;
+    Percentiles feedback_ms() const;
+    Rates rates() const;
+    // Frame times of the last frames, oldest first (the HUD's graph).
+    const std::deque<float>& history() const noexcept { return history_; }
+    double last_frame_ms() const noexcept { return history_.empty() ? 0 : history_.back(); }
+
+private:
+    struct CounterSample {
+        double seconds = 0;
+        std::uint64_t frames = 0;
+        std::uint64_t commits = 0;
+        std::uint64_t evictions = 0;
+        std::uint64_t pages = 0;
+        std::uint64_t bytes = 0;
+    };
+    std::uint64_t warmup_;
+    std::size_t history_length_;
+    std::uint64_t frames_ = 0;
+    std::uint64_t gpu_frames_ = 0;
+    std::uint64_t presented_ = 0;
+    std::vector<double> frame_ms_;
+    std::vector<double> gpu_ms_;
+    std::vector<double> render_ms_;
+    std::vector<double> feedback_ms_;
+    std::deque<float> history_;
+    std::deque<CounterSample> samples_;
+};
+
+}  // namespace vtpage::viewer

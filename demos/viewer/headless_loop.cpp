@@ -1,0 +1,136 @@
+#include "headless_loop.hpp"
+
+#include <chrono>
+#include <cmath>
+#include <cstdio>
+#include <memory>
+
+#include "camera_path.hpp"
+#include "frame_stats.hpp"
+#include "hud.hpp"
+#include "streaming_session.hpp"
+#include "viewer_run.hpp"
+
+namespace vtpage::viewer {
+
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+double seconds_between(Clock::time_point a, Clock::time_point b) {
+    return std::chrono::duration<double>(b - a).count();
+}
+
+void print_progress(std::uint64_t frame, std::uint64_t frames, const FrameStats& stats,
+                    const SessionCounters& counters, std::size_t budget_pages) {
+    const Rates rates = stats.rates();
+    std::fprintf(stderr,
+                 "frame %llu/%llu  %.1f fps  %.2f ms/frame  streamed %llu pages (%.0f/s)  "
+                 "resident %zu/%zu  queued %zu\n",
+                 static_cast<unsigned long long>(frame), static_cast<unsigned long long>(frames),
+                 rates.frames, rates.frames > 0 ? 1000.0 / rates.frames : 0.0,
+                 static_cast<unsigned long long>(counters.streamer.pages_filled),
+                 rates.pages_streamed, counters.streamer.table.resident_pages, budget_pages,
+                 counters.streamer.pending + counters.streamer.in_flight);
+}
+
+}  // namespace
+
+std::uint64_t default_headless_frames(const ViewerOptions& options) {
+    const CameraPath* path = find_camera_path(options.camera_path);
+    if (!path || options.time_step_ms <= 0) return 1;
+    return std::max<std::uint64_t>(
+        1, std::uint64_t(std::llround(path->seconds * 1000.0 / options.time_step_ms)));
+}
+
+double fly_path(StreamingSession& session, const CameraPath& path, std::uint64_t frames,
+                const ViewerOptions& options, FrameStats& stats, Hud* hud) {
+    Camera camera;
+    const double aspect = double(options.width) / double(options.height);
+    const double step = options.time_step_ms / 1000.0;
+    double last_gpu_ms = 0;
+    const auto start = Clock::now();
+    auto last_progress = start;
+    auto last_counters = start;
+    auto frame_start = start;
+    SessionFrame frame;
+    for (std::uint64_t i = 0; i < frames; ++i) {
+        camera.pose = path.at(double(i) * step, session.plane_size());
+        frame.view_projection = camera.view_projection(aspect);
+        frame.mode = options.mode;
+        frame.capture = !options.screenshot.empty() && !options.settle && i + 1 == frames;
+        if (hud) {
+            HudData data;
+            data.backend = session.backend_name();
+            data.device = session.device_name();
+            data.texture = session.texture_name();
+            data.camera = path.name;
+            data.stats = &stats;
+            data.counters = session.counters();
+            data.budget_pages = session.budget_pages();
+            data.gpu_ms = last_gpu_ms;
+            data.pose = camera.pose;
+            data.mode = options.mode;
+            data.validation = options.validation;
+            hud->begin_frame(step, options.width, options.height, false);
+            hud->build(data);
+            frame.overlay = [hud](VkCommandBuffer commands, const OverlayTarget& target) {
+                hud->record(commands, target);
+            };
+        }
+        if (auto done = session.render(frame)) {
+            stats.record_completed(*done);
+            last_gpu_ms = done->gpu_ms;
+        }
+        const auto now = Clock::now();
+        stats.record_frame(seconds_between(frame_start, now) * 1000.0);
+        frame_start = now;
+        if (hud || seconds_between(last_counters, now) >= 0.1) {
+            stats.record_counters(seconds_between(start, now), session.counters());
+            last_counters = now;
+        }
+        if (options.progress && seconds_between(last_progress, now) >= 1.0) {
+            print_progress(i + 1, frames, stats, session.counters(), session.budget_pages());
+            last_progress = now;
+        }
+    }
+    return seconds_between(start, Clock::now());
+}
+
+int run_headless(const ViewerOptions& options, const Log& log) {
+    const CameraPath& path = *find_camera_path(options.camera_path);
+    const std::uint64_t frames = options.frames ? options.frames : default_headless_frames(options);
+    StreamingSession session(session_settings(options, log));
+    std::fprintf(stderr, "vtpage-viewer: %s on %s, %s, %u x %u, camera path %s, %llu frames\n",
+                 session.backend_name().c_str(), session.device_name().c_str(),
+                 session.texture_name().c_str(), options.width, options.height,
+                 path.name.c_str(), static_cast<unsigned long long>(frames));
+    if (options.preload_all) session.preload_all(std::chrono::seconds(120));
+    std::unique_ptr<Hud> hud;
+    if (options.hud.value_or(false)) {
+        hud = std::make_unique<Hud>(session.context(), session.renderer().colour_format(),
+                                    frames_in_flight);
+    }
+    FrameStats stats(options.warmup_frames);
+    const double seconds = fly_path(session, path, frames, options, stats, hud.get());
+    for (const CompletedSummary& done : session.finish()) stats.record_completed(done);
+    bool settled = false;
+    if (options.settle) {
+        // The last pose again until every page it needs is resident (a HUD shows its last
+        // state).
+        SessionFrame frame;
+        const Camera camera{path.at(double(frames - 1) * options.time_step_ms / 1000.0,
+                                    session.plane_size())};
+        frame.view_projection = camera.view_projection(double(options.width) / options.height);
+        frame.mode = options.mode;
+        if (hud) {
+            frame.overlay = [&hud](VkCommandBuffer commands, const OverlayTarget& target) {
+                hud->record(commands, target);
+            };
+        }
+        settled = session.settle(frame, std::chrono::seconds(120));
+    }
+    return finish_run(options, session, stats, seconds, settled, stdout);
+}
+
+}  // namespace vtpage::viewer

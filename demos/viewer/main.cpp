@@ -1,0 +1,39 @@
+// vtpage-viewer: the streaming demo. Flies over a virtual texture (a 1M x 1M procedural terrain
+// by default) whose pages are streamed into GPU memory on demand and sampled by Vulkan in place;
+// in a window with a HUD, or headless for CI and benchmarks. docs/viewer.md has the details.
+#include <cstdio>
+#include <exception>
+
+#include "headless_loop.hpp"
+#include "streaming_session.hpp"
+#include "viewer_options.hpp"
+#include "window_loop.hpp"
+
+int main(int argc, char** argv) {
+    using namespace vtpage::viewer;
+    const ParsedOptions parsed = parse_viewer_options(argc, argv);
+    if (!parsed.options) {
+        std::fprintf(parsed.exit_code == 0 ? stdout : stderr, "%s\n", parsed.message.c_str());
+        return parsed.exit_code;
+    }
+    const ViewerOptions& options = *parsed.options;
+    // Warnings and errors (every validation message among them) go to stderr.
+    const vtpage::Log log(vtpage::stderr_log(vtpage::LogLevel::warning));
+    try {
+        return options.headless ? run_headless(options, log) : run_window(options, log);
+    } catch (const UsageError& error) {
+        std::fprintf(stderr, "vtpage-viewer: %s\n", error.what());
+        return 2;
+    } catch (const vtpage::Error& error) {
+        std::fprintf(stderr, "vtpage-viewer: %s\n", error.what());
+        if (error.code() == vtpage::Errc::not_supported && options.validation) {
+            std::fprintf(stderr, "vtpage-viewer: for --validation, install the Khronos validation "
+                                 "layer or point VK_LAYER_PATH at the folder of its "
+                                 "VkLayer_khronos_validation.json\n");
+        }
+        return 1;
+    } catch (const std::exception& error) {
+        std::fprintf(stderr, "vtpage-viewer: %s\n", error.what());
+        return 1;
+    }
+}

@@ -1,0 +1,182 @@
+#include "run_report.hpp"
+
+#include <cstdio>
+
+#include "vtpage/base/error.hpp"
+
+namespace vtpage::viewer {
+
+namespace {
+
+constexpr double mib = 1024.0 * 1024.0;
+
+std::string fixed(double value, int digits) {
+    char text[64];
+    std::snprintf(text, sizeof text, "%.*f", digits, value);
+    return text;
+}
+
+nlohmann::json percentiles_json(const Percentiles& p) {
+    return {{"count", p.count}, {"p50", p.p50}, {"p90", p.p90},
+            {"p99", p.p99},     {"max", p.max}, {"mean", p.mean}};
+}
+
+}  // namespace
+
+RunReport make_report(const ViewerOptions& options, const StreamingSession& session,
+                      const FrameStats& stats, double seconds) {
+    const SessionCounters counters = session.counters();
+    RunReport r;
+    r.backend = session.backend_name();
+    r.device = session.device_name();
+    r.driver = session.context().driver_info();
+    r.texture = session.texture_name();
+    r.camera_path = options.camera_path.empty() ? "manual" : options.camera_path;
+    r.mode = to_string(options.mode);
+    r.width = options.width;
+    r.height = options.height;
+    r.budget_mib = options.budget_mib;
+    r.budget_pages = session.budget_pages();
+    r.frames = stats.frames();
+    r.presented_frames = stats.presented_frames();
+    r.warmup_frames = options.warmup_frames;
+    r.seconds = seconds;
+    r.startup_seconds = session.startup_seconds();
+    r.frame_ms = stats.frame_ms();
+    r.gpu_ms = stats.gpu_ms();
+    r.render_ms = stats.render_ms();
+    r.feedback_ms = stats.feedback_ms();
+    const vt::StreamerStatistics& streamer = counters.streamer;
+    r.pages_committed = streamer.table.commits;
+    r.pages_evicted = streamer.table.evictions;
+    r.pages_streamed = streamer.pages_filled;
+    r.bytes_streamed = streamer.bytes_filled;
+    r.pages_per_second = seconds > 0 ? double(r.pages_streamed) / seconds : 0;
+    r.bytes_per_second = seconds > 0 ? double(r.bytes_streamed) / seconds : 0;
+    r.resident_pages = streamer.table.resident_pages;
+    r.pool = streamer.table.pool;
+    r.requests = streamer.requests;
+    r.dropped_requests = streamer.dropped_requests;
+    r.withdrawn_requests = counters.withdrawn_requests;
+    r.budget_stalls = streamer.budget_stalls;
+    r.failed_pages = streamer.failed_pages;
+    r.indirection_uploads = counters.indirection.uploads;
+    r.indirection_entries = counters.indirection.uploaded_entries;
+    r.scattered_uploads = counters.indirection.scattered_uploads;
+    r.validation = session.context().validation_enabled();
+    r.validation_errors = counters.validation.errors;
+    r.validation_warnings = counters.validation.warnings;
+    r.validation_messages = counters.validation.total();
+    r.settle_requested = options.settle;
+    return r;
+}
+
+nlohmann::json to_json(const RunReport& r) {
+    nlohmann::json json = {
+        {"backend", r.backend},
+        {"device", r.device},
+        {"driver", r.driver},
+        {"texture", r.texture},
+        {"camera_path", r.camera_path},
+        {"mode", r.mode},
+        {"width", r.width},
+        {"height", r.height},
+        {"budget_mib", r.budget_mib},
+        {"budget_pages", r.budget_pages},
+        {"frames", r.frames},
+        {"warmup_frames", r.warmup_frames},
+        {"presented_frames", r.presented_frames},
+        {"seconds", r.seconds},
+        {"startup_seconds", r.startup_seconds},
+        {"frame_ms_p50", r.frame_ms.p50},
+        {"frame_ms_p90", r.frame_ms.p90},
+        {"frame_ms_p99", r.frame_ms.p99},
+        {"frame_ms_max", r.frame_ms.max},
+        {"frame_ms_mean", r.frame_ms.mean},
+        {"frame_ms", percentiles_json(r.frame_ms)},
+        {"gpu_ms", percentiles_json(r.gpu_ms)},
+        {"render_call_ms", percentiles_json(r.render_ms)},
+        {"feedback_ms", percentiles_json(r.feedback_ms)},
+        {"pages_committed", r.pages_committed},
+        {"pages_evicted", r.pages_evicted},
+        {"pages_streamed", r.pages_streamed},
+        {"bytes_streamed", r.bytes_streamed},
+        {"pages_streamed_per_second", r.pages_per_second},
+        {"bytes_streamed_per_second", r.bytes_per_second},
+        {"resident_pages", r.resident_pages},
+        {"pool",
+         {{"reserved_bytes", r.pool.reserved_bytes},
+          {"reserved_bytes_high", r.pool.reserved_bytes_high},
+          {"used_bytes", r.pool.used_bytes},
+          {"used_bytes_high", r.pool.used_bytes_high},
+          {"hits", r.pool.hits},
+          {"misses", r.pool.misses},
+          {"creates", r.pool.creates},
+          {"releases", r.pool.releases}}},
+        {"requests", r.requests},
+        {"dropped_requests", r.dropped_requests},
+        {"withdrawn_requests", r.withdrawn_requests},
+        {"budget_stalls", r.budget_stalls},
+        {"failed_pages", r.failed_pages},
+        {"indirection",
+         {{"uploads", r.indirection_uploads},
+          {"entries", r.indirection_entries},
+          {"scattered_uploads", r.scattered_uploads}}},
+        {"validation", r.validation},
+        {"validation_errors", r.validation_errors},
+        {"validation_warnings", r.validation_warnings},
+        {"validation_messages", r.validation_messages},
+    };
+    if (r.settle_requested) json["settled"] = r.settled;
+    if (r.goal_applies()) {
+        json["goal"] = {{"frame_ms_p99_at_most", goal_p99_ms},
+                        {"pages_streamed_per_second_at_least", goal_pages_per_second},
+                        {"met", r.goal_met()}};
+    }
+    return json;
+}
+
+std::string summary_text(const RunReport& r) {
+    std::string text;
+    auto row = [&](const std::string& what, const std::string& value) {
+        text += "| " + what + " | " + value + " |\n";
+    };
+    text += "| vtpage-viewer | |\n| --- | --- |\n";
+    row("backend / device", r.backend + " / " + r.device);
+    row("texture", r.texture);
+    row("camera path, size", detail::concat(r.camera_path, ", ", r.width, " x ", r.height));
+    row("frames (seconds)", detail::concat(r.frames, " (", fixed(r.seconds, 2), " s, start-up ",
+                                           fixed(r.startup_seconds, 2), " s)"));
+    row("frame ms p50 / p99 / max",
+        fixed(r.frame_ms.p50, 2) + " / " + fixed(r.frame_ms.p99, 2) + " / " +
+            fixed(r.frame_ms.max, 2));
+    row("GPU ms p50 / p99", fixed(r.gpu_ms.p50, 2) + " / " + fixed(r.gpu_ms.p99, 2));
+    row("CPU ms p50 / p99: render call, feedback",
+        fixed(r.render_ms.p50, 2) + " / " + fixed(r.render_ms.p99, 2) + ", " +
+            fixed(r.feedback_ms.p50, 2) + " / " + fixed(r.feedback_ms.p99, 2));
+    row("pages streamed (per second)",
+        detail::concat(r.pages_streamed, " (", fixed(r.pages_per_second, 0), "/s, ",
+                       fixed(r.bytes_per_second / mib, 0), " MiB/s)"));
+    row("pages committed / evicted", detail::concat(r.pages_committed, " / ", r.pages_evicted));
+    row("resident / budget pages", detail::concat(r.resident_pages, " / ", r.budget_pages));
+    row("pool hits / misses", detail::concat(r.pool.hits, " / ", r.pool.misses));
+    row("requests (dropped, withdrawn)", detail::concat(r.requests, " (", r.dropped_requests,
+                                                        ", ", r.withdrawn_requests, ")"));
+    row("indirection uploads (scattered)",
+        detail::concat(r.indirection_uploads, " (", r.scattered_uploads, ")"));
+    row("validation messages",
+        r.validation ? detail::concat(r.validation_messages, " (", r.validation_errors,
+                                      " errors, ", r.validation_warnings, " warnings)")
+                     : std::string("off"));
+    if (r.settle_requested) row("settled", r.settled ? "yes" : "no");
+    if (r.goal_applies()) {
+        text += detail::concat("goal p99 <= ", fixed(goal_p99_ms, 1), " ms at >= ",
+                               fixed(goal_pages_per_second, 0), " pages/s: ",
+                               r.goal_met() ? "met" : "not met", " (p99 ",
+                               fixed(r.frame_ms.p99, 2), " ms, ", fixed(r.pages_per_second, 0),
+                               " pages/s)\n");
+    }
+    return text;
+}
+
+}  // namespace vtpage::viewer

@@ -1,0 +1,56 @@
+// The summary of a run: the stats JSON (--stats), the table printed at the end of a headless
+// run, and the benchmark's goal line.
+#pragma once
+
+#include <nlohmann/json.hpp>
+
+#include <cstdint>
+#include <string>
+
+#include "frame_stats.hpp"
+#include "streaming_session.hpp"
+#include "viewer_options.hpp"
+
+namespace vtpage::viewer {
+
+// The H100 goal of the benchmark flight: frame time p99 at most this while streaming at least
+// this many pages per second.
+inline constexpr double goal_p99_ms = 5.0;
+inline constexpr double goal_pages_per_second = 2000.0;
+
+struct RunReport {
+    std::string backend, device, driver, texture, camera_path, mode;
+    std::uint32_t width = 0, height = 0;
+    std::size_t budget_mib = 0, budget_pages = 0;
+    std::uint64_t frames = 0, warmup_frames = 0;
+    std::uint64_t presented_frames = 0;  // shown in a window
+    double seconds = 0;          // the frame loop, first frame to last
+    double startup_seconds = 0;  // set-up before the first frame (pool warm-up included)
+    Percentiles frame_ms, gpu_ms;
+    Percentiles render_ms, feedback_ms;  // CPU: the renderer's call, the feedback's handling
+    std::uint64_t pages_committed = 0, pages_evicted = 0;
+    std::uint64_t pages_streamed = 0, bytes_streamed = 0;  // filled and reported ready
+    double pages_per_second = 0, bytes_per_second = 0;    // over `seconds`
+    std::size_t resident_pages = 0;
+    PagePoolStatistics pool;
+    std::uint64_t requests = 0, dropped_requests = 0, withdrawn_requests = 0;
+    std::uint64_t budget_stalls = 0, failed_pages = 0;
+    std::uint64_t indirection_uploads = 0, indirection_entries = 0, scattered_uploads = 0;
+    bool validation = false;
+    std::uint64_t validation_errors = 0, validation_warnings = 0, validation_messages = 0;
+    bool settle_requested = false, settled = false;
+
+    // The goal applies to the benchmark flight; met or not, for the goal line.
+    bool goal_applies() const { return camera_path == "benchmark"; }
+    bool goal_met() const {
+        return frame_ms.p99 <= goal_p99_ms && pages_per_second >= goal_pages_per_second;
+    }
+};
+
+RunReport make_report(const ViewerOptions& options, const StreamingSession& session,
+                      const FrameStats& stats, double seconds);
+nlohmann::json to_json(const RunReport& report);
+// A Markdown table of the figures that matter, and the goal line for the benchmark flight.
+std::string summary_text(const RunReport& report);
+
+}  // namespace vtpage::viewer

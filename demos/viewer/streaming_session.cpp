@@ -1,0 +1,267 @@
+#include "streaming_session.hpp"
+
+#include <algorithm>
+
+#include "vtpage/backend/backend_factory.hpp"
+#include "vtpage/interop/vulkan_cuda_timeline.hpp"
+#include "vtpage/interop/vulkan_texture_directory.hpp"
+#include "vtpage/interop/vulkan_timeline.hpp"
+#include "vtpage/streaming/baked_texture.hpp"
+#include "vtpage/streaming/procedural_source.hpp"
+
+namespace vtpage::viewer {
+
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+std::shared_ptr<const vt::TileSource> make_source(const SessionSettings& settings) {
+    if (settings.texture == "procedural") {
+        return std::make_shared<vt::ProceduralSource>(
+            vt::ProceduralSettings{.seed = settings.seed, .size_log2 = settings.texture_size_log2});
+    }
+    try {
+        return std::make_shared<vt::BakedFileSource>(settings.texture);
+    } catch (const Error& error) {
+        if (error.code() == Errc::io_error || error.code() == Errc::corrupt_data) {
+            throw UsageError("cannot use " + settings.texture + " as a texture: " + error.what());
+        }
+        throw;
+    }
+}
+
+}  // namespace
+
+StreamingSession::StreamingSession(SessionSettings settings) : settings_(std::move(settings)) {
+    const auto start = Clock::now();
+    const SessionSettings& s = settings_;
+    // The texture first: a bad file is the user's problem, said before any device work.
+    std::shared_ptr<const vt::TileSource> source = make_source(s);
+    size_log2_ = source->size_log2();
+    texture_name_ = source->name();
+    const vt::TextureLayout layout(size_log2_);
+
+    backend_ = make_backend({.name = s.backend, .log = s.log});
+    VulkanContextSettings context_settings;
+    context_settings.application_name = "vtpage-viewer";
+    context_settings.validation = s.validation ? ValidationMode::required : ValidationMode::off;
+    context_settings.synchronization_validation = s.validation;
+    context_settings.instance_extensions = s.instance_extensions;
+    context_settings.create_surface = s.create_surface;
+    context_settings.log = s.log;
+    context_ = std::make_unique<VulkanContext>(
+        VulkanContextSettings::for_backend(*backend_, std::move(context_settings)));
+
+    importer_ = std::make_unique<VulkanPageImporter>(
+        *context_, *backend_, VulkanPageImporterSettings{.log = s.log});
+    const std::size_t budget_pages = std::max<std::size_t>(s.budget_bytes / vt::page_bytes, 1);
+    VulkanIndirectionTableSettings table_settings;
+    table_settings.page_count = layout.page_count;  // the texture is the first in the region
+    table_settings.frames_in_flight = s.frames_in_flight;
+    table_settings.publish_when_filled = true;  // frames never wait for CUDA fills
+    table_settings.log = s.log;
+    indirection_ = std::make_unique<VulkanIndirectionTable>(*context_, *importer_, table_settings);
+    textures_ = std::make_unique<VulkanTextureDirectory>(*context_);
+
+    vt::StreamerSettings streamer_settings;
+    streamer_settings.table.region_size = layout.page_count * vt::page_bytes;
+    streamer_settings.table.budget_bytes = budget_pages * vt::page_bytes;
+    streamer_settings.table.pool.window_pages = budget_pages + 16;
+    streamer_settings.table.log = s.log;
+    streamer_settings.worker_threads = s.workers;
+    streamer_settings.batch_pages = s.batch_pages;
+    // Far more than a frame asks for: requests beyond it are the least important anyway.
+    streamer_settings.max_pending = 16384;
+    streamer_settings.log = s.log;
+    importer_->attach(streamer_settings.table.pool);
+    indirection_->connect(streamer_settings);
+    if (backend_->capabilities().gpu) {
+        fills_ = std::make_unique<CudaVulkanTimeline>(*context_, backend_->capabilities().device);
+        indirection_->set_fill_timeline(fills_->semaphore());
+        streamer_settings.on_fills_enqueued = [fills = fills_.get()](vt::CudaStream stream) {
+            return fills->signal(static_cast<CUstream_st*>(stream));
+        };
+    }
+    streamer_ = std::make_unique<vt::Streamer>(*backend_, std::move(streamer_settings));
+    indirection_->check_against(&streamer_->page_table());
+    if (s.warm_pool) {
+        // Each physical page created and imported now, not while flying (vAttention's way).
+        streamer_->page_table().pool().warm_up(budget_pages, false);
+    }
+    texture_id_ = streamer_->add_texture(source);
+    const PageIndex base = streamer_->textures().base_page(texture_id_);
+    if (base + layout.page_count > indirection_->page_count()) {
+        throw Error(Errc::out_of_range, "StreamingSession", "the texture is past the table",
+                    detail::concat("base=", base, " pages=", layout.page_count));
+    }
+    textures_->set(texture_id_, static_cast<std::uint32_t>(base), size_log2_);
+    feedback_ = std::make_unique<vt::FeedbackProcessor>(streamer_->textures());
+    renderer_ = std::make_unique<VulkanRenderer>(
+        *context_, *indirection_, *textures_,
+        VulkanRendererSettings{.width = s.width,
+                               .height = s.height,
+                               .feedback_divisor = s.feedback_divisor,
+                               .frames_in_flight = s.frames_in_flight});
+    startup_seconds_ = std::chrono::duration<double>(Clock::now() - start).count();
+}
+
+StreamingSession::~StreamingSession() {
+    try {
+        if (renderer_) renderer_->finish();
+    } catch (const Error& error) {
+        settings_.log.error("viewer: waiting for the last frames: ", error.what());
+    }
+    // Members go in reverse order: renderer, feedback, streamer (its shutdown reports
+    // evictions to the indirection table and destroys pages through the importer), the CUDA
+    // timeline, the texture directory, the indirection table, the importer, the context.
+}
+
+std::optional<CompletedSummary> StreamingSession::render(const SessionFrame& frame) {
+    FrameDesc desc;
+    desc.view_projection = frame.view_projection;
+    desc.texture_id = texture_id_;
+    desc.plane_size = float(plane_size());
+    desc.mode = frame.mode;
+    desc.capture = frame.capture;
+    desc.overlay = frame.overlay;
+    desc.present_to = frame.present_to;
+    desc.user_tag = streamer_->begin_frame();
+    ++frames_;
+    const auto start = Clock::now();
+    std::optional<CompletedFrame> done = renderer_->render(desc);
+    const auto rendered = Clock::now();
+    if (!done) return std::nullopt;
+    CompletedSummary summary = consume(*done);
+    summary.render_ms = std::chrono::duration<double, std::milli>(rendered - start).count();
+    summary.feedback_ms = std::chrono::duration<double, std::milli>(Clock::now() - rendered).count();
+    return summary;
+}
+
+std::vector<CompletedSummary> StreamingSession::finish() {
+    std::vector<CompletedSummary> completed;
+    for (const CompletedFrame& done : renderer_->finish()) completed.push_back(consume(done));
+    return completed;
+}
+
+CompletedSummary StreamingSession::consume(const CompletedFrame& done) {
+    CompletedSummary summary;
+    summary.frame = done.frame;
+    summary.gpu_ms = done.gpu_ms;
+    summary.upload = done.upload;
+    summary.presented = done.presented;
+    if (!done.colour.empty()) {
+        capture_.assign(done.colour.begin(), done.colour.end());
+        capture_width_ = done.width;
+        capture_height_ = done.height;
+    }
+    const vt::FeedbackResult result = feedback_->process(done.feedback);
+    summary.feedback_samples = result.samples;
+    summary.requests = result.requests.size();
+    if (requests_paused_) {
+        streamer_->complete_frame(done.user_tag);
+        return summary;
+    }
+    // Withdraw what the view no longer asks for, before it takes a worker's time.
+    std::unordered_set<PageIndex> requested;
+    requested.reserve(result.requests.size() * 2);
+    for (const vt::PageRequest& request : result.requests) requested.insert(request.page);
+    std::vector<PageIndex> withdrawn;
+    for (PageIndex page : requested_) {
+        if (!requested.count(page)) withdrawn.push_back(page);
+    }
+    if (!withdrawn.empty()) {
+        streamer_->cancel(withdrawn);
+        withdrawn_ += withdrawn.size();
+    }
+    requested_ = std::move(requested);
+    const vt::StreamRequestResult requested_result = streamer_->request(result.requests);
+    summary.resident_requests = requested_result.ready;
+    summary.queued = requested_result.queued;
+    streamer_->complete_frame(done.user_tag);
+    return summary;
+}
+
+bool StreamingSession::settle(SessionFrame frame, std::chrono::milliseconds timeout,
+                              int max_frames) {
+    const auto deadline = Clock::now() + timeout;
+    frame.capture = true;
+    int clean = 0;
+    for (int i = 0; i < max_frames && Clock::now() < deadline; ++i) {
+        const bool nothing_held = indirection_->statistics().awaiting_fill == 0;
+        std::optional<CompletedSummary> last = render(frame);
+        for (const CompletedFrame& done : renderer_->finish()) last = consume(done);
+        const auto left =
+            std::chrono::duration_cast<std::chrono::milliseconds>(deadline - Clock::now());
+        if (!streamer_->wait_idle(std::max(left, std::chrono::milliseconds(0)))) return false;
+        if (fills_) fills_->timeline().wait(fills_->last_signaled());
+        streamer_->rethrow_error();
+        // Clean: every page the frame asked for was resident when it was drawn. Twice in a row,
+        // so that the last image was drawn after the table had every one of them.
+        const bool all_ready = last && last->requests == last->resident_requests;
+        clean = all_ready && nothing_held ? clean + 1 : 0;
+        if (clean >= 2) return true;
+    }
+    return false;
+}
+
+void StreamingSession::preload_all(std::chrono::milliseconds timeout) {
+    const vt::TextureLayout layout(size_log2_);
+    const std::size_t pages = layout.page_count;
+    if (pages > budget_pages()) {
+        throw UsageError(detail::concat("--preload-all: the texture has ", pages,
+                                        " pages, the budget holds ", budget_pages(),
+                                        " (raise --budget-mib or use a smaller texture)"));
+    }
+    std::vector<PageIndex> all;
+    const PageIndex base = streamer_->textures().base_page(texture_id_);
+    for (std::uint64_t page = 0; page < pages; ++page) all.push_back(base + page);
+    streamer_->request(all);
+    if (!streamer_->wait_idle(timeout)) {
+        throw Error(Errc::busy, "StreamingSession::preload_all", "streaming did not finish in time");
+    }
+    if (fills_) fills_->timeline().wait(fills_->last_signaled());
+    streamer_->rethrow_error();
+    for (PageIndex page : all) {
+        if (!streamer_->is_ready(page)) {
+            throw Error(Errc::busy, "StreamingSession::preload_all", "a page is not resident",
+                        detail::concat("page=", page));
+        }
+    }
+}
+
+void StreamingSession::resize(std::uint32_t width, std::uint32_t height) {
+    finish();
+    renderer_->resize(width, height);
+}
+
+SessionCounters StreamingSession::counters() const {
+    SessionCounters counters;
+    counters.streamer = streamer_->statistics();
+    counters.indirection = indirection_->statistics();
+    counters.validation = context_->validation_messages();
+    counters.frames = frames_;
+    counters.withdrawn_requests = withdrawn_;
+    return counters;
+}
+
+std::string StreamingSession::backend_name() const {
+    return std::string(backend_->name());
+}
+
+std::string StreamingSession::device_name() const {
+    return context_->device_name();
+}
+
+std::string StreamingSession::texture_name() const {
+    return texture_name_;
+}
+
+std::size_t StreamingSession::budget_pages() const {
+    return streamer_->page_table().budget_pages();
+}
+
+std::uint64_t StreamingSession::texture_pages() const noexcept {
+    return vt::TextureLayout(size_log2_).page_count;
+}
+
+}  // namespace vtpage::viewer

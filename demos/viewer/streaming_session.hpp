@@ -1,0 +1,172 @@
+// Everything between the viewer's frame loop and the GPU: the backend, the Vulkan context, the
+// streamer with its page table, each physical page imported into Vulkan once, the indirection
+// table the shaders read, the texture directory, CUDA -> Vulkan ordering of the fills on the GPU
+// path, the feedback processor and the renderer, wired as docs/vulkan.md describes.
+//
+// Each frame: render() begins a streamer frame, renders it (frames in flight: nothing waits for
+// the GPU unless it is frames_in_flight behind), and feeds the completed frame's feedback back
+// to the streamer as requests. Requests the newest feedback no longer makes are withdrawn, so
+// that the workers stream what is in view now rather than what was a second ago. Frames never
+// wait for the streamer: ready pages are published once their fills are done (CUDA) and the
+// image falls back to coarser levels until then.
+#pragma once
+
+#include <array>
+#include <chrono>
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <optional>
+#include <string>
+#include <unordered_set>
+#include <vector>
+
+#include "vtpage/backend/backend.hpp"
+#include "vtpage/base/log.hpp"
+#include "vtpage/interop/vulkan_context.hpp"
+#include "vtpage/interop/vulkan_indirection_table.hpp"
+#include "vtpage/interop/vulkan_page_importer.hpp"
+#include "vtpage/interop/vulkan_renderer.hpp"
+#include "vtpage/streaming/feedback_processor.hpp"
+#include "vtpage/streaming/streamer.hpp"
+
+namespace vtpage {
+class CudaVulkanTimeline;
+class VulkanTextureDirectory;
+}  // namespace vtpage
+
+namespace vtpage::viewer {
+
+// A problem with what the user asked for, found while setting up (exit status 2).
+class UsageError : public std::runtime_error {
+public:
+    using std::runtime_error::runtime_error;
+};
+
+struct SessionSettings {
+    std::string backend = "auto";
+    std::string texture = "procedural";  // or a baked texture file
+    std::uint32_t texture_size_log2 = 20;
+    std::uint32_t seed = 3;
+    std::size_t budget_bytes = std::size_t(1) << 30;
+    std::uint32_t width = 1280;
+    std::uint32_t height = 720;
+    std::uint32_t feedback_divisor = 4;
+    std::uint32_t frames_in_flight = 2;
+    std::size_t workers = 2;
+    std::size_t batch_pages = 16;
+    bool validation = false;
+    // Create every physical page of the budget (and import it) before the first frame.
+    bool warm_pool = true;
+    // A window: VulkanContextSettings::instance_extensions and create_surface.
+    std::vector<std::string> instance_extensions;
+    std::function<VkSurfaceKHR(VkInstance)> create_surface;
+    Log log;
+};
+
+// What the frame loop asks of one frame.
+struct SessionFrame {
+    std::array<float, 16> view_projection{};
+    RenderMode mode = RenderMode::textured;
+    bool capture = false;  // keep this frame's image (last_capture())
+    std::function<void(VkCommandBuffer, const OverlayTarget&)> overlay;
+    VulkanSwapchain* present_to = nullptr;
+};
+
+// What came back with a completed frame.
+struct CompletedSummary {
+    std::uint64_t frame = 0;
+    double gpu_ms = 0;
+    IndirectionUpload upload;
+    std::size_t feedback_samples = 0;
+    std::size_t requests = 0;         // pages the feedback asked for (parents included)
+    std::size_t resident_requests = 0;  // ... of which were ready
+    std::size_t queued = 0;             // ... newly queued
+    bool presented = false;
+    // CPU time of this render() call: the renderer's (waiting for the frame slot, recording,
+    // submitting) and the feedback's (processing it, requesting, withdrawing).
+    double render_ms = 0;
+    double feedback_ms = 0;
+};
+
+// Counters for statistics and the HUD, read without disturbing the workers much.
+struct SessionCounters {
+    vt::StreamerStatistics streamer;
+    VulkanIndirectionTableStatistics indirection;
+    ValidationMessageCounts validation;
+    std::uint64_t frames = 0;
+    std::uint64_t withdrawn_requests = 0;
+};
+
+class StreamingSession {
+public:
+    // UsageError for a texture that cannot be opened or read (bad input); Error otherwise.
+    explicit StreamingSession(SessionSettings settings);
+    // Waits for the frames in flight, then tears down in the documented order.
+    ~StreamingSession();
+    StreamingSession(const StreamingSession&) = delete;
+    StreamingSession& operator=(const StreamingSession&) = delete;
+
+    // Renders a frame; the frame frames_in_flight earlier completes and is handed back.
+    std::optional<CompletedSummary> render(const SessionFrame& frame);
+    // Waits for the frames in flight (their feedback still goes to the streamer).
+    std::vector<CompletedSummary> finish();
+    // Renders `frame` again and again, waiting for the streamer between frames, until a frame
+    // asks for nothing that is not resident, and once more so that the image shows it; false
+    // when that takes longer than `timeout` or `max_frames`.
+    bool settle(SessionFrame frame, std::chrono::milliseconds timeout, int max_frames = 200);
+    // Makes every page of the texture resident and waits for it (UsageError when the budget
+    // cannot hold them all).
+    void preload_all(std::chrono::milliseconds timeout);
+    // While paused, feedback is still read and processed but nothing is requested: nothing new
+    // streams (the floor a benchmark compares streaming with).
+    void pause_requests(bool paused) noexcept { requests_paused_ = paused; }
+    // New image size (frames in flight are waited for first).
+    void resize(std::uint32_t width, std::uint32_t height);
+
+    // The last captured image, RGBA8 rows from the top (empty until a captured frame completed).
+    const std::vector<std::uint8_t>& last_capture() const noexcept { return capture_; }
+    std::uint32_t capture_width() const noexcept { return capture_width_; }
+    std::uint32_t capture_height() const noexcept { return capture_height_; }
+
+    SessionCounters counters() const;
+    VulkanContext& context() noexcept { return *context_; }
+    const VulkanContext& context() const noexcept { return *context_; }
+    VulkanRenderer& renderer() noexcept { return *renderer_; }
+    const Backend& backend() const noexcept { return *backend_; }
+    std::string backend_name() const;
+    std::string device_name() const;
+    std::string texture_name() const;
+    std::uint32_t texture_size_log2() const noexcept { return size_log2_; }
+    double plane_size() const noexcept { return double(1u << size_log2_); }
+    std::size_t budget_pages() const;
+    std::uint64_t texture_pages() const noexcept;
+    double startup_seconds() const noexcept { return startup_seconds_; }
+
+private:
+    CompletedSummary consume(const CompletedFrame& done);
+
+    SessionSettings settings_;
+    std::unique_ptr<Backend> backend_;
+    std::unique_ptr<VulkanContext> context_;
+    std::unique_ptr<VulkanPageImporter> importer_;
+    std::unique_ptr<VulkanIndirectionTable> indirection_;
+    std::unique_ptr<VulkanTextureDirectory> textures_;
+    std::unique_ptr<CudaVulkanTimeline> fills_;  // outlives the streamer: its fills signal it
+    std::unique_ptr<vt::Streamer> streamer_;
+    std::unique_ptr<vt::FeedbackProcessor> feedback_;
+    std::unique_ptr<VulkanRenderer> renderer_;
+    vt::TextureId texture_id_ = 0;
+    std::uint32_t size_log2_ = 0;
+    std::string texture_name_;
+    std::unordered_set<PageIndex> requested_;  // what the last feedback asked for
+    std::uint64_t withdrawn_ = 0;
+    bool requests_paused_ = false;
+    std::uint64_t frames_ = 0;
+    std::vector<std::uint8_t> capture_;
+    std::uint32_t capture_width_ = 0;
+    std::uint32_t capture_height_ = 0;
+    double startup_seconds_ = 0;
+};
+
+}  // namespace vtpage::viewer

@@ -1,0 +1,161 @@
+#include "viewer_options.hpp"
+
+#include <CLI/CLI.hpp>
+
+#include <filesystem>
+#include <map>
+
+#include "camera_path.hpp"
+
+namespace vtpage::viewer {
+
+namespace {
+
+const std::map<std::string, RenderMode> render_modes = {
+    {"textured", RenderMode::textured},
+    {"residency", RenderMode::residency},
+    {"mips", RenderMode::mip_levels},
+};
+
+std::string path_names() {
+    std::string names;
+    for (const CameraPath& path : camera_paths()) names += (names.empty() ? "" : ", ") + path.name;
+    return names;
+}
+
+// An output file's folder must exist: better said now than after a long run.
+void check_output(const std::string& flag, const std::string& path) {
+    if (path.empty()) return;
+    const std::filesystem::path parent = std::filesystem::path(path).parent_path();
+    if (!parent.empty() && !std::filesystem::is_directory(parent)) {
+        throw CLI::ValidationError(flag, "the folder " + parent.string() + " does not exist");
+    }
+}
+
+}  // namespace
+
+std::string to_string(RenderMode mode) {
+    for (const auto& [name, value] : render_modes) {
+        if (value == mode) return name;
+    }
+    return "unknown";
+}
+
+ParsedOptions parse_viewer_options(int argc, const char* const* argv) {
+    ViewerOptions o;
+    CLI::App app{
+        "vtpage-viewer: flies over a virtual texture streamed into GPU pages on demand and "
+        "sampled by Vulkan straight out of them. In a window: WASD or the arrows move, drag "
+        "with the left mouse button to look, the wheel or Q/E change altitude, Shift is "
+        "faster, M cycles the overlay (textured, residency, mip levels), H toggles the HUD, "
+        "P plays the next camera path, Esc quits. Headless (--headless): a scripted camera "
+        "path, a progress line every second and a summary at the end."};
+    app.set_help_flag("-h,--help", "Print this help and exit");
+    app.add_option("--backend", o.backend, "Memory backend: auto (cuda where a GPU is), cuda, host")
+        ->check(CLI::IsMember({"auto", "cuda", "host"}))
+        ->capture_default_str();
+    app.add_option("--texture", o.texture,
+                   "'procedural' (a 2^size terrain made on the fly) or a baked texture file "
+                   "(vtpage-bake)")
+        ->check([](const std::string& value) -> std::string {
+            if (value == "procedural") return {};
+            if (!std::filesystem::is_regular_file(value)) {
+                return "no such file: " + value + " (give 'procedural' or a baked texture)";
+            }
+            return {};
+        })
+        ->capture_default_str();
+    app.add_option("--texture-size-log2", o.texture_size_log2,
+                   "Procedural texture: 2^N texels on a side (20: 1M x 1M)")
+        ->check(CLI::Range(8u, 20u))
+        ->capture_default_str();
+    app.add_option("--seed", o.seed, "Procedural texture: its seed")->capture_default_str();
+    app.add_option("--budget-mib", o.budget_mib, "GPU memory for texture pages, in MiB")
+        ->check(CLI::Range(std::size_t(16), std::size_t(1) << 22))
+        ->capture_default_str();
+    app.add_option("--width", o.width, "Image width in pixels")
+        ->check(CLI::Range(16u, 16384u))
+        ->capture_default_str();
+    app.add_option("--height", o.height, "Image height in pixels")
+        ->check(CLI::Range(16u, 16384u))
+        ->capture_default_str();
+    app.add_flag("--headless", o.headless,
+                 "No window: render offscreen (no display or window system needed)");
+    app.add_option("--frames", o.frames,
+                   "Frames to render (0: until Esc in a window; headless, one pass of the "
+                   "camera path)")
+        ->check(CLI::Range(std::uint64_t(0), std::uint64_t(1) << 40));
+    app.add_option("--camera-path", o.camera_path,
+                   "A scripted flight: " + path_names() +
+                       " (window: plays it in a loop; headless default: overview)")
+        ->check([](const std::string& value) -> std::string {
+            if (find_camera_path(value)) return {};
+            return "unknown camera path '" + value + "' (" + path_names() + ")";
+        });
+    app.add_option("--time-step-ms", o.time_step_ms,
+                   "Headless: camera-path time per frame, so that a run is the same at any "
+                   "frame rate")
+        ->check(CLI::Range(0.0, 10000.0))
+        ->capture_default_str();
+    app.add_option("--screenshot", o.screenshot, "Write the last frame as a PNG");
+    app.add_option("--stats", o.stats, "Write the run's statistics as JSON");
+    app.add_flag("--validation", o.validation,
+                 "Khronos validation layer (with synchronization validation) on: every "
+                 "message is counted and printed, and any makes the exit status 1");
+    app.add_option("--workers", o.workers, "Streamer worker threads")
+        ->check(CLI::Range(std::size_t(1), std::size_t(64)))
+        ->capture_default_str();
+    app.add_option("--batch-pages", o.batch_pages, "Pages a worker commits and fills together")
+        ->check(CLI::Range(std::size_t(1), std::size_t(1024)))
+        ->capture_default_str();
+    app.add_flag("--vsync,!--no-vsync", o.vsync, "Window: wait for the display's refresh")
+        ->capture_default_str();
+    bool hud = false;
+    auto* hud_flag = app.add_flag("--hud,!--no-hud", hud,
+                                  "Draw the HUD (default: in a window yes, headless no)");
+    std::string mode = "textured";
+    app.add_option("--mode", mode, "What the plane shows: textured, residency, mips")
+        ->check(CLI::IsMember({"textured", "residency", "mips"}))
+        ->capture_default_str();
+    app.add_option("--feedback-divisor", o.feedback_divisor,
+                   "The feedback pass renders at 1/N of the size")
+        ->check(CLI::Range(1u, 16u))
+        ->capture_default_str();
+    app.add_flag("--settle", o.settle,
+                 "Headless: render the last pose until every page it needs is resident, then "
+                 "take the screenshot");
+    app.add_flag("--preload-all", o.preload_all,
+                 "Make every page of the texture resident before the first frame (small "
+                 "textures: a reference image without streaming)");
+    app.add_option("--warmup-frames", o.warmup_frames,
+                   "Frames left out of the frame-time percentiles")
+        ->capture_default_str();
+    bool quiet = false;
+    app.add_flag("--quiet", quiet, "Headless: no progress lines");
+
+    ParsedOptions parsed;
+    try {
+        app.parse(argc, argv);
+        check_output("--screenshot", o.screenshot);
+        check_output("--stats", o.stats);
+        if (o.settle && !o.headless) {
+            throw CLI::ValidationError("--settle", "needs --headless");
+        }
+    } catch (const CLI::CallForHelp&) {
+        parsed.message = app.help();
+        return parsed;
+    } catch (const CLI::ParseError& error) {
+        parsed.exit_code = 2;
+        parsed.message = std::string("vtpage-viewer: ") + error.what() +
+                         "\nRun with --help for the flags.";
+        return parsed;
+    }
+    o.hud = hud_flag->count() > 0 ? std::optional<bool>(hud) : std::nullopt;
+    o.mode = render_modes.at(mode);
+    o.progress = !quiet;
+    if (o.headless && o.camera_path.empty()) o.camera_path = "overview";
+    parsed.options = o;
+    return parsed;
+}
+
+}  // namespace vtpage::viewer

@@ -1,0 +1,60 @@
+// The viewer's settings, from its command line.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <optional>
+#include <string>
+
+#include "vtpage/interop/vulkan_renderer.hpp"
+
+namespace vtpage::viewer {
+
+struct ViewerOptions {
+    std::string backend = "auto";          // auto | cuda | host
+    std::string texture = "procedural";    // procedural, or a baked texture file
+    std::uint32_t texture_size_log2 = 20;  // of the procedural texture: 1M x 1M texels
+    std::uint32_t seed = 3;                // of the procedural texture (assets/terrain-512.png)
+    std::size_t budget_mib = 1024;
+    std::uint32_t width = 1280;
+    std::uint32_t height = 720;
+    bool headless = false;
+    // Frames to render; 0: until Esc in a window, one pass of the camera path headless.
+    std::uint64_t frames = 0;
+    // A scripted flight (camera_path.hpp); empty: the mouse and keyboard in a window,
+    // "overview" headless.
+    std::string camera_path;
+    // Headless: camera-path time per frame, so that runs are repeatable at any frame rate.
+    double time_step_ms = 1000.0 / 60.0;
+    std::string screenshot;  // PNG of the last frame
+    std::string stats;       // JSON summary
+    bool validation = false; // Khronos validation (and its synchronization checks)
+    std::size_t workers = 2;       // streamer threads
+    std::size_t batch_pages = 16;  // pages a worker commits and fills together
+    bool vsync = true;             // window only
+    std::optional<bool> hud;       // unset: on in a window, off headless
+    RenderMode mode = RenderMode::textured;
+    std::uint32_t feedback_divisor = 4;
+    // Headless: before the last frame, keep rendering its pose until every page it asks for is
+    // resident (the settled image, for comparisons).
+    bool settle = false;
+    // Make every page of the texture resident before the first frame (small textures; the
+    // reference a streamed image is compared with).
+    bool preload_all = false;
+    // Frames left out of the frame-time percentiles (start-up: first uploads, pipelines).
+    std::uint64_t warmup_frames = 10;
+    bool progress = true;  // headless: a progress line every second
+};
+
+// argv parsed: the options, or the exit code to leave with at once (0 after --help; 2 for bad
+// flags, with `message` saying why).
+struct ParsedOptions {
+    std::optional<ViewerOptions> options;
+    int exit_code = 0;
+    std::string message;  // the help text (exit 0) or the error (exit 2)
+};
+ParsedOptions parse_viewer_options(int argc, const char* const* argv);
+
+std::string to_string(RenderMode mode);
+
+}  // namespace vtpage::viewer

@@ -1,0 +1,68 @@
+#include "viewer_run.hpp"
+
+#include <fstream>
+
+#include "vtpage/interop/vulkan_screenshot.hpp"
+
+namespace vtpage::viewer {
+
+SessionSettings session_settings(const ViewerOptions& o, const Log& log) {
+    SessionSettings s;
+    s.backend = o.backend;
+    s.texture = o.texture;
+    s.texture_size_log2 = o.texture_size_log2;
+    s.seed = o.seed;
+    s.budget_bytes = o.budget_mib * std::size_t(1024 * 1024);
+    s.width = o.width;
+    s.height = o.height;
+    s.feedback_divisor = o.feedback_divisor;
+    s.frames_in_flight = frames_in_flight;
+    s.workers = o.workers;
+    s.batch_pages = o.batch_pages;
+    s.validation = o.validation;
+    s.log = log;
+    return s;
+}
+
+int finish_run(const ViewerOptions& options, const StreamingSession& session,
+               const FrameStats& stats, double seconds, bool settled, std::FILE* out) {
+    RunReport report = make_report(options, session, stats, seconds);
+    report.settled = settled;
+    int status = 0;
+    if (!options.screenshot.empty()) {
+        if (session.last_capture().empty()) {
+            std::fprintf(stderr, "vtpage-viewer: no frame was captured for the screenshot\n");
+            status = 1;
+        } else {
+            write_png(options.screenshot, session.capture_width(), session.capture_height(),
+                      session.last_capture());
+            std::fprintf(out, "screenshot: %s (%u x %u)\n", options.screenshot.c_str(),
+                         session.capture_width(), session.capture_height());
+        }
+    }
+    if (!options.stats.empty()) {
+        std::ofstream file(options.stats);
+        file << to_json(report).dump(2) << '\n';
+        if (!file) {
+            throw Error(Errc::io_error, "vtpage-viewer", "cannot write the stats",
+                        "path=" + options.stats);
+        }
+        std::fprintf(out, "stats: %s\n", options.stats.c_str());
+    }
+    std::fputs(summary_text(report).c_str(), out);
+    std::fflush(out);
+    if (report.validation && report.validation_errors + report.validation_warnings > 0) {
+        std::fprintf(stderr, "vtpage-viewer: the validation layer reported %llu errors and %llu "
+                             "warnings (printed above)\n",
+                     static_cast<unsigned long long>(report.validation_errors),
+                     static_cast<unsigned long long>(report.validation_warnings));
+        status = 1;
+    }
+    if (options.settle && !settled) {
+        std::fprintf(stderr, "vtpage-viewer: the last view did not settle in time\n");
+        status = 1;
+    }
+    return status;
+}
+
+}  // namespace vtpage::viewer

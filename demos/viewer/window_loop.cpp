@@ -1,0 +1,309 @@
+#include "window_loop.hpp"
+
+#define GLFW_INCLUDE_VULKAN
+#include <GLFW/glfw3.h>
+#include <imgui.h>
+#include <imgui_impl_glfw.h>
+
+#include <chrono>
+#include <cmath>
+#include <cstdio>
+#include <memory>
+
+#include "camera_path.hpp"
+#include "frame_stats.hpp"
+#include "hud.hpp"
+#include "streaming_session.hpp"
+#include "viewer_run.hpp"
+#include "vtpage/interop/vulkan_swapchain.hpp"
+
+namespace vtpage::viewer {
+
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+// GLFW is initialised once per run and terminated at its end.
+struct GlfwLibrary {
+    bool ok = glfwInit() == GLFW_TRUE;
+    ~GlfwLibrary() {
+        if (ok) glfwTerminate();
+    }
+};
+
+struct GlfwWindow {
+    GLFWwindow* window = nullptr;
+    ~GlfwWindow() {
+        if (window) glfwDestroyWindow(window);
+    }
+};
+
+// Input gathered by GLFW's callbacks between frames (the keys that toggle, the wheel, drags).
+struct Input {
+    double scroll = 0;
+    bool cycle_mode = false;
+    bool toggle_hud = false;
+    bool next_path = false;
+    bool reset = false;
+    bool dragging = false;
+    double last_x = 0, last_y = 0;
+    double drag_x = 0, drag_y = 0;
+    const Hud* hud = nullptr;
+};
+
+Input& input_of(GLFWwindow* window) {
+    return *static_cast<Input*>(glfwGetWindowUserPointer(window));
+}
+
+void on_key(GLFWwindow* window, int key, int, int action, int) {
+    Input& input = input_of(window);
+    if (action != GLFW_PRESS || (input.hud && input.hud->wants_keyboard())) return;
+    switch (key) {
+        case GLFW_KEY_ESCAPE: glfwSetWindowShouldClose(window, GLFW_TRUE); break;
+        case GLFW_KEY_M: input.cycle_mode = true; break;
+        case GLFW_KEY_H: input.toggle_hud = true; break;
+        case GLFW_KEY_P: input.next_path = true; break;
+        case GLFW_KEY_R: input.reset = true; break;
+        default: break;
+    }
+}
+
+void on_scroll(GLFWwindow* window, double, double y) {
+    Input& input = input_of(window);
+    if (input.hud && input.hud->wants_mouse()) return;
+    input.scroll += y;
+}
+
+void on_mouse_button(GLFWwindow* window, int button, int action, int) {
+    Input& input = input_of(window);
+    if (button != GLFW_MOUSE_BUTTON_LEFT) return;
+    if (action == GLFW_PRESS && !(input.hud && input.hud->wants_mouse())) {
+        input.dragging = true;
+        glfwGetCursorPos(window, &input.last_x, &input.last_y);
+    } else if (action == GLFW_RELEASE) {
+        input.dragging = false;
+    }
+}
+
+void on_cursor(GLFWwindow* window, double x, double y) {
+    Input& input = input_of(window);
+    if (!input.dragging) return;
+    input.drag_x += x - input.last_x;
+    input.drag_y += y - input.last_y;
+    input.last_x = x;
+    input.last_y = y;
+}
+
+bool key_down(GLFWwindow* window, int key) {
+    return glfwGetKey(window, key) == GLFW_PRESS;
+}
+
+// Flies the camera from the keys held and the input gathered since the last frame. Speeds
+// follow the altitude, so that a second of flight looks the same at every level of detail.
+void fly(GLFWwindow* window, Input& input, CameraPose& pose, double dt, double plane_size) {
+    const bool fast = key_down(window, GLFW_KEY_LEFT_SHIFT) || key_down(window, GLFW_KEY_RIGHT_SHIFT);
+    const double speed = pose.altitude * (fast ? 6.0 : 1.5) * dt;
+    double forward = 0, right = 0;
+    if (key_down(window, GLFW_KEY_W) || key_down(window, GLFW_KEY_UP)) forward += 1;
+    if (key_down(window, GLFW_KEY_S) || key_down(window, GLFW_KEY_DOWN)) forward -= 1;
+    if (key_down(window, GLFW_KEY_D) || key_down(window, GLFW_KEY_RIGHT)) right += 1;
+    if (key_down(window, GLFW_KEY_A) || key_down(window, GLFW_KEY_LEFT)) right -= 1;
+    pose.x += (std::sin(pose.yaw) * forward - std::cos(pose.yaw) * right) * speed;
+    pose.z += (std::cos(pose.yaw) * forward + std::sin(pose.yaw) * right) * speed;
+    double climb = 0;
+    if (key_down(window, GLFW_KEY_E) || key_down(window, GLFW_KEY_PAGE_UP)) climb += 1;
+    if (key_down(window, GLFW_KEY_Q) || key_down(window, GLFW_KEY_PAGE_DOWN)) climb -= 1;
+    pose.altitude *= std::exp(climb * (fast ? 3.0 : 1.2) * dt);
+    pose.altitude *= std::pow(0.85, input.scroll);
+    pose.yaw -= input.drag_x * 0.004;
+    pose.pitch -= input.drag_y * 0.004;
+    input.scroll = input.drag_x = input.drag_y = 0;
+    pose = clamp_pose(pose, plane_size);
+}
+
+}  // namespace
+
+int run_window(const ViewerOptions& options, const Log& log) {
+    GlfwLibrary glfw;
+    if (!glfw.ok) {
+        std::fprintf(stderr, "vtpage-viewer: cannot open a window (no display?): run with "
+                             "--headless\n");
+        return 1;
+    }
+    if (!glfwVulkanSupported()) {
+        std::fprintf(stderr, "vtpage-viewer: GLFW finds no Vulkan loader: run with --headless\n");
+        return 1;
+    }
+    glfwWindowHint(GLFW_CLIENT_API, GLFW_NO_API);
+    GlfwWindow window;
+    window.window = glfwCreateWindow(int(options.width), int(options.height), "vtpage viewer",
+                                     nullptr, nullptr);
+    if (!window.window) {
+        std::fprintf(stderr, "vtpage-viewer: cannot create a window: run with --headless\n");
+        return 1;
+    }
+    Input input;
+    glfwSetWindowUserPointer(window.window, &input);
+    // Ours first: Dear ImGui's GLFW backend chains to them.
+    glfwSetKeyCallback(window.window, on_key);
+    glfwSetScrollCallback(window.window, on_scroll);
+    glfwSetMouseButtonCallback(window.window, on_mouse_button);
+    glfwSetCursorPosCallback(window.window, on_cursor);
+
+    int width = 0, height = 0;
+    glfwGetFramebufferSize(window.window, &width, &height);
+    ViewerOptions sized = options;
+    sized.width = std::uint32_t(std::max(width, 16));
+    sized.height = std::uint32_t(std::max(height, 16));
+    SessionSettings settings = session_settings(sized, log);
+    std::uint32_t extension_count = 0;
+    const char** extensions = glfwGetRequiredInstanceExtensions(&extension_count);
+    for (std::uint32_t i = 0; i < extension_count; ++i) {
+        settings.instance_extensions.emplace_back(extensions[i]);
+    }
+    settings.create_surface = [&window](VkInstance instance) {
+        VkSurfaceKHR surface = VK_NULL_HANDLE;
+        if (glfwCreateWindowSurface(instance, window.window, nullptr, &surface) != VK_SUCCESS) {
+            return VkSurfaceKHR(VK_NULL_HANDLE);
+        }
+        return surface;
+    };
+    StreamingSession session(std::move(settings));
+    if (options.preload_all) session.preload_all(std::chrono::seconds(120));
+    std::uint32_t image_width = sized.width, image_height = sized.height;
+    FrameStats stats(options.warmup_frames);
+    double seconds = 0;
+    {
+        VulkanSwapchain swapchain(session.context(), {.width = image_width,
+                                                      .height = image_height,
+                                                      .vsync = options.vsync});
+        Hud hud(session.context(), session.renderer().colour_format(), frames_in_flight);
+        input.hud = &hud;
+        ImGui_ImplGlfw_InitForVulkan(window.window, true);
+        struct GlfwBackend {
+            ~GlfwBackend() { ImGui_ImplGlfw_Shutdown(); }
+        } glfw_backend;
+
+        bool show_hud = options.hud.value_or(true);
+        RenderMode mode = options.mode;
+        const CameraPath* path = options.camera_path.empty()
+                                     ? nullptr
+                                     : find_camera_path(options.camera_path);
+        double path_time = 0;
+        Camera camera;
+        camera.pose = starting_pose(session.plane_size());
+        double last_gpu_ms = 0;
+        const auto start = Clock::now();
+        auto last = start;
+        auto last_counters = start;
+        auto frame_start = start;
+        for (std::uint64_t frame = 0;
+             !glfwWindowShouldClose(window.window) && (options.frames == 0 || frame < options.frames);
+             ++frame) {
+            glfwPollEvents();
+            glfwGetFramebufferSize(window.window, &width, &height);
+            if (width <= 0 || height <= 0) {  // minimised
+                glfwWaitEventsTimeout(0.1);
+                continue;
+            }
+            if (std::uint32_t(width) != image_width || std::uint32_t(height) != image_height ||
+                swapchain.out_of_date()) {
+                image_width = std::uint32_t(width);
+                image_height = std::uint32_t(height);
+                session.resize(image_width, image_height);
+                swapchain.recreate(image_width, image_height);
+                hud.forget_targets();
+            }
+            const auto now = Clock::now();
+            const double dt = std::chrono::duration<double>(now - last).count();
+            last = now;
+            if (input.cycle_mode) {
+                mode = RenderMode((std::uint32_t(mode) + 1) % 3);
+                input.cycle_mode = false;
+            }
+            if (input.toggle_hud) {
+                show_hud = !show_hud;
+                input.toggle_hud = false;
+            }
+            if (input.next_path) {  // manual -> each path in turn -> manual
+                const auto& paths = camera_paths();
+                if (!path) {
+                    path = &paths.front();
+                } else {
+                    const std::size_t index = std::size_t(path - paths.data()) + 1;
+                    path = index < paths.size() ? &paths[index] : nullptr;
+                }
+                path_time = 0;
+                input.next_path = false;
+            }
+            if (input.reset) {
+                path = nullptr;
+                camera.pose = starting_pose(session.plane_size());
+                input.reset = false;
+            }
+            if (path) {
+                path_time += dt;
+                camera.pose = path->at(path_time, session.plane_size());
+                // Any flying takes over from the path, where it is.
+                const bool steering = input.dragging || input.scroll != 0 ||
+                                      key_down(window.window, GLFW_KEY_W) ||
+                                      key_down(window.window, GLFW_KEY_S) ||
+                                      key_down(window.window, GLFW_KEY_A) ||
+                                      key_down(window.window, GLFW_KEY_D);
+                if (steering) path = nullptr;
+            }
+            if (!path) fly(window.window, input, camera.pose, dt, session.plane_size());
+
+            SessionFrame desc;
+            desc.view_projection = camera.view_projection(double(image_width) / image_height);
+            desc.mode = mode;
+            desc.present_to = &swapchain;
+            // The last frame: the count reached, or the window asked to close (Esc) by the
+            // events just polled.
+            const bool last_frame = (options.frames != 0 && frame + 1 == options.frames) ||
+                                    glfwWindowShouldClose(window.window);
+            desc.capture = last_frame && !options.screenshot.empty();
+            ImGui_ImplGlfw_NewFrame();
+            hud.begin_frame(dt, image_width, image_height, true);
+            if (show_hud) {
+                HudData data;
+                data.backend = session.backend_name();
+                data.device = session.device_name();
+                data.texture = session.texture_name();
+                data.camera = path ? path->name : "manual";
+                data.stats = &stats;
+                data.counters = session.counters();
+                data.budget_pages = session.budget_pages();
+                data.gpu_ms = last_gpu_ms;
+                data.pose = camera.pose;
+                data.mode = mode;
+                data.validation = options.validation;
+                data.window = true;
+                hud.build(data);
+                desc.overlay = [&hud](VkCommandBuffer commands, const OverlayTarget& target) {
+                    hud.record(commands, target);
+                };
+            } else {
+                ImGui::EndFrame();
+            }
+            if (auto done = session.render(desc)) {
+                stats.record_completed(*done);
+                last_gpu_ms = done->gpu_ms;
+            }
+            const auto after = Clock::now();
+            stats.record_frame(std::chrono::duration<double>(after - frame_start).count() * 1000.0);
+            frame_start = after;
+            if (std::chrono::duration<double>(after - last_counters).count() >= 0.05) {
+                stats.record_counters(std::chrono::duration<double>(after - start).count(),
+                                      session.counters());
+                last_counters = after;
+            }
+        }
+        seconds = std::chrono::duration<double>(Clock::now() - start).count();
+        for (const CompletedSummary& done : session.finish()) stats.record_completed(done);
+        input.hud = nullptr;
+    }
+    return finish_run(options, session, stats, seconds, false, stdout);
+}
+
+}  // namespace vtpage::viewer

@@ -1,0 +1,156 @@
+// The camera and its scripted paths: the same pose for the same time, loops that join, a dive
+// from above the whole texture to texel level, a benchmark flight that keeps moving over new
+// ground, and a projection that puts what the camera looks at in the middle of the image.
+#include <gtest/gtest.h>
+
+#include <cmath>
+
+#include "camera.hpp"
+#include "camera_path.hpp"
+
+namespace vtpage::viewer {
+namespace {
+
+constexpr double plane = 1 << 20;
+
+void expect_same(const CameraPose& a, const CameraPose& b) {
+    EXPECT_DOUBLE_EQ(a.x, b.x);
+    EXPECT_DOUBLE_EQ(a.z, b.z);
+    EXPECT_DOUBLE_EQ(a.altitude, b.altitude);
+    EXPECT_DOUBLE_EQ(a.yaw, b.yaw);
+    EXPECT_DOUBLE_EQ(a.pitch, b.pitch);
+}
+
+double distance(const CameraPose& a, const CameraPose& b) {
+    return std::hypot(a.x - b.x, a.z - b.z, a.altitude - b.altitude);
+}
+
+// Texels of mip 0 across one pixel of an image `width` pixels across, at the middle of the
+// image (or at its bottom edge).
+double texels_per_pixel(const CameraPose& pose, double width, double aspect,
+                        bool bottom = false) {
+    const double fov_y = Camera{}.fov_y;
+    const double fov_x = 2 * std::atan(std::tan(fov_y / 2) * aspect);
+    const double depression = -pose.pitch + (bottom ? fov_y / 2 : 0.0);
+    const double slant = pose.altitude / std::sin(std::min(depression, 1.5707));
+    return slant * 2 * std::tan(fov_x / 2) / width;
+}
+
+TEST(CameraPathTest, NamesAreKnownAndUnknownOnesAreNot) {
+    for (const char* name : {"overview", "dive", "benchmark"}) {
+        const CameraPath* path = find_camera_path(name);
+        ASSERT_NE(path, nullptr) << name;
+        EXPECT_EQ(path->name, name);
+        EXPECT_GT(path->seconds, 0);
+        EXPECT_FALSE(path->description.empty());
+    }
+    EXPECT_EQ(find_camera_path("sideways"), nullptr);
+    EXPECT_EQ(camera_paths().size(), 3u);
+}
+
+TEST(CameraPathTest, EveryPathIsRepeatableSmoothAndOverThePlane) {
+    for (const CameraPath& path : camera_paths()) {
+        SCOPED_TRACE(path.name);
+        for (double t = 0; t <= path.seconds; t += 0.25) {
+            const CameraPose pose = path.at(t, plane);
+            expect_same(pose, path.at(t, plane));
+            EXPECT_GE(pose.altitude, min_altitude);
+            EXPECT_LT(pose.pitch, 0) << "looks down at the plane";
+            double x = 0, z = 0;
+            ASSERT_TRUE(looked_at_point(pose, x, z));
+            EXPECT_GE(x, 0);
+            EXPECT_LE(x, plane);
+            EXPECT_GE(z, 0);
+            EXPECT_LE(z, plane);
+            // No jumps: a 60 Hz step moves the camera by a few times its altitude at most (the
+            // benchmark flies at its set speed, faster than that on purpose).
+            const CameraPose next = path.at(t + 1.0 / 60, plane);
+            const double limit = path.name == "benchmark"
+                                     ? 1.1 * benchmark_speed(plane) / 60
+                                     : 6 * std::max(pose.altitude, next.altitude);
+            EXPECT_LT(distance(pose, next), limit) << "t=" << t;
+        }
+    }
+}
+
+TEST(CameraPathTest, LoopsJoinAndTheDiveHoldsItsEnd) {
+    for (const CameraPath& path : camera_paths()) {
+        SCOPED_TRACE(path.name);
+        if (path.holds_end) {
+            expect_same(path.at(path.seconds + 3, plane), path.at(path.seconds, plane));
+        } else {
+            // The end of a pass is where the next one starts.
+            const CameraPose start = path.at(0, plane);
+            const CameraPose end = path.at(path.seconds - 1e-6, plane);
+            EXPECT_LT(distance(start, end), 1.0);
+            EXPECT_NEAR(std::remainder(start.yaw - end.yaw, 2 * 3.141592653589793), 0.0, 1e-3);
+            EXPECT_NEAR(start.pitch, end.pitch, 1e-3);
+            expect_same(path.at(path.seconds + 1.5, plane), path.at(1.5, plane));
+        }
+    }
+}
+
+TEST(CameraPathTest, TheDiveGoesFromTheWholeTextureToTexelLevel) {
+    const CameraPath& dive = *find_camera_path("dive");
+    const CameraPose top = dive.at(0, plane);
+    const CameraPose bottom = dive.at(dive.seconds, plane);
+    EXPECT_GT(top.altitude, plane) << "the whole texture is in view";
+    EXPECT_GT(texels_per_pixel(top, 1280, 16.0 / 9), 512);
+    EXPECT_LT(texels_per_pixel(bottom, 1280, 16.0 / 9), 0.1) << "a texel spans 10+ pixels";
+    // It only goes down.
+    for (double t = 0.1; t <= dive.seconds; t += 0.1) {
+        EXPECT_LE(dive.at(t, plane).altitude, dive.at(t - 0.1, plane).altitude + 1e-9);
+    }
+}
+
+TEST(CameraPathTest, TheBenchmarkFliesLowAndFastOverNewGround) {
+    const CameraPath& benchmark = *find_camera_path("benchmark");
+    for (double t = 0; t < benchmark.seconds; t += 0.5) {
+        const CameraPose pose = benchmark.at(t, plane);
+        const CameraPose next = benchmark.at(t + 1.0 / 60, plane);
+        // Low: mip 0 is in view at 1080p (at the bottom of the image).
+        EXPECT_LT(texels_per_pixel(pose, 1920, 16.0 / 9, true), 1.0);
+        // Fast: more than half a page (960 texels wide at mip 0) of new ground per 60 Hz frame.
+        EXPECT_GT(std::hypot(next.x - pose.x, next.z - pose.z), 480.0);
+    }
+    // One pass never comes back over the same ground: its start and its middle are far apart.
+    const CameraPose start = benchmark.at(0, plane);
+    const CameraPose middle = benchmark.at(benchmark.seconds / 2, plane);
+    EXPECT_GT(std::hypot(start.x - middle.x, start.z - middle.z), 100000.0);
+}
+
+TEST(CameraTest, ThePointLookedAtIsInTheMiddleOfTheImage) {
+    for (const CameraPath& path : camera_paths()) {
+        for (double t : {0.0, 3.0, 7.5}) {
+            const CameraPose pose = path.at(t, plane);
+            double x = 0, z = 0;
+            ASSERT_TRUE(looked_at_point(pose, x, z));
+            const auto m = Camera{pose}.view_projection(16.0 / 9);
+            // Clip coordinates of (x, 0, z) with the column-major matrix.
+            double clip[4];
+            for (int row = 0; row < 4; ++row) {
+                clip[row] = m[0 * 4 + row] * x + m[2 * 4 + row] * z + m[3 * 4 + row];
+            }
+            ASSERT_GT(clip[3], 0) << "in front of the camera";
+            EXPECT_NEAR(clip[0] / clip[3], 0.0, 1e-3) << path.name << " t=" << t;
+            EXPECT_NEAR(clip[1] / clip[3], 0.0, 1e-3) << path.name << " t=" << t;
+            EXPECT_GT(clip[2] / clip[3], 0.0);
+            EXPECT_LT(clip[2] / clip[3], 1.0);
+        }
+    }
+}
+
+TEST(CameraTest, ClampKeepsThePoseNearThePlaneAndThePitchInRange) {
+    CameraPose pose{-1e9, 1e9, 5e9, 7.0, -3.0};
+    pose = clamp_pose(pose, plane);
+    EXPECT_GE(pose.x, -plane);
+    EXPECT_LE(pose.z, 2 * plane);
+    EXPECT_LE(pose.altitude, max_altitude(plane));
+    EXPECT_GE(pose.pitch, max_pitch_down);
+    EXPECT_LE(std::abs(pose.yaw), 3.1416);
+    pose.altitude = 0.001;
+    EXPECT_GE(clamp_pose(pose, plane).altitude, min_altitude);
+}
+
+}  // namespace
+}  // namespace vtpage::viewer

@@ -1,0 +1,121 @@
+// The viewer's command line: defaults, every flag reaching its option, and bad flags refused
+// with exit status 2 and a message that says what is wrong.
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <fstream>
+
+#include "viewer_options.hpp"
+
+namespace vtpage::viewer {
+namespace {
+
+ParsedOptions parse(std::vector<std::string> arguments) {
+    arguments.insert(arguments.begin(), "vtpage-viewer");
+    std::vector<const char*> argv;
+    for (const std::string& argument : arguments) argv.push_back(argument.c_str());
+    return parse_viewer_options(int(argv.size()), argv.data());
+}
+
+TEST(ViewerOptionsTest, DefaultsFlyAWindowOverTheMillionTexelTexture) {
+    const ParsedOptions parsed = parse({});
+    ASSERT_TRUE(parsed.options) << parsed.message;
+    const ViewerOptions& o = *parsed.options;
+    EXPECT_FALSE(o.headless);
+    EXPECT_EQ(o.backend, "auto");
+    EXPECT_EQ(o.texture, "procedural");
+    EXPECT_EQ(o.texture_size_log2, 20u);
+    EXPECT_EQ(o.budget_mib, 1024u);
+    EXPECT_EQ(o.frames, 0u);
+    EXPECT_TRUE(o.camera_path.empty()) << "the mouse and keyboard fly a window";
+    EXPECT_FALSE(o.hud.has_value());
+    EXPECT_FALSE(o.validation);
+}
+
+TEST(ViewerOptionsTest, EveryFlagReachesItsOption) {
+    const ParsedOptions parsed =
+        parse({"--backend", "host", "--texture-size-log2", "12", "--seed", "9", "--budget-mib",
+               "64", "--width", "320", "--height", "200", "--headless", "--frames", "42",
+               "--camera-path", "dive", "--time-step-ms", "50", "--screenshot", "shot.png",
+               "--stats", "stats.json", "--validation", "--workers", "3", "--batch-pages", "8",
+               "--no-vsync", "--hud", "--mode", "residency", "--feedback-divisor", "2",
+               "--settle", "--preload-all", "--warmup-frames", "5", "--quiet"});
+    ASSERT_TRUE(parsed.options) << parsed.message;
+    const ViewerOptions& o = *parsed.options;
+    EXPECT_EQ(o.backend, "host");
+    EXPECT_EQ(o.texture_size_log2, 12u);
+    EXPECT_EQ(o.seed, 9u);
+    EXPECT_EQ(o.budget_mib, 64u);
+    EXPECT_EQ(o.width, 320u);
+    EXPECT_EQ(o.height, 200u);
+    EXPECT_TRUE(o.headless);
+    EXPECT_EQ(o.frames, 42u);
+    EXPECT_EQ(o.camera_path, "dive");
+    EXPECT_DOUBLE_EQ(o.time_step_ms, 50.0);
+    EXPECT_EQ(o.screenshot, "shot.png");
+    EXPECT_EQ(o.stats, "stats.json");
+    EXPECT_TRUE(o.validation);
+    EXPECT_EQ(o.workers, 3u);
+    EXPECT_EQ(o.batch_pages, 8u);
+    EXPECT_FALSE(o.vsync);
+    EXPECT_EQ(o.hud, std::optional<bool>(true));
+    EXPECT_EQ(o.mode, RenderMode::residency);
+    EXPECT_EQ(o.feedback_divisor, 2u);
+    EXPECT_TRUE(o.settle);
+    EXPECT_TRUE(o.preload_all);
+    EXPECT_EQ(o.warmup_frames, 5u);
+    EXPECT_FALSE(o.progress);
+}
+
+TEST(ViewerOptionsTest, HeadlessFliesTheOverviewUnlessTold) {
+    const ParsedOptions parsed = parse({"--headless"});
+    ASSERT_TRUE(parsed.options);
+    EXPECT_EQ(parsed.options->camera_path, "overview");
+    EXPECT_EQ(parse({"--headless", "--no-hud"}).options->hud, std::optional<bool>(false));
+}
+
+TEST(ViewerOptionsTest, HelpExitsZeroWithTheFlags) {
+    const ParsedOptions parsed = parse({"--help"});
+    EXPECT_FALSE(parsed.options);
+    EXPECT_EQ(parsed.exit_code, 0);
+    for (const char* flag : {"--backend", "--texture", "--budget-mib", "--headless", "--frames",
+                             "--camera-path", "--screenshot", "--stats", "--validation"}) {
+        EXPECT_NE(parsed.message.find(flag), std::string::npos) << flag;
+    }
+}
+
+struct BadFlags {
+    std::vector<std::string> arguments;
+    std::string says;  // part of the message
+};
+
+class ViewerBadFlagsTest : public testing::TestWithParam<BadFlags> {};
+
+TEST_P(ViewerBadFlagsTest, ExitWithTwoAndSayWhy) {
+    const ParsedOptions parsed = parse(GetParam().arguments);
+    EXPECT_FALSE(parsed.options);
+    EXPECT_EQ(parsed.exit_code, 2);
+    EXPECT_NE(parsed.message.find(GetParam().says), std::string::npos) << parsed.message;
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    Flags, ViewerBadFlagsTest,
+    testing::Values(
+        BadFlags{{"--camera-path", "sideways"}, "unknown camera path 'sideways' (overview, dive"},
+        BadFlags{{"--backend", "opengl"}, "--backend"},
+        BadFlags{{"--width", "0"}, "--width"},
+        BadFlags{{"--height", "100000"}, "--height"},
+        BadFlags{{"--budget-mib", "1"}, "--budget-mib"},
+        BadFlags{{"--texture", "/nonexistent/terrain.vtex"}, "no such file"},
+        BadFlags{{"--texture-size-log2", "21"}, "--texture-size-log2"},
+        BadFlags{{"--mode", "wireframe"}, "--mode"},
+        BadFlags{{"--frames", "-3"}, "--frames"},
+        BadFlags{{"--settle"}, "needs --headless"},
+        BadFlags{{"--screenshot", "/nonexistent/folder/shot.png"}, "does not exist"},
+        BadFlags{{"--stats", "/nonexistent/folder/stats.json"}, "does not exist"},
+        BadFlags{{"--workers", "0"}, "--workers"},
+        BadFlags{{"--frobnicate"}, "frobnicate"},
+        BadFlags{{"--width"}, "--width"}));
+
+}  // namespace
+}  // namespace vtpage::viewer

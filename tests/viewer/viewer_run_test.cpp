@@ -1,0 +1,267 @@
+// vtpage-viewer itself, run as a program: headless runs with the validation layer on say nothing
+// and write sane statistics; once a camera path settles, the streamed image is the image
+// rendered with every page of the texture resident; bad flags and bad input exit with 2; in a
+// window (under Xvfb) it opens, presents frames and closes cleanly. Headless runs take the
+// display away, so that they prove no window system is needed.
+#include <gtest/gtest.h>
+#include <stb_image.h>
+
+#include <nlohmann/json.hpp>
+
+#include <filesystem>
+#include <fstream>
+
+#include "../interop/vulkan_test_support.hpp"
+#include "../support/backend_fixture.hpp"
+#include "viewer_process.hpp"
+
+namespace vtpage {
+namespace {
+
+namespace fs = std::filesystem;
+
+// Small enough for the sanitizer builds: a 2^10 texture (11 pages, filled on the CPU; seed 2 has
+// a coast where the dive looks) in a small image.
+const std::vector<std::string> small_run = {"--headless", "--texture-size-log2", "10",
+                                            "--seed", "2", "--budget-mib", "64", "--width",
+                                            "192", "--height", "108", "--quiet"};
+const std::vector<std::string> no_display = {"DISPLAY", "WAYLAND_DISPLAY"};
+constexpr std::uint64_t small_texture_pages = 11;
+
+std::string scratch(const std::string& name) {
+    const fs::path folder = fs::path(testing::TempDir()) / "vtpage_viewer_tests";
+    fs::create_directories(folder);
+    return (folder / name).string();
+}
+
+std::vector<std::string> validation_flags() {
+    return test::test_validation_mode() == ValidationMode::off
+               ? std::vector<std::string>{}
+               : std::vector<std::string>{"--validation"};
+}
+
+test::ProgramResult run_viewer(std::vector<std::string> arguments,
+                               const std::vector<std::string>& unset = no_display) {
+    arguments.insert(arguments.begin(), test::viewer_path());
+    return test::run_program(arguments, unset);
+}
+
+nlohmann::json read_json(const std::string& path) {
+    std::ifstream file(path);
+    EXPECT_TRUE(file) << path;
+    return nlohmann::json::parse(file, nullptr, false);
+}
+
+struct Image {
+    int width = 0, height = 0;
+    std::vector<std::uint8_t> rgba;
+};
+
+Image read_png(const std::string& path) {
+    Image image;
+    int channels = 0;
+    stbi_uc* pixels = stbi_load(path.c_str(), &image.width, &image.height, &channels, 4);
+    if (!pixels) {
+        ADD_FAILURE() << "cannot read " << path;
+        return image;
+    }
+    image.rgba.assign(pixels, pixels + std::size_t(image.width) * image.height * 4);
+    stbi_image_free(pixels);
+    return image;
+}
+
+void expect_clean_validation(const nlohmann::json& stats) {
+    EXPECT_EQ(stats["validation_errors"], 0);
+    EXPECT_EQ(stats["validation_warnings"], 0);
+    EXPECT_EQ(stats["validation_messages"], 0);
+    if (test::test_validation_mode() == ValidationMode::required) {
+        EXPECT_EQ(stats["validation"], true);
+    }
+}
+
+// Skips unless this machine has the backend and a Vulkan device for it.
+#define VTPAGE_VIEWER_BACKEND_OR_SKIP(name)                 \
+    VTPAGE_BACKEND_OR_SKIP(backend, name);                  \
+    VTPAGE_VULKAN_OR_SKIP(context, *backend);               \
+    context.reset();                                        \
+    static_assert(true)
+
+class ViewerHeadlessTest : public testing::TestWithParam<std::string> {};
+
+TEST_P(ViewerHeadlessTest, RunsValidationCleanAndReportsSaneStatistics) {
+    VTPAGE_VIEWER_BACKEND_OR_SKIP(GetParam());
+    const std::string stats_path = scratch("headless_" + GetParam() + ".json");
+    const std::string shot_path = scratch("headless_" + GetParam() + ".png");
+    std::vector<std::string> arguments = small_run;
+    arguments.insert(arguments.end(),
+                     {"--backend", GetParam(), "--camera-path", "dive", "--time-step-ms", "250",
+                      "--frames", "48", "--warmup-frames", "4", "--stats", stats_path,
+                      "--screenshot", shot_path, "--settle"});  // streaming done at the end,
+                                                                 // however slow the machine
+    for (const std::string& flag : validation_flags()) arguments.push_back(flag);
+    const test::ProgramResult run = run_viewer(arguments);
+    ASSERT_EQ(run.exit_code, 0) << run.output;
+    EXPECT_NE(run.output.find("| frames (seconds) | 48 ("), std::string::npos) << run.output;
+
+    const nlohmann::json stats = read_json(stats_path);
+    ASSERT_FALSE(stats.is_discarded());
+    expect_clean_validation(stats);
+    EXPECT_EQ(stats["backend"], GetParam());
+    EXPECT_FALSE(stats["device"].get<std::string>().empty());
+    EXPECT_EQ(stats["camera_path"], "dive");
+    EXPECT_EQ(stats["settled"], true);
+    EXPECT_EQ(stats["frames"], 48);
+    EXPECT_EQ(stats["frame_ms"]["count"], 44) << "warm-up frames are left out";
+    const double p50 = stats["frame_ms_p50"], p99 = stats["frame_ms_p99"];
+    EXPECT_GT(p50, 0);
+    EXPECT_GE(p99, p50);
+    EXPECT_GE(stats["frame_ms_max"].get<double>(), p99);
+    const std::uint64_t committed = stats["pages_committed"], evicted = stats["pages_evicted"];
+    const std::uint64_t streamed = stats["pages_streamed"], bytes = stats["bytes_streamed"];
+    EXPECT_GT(streamed, 1u) << "the tail and more";
+    EXPECT_LE(streamed, committed);
+    EXPECT_LE(evicted, committed);
+    EXPECT_EQ(bytes, streamed * 2 * 1024 * 1024);
+    const double seconds = stats["seconds"];
+    EXPECT_GT(seconds, 0);
+    EXPECT_NEAR(stats["pages_streamed_per_second"].get<double>(), double(streamed) / seconds,
+                1e-6 * double(streamed) / seconds);
+    EXPECT_LE(stats["resident_pages"].get<std::uint64_t>(),
+              stats["budget_pages"].get<std::uint64_t>());
+    EXPECT_EQ(stats["pool"]["misses"], 0) << "the pool was warmed up before the first frame";
+    EXPECT_EQ(stats["presented_frames"], 0) << "headless";
+
+    const Image shot = read_png(shot_path);
+    EXPECT_EQ(shot.width, 192);
+    EXPECT_EQ(shot.height, 108);
+}
+
+struct SettleCase {
+    std::string backend;
+    std::string path;
+    std::string frames;
+};
+
+void PrintTo(const SettleCase& c, std::ostream* out) {
+    *out << c.backend << " " << c.path << " " << c.frames << " frames";
+}
+
+class ViewerSettleTest : public testing::TestWithParam<SettleCase> {};
+
+TEST_P(ViewerSettleTest, TheSettledStreamedImageIsTheImageWithEveryPageResident) {
+    const SettleCase& c = GetParam();
+    VTPAGE_VIEWER_BACKEND_OR_SKIP(c.backend);
+    const std::string name = c.backend + "_" + c.path;
+    std::vector<std::string> common = small_run;
+    common.insert(common.end(), {"--backend", c.backend, "--camera-path", c.path,
+                                 "--time-step-ms", "250", "--frames", c.frames, "--settle"});
+    for (const std::string& flag : validation_flags()) common.push_back(flag);
+
+    std::vector<std::string> streamed = common;
+    const std::string streamed_png = scratch(name + "_streamed.png");
+    const std::string streamed_json = scratch(name + "_streamed.json");
+    streamed.insert(streamed.end(),
+                    {"--screenshot", streamed_png, "--stats", streamed_json});
+    const test::ProgramResult a = run_viewer(streamed);
+    ASSERT_EQ(a.exit_code, 0) << a.output;
+
+    std::vector<std::string> reference = common;
+    const std::string reference_png = scratch(name + "_reference.png");
+    const std::string reference_json = scratch(name + "_reference.json");
+    reference.insert(reference.end(), {"--preload-all", "--screenshot", reference_png,
+                                       "--stats", reference_json});
+    const test::ProgramResult b = run_viewer(reference);
+    ASSERT_EQ(b.exit_code, 0) << b.output;
+
+    const nlohmann::json a_stats = read_json(streamed_json);
+    const nlohmann::json b_stats = read_json(reference_json);
+    EXPECT_EQ(a_stats["settled"], true);
+    expect_clean_validation(a_stats);
+    expect_clean_validation(b_stats);
+    EXPECT_EQ(b_stats["pages_committed"].get<std::uint64_t>(), small_texture_pages)
+        << "the reference has every page of the texture";
+    if (c.path == "dive") {
+        EXPECT_LT(a_stats["resident_pages"].get<std::uint64_t>(), small_texture_pages)
+            << "the streamed run holds only what its views asked for";
+    }
+
+    const Image streamed_image = read_png(streamed_png);
+    const Image reference_image = read_png(reference_png);
+    ASSERT_EQ(streamed_image.rgba.size(), reference_image.rgba.size());
+    ASSERT_FALSE(streamed_image.rgba.empty());
+    // Same device, same view, every page the view samples resident in both: the same image,
+    // within the rounding of a level-of-detail boundary.
+    int largest = 0;
+    std::size_t differing = 0;
+    for (std::size_t i = 0; i < streamed_image.rgba.size(); ++i) {
+        const int d = std::abs(int(streamed_image.rgba[i]) - int(reference_image.rgba[i]));
+        largest = std::max(largest, d);
+        differing += d > 2;
+    }
+    EXPECT_LE(largest, 2) << differing << " channels differ by more than 2";
+    RecordProperty("largest_difference", largest);
+    // And not trivially: the image is not a flat colour.
+    int spread = 0;
+    for (std::size_t i = 0; i < reference_image.rgba.size(); i += 4) {
+        spread = std::max(spread, std::abs(int(reference_image.rgba[i]) -
+                                           int(reference_image.rgba[0])));
+    }
+    EXPECT_GT(spread, 10);
+}
+
+TEST(ViewerBadInputTest, BadFlagsExitWithTwoAndSayWhy) {
+    const test::ProgramResult run = run_viewer({"--headless", "--camera-path", "sideways"});
+    EXPECT_EQ(run.exit_code, 2) << run.output;
+    EXPECT_NE(run.output.find("unknown camera path 'sideways'"), std::string::npos) << run.output;
+    const test::ProgramResult width = run_viewer({"--headless", "--width", "zero"});
+    EXPECT_EQ(width.exit_code, 2) << width.output;
+    EXPECT_NE(width.output.find("--width"), std::string::npos) << width.output;
+}
+
+TEST(ViewerBadInputTest, ACorruptTextureFileExitsWithTwo) {
+    const std::string path = scratch("corrupt.vtex");
+    {
+        std::ofstream file(path, std::ios::binary);
+        file << std::string(8192, 'x');
+    }
+    const test::ProgramResult run = run_viewer({"--headless", "--texture", path, "--frames", "1"});
+    EXPECT_EQ(run.exit_code, 2) << run.output;
+    EXPECT_NE(run.output.find("cannot use " + path + " as a texture"), std::string::npos)
+        << run.output;
+}
+
+TEST(ViewerWindowTest, OpensRendersAndClosesCleanlyUnderXvfb) {
+    const std::string xvfb_run = test::find_program("xvfb-run");
+    if (xvfb_run.empty()) GTEST_SKIP() << "xvfb-run is not installed (Debian: xvfb)";
+    const std::string stats_path = scratch("window.json");
+    std::vector<std::string> arguments = {
+        xvfb_run, "-a", test::viewer_path(), "--backend", "host", "--frames", "30",
+        "--width", "320", "--height", "180", "--texture-size-log2", "12", "--budget-mib", "64",
+        "--camera-path", "overview", "--stats", stats_path};
+    for (const std::string& flag : validation_flags()) arguments.push_back(flag);
+    const test::ProgramResult run = test::run_program(arguments, {"DISPLAY", "WAYLAND_DISPLAY"});
+    ASSERT_EQ(run.exit_code, 0) << run.output;
+    const nlohmann::json stats = read_json(stats_path);
+    ASSERT_FALSE(stats.is_discarded());
+    expect_clean_validation(stats);
+    EXPECT_EQ(stats["frames"], 30);
+    EXPECT_EQ(stats["presented_frames"], 30) << "every frame reached the window";
+    EXPECT_EQ(stats["width"], 320);
+}
+
+INSTANTIATE_TEST_SUITE_P(Backends, ViewerHeadlessTest,
+                         testing::ValuesIn(test::all_backend_names()),
+                         [](const testing::TestParamInfo<std::string>& param) {
+                             return param.param;
+                         });
+
+INSTANTIATE_TEST_SUITE_P(
+    Paths, ViewerSettleTest,
+    testing::Values(SettleCase{"host", "dive", "24"}, SettleCase{"host", "overview", "40"},
+                    SettleCase{"cuda", "dive", "24"}, SettleCase{"cuda", "overview", "40"}),
+    [](const testing::TestParamInfo<SettleCase>& param) {
+        return param.param.backend + "_" + param.param.path;
+    });
+
+}  // namespace
+}  // namespace vtpage
