@@ -109,6 +109,25 @@ struct VulkanRenderer::State {
           timeline(c, 0, false, "vtpage renderer timeline") {}
 
     VkExtent2D extent() const { return {settings.width, settings.height}; }
+    // Waits for a frame with the settings' timeout; on timeout, busy with what the frame waits
+    // for (a CUDA fill value that never came shows here rather than as a hang).
+    void wait_for(std::uint64_t number) const {
+        if (number == 0) return;
+        const std::uint64_t timeout_ns = std::uint64_t(settings.frame_timeout_ms) * 1000000;
+        if (timeline.wait(number, timeout_ns)) return;
+        std::string waits_for = "its semaphores and its commands";
+        for (const FrameRecord& record : records) {
+            if (record.frame != number || !record.upload.wait_semaphore) continue;
+            std::uint64_t reached = 0;
+            vkGetSemaphoreCounterValue(context.device(), record.upload.wait_semaphore, &reached);
+            waits_for = detail::concat("fill value ", record.upload.wait_value,
+                                       " on the fill timeline, which stands at ", reached);
+        }
+        throw Error(Errc::busy, "VulkanRenderer::wait",
+                    detail::concat("the device has not finished frame ", number, " in ",
+                                   settings.frame_timeout_ms, " ms; it waits for ", waits_for),
+                    detail::concat("frame=", number));
+    }
     VkExtent2D feedback_extent() const {
         const std::uint32_t d = settings.feedback_divisor;
         return {(settings.width + d - 1) / d, (settings.height + d - 1) / d};
@@ -287,7 +306,7 @@ VulkanRenderer::VulkanRenderer(VulkanContext& context, VulkanIndirectionTable& i
 
 VulkanRenderer::~VulkanRenderer() {
     try {
-        state_->timeline.wait(state_->submitted);
+        state_->wait_for(state_->submitted);
     } catch (const Error& error) {
         state_->context.log().error("vulkan renderer: waiting for frames in flight: ",
                                     error.what());
@@ -303,7 +322,7 @@ std::optional<CompletedFrame> VulkanRenderer::render(const FrameDesc& frame) {
 
     std::optional<CompletedFrame> done;
     if (record.frame != 0) {
-        s.timeline.wait(record.frame);
+        s.wait_for(record.frame);
         done = s.collect(slot_index);
     }
     // A ring one longer than the slots: the buffers of the frame handed back above are not
@@ -403,7 +422,7 @@ std::vector<CompletedFrame> VulkanRenderer::finish() {
         const std::uint32_t slot_index = std::uint32_t((number - 1) % slots);
         FrameRecord& record = s.records[slot_index];
         if (record.frame != number) continue;  // handed back already
-        s.timeline.wait(number);
+        s.wait_for(number);
         done.push_back(s.collect(slot_index));
         record.frame = 0;
     }
@@ -416,7 +435,7 @@ void VulkanRenderer::resize(std::uint32_t width, std::uint32_t height) {
         throw Error(Errc::invalid_argument, "VulkanRenderer::resize", "an empty size",
                     detail::concat(width, "x", height));
     }
-    s.timeline.wait(s.submitted);
+    s.wait_for(s.submitted);
     for (FrameRecord& record : s.records) record.frame = 0;
     s.settings.width = width;
     s.settings.height = height;

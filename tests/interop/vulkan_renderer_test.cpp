@@ -14,6 +14,7 @@
 
 #include "../support/backend_fixture.hpp"
 #include "renderer_rig.hpp"
+#include "vtpage/interop/vulkan_timeline.hpp"
 #include "vtpage/interop/vulkan_screenshot.hpp"
 #include "vulkan_test_support.hpp"
 
@@ -170,6 +171,27 @@ TEST_P(VulkanRendererTest, WithNothingResidentItShowsMagentaAndDoesNotFault) {
         ASSERT_EQ(frame.colour[i + 1], 0);
         ASSERT_EQ(frame.colour[i + 2], 255);
     }
+}
+
+// A frame the device cannot finish (it waits for a semaphore nobody signals) is reported as a
+// typed error after the timeout instead of hanging the caller, and the renderer goes on once
+// the semaphore comes.
+TEST_P(VulkanRendererTest, AFrameThatNeverFinishesIsAnErrorNotAHang) {
+    VulkanRenderer late(*context, *indirection, *textures,
+                        VulkanRendererSettings{.width = 64, .height = 32, .frame_timeout_ms = 300});
+    VulkanTimeline never(*context);
+    FrameDesc frame = frame_for(OrthoView::at_lod(1.0f, 0.2f, 0.2f), RenderMode::textured);
+    frame.waits.push_back(FrameWait{never.get(), 1});
+    late.render(frame);
+    try {
+        late.finish();
+        FAIL() << "finish() returned for a frame that cannot run";
+    } catch (const Error& error) {
+        EXPECT_EQ(error.code(), Errc::busy);
+        EXPECT_NE(std::string(error.what()).find("300 ms"), std::string::npos) << error.what();
+    }
+    never.signal(1);
+    EXPECT_EQ(late.finish().size(), 1u);
 }
 
 TEST_P(VulkanRendererTest, FeedbackNamesTheTilesTheCameraSees) {

@@ -55,6 +55,9 @@ struct VulkanRendererSettings {
     // Must equal the indirection table's.
     std::uint32_t frames_in_flight = 2;
     std::array<float, 4> clear_colour = {0.45f, 0.6f, 0.8f, 1.0f};  // the sky
+    // How long to wait for a frame the device has not finished before giving up with an error
+    // (Errc::busy, naming what the frame waits for) instead of hanging.
+    std::uint32_t frame_timeout_ms = 10000;
 };
 
 // A semaphore wait for a frame's submission.
