@@ -123,9 +123,13 @@ struct VulkanRenderer::State {
             waits_for = detail::concat("fill value ", record.upload.wait_value,
                                        " on the fill timeline, which stands at ", reached);
         }
+        // Where the frame timeline stands tells a lost submission from a slow one.
+        std::uint64_t frames_done = 0;
+        vkGetSemaphoreCounterValue(context.device(), timeline.get(), &frames_done);
         throw Error(Errc::busy, "VulkanRenderer::wait",
                     detail::concat("the device has not finished frame ", number, " in ",
-                                   settings.frame_timeout_ms, " ms; it waits for ", waits_for),
+                                   settings.frame_timeout_ms, " ms (frames finished: ",
+                                   frames_done, "); it waits for ", waits_for),
                     detail::concat("frame=", number));
     }
     VkExtent2D feedback_extent() const {
