@@ -55,6 +55,7 @@ struct VulkanIndirectionTable::State {
     std::unordered_map<PageIndex, AwaitingFill> awaiting;
     std::unordered_map<std::uint32_t, PageIndex> awaiting_of_slot;
     std::uint64_t fill_value = 0;  // the highest published
+    std::uint64_t fill_seen = 0;   // the highest the host has read off the fill timeline
     VulkanIndirectionTableStatistics statistics;
 
     State(VulkanContext& c, VulkanPageImporter& i, VulkanIndirectionTableSettings s)
@@ -108,6 +109,7 @@ struct VulkanIndirectionTable::State {
         std::uint64_t reached = 0;
         vk_check(vkGetSemaphoreCounterValue(context.device(), settings.fill_timeline, &reached),
                  "VulkanIndirectionTable::record_upload", "vkGetSemaphoreCounterValue");
+        fill_seen = std::max(fill_seen, reached);
         std::vector<std::pair<PageIndex, AwaitingFill>> filled;
         for (const auto& [page, held] : awaiting) {
             if (held.fill <= reached) filled.emplace_back(page, held);
@@ -186,6 +188,7 @@ VkSemaphore VulkanIndirectionTable::fill_timeline() const {
 void VulkanIndirectionTable::set_fill_timeline(VkSemaphore timeline) {
     std::lock_guard lock(state_->mutex);
     state_->settings.fill_timeline = timeline;
+    state_->fill_seen = 0;  // another timeline: nothing read off it yet
 }
 
 void VulkanIndirectionTable::connect(PageTableSettings& table_settings) {
@@ -353,7 +356,17 @@ IndirectionUpload VulkanIndirectionTable::record_upload(VkCommandBuffer commands
             auto found = s.published.find(page);
             values.push_back(found == s.published.end() ? 0 : found->second.address);
         }
-        if (s.settings.fill_timeline && s.fill_value > 0) {
+        if (s.settings.fill_timeline && s.fill_value > s.fill_seen) {
+            std::uint64_t reached = 0;
+            vk_check(vkGetSemaphoreCounterValue(s.context.device(), s.settings.fill_timeline,
+                                                &reached),
+                     "VulkanIndirectionTable::record_upload", "vkGetSemaphoreCounterValue");
+            s.fill_seen = std::max(s.fill_seen, reached);
+        }
+        // A fill the host has already seen done needs no wait on the device: with
+        // publish_when_filled that is every fill, and frames then wait for nothing from CUDA.
+        if (s.settings.fill_timeline) upload.fill_value = s.fill_value;
+        if (s.settings.fill_timeline && s.fill_value > s.fill_seen) {
             upload.wait_semaphore = s.settings.fill_timeline;
             upload.wait_value = s.fill_value;
         }

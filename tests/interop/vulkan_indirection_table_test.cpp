@@ -189,7 +189,8 @@ TEST_P(VulkanIndirectionTableTest, HoldsPagesBackUntilTheirFillIsDone) {
     fills.signal(3);  // a's fill is done, b's not yet
     up = upload(*context, table, 1);
     EXPECT_EQ(up.entries, 1u);
-    EXPECT_EQ(up.wait_value, 3u);
+    EXPECT_EQ(up.fill_value, 3u);
+    EXPECT_EQ(up.wait_value, 0u) << "the host saw fill 3 done: the device need not wait";
     EXPECT_EQ(table.slot_of(4), pages[0].slot);
     EXPECT_FALSE(table.slot_of(5).has_value());
     expect_device_table(*context, table, *importer, {{4, pages[0].slot}});
@@ -213,6 +214,31 @@ TEST_P(VulkanIndirectionTableTest, HoldsPagesBackUntilTheirFillIsDone) {
     const PageMapping d{11, pages[2], 4};
     table.ready(std::span(&d, 1), 0);
     EXPECT_EQ(table.slot_of(11), pages[2].slot);
+    pool.release(pages);
+}
+
+TEST_P(VulkanIndirectionTableTest, FramesWaitOnTheDeviceOnlyForFillsNotSeenDone) {
+    PagePool pool(*owned_backend, pool_settings);
+    auto pages = pool.acquire(2);
+    VulkanTimeline fills(*context, 0, false, "test fills");
+    VulkanIndirectionTable table(*context, *importer,
+                                 {.page_count = 32, .fill_timeline = fills.get()});
+    const PageMapping a{4, pages[0], 1};
+    table.ready(std::span(&a, 1), 4);
+    EXPECT_EQ(table.slot_of(4), pages[0].slot) << "published at once, the frame waits instead";
+    IndirectionUpload up = upload(*context, table, 0);
+    EXPECT_EQ(up.fill_value, 4u);
+    EXPECT_EQ(up.wait_value, 4u);
+    EXPECT_EQ(up.wait_semaphore, fills.get());
+
+    fills.signal(4);
+    const PageMapping b{5, pages[1], 2};
+    table.ready(std::span(&b, 1), 4);
+    up = upload(*context, table, 1);
+    EXPECT_EQ(up.fill_value, 4u);
+    EXPECT_EQ(up.wait_value, 0u) << "the timeline already stands at 4";
+    EXPECT_EQ(up.wait_semaphore, VK_NULL_HANDLE);
+    expect_device_table(*context, table, *importer, {{4, pages[0].slot}, {5, pages[1].slot}});
     pool.release(pages);
 }
 

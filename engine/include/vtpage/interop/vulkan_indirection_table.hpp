@@ -26,7 +26,8 @@
 // complete (the renderer waits for it), since its staging buffer is rewritten.
 //
 // CUDA fills (fill_timeline): by default a page is published at once and the frame that first
-// reaches it waits on the device for its fill value. With publish_when_filled, a page stays out
+// reaches it waits on the device for its fill value, unless the host has already seen the
+// timeline pass it. With publish_when_filled, a page stays out
 // of the table until the fill timeline has reached its value (read at each upload, without
 // waiting), so that frames never wait for fills: the page appears a frame or so later.
 //
@@ -77,6 +78,9 @@ struct IndirectionUpload {
     std::size_t regions = 0;                      // runs of neighbouring entries
     bool scattered = false;                       // written by the compute scatter, not copies
     bool cleared = false;                         // the first upload also zeroes the whole table
+    std::uint64_t fill_value = 0;  // the fill timeline value the published pages need
+    // What the frame waits for on the device: fill_value, unless the host has already read the
+    // timeline at or past it (then nothing, and wait_value is 0).
     VkSemaphore wait_semaphore = VK_NULL_HANDLE;  // set when wait_value > 0
     std::uint64_t wait_value = 0;
 };
