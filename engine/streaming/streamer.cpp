@@ -76,6 +76,10 @@ struct Streamer::State {
     std::set<PendingKey> pending;
     std::unordered_map<PageIndex, PendingKey> pending_index;
     std::unordered_set<PageIndex> in_flight;
+    // Pages requested again while in flight: their batch marks them used by the frame current
+    // when it finishes, or a frame that asked for a page committed frames earlier could see it
+    // evicted as soon as it is ready, its request lost.
+    std::unordered_set<PageIndex> asked_in_flight;
     std::size_t reporting = 0;  // batches between leaving in_flight and their ready events
     std::unordered_map<PageIndex, StreamedPage> ready;
     std::vector<PageIndex> tails;
@@ -205,6 +209,7 @@ struct Streamer::State {
     void requeue(std::span<const PendingKey> keys) {
         for (const PendingKey& key : keys) {
             in_flight.erase(key.page);
+            asked_in_flight.erase(key.page);
             if (!pending_index.count(key.page)) insert_pending(key);
         }
     }
@@ -340,7 +345,10 @@ struct Streamer::State {
                 }
                 {
                     std::lock_guard lock(mutex);
-                    for (const PendingKey& key : keys) in_flight.erase(key.page);
+                    for (const PendingKey& key : keys) {
+                        in_flight.erase(key.page);
+                        asked_in_flight.erase(key.page);
+                    }
                     stats.failed_pages += keys.size();
                     notify_if_idle();
                 }
@@ -369,11 +377,14 @@ struct Streamer::State {
         const auto done = Clock::now();
 
         std::vector<StreamedPage> ready_pages;
-        std::vector<PageIndex> unpin_now, unpin_later;
+        std::vector<PageIndex> unpin_now, unpin_later, asked_again;
         {
             std::lock_guard lock(mutex);
             for (BatchItem& item : items) {
                 in_flight.erase(item.mapping.page);
+                if (asked_in_flight.erase(item.mapping.page) && !item.failed) {
+                    asked_again.push_back(item.mapping.page);
+                }
                 if (item.failed) {
                     ++stats.failed_pages;
                     unpin_now.push_back(item.mapping.page);
@@ -394,6 +405,14 @@ struct Streamer::State {
             stats.commit_seconds += std::chrono::duration<double>(fill_start - commit_start).count();
             stats.fill_seconds += std::chrono::duration<double>(done - fill_start).count();
             ++reporting;
+        }
+        // Still pinned: the frame that asked again now holds them until it completes.
+        if (!asked_again.empty()) {
+            try {
+                table->request(asked_again);
+            } catch (...) {
+                record_error(std::current_exception());
+            }
         }
         // Ready is reported while the pages are still pinned: no eviction can come first.
         emit(StreamerEventKind::ready, ready_pages);
@@ -650,6 +669,7 @@ StreamRequestResult Streamer::request(std::span<const PageRequest> requests) {
                 continue;
             }
             if (s.in_flight.count(key.page)) {
+                s.asked_in_flight.insert(key.page);
                 ++result.already_queued;
                 continue;
             }
