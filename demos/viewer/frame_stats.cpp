@@ -40,6 +40,9 @@ void FrameStats::record_completed(const CompletedSummary& completed) {
     if (completed.gpu_ms > 0) gpu_ms_.push_back(completed.gpu_ms);
     render_ms_.push_back(completed.render_ms);
     feedback_ms_.push_back(completed.feedback_ms);
+    process_ms_.push_back(completed.process_ms);
+    request_ms_.push_back(completed.request_ms);
+    complete_ms_.push_back(completed.complete_ms);
 }
 
 void FrameStats::record_counters(double seconds, const SessionCounters& counters) {
@@ -64,6 +67,18 @@ Percentiles FrameStats::render_ms() const {
 
 Percentiles FrameStats::feedback_ms() const {
     return percentiles(feedback_ms_);
+}
+
+Percentiles FrameStats::process_ms() const {
+    return percentiles(process_ms_);
+}
+
+Percentiles FrameStats::request_ms() const {
+    return percentiles(request_ms_);
+}
+
+Percentiles FrameStats::complete_ms() const {
+    return percentiles(complete_ms_);
 }
 
 Rates FrameStats::rates() const {

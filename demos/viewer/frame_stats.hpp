@@ -47,6 +47,10 @@ public:
     Percentiles gpu_ms() const;
     Percentiles render_ms() const;
     Percentiles feedback_ms() const;
+    // The parts of feedback_ms (see CompletedSummary).
+    Percentiles process_ms() const;
+    Percentiles request_ms() const;
+    Percentiles complete_ms() const;
     Rates rates() const;
     // Frame times of the last frames, oldest first (the HUD's graph).
     const std::deque<float>& history() const noexcept { return history_; }
@@ -70,6 +74,7 @@ private:
     std::vector<double> gpu_ms_;
     std::vector<double> render_ms_;
     std::vector<double> feedback_ms_;
+    std::vector<double> process_ms_, request_ms_, complete_ms_;
     std::deque<float> history_;
     std::deque<CounterSample> samples_;
 };

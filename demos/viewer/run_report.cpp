@@ -46,6 +46,9 @@ RunReport make_report(const ViewerOptions& options, const StreamingSession& sess
     r.gpu_ms = stats.gpu_ms();
     r.render_ms = stats.render_ms();
     r.feedback_ms = stats.feedback_ms();
+    r.process_ms = stats.process_ms();
+    r.request_ms = stats.request_ms();
+    r.complete_ms = stats.complete_ms();
     const vt::StreamerStatistics& streamer = counters.streamer;
     r.pages_committed = streamer.table.commits;
     r.pages_evicted = streamer.table.evictions;
@@ -97,6 +100,10 @@ nlohmann::json to_json(const RunReport& r) {
         {"gpu_ms", percentiles_json(r.gpu_ms)},
         {"render_call_ms", percentiles_json(r.render_ms)},
         {"feedback_ms", percentiles_json(r.feedback_ms)},
+        {"feedback_parts_ms",
+         {{"process", percentiles_json(r.process_ms)},
+          {"request", percentiles_json(r.request_ms)},
+          {"complete_frame", percentiles_json(r.complete_ms)}}},
         {"pages_committed", r.pages_committed},
         {"pages_evicted", r.pages_evicted},
         {"pages_streamed", r.pages_streamed},
@@ -154,6 +161,10 @@ std::string summary_text(const RunReport& r) {
     row("CPU ms p50 / p99: render call, feedback",
         fixed(r.render_ms.p50, 2) + " / " + fixed(r.render_ms.p99, 2) + ", " +
             fixed(r.feedback_ms.p50, 2) + " / " + fixed(r.feedback_ms.p99, 2));
+    row("feedback ms p99 / max: process, request, complete frame",
+        fixed(r.process_ms.p99, 2) + " / " + fixed(r.process_ms.max, 2) + ", " +
+            fixed(r.request_ms.p99, 2) + " / " + fixed(r.request_ms.max, 2) + ", " +
+            fixed(r.complete_ms.p99, 2) + " / " + fixed(r.complete_ms.max, 2));
     row("pages streamed (per second)",
         detail::concat(r.pages_streamed, " (", fixed(r.pages_per_second, 0), "/s, ",
                        fixed(r.bytes_per_second / mib, 0), " MiB/s)"));

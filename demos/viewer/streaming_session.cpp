@@ -154,13 +154,21 @@ CompletedSummary StreamingSession::consume(const CompletedFrame& done) {
         capture_width_ = done.width;
         capture_height_ = done.height;
     }
+    const auto since = [](Clock::time_point start) {
+        return std::chrono::duration<double, std::milli>(Clock::now() - start).count();
+    };
+    auto start = Clock::now();
     const vt::FeedbackResult result = feedback_->process(done.feedback);
     summary.feedback_samples = result.samples;
     summary.requests = result.requests.size();
+    summary.process_ms = since(start);
     if (requests_paused_) {
+        start = Clock::now();
         streamer_->complete_frame(done.user_tag);
+        summary.complete_ms = since(start);
         return summary;
     }
+    start = Clock::now();
     // Withdraw what the view no longer asks for, before it takes a worker's time.
     std::unordered_set<PageIndex> requested;
     requested.reserve(result.requests.size() * 2);
@@ -177,7 +185,10 @@ CompletedSummary StreamingSession::consume(const CompletedFrame& done) {
     const vt::StreamRequestResult requested_result = streamer_->request(result.requests);
     summary.resident_requests = requested_result.ready;
     summary.queued = requested_result.queued;
+    summary.request_ms = since(start);
+    start = Clock::now();
     streamer_->complete_frame(done.user_tag);
+    summary.complete_ms = since(start);
     return summary;
 }
 

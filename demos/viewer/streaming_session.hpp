@@ -87,6 +87,9 @@ struct CompletedSummary {
     // submitting) and the feedback's (processing it, requesting, withdrawing).
     double render_ms = 0;
     double feedback_ms = 0;
+    // Parts of feedback_ms: reading the feedback; withdrawing and requesting pages from the
+    // streamer; completing the frame in the streamer (frame-fenced evictions).
+    double process_ms = 0, request_ms = 0, complete_ms = 0;
 };
 
 // Counters for statistics and the HUD, read without disturbing the workers much.
