@@ -1,9 +1,14 @@
 // What only the CUDA backend does: kernels read and write its mappings, and the access flags
 // hold against them. A kernel that faults ends its CUDA context for good, so those cases run in
-// a child process and the test checks what the child saw.
+// a child process and the test checks what the child saw. They run only when
+// VTPAGE_TEST_KERNEL_FAULTS=1: on an H100 with driver 580, after such a fault no Vulkan frame
+// finishes on that GPU any more, in any process (docs/gpu.md), which would hang the Vulkan tests
+// running beside them. .ci/gpu-check runs them last.
 #include <gtest/gtest.h>
 
+#include <cstdlib>
 #include <numeric>
+#include <string>
 
 #include "../support/backend_fixture.hpp"
 #include "../support/child_process.hpp"
@@ -50,6 +55,14 @@ int kernel_access_child(const std::vector<std::string>& arguments) {
     return 0;
 }
 VTPAGE_CHILD_MODE("kernel-access", kernel_access_child);
+
+// Why the faulting cases are skipped, or empty when they may run.
+std::string kernel_faults_refused() {
+    const char* value = std::getenv("VTPAGE_TEST_KERNEL_FAULTS");
+    if (value && std::string(value) == "1") return {};
+    return "a kernel that faults leaves the GPU unable to finish Vulkan frames (driver 580, "
+           "docs/gpu.md); set VTPAGE_TEST_KERNEL_FAULTS=1 to run it, after every Vulkan test";
+}
 
 class CudaBackendKernels : public testing::Test {
 protected:
@@ -102,6 +115,9 @@ TEST_F(CudaBackendKernels, WriteKernelOnReadOnlyMappingFailsAndIsReported) {
     if (!read_only_) {
         GTEST_SKIP() << "the device does not accept read-only mappings";
     }
+    if (const std::string refused = kernel_faults_refused(); !refused.empty()) {
+        GTEST_SKIP() << refused;
+    }
     auto child = test::run_child("kernel-access", {"read", "write"});
     EXPECT_EQ(child.exit_code, 0) << child.output;
     EXPECT_NE(child.output.find("write kernel: cuda"), std::string::npos) << child.output;
@@ -110,6 +126,9 @@ TEST_F(CudaBackendKernels, WriteKernelOnReadOnlyMappingFailsAndIsReported) {
 }
 
 TEST_F(CudaBackendKernels, ReadKernelOnInaccessibleMappingFailsAndIsReported) {
+    if (const std::string refused = kernel_faults_refused(); !refused.empty()) {
+        GTEST_SKIP() << refused;
+    }
     auto child = test::run_child("kernel-access", {"none", "read"});
     EXPECT_EQ(child.exit_code, 0) << child.output;
     EXPECT_NE(child.output.find("read kernel: cuda"), std::string::npos) << child.output;
