@@ -27,9 +27,9 @@
 //
 // CUDA fills (fill_timeline): by default a page is published at once and the frame that first
 // reaches it waits on the device for its fill value, unless the host has already seen the
-// timeline pass it. With publish_when_filled, a page stays out
-// of the table until the fill timeline has reached its value (read at each upload, without
-// waiting), so that frames never wait for fills: the page appears a frame or so later.
+// timeline pass it. With publish_when_filled, a page stays out of the table until the fill
+// timeline has reached its value (read at each upload, without waiting), so that frames never
+// wait for fills: the page appears a frame or so later.
 //
 // Stale events are dropped: a ready() for a page that was evicted since (or recommitted with
 // another generation) is ignored when a page table is given to check against, and an eviction
