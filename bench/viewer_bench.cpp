@@ -4,8 +4,8 @@
 // many frames with streaming paused (feedback still read back and processed, nothing requested),
 // i.e. rendering and feedback alone. (Flying on with streaming paused is no floor: samples whose
 // pages are missing walk up the mip chain, which costs the GPU more than streaming them.) The
-// ratio says what streaming costs the frame time. The viewer itself (--camera-path benchmark --headless) is the full measurement
-// with screenshot and stats; this adds the floor.
+// ratio says what streaming costs the frame time. The viewer itself (--camera-path benchmark
+// --headless) is the full measurement with screenshot and stats; this adds the floor.
 #include <CLI/CLI.hpp>
 
 #include <cstdio>
