@@ -103,13 +103,18 @@ struct VulkanIndirectionTable::State {
         awaiting[page] = AwaitingFill{address, slot, generation, fill};
         awaiting_of_slot[slot] = page;
     }
-    // Publishes the held pages whose fills the timeline has passed.
-    void publish_filled() {
-        if (awaiting.empty() || !settings.fill_timeline) return;
+    // Reads the fill timeline (without waiting) into fill_seen.
+    std::uint64_t read_fill_timeline() {
         std::uint64_t reached = 0;
         vk_check(vkGetSemaphoreCounterValue(context.device(), settings.fill_timeline, &reached),
                  "VulkanIndirectionTable::record_upload", "vkGetSemaphoreCounterValue");
         fill_seen = std::max(fill_seen, reached);
+        return reached;
+    }
+    // Publishes the held pages whose fills the timeline has passed.
+    void publish_filled() {
+        if (awaiting.empty() || !settings.fill_timeline) return;
+        const std::uint64_t reached = read_fill_timeline();
         std::vector<std::pair<PageIndex, AwaitingFill>> filled;
         for (const auto& [page, held] : awaiting) {
             if (held.fill <= reached) filled.emplace_back(page, held);
@@ -356,13 +361,7 @@ IndirectionUpload VulkanIndirectionTable::record_upload(VkCommandBuffer commands
             auto found = s.published.find(page);
             values.push_back(found == s.published.end() ? 0 : found->second.address);
         }
-        if (s.settings.fill_timeline && s.fill_value > s.fill_seen) {
-            std::uint64_t reached = 0;
-            vk_check(vkGetSemaphoreCounterValue(s.context.device(), s.settings.fill_timeline,
-                                                &reached),
-                     "VulkanIndirectionTable::record_upload", "vkGetSemaphoreCounterValue");
-            s.fill_seen = std::max(s.fill_seen, reached);
-        }
+        if (s.settings.fill_timeline && s.fill_value > s.fill_seen) s.read_fill_timeline();
         // A fill the host has already seen done needs no wait on the device: with
         // publish_when_filled that is every fill, and frames then wait for nothing from CUDA.
         if (s.settings.fill_timeline) upload.fill_value = s.fill_value;
