@@ -23,8 +23,8 @@
 #include "support/report_table.hpp"
 #include "vtpage/app/command_line.hpp"
 #include "vtpage/backend/stream_ordered_pool.hpp"
-#include "vtpage/interop/shared_region_consumer.hpp"
-#include "vtpage/interop/shared_region_producer.hpp"
+#include "vtpage/sharing/shared_region_consumer.hpp"
+#include "vtpage/sharing/shared_region_producer.hpp"
 
 namespace {
 

@@ -33,8 +33,8 @@
 #include "vtpage/app/units.hpp"
 #include "vtpage/backend/backend_factory.hpp"
 #include "vtpage/backend/stream_ordered_pool.hpp"
-#include "vtpage/interop/shared_region_consumer.hpp"
-#include "vtpage/interop/shared_region_producer.hpp"
+#include "vtpage/sharing/shared_region_consumer.hpp"
+#include "vtpage/sharing/shared_region_producer.hpp"
 
 extern char** environ;
 

@@ -15,7 +15,7 @@
 #include "camera.hpp"
 #include "frame_stats.hpp"
 #include "streaming_session.hpp"
-#include "vtpage/interop/vulkan_renderer.hpp"
+#include "renderer/vulkan_renderer.hpp"
 
 namespace vtpage::viewer {
 

@@ -26,7 +26,7 @@
 #include "vtpage/interop/vulkan_context.hpp"
 #include "vtpage/interop/vulkan_indirection_table.hpp"
 #include "vtpage/interop/vulkan_page_importer.hpp"
-#include "vtpage/interop/vulkan_renderer.hpp"
+#include "renderer/vulkan_renderer.hpp"
 #include "vtpage/streaming/feedback_processor.hpp"
 #include "vtpage/streaming/streamer.hpp"
 

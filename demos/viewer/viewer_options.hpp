@@ -6,7 +6,7 @@
 #include <optional>
 #include <string>
 
-#include "vtpage/interop/vulkan_renderer.hpp"
+#include "renderer/vulkan_renderer.hpp"
 
 namespace vtpage::viewer {
 

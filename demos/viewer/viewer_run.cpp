@@ -2,7 +2,7 @@
 
 #include <fstream>
 
-#include "vtpage/interop/vulkan_screenshot.hpp"
+#include "renderer/vulkan_screenshot.hpp"
 
 namespace vtpage::viewer {
 

@@ -15,7 +15,7 @@
 #include "hud.hpp"
 #include "streaming_session.hpp"
 #include "viewer_run.hpp"
-#include "vtpage/interop/vulkan_swapchain.hpp"
+#include "renderer/vulkan_swapchain.hpp"
 
 namespace vtpage::viewer {
 

@@ -2,6 +2,7 @@
 
 #include "vtpage/interop/vulkan_context.hpp"
 #include "vtpage/interop/vulkan_error.hpp"
+#include "vtpage/interop/vulkan_shader_module.hpp"
 #include "vulkan_shaders.hpp"
 
 namespace vtpage::interop_detail {

@@ -1,4 +1,4 @@
-#include "vtpage/interop/shared_region_consumer.hpp"
+#include "vtpage/sharing/shared_region_consumer.hpp"
 
 #include <algorithm>
 #include <atomic>
@@ -11,7 +11,7 @@
 
 namespace vtpage {
 
-using namespace interop_detail;
+using namespace sharing_detail;
 
 const char* to_string(ProducerState state) noexcept {
     switch (state) {

@@ -4,7 +4,7 @@
 
 #include "vtpage/base/error.hpp"
 
-namespace vtpage::interop_detail {
+namespace vtpage::sharing_detail {
 
 namespace {
 
@@ -194,4 +194,4 @@ ShareMessage decode(std::span<const std::byte> bytes) {
     return message;
 }
 
-}  // namespace vtpage::interop_detail
+}  // namespace vtpage::sharing_detail

@@ -15,16 +15,18 @@
 #include "vtpage/interop/vulkan_cuda_timeline.hpp"
 #include "vtpage/interop/vulkan_indirection_table.hpp"
 #include "vtpage/interop/vulkan_page_importer.hpp"
-#include "vtpage/interop/vulkan_renderer.hpp"
+#include "renderer/vulkan_renderer.hpp"
 #include "vtpage/interop/vulkan_texture_directory.hpp"
 #include "vtpage/streaming/feedback_processor.hpp"
 #include "vtpage/streaming/procedural_pattern.hpp"
 #include "vtpage/streaming/procedural_source.hpp"
 #include "vtpage/streaming/streamer.hpp"
-#include "vulkan_test_support.hpp"
+#include "../interop/vulkan_test_support.hpp"
 
 namespace vtpage {
 namespace {
+
+using namespace vtpage::viewer;  // the renderer under test
 
 class VulkanStreamingTest : public testing::TestWithParam<std::string> {};
 

@@ -1,4 +1,4 @@
-#include "vtpage/interop/shared_region_producer.hpp"
+#include "vtpage/sharing/shared_region_producer.hpp"
 
 #include <fcntl.h>
 #include <poll.h>
@@ -19,7 +19,7 @@
 
 namespace vtpage {
 
-using namespace interop_detail;
+using namespace sharing_detail;
 using Clock = std::chrono::steady_clock;
 
 namespace {

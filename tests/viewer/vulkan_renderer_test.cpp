@@ -15,8 +15,8 @@
 #include "../support/backend_fixture.hpp"
 #include "renderer_rig.hpp"
 #include "vtpage/interop/vulkan_timeline.hpp"
-#include "vtpage/interop/vulkan_screenshot.hpp"
-#include "vulkan_test_support.hpp"
+#include "renderer/vulkan_screenshot.hpp"
+#include "../interop/vulkan_test_support.hpp"
 
 #define STB_IMAGE_STATIC
 #define STB_IMAGE_IMPLEMENTATION
@@ -33,6 +33,8 @@
 
 namespace vtpage {
 namespace {
+
+using namespace vtpage::viewer;  // the renderer under test
 
 using test::compare;
 using test::Difference;

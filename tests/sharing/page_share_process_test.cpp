@@ -13,8 +13,8 @@
 #include "../support/child_process.hpp"
 #include "../support/open_descriptors.hpp"
 #include "share_stamp.hpp"
-#include "vtpage/interop/shared_region_consumer.hpp"
-#include "vtpage/interop/shared_region_producer.hpp"
+#include "vtpage/sharing/shared_region_consumer.hpp"
+#include "vtpage/sharing/shared_region_producer.hpp"
 
 namespace vtpage {
 namespace {

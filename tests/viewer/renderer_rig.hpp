@@ -17,10 +17,12 @@
 #include "vtpage/interop/vulkan_context.hpp"
 #include "vtpage/interop/vulkan_indirection_table.hpp"
 #include "vtpage/interop/vulkan_page_importer.hpp"
-#include "vtpage/interop/vulkan_renderer.hpp"
+#include "renderer/vulkan_renderer.hpp"
 #include "vtpage/interop/vulkan_texture_directory.hpp"
 
 namespace vtpage::test {
+
+using namespace vtpage::viewer;  // the renderer under test
 
 inline constexpr std::uint32_t rig_size_log2 = 10;  // 1024 x 1024: 11 pages, several per level
 inline constexpr std::uint32_t rig_base_page = 7;   // the texture's first page in the region

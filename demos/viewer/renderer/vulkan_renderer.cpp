@@ -1,4 +1,4 @@
-#include "vtpage/interop/vulkan_renderer.hpp"
+#include "renderer/vulkan_renderer.hpp"
 
 #include <cmath>
 #include <cstring>
@@ -7,18 +7,18 @@
 #include "vtpage/interop/vulkan_context.hpp"
 #include "vtpage/interop/vulkan_error.hpp"
 #include "vtpage/interop/vulkan_image.hpp"
-#include "vtpage/interop/vulkan_swapchain.hpp"
+#include "renderer/vulkan_swapchain.hpp"
 #include "vtpage/interop/vulkan_texture_directory.hpp"
-#include "vulkan_frame_slot.hpp"
-#include "vulkan_ground_plane_pipeline.hpp"
+#include "renderer/vulkan_frame_slot.hpp"
+#include "renderer/vulkan_ground_plane_pipeline.hpp"
 
-namespace vtpage {
+namespace vtpage::viewer {
 
 namespace {
 
-using interop_detail::FrameSlot;
-using interop_detail::GroundPlanePipelines;
-using interop_detail::GroundPlanePushConstants;
+using viewer::FrameSlot;
+using viewer::GroundPlanePipelines;
+using viewer::GroundPlanePushConstants;
 
 constexpr VkFormat colour_format_used = VK_FORMAT_R8G8B8A8_UNORM;
 constexpr VkFormat feedback_format_used = VK_FORMAT_R32G32_UINT;
@@ -471,4 +471,4 @@ const VulkanTimeline& VulkanRenderer::timeline() const noexcept {
     return state_->timeline;
 }
 
-}  // namespace vtpage
+}  // namespace vtpage::viewer

@@ -36,10 +36,13 @@
 #include "vtpage/streaming/feedback_entry.hpp"
 
 namespace vtpage {
-
 class VulkanContext;
-class VulkanSwapchain;
 class VulkanTextureDirectory;
+}  // namespace vtpage
+
+namespace vtpage::viewer {
+
+class VulkanSwapchain;
 
 enum class RenderMode : std::uint32_t {
     textured = 0,
@@ -144,4 +147,4 @@ private:
     std::unique_ptr<State> state_;
 };
 
-}  // namespace vtpage
+}  // namespace vtpage::viewer

@@ -9,11 +9,13 @@
 
 #include "../support/backend_fixture.hpp"
 #include "renderer_rig.hpp"
-#include "vtpage/interop/vulkan_swapchain.hpp"
-#include "vulkan_test_support.hpp"
+#include "renderer/vulkan_swapchain.hpp"
+#include "../interop/vulkan_test_support.hpp"
 
 namespace vtpage {
 namespace {
+
+using namespace vtpage::viewer;  // the renderer under test
 
 class VulkanSwapchainTest : public testing::Test {
 protected:

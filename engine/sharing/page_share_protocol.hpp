@@ -11,7 +11,7 @@
 #include <string>
 #include <vector>
 
-namespace vtpage::interop_detail {
+namespace vtpage::sharing_detail {
 
 inline constexpr std::uint32_t share_magic = 0x68737476;  // "vtsh"
 inline constexpr std::uint16_t share_protocol_version = 1;
@@ -58,4 +58,4 @@ std::vector<std::byte> encode(const ShareMessage& message);
 ShareMessage decode(std::span<const std::byte> bytes);
 const char* to_string(ShareMessageType type) noexcept;
 
-}  // namespace vtpage::interop_detail
+}  // namespace vtpage::sharing_detail

@@ -1,10 +1,11 @@
-#include "vulkan_ground_plane_pipeline.hpp"
+#include "renderer/vulkan_ground_plane_pipeline.hpp"
 
 #include "vtpage/interop/vulkan_context.hpp"
 #include "vtpage/interop/vulkan_error.hpp"
-#include "vulkan_shaders.hpp"
+#include "renderer/ground_plane_shaders.hpp"
+#include "vtpage/interop/vulkan_shader_module.hpp"
 
-namespace vtpage::interop_detail {
+namespace vtpage::viewer {
 
 namespace {
 
@@ -99,4 +100,4 @@ GroundPlanePipelines::GroundPlanePipelines(VulkanContext& context, VkFormat colo
                               "vtpage ground plane feedback");
 }
 
-}  // namespace vtpage::interop_detail
+}  // namespace vtpage::viewer

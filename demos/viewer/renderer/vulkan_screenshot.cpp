@@ -1,4 +1,4 @@
-#include "vtpage/interop/vulkan_screenshot.hpp"
+#include "renderer/vulkan_screenshot.hpp"
 
 #include "vtpage/base/error.hpp"
 
@@ -16,7 +16,7 @@
 #pragma GCC diagnostic pop
 #endif
 
-namespace vtpage {
+namespace vtpage::viewer {
 
 void write_png(const std::string& path, std::uint32_t width, std::uint32_t height,
                std::span<const std::uint8_t> rgba) {
@@ -32,4 +32,4 @@ void write_png(const std::string& path, std::uint32_t width, std::uint32_t heigh
     }
 }
 
-}  // namespace vtpage
+}  // namespace vtpage::viewer

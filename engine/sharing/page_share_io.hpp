@@ -8,7 +8,7 @@
 #include "page_share_protocol.hpp"
 #include "vtpage/base/fd_socket.hpp"
 
-namespace vtpage::interop_detail {
+namespace vtpage::sharing_detail {
 
 // Send and receive timeouts on the socket, so that a stalled peer cannot hold us forever.
 void set_socket_timeouts(const FdSocket& socket, std::chrono::milliseconds timeout);
@@ -28,4 +28,4 @@ ReceivedMessage receive_message(const FdSocket& socket);
 // Whether the process runs (a zombie counts as gone: it has closed its descriptors).
 bool process_alive(int pid);
 
-}  // namespace vtpage::interop_detail
+}  // namespace vtpage::sharing_detail

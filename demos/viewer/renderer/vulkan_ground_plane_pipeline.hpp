@@ -10,10 +10,10 @@
 #include "vtpage/interop/vulkan_handle.hpp"
 
 namespace vtpage {
-
 class VulkanContext;
+}
 
-namespace interop_detail {
+namespace vtpage::viewer {
 
 // The push constants of shaders/ground_plane_frame.glsl, byte for byte.
 struct GroundPlanePushConstants {
@@ -43,5 +43,4 @@ private:
     UniqueVkPipeline feedback_;
 };
 
-}  // namespace interop_detail
-}  // namespace vtpage
+}  // namespace vtpage::viewer

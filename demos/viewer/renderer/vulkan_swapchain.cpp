@@ -1,4 +1,4 @@
-#include "vtpage/interop/vulkan_swapchain.hpp"
+#include "renderer/vulkan_swapchain.hpp"
 
 #include <algorithm>
 #include <vector>
@@ -7,7 +7,7 @@
 #include "vtpage/interop/vulkan_error.hpp"
 #include "vtpage/interop/vulkan_handle.hpp"
 
-namespace vtpage {
+namespace vtpage::viewer {
 
 struct VulkanSwapchain::State {
     VulkanContext& context;
@@ -186,4 +186,4 @@ bool VulkanSwapchain::present(std::uint32_t index) {
     return true;
 }
 
-}  // namespace vtpage
+}  // namespace vtpage::viewer

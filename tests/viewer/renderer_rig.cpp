@@ -5,7 +5,7 @@
 #include <cmath>
 
 #include "../support/backend_fixture.hpp"
-#include "vulkan_test_support.hpp"
+#include "../interop/vulkan_test_support.hpp"
 
 namespace vtpage::test {
 

@@ -2,15 +2,15 @@
 #include <gtest/gtest.h>
 #include <unistd.h>
 
-#include "../../engine/interop/page_share_protocol.hpp"
+#include "../../engine/sharing/page_share_protocol.hpp"
 #include "../support/expect_error.hpp"
 #include "vtpage/backend/host_backend.hpp"
-#include "vtpage/interop/shared_region_consumer.hpp"
+#include "vtpage/sharing/shared_region_consumer.hpp"
 
 namespace vtpage {
 namespace {
 
-using namespace interop_detail;
+using namespace sharing_detail;
 using namespace std::chrono_literals;
 
 ShareMessage hello_for(const Backend& backend, std::uint64_t pages = 8) {

@@ -1,11 +1,11 @@
-#include "vulkan_frame_slot.hpp"
+#include "renderer/vulkan_frame_slot.hpp"
 
 #include <vector>
 
 #include "vtpage/interop/vulkan_context.hpp"
 #include "vtpage/interop/vulkan_error.hpp"
 
-namespace vtpage::interop_detail {
+namespace vtpage::viewer {
 
 FrameSlot::FrameSlot(VulkanContext& context) : device_(context.device()) {
     VkCommandPoolCreateInfo pool_info{VK_STRUCTURE_TYPE_COMMAND_POOL_CREATE_INFO};
@@ -78,4 +78,4 @@ double FrameSlot::gpu_ms() const {
     return double(ticks[1] - ticks[0]) * timestamp_period_ns_ * 1e-6;
 }
 
-}  // namespace vtpage::interop_detail
+}  // namespace vtpage::viewer

@@ -11,7 +11,7 @@
 
 #include "vtpage/base/system_error.hpp"
 
-namespace vtpage::interop_detail {
+namespace vtpage::sharing_detail {
 
 void set_socket_timeouts(const FdSocket& socket, std::chrono::milliseconds timeout) {
     timeval value{};
@@ -78,4 +78,4 @@ bool process_alive(int pid) {
     return state != 'Z' && state != 'X';
 }
 
-}  // namespace vtpage::interop_detail
+}  // namespace vtpage::sharing_detail

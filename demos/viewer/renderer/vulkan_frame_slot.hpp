@@ -9,10 +9,10 @@
 #include "vtpage/interop/vulkan_handle.hpp"
 
 namespace vtpage {
-
 class VulkanContext;
+}
 
-namespace interop_detail {
+namespace vtpage::viewer {
 
 class FrameSlot {
 public:
@@ -40,5 +40,4 @@ private:
     bool timestamps_written_ = false;
 };
 
-}  // namespace interop_detail
-}  // namespace vtpage
+}  // namespace vtpage::viewer

@@ -13,8 +13,10 @@
 #include <optional>
 
 namespace vtpage {
-
 class VulkanContext;
+}
+
+namespace vtpage::viewer {
 
 struct VulkanSwapchainSettings {
     std::uint32_t width = 1280;  // used where the surface leaves the size to us
@@ -56,4 +58,4 @@ private:
     std::unique_ptr<State> state_;
 };
 
-}  // namespace vtpage
+}  // namespace vtpage::viewer

@@ -1,0 +1,28 @@
+#include "renderer/ground_plane_shaders.hpp"
+
+namespace vtpage::viewer {
+
+namespace {
+// glslc -mfmt=num writes the words as a comma-separated list.
+constexpr std::uint32_t ground_plane_vert[] = {
+#include "ground_plane.vert.spv.inc"
+};
+constexpr std::uint32_t ground_plane_frag[] = {
+#include "ground_plane.frag.spv.inc"
+};
+constexpr std::uint32_t ground_plane_feedback_frag[] = {
+#include "ground_plane_feedback.frag.spv.inc"
+};
+}  // namespace
+
+std::span<const std::uint32_t> ground_plane_vertex_spirv() {
+    return ground_plane_vert;
+}
+std::span<const std::uint32_t> ground_plane_fragment_spirv() {
+    return ground_plane_frag;
+}
+std::span<const std::uint32_t> ground_plane_feedback_fragment_spirv() {
+    return ground_plane_feedback_frag;
+}
+
+}  // namespace vtpage::viewer

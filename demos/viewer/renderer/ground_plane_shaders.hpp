@@ -1,0 +1,14 @@
+// The SPIR-V of the viewer's ground-plane shaders (shaders/ground_plane*), compiled by glslc at
+// build time and embedded here.
+#pragma once
+
+#include <cstdint>
+#include <span>
+
+namespace vtpage::viewer {
+
+std::span<const std::uint32_t> ground_plane_vertex_spirv();
+std::span<const std::uint32_t> ground_plane_fragment_spirv();
+std::span<const std::uint32_t> ground_plane_feedback_fragment_spirv();
+
+}  // namespace vtpage::viewer
