@@ -116,7 +116,7 @@ CudaBackend::CudaBackend(CudaBackendSettings settings) {
                     "the device does not support virtual memory management", arguments);
     }
 
-    // The granularity with the fd handle type requested; DESIGN.md's H100 shows 2 MiB either
+    // The granularity with the fd handle type requested; on an H100 it is 2 MiB either
     // way, and the larger of the two keeps every page exportable.
     CUmemAllocationProp prop{};
     prop.type = CU_MEM_ALLOCATION_TYPE_PINNED;

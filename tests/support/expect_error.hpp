@@ -3,7 +3,7 @@
 //   EXPECT_ERRC(table.commit(pages), Errc::out_of_memory);          throws, with that code
 //   EXPECT_ERRC_WITH_OPERATION(backend->map(...), Errc::invalid_argument);
 //                                                                   ... and names its operation
-//   EXPECT_EQ(test::error_code_of([&] { table.pin(pages); }), Errc::not_resident);
+//   EXPECT_EQ(test::error_code_of([&] { table.pin(pages); }), Errc::not_mapped);
 #pragma once
 
 #include <gtest/gtest.h>

@@ -6,7 +6,7 @@
 //   VulkanRenderer renderer(context, indirection, textures, {.width = 1920, .height = 1080});
 //   FrameDesc frame;  frame.view_projection = ...;  frame.user_tag = page_table.begin_frame();
 //   if (auto done = renderer.render(frame)) {
-//       streamer.take_feedback(done->feedback);       // what that frame's pixels wanted
+//       streamer.request(feedback.process(done->feedback).requests);  // what its pixels wanted
 //       page_table.complete_frame(done->user_tag);    // its pages may be evicted now
 //   }
 //
