@@ -83,7 +83,7 @@ void AddressLedger::remove_handle(PhysicalHandle handle) {
     }
 }
 
-bool AddressLedger::inside_reservation(DeviceAddress address, std::size_t size) const {
+bool AddressLedger::inside_reservation_nolock(DeviceAddress address, std::size_t size) const {
     auto after = reservations_.upper_bound(address);
     if (after == reservations_.begin()) return false;
     auto containing = std::prev(after);
@@ -108,7 +108,7 @@ void AddressLedger::begin_map(DeviceAddress address, std::size_t size, PhysicalH
                     detail::concat("offset + size exceeds the page's ", page->second, " bytes"),
                     arguments);
     }
-    if (!inside_reservation(address, size)) {
+    if (!inside_reservation_nolock(address, size)) {
         throw Error(Errc::out_of_range, "map", "the range is not inside one reservation",
                     arguments);
     }
@@ -131,7 +131,7 @@ void AddressLedger::cancel_map(DeviceAddress address) {
     mappings_.erase(address);
 }
 
-std::vector<AddressLedger::MappingMap::const_iterator> AddressLedger::tiling(
+std::vector<AddressLedger::MappingMap::const_iterator> AddressLedger::tiling_nolock(
     const char* operation, DeviceAddress address, std::size_t size, Errc partial_error) const {
     const std::string arguments = range_text(address, size);
     if (size == 0) throw Error(Errc::invalid_argument, operation, "size is 0", arguments);
@@ -173,7 +173,7 @@ std::vector<AddressLedger::MappingMap::const_iterator> AddressLedger::tiling(
 std::vector<AddressLedger::Mapping> AddressLedger::begin_unmap(DeviceAddress address,
                                                                std::size_t size) {
     std::lock_guard lock(mutex_);
-    auto covering = tiling("unmap", address, size, Errc::partial_unmap);
+    auto covering = tiling_nolock("unmap", address, size, Errc::partial_unmap);
     std::vector<Mapping> removed;
     removed.reserve(covering.size());
     for (auto it : covering) removed.push_back(it->second);
@@ -191,7 +191,7 @@ std::vector<AddressLedger::Mapping> AddressLedger::whole_mappings(const char* op
                                                                   std::size_t size) const {
     std::lock_guard lock(mutex_);
     std::vector<Mapping> result;
-    for (auto it : tiling(operation, address, size, Errc::invalid_argument)) {
+    for (auto it : tiling_nolock(operation, address, size, Errc::invalid_argument)) {
         result.push_back(it->second);
     }
     return result;
@@ -199,7 +199,7 @@ std::vector<AddressLedger::Mapping> AddressLedger::whole_mappings(const char* op
 
 void AddressLedger::set_access(DeviceAddress address, std::size_t size, Access access) {
     std::lock_guard lock(mutex_);
-    for (auto it : tiling("set_access", address, size, Errc::invalid_argument)) {
+    for (auto it : tiling_nolock("set_access", address, size, Errc::invalid_argument)) {
         mappings_.at(it->first).access = access;
     }
 }
