@@ -16,6 +16,16 @@ std::string range_text(DeviceAddress address, std::size_t size) {
 }
 }  // namespace
 
+std::string AddressLedger::check_reserve(std::size_t size, std::size_t alignment,
+                                         DeviceAddress hint) const {
+    std::string arguments =
+        detail::concat("size=", size, ", alignment=", alignment, ", hint=", hex(hint));
+    check_size("reserve", "size", size, arguments);
+    check_aligned("reserve", "alignment", alignment, arguments);
+    check_aligned("reserve", "hint", hint, arguments);
+    return arguments;
+}
+
 void AddressLedger::check_size(const char* operation, const char* what, std::size_t value,
                                const std::string& arguments) const {
     if (value == 0 || value % granularity_ != 0) {

@@ -28,6 +28,8 @@ public:
 
     std::size_t granularity() const noexcept { return granularity_; }
     // invalid_argument unless value is a non-zero multiple of the granularity.
+    // Checks reserve()'s arguments, as every backend must; returns them as text for errors.
+    std::string check_reserve(std::size_t size, std::size_t alignment, DeviceAddress hint) const;
     void check_size(const char* operation, const char* what, std::size_t value,
                     const std::string& arguments) const;
     void check_aligned(const char* operation, const char* what, std::size_t value,
