@@ -8,6 +8,8 @@
 #include <array>
 #include <cstdio>
 #include <filesystem>
+#include <fstream>
+#include <iterator>
 #include <vector>
 
 #include "streaming_test_support.hpp"
@@ -170,6 +172,29 @@ TEST_F(BakeToolTest, ThinStripsAreRefusedWithoutCostingGigabytes) {
         EXPECT_FALSE(std::filesystem::exists(out));
         EXPECT_FALSE(std::filesystem::exists(out + ".partial"));
     }
+}
+
+// Found by the image fuzz target: a JPEG Huffman table declaring more than 256 codes made
+// stb_image write past its table. It is refused before decoding.
+TEST_F(BakeToolTest, AJpegHuffmanTableOfMoreThan256CodesIsRefused) {
+    const std::string jpeg = folder_.file("bad.jpg");
+    ASSERT_TRUE(stbi_write_jpg(jpeg.c_str(), int(image_.width), int(image_.height), 4,
+                               image_.texels.data(), 80));
+    std::vector<char> bytes;
+    {
+        std::ifstream in(jpeg, std::ios::binary);
+        bytes.assign(std::istreambuf_iterator<char>(in), {});
+    }
+    std::size_t dht = 0;
+    while (dht + 21 < bytes.size() && !(bytes[dht] == '\xff' && bytes[dht + 1] == '\xc4')) ++dht;
+    ASSERT_LT(dht + 21, bytes.size()) << "no DHT segment";
+    bytes[dht + 5 + 14] = char(200);  // codes of length 15 and 16: far more than 256 in all
+    bytes[dht + 5 + 15] = char(200);
+    { std::ofstream(jpeg, std::ios::binary).write(bytes.data(), std::streamsize(bytes.size())); }
+    const ToolRun bad = run("-q " + jpeg + " -o " + folder_.file("bad.vtex"));
+    EXPECT_EQ(bad.status, 2) << bad.output;
+    EXPECT_NE(bad.output.find("Huffman table declares more than 256 codes"), std::string::npos)
+        << bad.output;
 }
 
 TEST_F(BakeToolTest, FifosAreRefusedNotWaitedOn) {

@@ -5,6 +5,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <climits>
 #include <cstring>
@@ -29,6 +30,48 @@ void check_length(std::span<const std::uint8_t> bytes, const char* operation) {
                     "images of 2 GiB or more cannot be decoded",
                     detail::concat("bytes=", bytes.size()));
     }
+}
+
+// Debian's stb_image (2.26) writes past its Huffman size table for a JPEG table that declares
+// more than 256 codes (found by the image fuzz target; later stb versions check it). Every
+// DHT segment, before and between scans, is checked here before stb sees the bytes.
+bool jpeg_huffman_tables_fit(std::span<const std::uint8_t> bytes) {
+    // A JPEG to stb: 0xff, any number of 0xff fill bytes, then SOI (0xd8).
+    std::size_t at = 1;
+    while (at < bytes.size() && bytes[at] == 0xff) ++at;
+    if (bytes.empty() || bytes[0] != 0xff || at >= bytes.size() || bytes[at] != 0xd8) return true;
+    ++at;
+    while (at + 4 <= bytes.size()) {
+        if (bytes[at] != 0xff) {  // entropy-coded data (after SOS): skip to the next marker
+            ++at;
+            continue;
+        }
+        const std::uint8_t marker = bytes[at + 1];
+        // Fill bytes, stuffed zeros, restart markers and SOI/EOI/TEM carry no length.
+        if (marker == 0xff || marker == 0x00 || (marker >= 0xd0 && marker <= 0xd9) ||
+            marker == 0x01) {
+            at += marker == 0xff ? 1 : 2;
+            continue;
+        }
+        const std::size_t length = std::size_t(bytes[at + 2]) << 8 | bytes[at + 3];
+        if (marker == 0xc4) {
+            // DHT: tables of (class/id, 16 counts, symbols), read as stb reads them: table after
+            // table while the segment's length lasts, past its end and the data's (as zeros).
+            auto byte = [&](std::size_t i) -> std::size_t {
+                return i < bytes.size() ? bytes[i] : 0;
+            };
+            std::ptrdiff_t left = std::ptrdiff_t(length) - 2;
+            for (std::size_t table = at + 4; left > 0;) {
+                std::size_t codes = 0;
+                for (std::size_t i = 1; i <= 16; ++i) codes += byte(table + i);
+                if (codes > 256) return false;
+                table += 17 + codes;
+                left -= std::ptrdiff_t(17 + codes);
+            }
+        }
+        at = at + 2 + std::max<std::size_t>(length, 2);
+    }
+    return true;
 }
 
 }  // namespace
@@ -66,6 +109,11 @@ std::vector<std::uint8_t> read_image_file(const std::string& path, const ImageLi
 
 ImageSize image_size(std::span<const std::uint8_t> bytes, const ImageLimits& limits) {
     check_length(bytes, "image_size");
+    // Before stb reads anything: reading the header alone builds the Huffman tables.
+    if (!jpeg_huffman_tables_fit(bytes)) {
+        throw Error(Errc::corrupt_data, "image_size",
+                    "cannot read the image: a JPEG Huffman table declares more than 256 codes");
+    }
     int width = 0, height = 0, channels = 0;
     if (!stbi_info_from_memory(bytes.data(), int(bytes.size()), &width, &height, &channels)) {
         throw Error(Errc::corrupt_data, "image_size",
