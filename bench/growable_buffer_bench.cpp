@@ -384,11 +384,11 @@ int main(int argc, char** argv) {
                  program};
     Options options;
     bench::add_bench_options(app, options);
-    app.add_option("--start-mib", options.start_mib, "First size, MiB")->check(CLI::Range(1, 1 << 20));
-    app.add_option("--step-mib", options.step_mib, "Fixed step, MiB")->check(CLI::Range(1, 1 << 20));
-    app.add_option("--max-mib", options.max_mib, "Last size, MiB")->check(CLI::Range(1, 1 << 24));
+    app.add_option("--start-mib", options.start_mib, "First size, MiB")->check(app::count_in(1, 1 << 20));
+    app.add_option("--step-mib", options.step_mib, "Fixed step, MiB")->check(app::count_in(1, 1 << 20));
+    app.add_option("--max-mib", options.max_mib, "Last size, MiB")->check(app::count_in(1, 1 << 24));
     app.add_option("--repeats", options.repeats, "Runs of each schedule (medians are reported)")
-        ->check(CLI::Range(1, 100));
+        ->check(app::count_in(1, 100));
     app.add_flag("!--no-limit-run", options.limit_run,
                  "Skip the run to the largest size each method reaches");
     if (auto status = app::parse_command_line(app, argc, argv, [&] {

@@ -223,12 +223,12 @@ int main(int argc, char** argv) {
                  program};
     Options options;
     bench::add_bench_options(app, options);
-    app.add_option("--pages", options.pages, "Pages per measurement")->check(CLI::Range(1, 1 << 20));
-    app.add_option("--batch", options.batch, "Pages per commit batch")->check(CLI::Range(1, 1 << 16));
+    app.add_option("--pages", options.pages, "Pages per measurement")->check(app::count_in(1, 1 << 20));
+    app.add_option("--batch", options.batch, "Pages per commit batch")->check(app::count_in(1, 1 << 16));
     app.add_option("--repeats", options.repeats, "Repeats (the median is reported)")
-        ->check(CLI::Range(1, 1000));
+        ->check(app::count_in(1, 1000));
     app.add_option("--threads", options.threads, "Threads for the parallel rows")
-        ->check(CLI::Range(1, 64));
+        ->check(app::count_in(1, 64));
     if (auto status = app::parse_command_line(app, argc, argv)) return *status;
     if (options.quick) {
         options.pages = 64;

@@ -147,11 +147,11 @@ int main(int argc, char** argv) {
                  program};
     Options options;
     bench::add_bench_options(app, options);
-    app.add_option("--pages", options.pages, "Pages per measurement")->check(CLI::Range(1, 1 << 16));
+    app.add_option("--pages", options.pages, "Pages per measurement")->check(app::count_in(1, 1 << 16));
     app.add_option("--batch", options.batch, "Pages per commit and publish")
-        ->check(CLI::Range(1, 4096));
+        ->check(app::count_in(1, 4096));
     app.add_option("--repeats", options.repeats, "Repeats (the median is reported)")
-        ->check(CLI::Range(1, 1000));
+        ->check(app::count_in(1, 1000));
     if (auto status = app::parse_command_line(app, argc, argv)) return *status;
     if (options.quick) {
         options.pages = 32;

@@ -175,15 +175,15 @@ int main(int argc, char** argv) {
     Options options;
     bench::add_bench_options(app, options);
     app.add_option("--pages", options.pages, "Pages streamed per measurement")
-        ->check(CLI::Range(1, 1 << 24));
+        ->check(app::count_in(1, 1 << 24));
     app.add_option("--budget-pages", options.budget_pages, "The page table's budget in 2 MiB pages")
-        ->check(CLI::Range(16, 1 << 20));
-    app.add_option("--workers", options.workers, "Streamer worker threads")->check(CLI::Range(1, 64));
-    app.add_option("--batch", options.batch, "Pages per commit/fill batch")->check(CLI::Range(1, 4096));
+        ->check(app::count_in(16, 1 << 20));
+    app.add_option("--workers", options.workers, "Streamer worker threads")->check(app::count_in(1, 64));
+    app.add_option("--batch", options.batch, "Pages per commit/fill batch")->check(app::count_in(1, 4096));
     app.add_option("--frame-pages", options.frame_pages, "New pages requested per frame")
-        ->check(CLI::Range(1, 1 << 16));
+        ->check(app::count_in(1, 1 << 16));
     app.add_option("--size-log2", options.size_log2, "The procedural texture: 2^N texels")
-        ->check(CLI::Range(14, 20));
+        ->check(app::count_in(14, 20));
     if (auto status = app::parse_command_line(app, argc, argv)) return *status;
 
     try {

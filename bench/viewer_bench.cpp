@@ -79,12 +79,12 @@ int main(int argc, char** argv) {
     options.progress = false;
     bench::BenchOptions common;
     bench::add_bench_options(app, common);
-    app.add_option("--width", options.width)->check(CLI::Range(16u, 16384u));
-    app.add_option("--height", options.height)->check(CLI::Range(16u, 16384u));
-    app.add_option("--budget-mib", options.budget_mib)->check(CLI::Range(16, 1 << 22));
+    app.add_option("--width", options.width)->check(app::count_in(16u, 16384u));
+    app.add_option("--height", options.height)->check(app::count_in(16u, 16384u));
+    app.add_option("--budget-mib", options.budget_mib)->check(app::count_in(16, 1 << 22));
     app.add_option("--frames", options.frames, "Frames per flight")
-        ->check(CLI::Range(20, 1000000));
-    app.add_option("--texture-size-log2", options.texture_size_log2)->check(CLI::Range(8u, 20u));
+        ->check(app::count_in(20, 1000000));
+    app.add_option("--texture-size-log2", options.texture_size_log2)->check(app::count_in(8u, 20u));
     app.add_flag("--validation", options.validation, "Khronos validation on (slower)");
     if (auto status = app::parse_command_line(app, argc, argv)) return *status;
     options.backend = common.backend;

@@ -205,13 +205,13 @@ int main(int argc, char** argv) {
     bench::add_bench_options(app, options);
     app.add_option("--texture-log2", options.texture_log2,
                    "The table covers one texture of 2^N x 2^N texels")
-        ->check(CLI::Range(8, 20));
+        ->check(app::count_in(8, 20));
     app.add_option("--physical-pages", options.physical_pages, "The page table's budget in pages")
-        ->check(CLI::Range(4, 1 << 16));
+        ->check(app::count_in(4, 1 << 16));
     app.add_option("--updates", options.updates, "Pages committed per frame (several allowed)")
-        ->check(CLI::Range(1, 1 << 16));
+        ->check(app::count_in(1, 1 << 16));
     app.add_option("--frames", options.frames, "Frames measured per row")
-        ->check(CLI::Range(1, 100000));
+        ->check(app::count_in(1, 100000));
     app.add_flag("--validation", options.validation, "Khronos validation on (slower)");
     if (auto status = app::parse_command_line(app, argc, argv)) return *status;
     if (options.quick) {

@@ -8,8 +8,22 @@ if(VTPAGE_SANITIZE)
   add_link_options(-fsanitize=${VTPAGE_SANITIZE})
 endif()
 
+# The fuzz build (tests/fuzz, .ci/fuzz): every C++ file gets libFuzzer's coverage
+# instrumentation, AddressSanitizer and UndefinedBehaviorSanitizer; the fuzz targets link
+# libFuzzer itself. clang only (Debian: clang, libclang-rt-14-dev).
+if(VTPAGE_FUZZ)
+  if(NOT CMAKE_CXX_COMPILER_ID MATCHES "Clang")
+    message(FATAL_ERROR "VTPAGE_FUZZ needs clang (CXX=clang++ CC=clang)")
+  endif()
+  add_compile_options($<$<COMPILE_LANGUAGE:CXX>:-fsanitize=fuzzer-no-link,address,undefined>
+                      $<$<COMPILE_LANGUAGE:CXX>:-fno-omit-frame-pointer>
+                      $<$<COMPILE_LANGUAGE:CXX>:-fno-sanitize-recover=all>)
+  add_link_options(-fsanitize=address,undefined)
+endif()
+
 # Warnings for our own targets (not for consumers of the installed package).
 function(vtpage_target_defaults target)
   target_compile_options(${target} PRIVATE
-    $<$<COMPILE_LANGUAGE:CXX>:-Wall -Wextra -Wpedantic -Wshadow=local -Wno-missing-field-initializers>)
+    $<$<COMPILE_LANGUAGE:CXX>:-Wall -Wextra -Wpedantic -Wno-missing-field-initializers>
+    $<$<AND:$<COMPILE_LANGUAGE:CXX>,$<CXX_COMPILER_ID:GNU>>:-Wshadow=local>)
 endfunction()

@@ -9,6 +9,7 @@
 #include <memory>
 #include <string>
 
+#include "vtpage/app/numeric_options.hpp"  // every benchmark's numeric flags follow its rule
 #include "vtpage/backend/backend_factory.hpp"
 
 namespace vtpage::bench {

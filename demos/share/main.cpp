@@ -14,6 +14,7 @@
 #include <CLI/CLI.hpp>
 #include <signal.h>
 #include <spawn.h>
+#include <sys/un.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -29,6 +30,7 @@
 
 #include "tile_stamp.hpp"
 #include "vtpage/app/command_line.hpp"
+#include "vtpage/app/numeric_options.hpp"
 #include "vtpage/app/progress_bar.hpp"
 #include "vtpage/app/units.hpp"
 #include "vtpage/backend/backend_factory.hpp"
@@ -373,6 +375,25 @@ pid_t spawn_consumer(const CommonOptions& common) {
     return pid;
 }
 
+// What no wait can fix is a bad flag (exit 2), not a failure: a path too long for a Unix
+// socket's address, or in a folder that does not exist.
+void check_socket_path(const std::string& path) {
+    if (path.empty()) return;
+    constexpr std::size_t longest = sizeof(sockaddr_un::sun_path) - 1;
+    if (path.size() > longest) {
+        throw CLI::ValidationError(
+            "--socket", detail::concat("'", path, "' is ", path.size(),
+                                       " bytes; a Unix socket path has at most ", longest));
+    }
+    std::filesystem::path folder = std::filesystem::path(path).parent_path();
+    if (folder.empty()) folder = ".";
+    std::error_code ignored;
+    if (!std::filesystem::is_directory(folder, ignored)) {
+        throw CLI::ValidationError("--socket", "no folder '" + folder.string() + "' for '" + path +
+                                                   "'");
+    }
+}
+
 std::string default_socket() {
     return (std::filesystem::temp_directory_path() /
             ("vtpage-share-" + std::to_string(getpid()) + ".sock"))
@@ -395,48 +416,50 @@ int main(int argc, char** argv) {
         command->add_option("--socket", common.socket, "Unix socket path of the producer");
         app::add_backend_option(*command, common.backend);
         command->add_option("--device", common.device, "CUDA device ordinal")
-            ->check(CLI::NonNegativeNumber);
+            ->check(app::count_in(0, 1024));
         command->add_flag("--quiet", common.quiet, "No progress line");
         command->add_flag("-v,--verbose", common.verbose, "Log the library's messages");
     };
     auto add_producer = [&](CLI::App* command) {
         command->add_option("--region-pages", produce.region_pages, "Pages in the region")
-            ->check(CLI::Range(std::uint64_t(1), std::uint64_t(1) << 24));
+            ->check(app::count_in(1, std::uint64_t(1) << 24));
         command->add_option("--budget-pages", produce.budget_pages, "Resident pages at most")
-            ->check(CLI::Range(std::uint64_t(2), std::uint64_t(1) << 20));
+            ->check(app::count_in(2, std::uint64_t(1) << 20));
         command->add_option("--batch", produce.batch, "Pages per commit and publish")
-            ->check(CLI::Range(std::uint64_t(1), std::uint64_t(4096)));
+            ->check(app::count_in(1, 4096));
         command->add_option("--seconds", produce.seconds, "How long to stream")
-            ->check(CLI::PositiveNumber);
-        command->add_option("--tiles", produce.tiles, "Stop after this many tiles instead");
+            ->check(app::number_in(0.001, app::max_seconds));
+        command->add_option("--tiles", produce.tiles, "Stop after this many tiles instead")
+            ->check(app::count_in(0, std::uint64_t(1) << 50));
         command->add_option("--wait-seconds", produce.wait_seconds,
                             "How long to wait for consumers")
-            ->check(CLI::PositiveNumber);
+            ->check(app::number_in(0.001, app::max_seconds));
         command->add_flag("--compressible", produce.compressible,
                           "Ask for compressible pages (the grant is reported)");
         command->add_option("--ack-timeout-ms", produce.ack_timeout_ms,
                             "The consumers' lease: acknowledge an unpublish within this")
-            ->check(CLI::Range(1, 600000));
+            ->check(app::count_in(1, 600000));
     };
     CLI::App* producer = app.add_subcommand("producer", "Stream tiles into shared pages");
     add_common(producer);
     add_producer(producer);
     producer->add_option("--consumers", produce.consumers,
-                         "Wait for this many consumers before streaming (0: do not wait)");
+                         "Wait for this many consumers before streaming (0: do not wait)")
+        ->check(app::count_in(0, 1024));
     CLI::App* consumer = app.add_subcommand("consumer", "Map the producer's pages and verify");
     add_common(consumer);
     consumer->add_option("--seconds", consume.seconds, "Stop after this long (0: at the end)")
-        ->check(CLI::NonNegativeNumber);
+        ->check(app::number_in(0, app::max_seconds));
     consumer->add_option("--recheck", consume.recheck, "Pages re-verified after each poll")
-        ->check(CLI::Range(0, 1000));
+        ->check(app::count_in(0, 1000));
     consumer->add_option("--connect-seconds", consume.connect_seconds,
                          "How long to keep trying to connect")
-        ->check(CLI::PositiveNumber);
+        ->check(app::number_in(0.001, app::max_seconds));
     CLI::App* both = app.add_subcommand("both", "A producer and consumer processes of its own");
     add_common(both);
     add_producer(both);
     both->add_option("--consumers", spawned_consumers, "Consumer processes to start")
-        ->check(CLI::Range(std::size_t(1), std::size_t(64)));
+        ->check(app::count_in(1, 64));
 
     if (auto status = app::parse_command_line(app, argc, argv, [&] {
             if (*producer || *both) {
@@ -455,6 +478,7 @@ int main(int argc, char** argv) {
             if (*consumer && common.socket.empty()) {
                 throw CLI::RequiredError("--socket (for the consumer)");
             }
+            check_socket_path(common.socket);
             // A producer replaces what is at its path; a consumer would wait in vain.
             std::error_code ignored;
             const auto socket = std::filesystem::symlink_status(common.socket, ignored);

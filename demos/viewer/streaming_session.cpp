@@ -30,6 +30,19 @@ std::shared_ptr<const vt::TileSource> make_source(const SessionSettings& setting
     }
 }
 
+// The streamer reads the mip tail page as the texture is added: a texture whose tail cannot be
+// read cannot be drawn at all, which is bad input (exit 2, naming the page), not a failure.
+vt::TextureId add_texture(vt::Streamer& streamer, std::shared_ptr<const vt::TileSource> source) {
+    const std::string name = source->name();
+    try {
+        return streamer.add_texture(std::move(source));
+    } catch (const Error& error) {
+        if (!InputErrors::is_input_error(error)) throw;
+        throw UsageError("cannot use " + name +
+                         " as a texture: its mip tail page cannot be read: " + error.detail());
+    }
+}
+
 }  // namespace
 
 StreamingSession::StreamingSession(SessionSettings settings) : settings_(std::move(settings)) {
@@ -73,6 +86,10 @@ StreamingSession::StreamingSession(SessionSettings settings) : settings_(std::mo
     // Far more than a frame asks for: requests beyond it are the least important anyway.
     streamer_settings.max_pending = 16384;
     streamer_settings.log = s.log;
+    // A page of a corrupt file fails its fill: kept (and named at the end), the run goes on.
+    streamer_settings.on_error = [errors = &input_errors_](const Error& error) {
+        errors->record(error);
+    };
     importer_->attach(streamer_settings.table.pool);
     indirection_->connect(streamer_settings);
     if (backend_->capabilities().gpu) {
@@ -88,7 +105,7 @@ StreamingSession::StreamingSession(SessionSettings settings) : settings_(std::mo
         // Each physical page created and imported now, not while flying (vAttention's way).
         streamer_->page_table().pool().warm_up(budget_pages, false);
     }
-    texture_id_ = streamer_->add_texture(source);
+    texture_id_ = add_texture(*streamer_, source);
     const PageIndex base = streamer_->textures().base_page(texture_id_);
     if (base + layout.page_count > indirection_->page_count()) {
         throw Error(Errc::out_of_range, "StreamingSession", "the texture is past the table",
@@ -192,6 +209,16 @@ CompletedSummary StreamingSession::consume(const CompletedFrame& done) {
     return summary;
 }
 
+void StreamingSession::rethrow_unless_input_error() {
+    while (std::exception_ptr error = streamer_->take_error()) {
+        try {
+            std::rethrow_exception(error);
+        } catch (const Error& caught) {
+            if (!InputErrors::is_input_error(caught)) throw;
+        }
+    }
+}
+
 bool StreamingSession::settle(SessionFrame frame, std::chrono::milliseconds timeout,
                               int max_frames) {
     const auto deadline = Clock::now() + timeout;
@@ -205,7 +232,7 @@ bool StreamingSession::settle(SessionFrame frame, std::chrono::milliseconds time
             std::chrono::duration_cast<std::chrono::milliseconds>(deadline - Clock::now());
         if (!streamer_->wait_idle(std::max(left, std::chrono::milliseconds(0)))) return false;
         if (fills_) fills_->timeline().wait(fills_->last_signaled());
-        streamer_->rethrow_error();
+        rethrow_unless_input_error();
         // Clean: every page the frame asked for was resident when it was drawn. Twice in a row,
         // so that the last image was drawn after the table had every one of them.
         const bool all_ready = last && last->requests == last->resident_requests;
@@ -231,9 +258,9 @@ void StreamingSession::preload_all(std::chrono::milliseconds timeout) {
         throw Error(Errc::busy, "StreamingSession::preload_all", "streaming did not finish in time");
     }
     if (fills_) fills_->timeline().wait(fills_->last_signaled());
-    streamer_->rethrow_error();
+    rethrow_unless_input_error();
     for (PageIndex page : all) {
-        if (!streamer_->is_ready(page)) {
+        if (!streamer_->is_ready(page) && input_errors_.count() == 0) {
             throw Error(Errc::busy, "StreamingSession::preload_all", "a page is not resident",
                         detail::concat("page=", page));
         }

@@ -29,6 +29,7 @@
 #include "renderer/vulkan_renderer.hpp"
 #include "vtpage/streaming/feedback_processor.hpp"
 #include "vtpage/streaming/streamer.hpp"
+#include "input_errors.hpp"
 
 namespace vtpage {
 class CudaVulkanTimeline;
@@ -145,9 +146,14 @@ public:
     std::size_t budget_pages() const;
     std::uint64_t texture_pages() const noexcept;
     double startup_seconds() const noexcept { return startup_seconds_; }
+    // The texture's pages that could not be read (corrupt or unreadable): the run goes on
+    // without them, and ends with exit status 2 naming them.
+    const InputErrors& input_errors() const noexcept { return input_errors_; }
 
 private:
     CompletedSummary consume(const CompletedFrame& done);
+    // Throws the streamer's errors, other than the input errors kept in input_errors_.
+    void rethrow_unless_input_error();
 
     SessionSettings settings_;
     std::unique_ptr<Backend> backend_;
@@ -156,6 +162,7 @@ private:
     std::unique_ptr<VulkanIndirectionTable> indirection_;
     std::unique_ptr<VulkanTextureDirectory> textures_;
     std::unique_ptr<CudaVulkanTimeline> fills_;  // outlives the streamer: its fills signal it
+    InputErrors input_errors_;                   // outlives the streamer: its workers record
     std::unique_ptr<vt::Streamer> streamer_;
     std::unique_ptr<vt::FeedbackProcessor> feedback_;
     std::unique_ptr<VulkanRenderer> renderer_;

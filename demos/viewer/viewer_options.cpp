@@ -6,6 +6,7 @@
 #include <map>
 
 #include "camera_path.hpp"
+#include "vtpage/app/numeric_options.hpp"
 
 namespace vtpage::viewer {
 
@@ -67,24 +68,26 @@ ParsedOptions parse_viewer_options(int argc, const char* const* argv) {
         ->capture_default_str();
     app.add_option("--texture-size-log2", o.texture_size_log2,
                    "Procedural texture: 2^N texels on a side (20: 1M x 1M)")
-        ->check(CLI::Range(8u, 20u))
+        ->check(app::count_in(8, 20))
         ->capture_default_str();
-    app.add_option("--seed", o.seed, "Procedural texture: its seed")->capture_default_str();
+    app.add_option("--seed", o.seed, "Procedural texture: its seed")
+        ->check(app::any_count<decltype(o.seed)>())
+        ->capture_default_str();
     app.add_option("--budget-mib", o.budget_mib, "GPU memory for texture pages, in MiB")
-        ->check(CLI::Range(std::size_t(16), std::size_t(1) << 22))
+        ->check(app::count_in(16, std::uint64_t(1) << 22))
         ->capture_default_str();
     app.add_option("--width", o.width, "Image width in pixels")
-        ->check(CLI::Range(16u, 16384u))
+        ->check(app::count_in(16, 16384))
         ->capture_default_str();
     app.add_option("--height", o.height, "Image height in pixels")
-        ->check(CLI::Range(16u, 16384u))
+        ->check(app::count_in(16, 16384))
         ->capture_default_str();
     app.add_flag("--headless", o.headless,
                  "No window: render offscreen (no display or window system needed)");
     app.add_option("--frames", o.frames,
                    "Frames to render (0: until Esc in a window; headless, one pass of the "
                    "camera path)")
-        ->check(CLI::Range(std::uint64_t(0), std::uint64_t(1) << 40));
+        ->check(app::count_in(0, std::uint64_t(1) << 40));
     app.add_option("--camera-path", o.camera_path,
                    "A scripted flight: " + path_names() +
                        " (window: plays it in a loop; headless default: overview)")
@@ -94,8 +97,8 @@ ParsedOptions parse_viewer_options(int argc, const char* const* argv) {
         });
     app.add_option("--time-step-ms", o.time_step_ms,
                    "Headless: camera-path time per frame, so that a run is the same at any "
-                   "frame rate")
-        ->check(CLI::Range(0.0, 10000.0))
+                   "frame rate (at least 0.01 ms, so that a path ends within 2^40 frames)")
+        ->check(app::number_in(0.01, 10000.0))
         ->capture_default_str();
     app.add_option("--screenshot", o.screenshot, "Write the last frame as a PNG");
     app.add_option("--stats", o.stats, "Write the run's statistics as JSON");
@@ -103,10 +106,10 @@ ParsedOptions parse_viewer_options(int argc, const char* const* argv) {
                  "Khronos validation layer (with synchronization validation) on: every "
                  "message is counted and printed, and any makes the exit status 1");
     app.add_option("--workers", o.workers, "Streamer worker threads")
-        ->check(CLI::Range(std::size_t(1), std::size_t(64)))
+        ->check(app::count_in(1, 64))
         ->capture_default_str();
     app.add_option("--batch-pages", o.batch_pages, "Pages a worker commits and fills together")
-        ->check(CLI::Range(std::size_t(1), std::size_t(1024)))
+        ->check(app::count_in(1, 1024))
         ->capture_default_str();
     app.add_flag("--vsync,!--no-vsync", o.vsync, "Window: wait for the display's refresh")
         ->capture_default_str();
@@ -119,7 +122,7 @@ ParsedOptions parse_viewer_options(int argc, const char* const* argv) {
         ->capture_default_str();
     app.add_option("--feedback-divisor", o.feedback_divisor,
                    "The feedback pass renders at 1/N of the size")
-        ->check(CLI::Range(1u, 16u))
+        ->check(app::count_in(1, 16))
         ->capture_default_str();
     app.add_flag("--settle", o.settle,
                  "Headless: render the last pose until every page it needs is resident, then "
@@ -129,6 +132,7 @@ ParsedOptions parse_viewer_options(int argc, const char* const* argv) {
                  "textures: a reference image without streaming)");
     app.add_option("--warmup-frames", o.warmup_frames,
                    "Frames left out of the frame-time percentiles")
+        ->check(app::count_in(0, std::uint64_t(1) << 40))
         ->capture_default_str();
     bool quiet = false;
     app.add_flag("--quiet", quiet, "Headless: no progress lines");

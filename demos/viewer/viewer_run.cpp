@@ -62,6 +62,12 @@ int finish_run(const ViewerOptions& options, const StreamingSession& session,
         std::fprintf(stderr, "vtpage-viewer: the last view did not settle in time\n");
         status = 1;
     }
+    // Bad input outranks what follows from it (a view that cannot settle without its pages).
+    if (session.input_errors().count() > 0) {
+        std::fprintf(stderr, "vtpage-viewer: %s\n",
+                     session.input_errors().summary(options.texture).c_str());
+        status = 2;
+    }
     return status;
 }
 

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <atomic>
+#include <limits>
 #include <map>
 #include <mutex>
 
@@ -40,7 +41,13 @@ VirtualRegion::VirtualRegion(Backend& backend, VirtualRegionSettings settings)
     if (settings.size == 0) {
         throw Error(Errc::invalid_argument, "VirtualRegion", "the size is 0", "size=0");
     }
-    page_count_ = (settings.size + page_size_ - 1) / page_size_;
+    // Rounded up without overflow: (size + page - 1) wrapped SIZE_MAX around to 0 pages.
+    page_count_ = settings.size / page_size_ + (settings.size % page_size_ != 0 ? 1 : 0);
+    if (page_count_ > std::numeric_limits<std::size_t>::max() / page_size_) {
+        throw Error(Errc::invalid_argument, "VirtualRegion",
+                    "the size, in whole pages, is larger than any address space",
+                    detail::concat("size=", settings.size, ", page_size=", page_size_));
+    }
     access_ = settings.access;
     if (access_.empty()) access_.push_back({backend.capabilities().device, Access::read_write});
     base_ = backend_.reserve(page_count_ * page_size_, 0, settings.address_hint);

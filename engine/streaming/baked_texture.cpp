@@ -43,6 +43,85 @@ std::uint64_t table_bytes(std::uint64_t page_count) {
     return page_count * tiles_per_page * sizeof(std::uint64_t);
 }
 
+std::uint64_t file_bytes_for(const TextureLayout& layout) {
+    const std::uint64_t data_offset =
+        align_up(sizeof(BakedHeader) + table_bytes(layout.page_count), baked_data_alignment);
+    return data_offset + layout.page_count * page_bytes;
+}
+
+// The smallest power of two at least max(width, height), as a log2; width and height are at
+// most 2^max_size_log2.
+std::uint32_t padded_size_log2(std::uint32_t width, std::uint32_t height) {
+    return std::uint32_t(std::bit_width(std::max({width, height, 1u}) - 1));
+}
+
+[[noreturn]] void invalid(const char* operation, const std::string& problem, std::uint32_t width,
+                          std::uint32_t height) {
+    throw Error(Errc::invalid_argument, operation, problem,
+                detail::concat("width=", width, ", height=", height));
+}
+
+// An image of width x height: 1 .. 2^max_size_log2 on a side, 4 bytes a texel.
+void check_image(const RgbaImage& image, const char* operation) {
+    if (image.width == 0 || image.height == 0) {
+        invalid(operation, "the image is empty", image.width, image.height);
+    }
+    if (image.width > (1u << max_size_log2) || image.height > (1u << max_size_log2)) {
+        invalid(operation, detail::concat("images are at most 2^", max_size_log2,
+                                          " texels on a side"),
+                image.width, image.height);
+    }
+    const std::size_t wanted = std::size_t(image.width) * image.height * 4;
+    if (image.texels.size() != wanted) {
+        invalid(operation,
+                detail::concat("the image has ", image.texels.size(), " bytes of texels, ",
+                               image.width, " x ", image.height, " x 4 = ", wanted, " expected"),
+                image.width, image.height);
+    }
+}
+
+// Sizes image.texels for its width and height: out_of_memory rather than std::bad_alloc.
+void allocate_texels(RgbaImage& image, const char* operation) {
+    const std::size_t bytes = std::size_t(image.width) * image.height * 4;
+    try {
+        image.texels.resize(bytes);
+    } catch (const std::bad_alloc&) {
+        throw Error(Errc::out_of_memory, operation,
+                    detail::concat("cannot allocate ", bytes, " bytes of texels"),
+                    detail::concat("width=", image.width, ", height=", image.height));
+    }
+}
+
+// Opens `<path>.partial` for writing: created here and now (O_EXCL), never through a symbolic
+// link (O_NOFOLLOW), so that a link planted at that name cannot send the bake's bytes to
+// another file. A regular file left there by an interrupted bake is removed first (unlink
+// removes the name, it writes nothing); anything else there is refused.
+UniqueFd create_temporary(const std::string& temporary) {
+    constexpr int flags = O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC;
+    UniqueFd fd(::open(temporary.c_str(), flags, 0644));
+    if (!fd && errno == EEXIST) {
+        struct stat info {};
+        if (::lstat(temporary.c_str(), &info) == 0 && S_ISREG(info.st_mode) &&
+            ::unlink(temporary.c_str()) == 0) {
+            fd = UniqueFd(::open(temporary.c_str(), flags, 0644));
+        } else {
+            errno = EEXIST;
+        }
+    }
+    if (!fd) {
+        const int error = errno;
+        throw Error(Errc::io_error, "bake_texture",
+                    error == EEXIST || error == ELOOP
+                        ? detail::concat("cannot create the temporary file ", temporary,
+                                         ": something other than a regular file (a symbolic "
+                                         "link?) is in the way; refusing to write through it")
+                        : detail::concat("cannot create the temporary file ", temporary, ": ",
+                                         std::strerror(error)),
+                    detail::concat("path=", temporary), error, errno_name(error));
+    }
+    return fd;
+}
+
 std::uint64_t header_checksum(BakedHeader header) {
     header.header_checksum = 0;
     return checksum64(std::as_bytes(std::span(&header, 1)));
@@ -51,6 +130,12 @@ std::uint64_t header_checksum(BakedHeader header) {
 std::string tile_text(const TextureLayout& layout, std::uint64_t page, std::uint32_t tile) {
     const PagePosition position = page_position(layout, page);
     if (layout.in_tail(position.mip)) {
+        // Tile t of the tail holds mip tail_first_mip + t; the tiles past the last mip are
+        // unused (zero bytes, checksummed all the same).
+        if (position.mip + tile >= layout.mip_count) {
+            return detail::concat("page ", page, " (the mip tail), tile ", tile,
+                                  " (unused: the last mip is ", layout.mip_count - 1, ")");
+        }
         return detail::concat("page ", page, " (the mip tail), tile ", tile, " (mip ",
                               position.mip + tile, ")");
     }
@@ -125,6 +210,36 @@ void build_tile(const std::vector<RgbaImage>& mips, const TextureLayout& layout,
 
 }  // namespace
 
+std::uint64_t baked_file_bytes(std::uint32_t width, std::uint32_t height) {
+    if (width == 0 || height == 0 || width > (1u << max_size_log2) ||
+        height > (1u << max_size_log2)) {
+        invalid("baked_file_bytes",
+                detail::concat("images are 1 to 2^", max_size_log2, " texels on a side"), width,
+                height);
+    }
+    return file_bytes_for(TextureLayout(padded_size_log2(width, height)));
+}
+
+void check_bake_shape(std::uint32_t width, std::uint32_t height, const BakeSettings& settings) {
+    const std::uint64_t file_bytes = baked_file_bytes(width, height);
+    const std::uint64_t side = std::uint64_t(1) << padded_size_log2(width, height);
+    const std::uint64_t texels = std::uint64_t(width) * height;
+    if (side * side / texels > settings.max_padding_factor) {
+        invalid("bake_texture",
+                detail::concat("a ", width, " x ", height, " image pads to ", side, " x ", side,
+                               ", ", side * side / texels, " times its texels (at most ",
+                               settings.max_padding_factor, ")"),
+                width, height);
+    }
+    if (file_bytes > settings.max_output_bytes) {
+        invalid("bake_texture",
+                detail::concat("the baked file of a ", width, " x ", height, " image would be ",
+                               file_bytes, " bytes, more than the limit of ",
+                               settings.max_output_bytes),
+                width, height);
+    }
+}
+
 std::uint64_t checksum64(std::span<const std::byte> bytes) noexcept {
     std::uint64_t lanes[4] = {prime1 + prime2, prime2, 0, 0 - prime1};
     const std::size_t words = bytes.size() / 8;
@@ -156,12 +271,12 @@ std::uint64_t checksum64(std::span<const std::byte> bytes) noexcept {
 }
 
 RgbaImage pad_to_square_power_of_two(const RgbaImage& image) {
-    std::uint32_t side = 1;
-    while (side < image.width || side < image.height) side *= 2;
+    check_image(image, "pad_to_square_power_of_two");
+    const std::uint32_t side = 1u << padded_size_log2(image.width, image.height);
     if (side == image.width && side == image.height) return image;
     RgbaImage out;
     out.width = out.height = side;
-    out.texels.resize(std::size_t(side) * side * 4);
+    allocate_texels(out, "pad_to_square_power_of_two");
     for (std::uint32_t y = 0; y < side; ++y) {
         const std::uint32_t sy = std::min(y, image.height - 1);
         for (std::uint32_t x = 0; x < side; ++x) {
@@ -174,10 +289,15 @@ RgbaImage pad_to_square_power_of_two(const RgbaImage& image) {
 }
 
 RgbaImage downsample_box(const RgbaImage& level) {
+    check_image(level, "downsample_box");
+    if (level.width != level.height || !std::has_single_bit(level.width) || level.width == 1) {
+        invalid("downsample_box", "the level is not a square power of two larger than 1 x 1",
+                level.width, level.height);
+    }
     RgbaImage out;
     out.width = std::max(1u, level.width / 2);
     out.height = std::max(1u, level.height / 2);
-    out.texels.resize(std::size_t(out.width) * out.height * 4);
+    allocate_texels(out, "downsample_box");
     for (std::uint32_t y = 0; y < out.height; ++y) {
         const std::uint8_t* r0 = level.texels.data() + std::size_t(2 * y) * level.width * 4;
         const std::uint8_t* r1 = r0 + std::size_t(level.width) * 4;
@@ -194,16 +314,8 @@ RgbaImage downsample_box(const RgbaImage& level) {
 }
 
 void bake_texture(const RgbaImage& image, const std::string& path, const BakeSettings& settings) {
-    if (image.width == 0 || image.height == 0 ||
-        image.texels.size() != std::size_t(image.width) * image.height * 4) {
-        throw Error(Errc::invalid_argument, "bake_texture", "the image is empty or its size is wrong",
-                    detail::concat("width=", image.width, ", height=", image.height));
-    }
-    if (image.width > (1u << max_size_log2) || image.height > (1u << max_size_log2)) {
-        throw Error(Errc::invalid_argument, "bake_texture",
-                    detail::concat("images are at most 2^", max_size_log2, " texels on a side"),
-                    detail::concat("width=", image.width, ", height=", image.height));
-    }
+    check_image(image, "bake_texture");
+    check_bake_shape(image.width, image.height, settings);
     auto progress = [&](double fraction, std::string_view stage) {
         if (settings.progress) settings.progress(fraction, stage);
     };
@@ -235,12 +347,7 @@ void bake_texture(const RgbaImage& image, const std::string& path, const BakeSet
     header.file_bytes = header.data_offset + layout.page_count * page_bytes;
 
     const std::string temporary = path + ".partial";
-    UniqueFd fd(::open(temporary.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644));
-    if (!fd) {
-        throw Error(Errc::io_error, "bake_texture",
-                    detail::concat("cannot create: ", std::strerror(errno)),
-                    detail::concat("path=", temporary), errno, errno_name(errno));
-    }
+    UniqueFd fd = create_temporary(temporary);
     try {
         std::vector<std::uint64_t> table(layout.page_count * tiles_per_page);
         std::vector<std::byte> page(page_bytes);
@@ -291,10 +398,34 @@ struct BakedTextureFile::State {
     }
 };
 
+namespace {
+
+// The header fields that a checksum recomputed by hand could otherwise vouch for: each has one
+// right value, given size_log2.
+void check_header_fields(const BakedTextureFile::State& s) {
+    const BakedHeader& h = s.header;
+    if (h.flags != 0) {
+        s.corrupt(detail::concat("inconsistent header: flags is ", h.flags, ", expected 0"));
+    }
+    for (std::uint8_t byte : h.reserved) {
+        if (byte != 0) s.corrupt("inconsistent header: the reserved bytes are not zero");
+    }
+    const std::uint32_t limit = 1u << max_size_log2;
+    if (h.source_width == 0 || h.source_height == 0 || h.source_width > limit ||
+        h.source_height > limit ||
+        padded_size_log2(h.source_width, h.source_height) != h.size_log2) {
+        s.corrupt(detail::concat("inconsistent header: a ", h.source_width, " x ", h.source_height,
+                                 " source does not pad to 2^", h.size_log2, " texels"));
+    }
+}
+
+}  // namespace
+
 BakedTextureFile::BakedTextureFile(const std::string& path) : state_(std::make_unique<State>()) {
     State& s = *state_;
     s.path = path;
-    s.fd = UniqueFd(::open(path.c_str(), O_RDONLY | O_CLOEXEC));
+    // O_NONBLOCK: opening a FIFO for reading would wait for a writer; its type is refused below.
+    s.fd = UniqueFd(::open(path.c_str(), O_RDONLY | O_NONBLOCK | O_CLOEXEC));
     if (!s.fd) {
         throw Error(Errc::io_error, "BakedTextureFile",
                     detail::concat("cannot open: ", std::strerror(errno)),
@@ -305,6 +436,11 @@ BakedTextureFile::BakedTextureFile(const std::string& path) : state_(std::make_u
         throw Error(Errc::io_error, "BakedTextureFile",
                     detail::concat("cannot stat: ", std::strerror(errno)),
                     detail::concat("path=", path), errno, errno_name(errno));
+    }
+    if (!S_ISREG(info.st_mode)) {
+        throw Error(Errc::io_error, "BakedTextureFile",
+                    "not a regular file (a FIFO, device or folder cannot be a baked texture)",
+                    detail::concat("path=", path), EINVAL, errno_name(EINVAL));
     }
     const std::uint64_t file_size = std::uint64_t(info.st_size);
     if (file_size < sizeof(BakedHeader)) {
@@ -347,6 +483,7 @@ BakedTextureFile::BakedTextureFile(const std::string& path) : state_(std::make_u
     expect("data_offset", h.data_offset,
            align_up(h.checksum_offset + table_bytes(h.page_count), baked_data_alignment));
     expect("file_bytes", h.file_bytes, h.data_offset + h.page_count * page_bytes);
+    check_header_fields(s);
     if (file_size < h.file_bytes) {
         s.corrupt(detail::concat("truncated: the file has ", file_size, " bytes, the header says ",
                                  h.file_bytes));
@@ -368,11 +505,48 @@ BakedTextureFile::BakedTextureFile(const std::string& path) : state_(std::make_u
 
 BakedTextureFile::~BakedTextureFile() = default;
 
+namespace {
+
+// A page the file has, and bytes enough for it.
+void check_page_argument(const BakedTextureFile::State& s, const char* operation,
+                         std::uint64_t page, std::size_t bytes) {
+    if (page >= s.header.page_count) {
+        throw Error(Errc::out_of_range, operation,
+                    detail::concat("page ", page, " is not in the file: it has ",
+                                   s.header.page_count, " pages"),
+                    detail::concat("path=", s.path, ", page=", page));
+    }
+    if (bytes < page_bytes) {
+        throw Error(Errc::invalid_argument, operation,
+                    detail::concat("a page is ", page_bytes, " bytes, ", bytes, " given"),
+                    detail::concat("path=", s.path, ", page=", page, ", bytes=", bytes));
+    }
+}
+
+// The bytes between the checksum table and the data are zero (no checksum covers them).
+void check_padding(const BakedTextureFile::State& s) {
+    const std::uint64_t start = s.header.checksum_offset + table_bytes(s.header.page_count);
+    std::vector<std::byte> padding(s.header.data_offset - start);
+    if (!read_exact(s.fd.get(), padding.data(), padding.size(), start, "BakedTextureFile",
+                    s.path)) {
+        s.corrupt("truncated: the padding after the checksum table could not be read");
+    }
+    for (std::size_t i = 0; i < padding.size(); ++i) {
+        if (padding[i] != std::byte{0}) {
+            s.corrupt(detail::concat("padding corrupt: byte ", start + i,
+                                     " (between the checksum table and the data) is not zero"));
+        }
+    }
+}
+
+}  // namespace
+
 const std::string& BakedTextureFile::path() const noexcept { return state_->path; }
 const BakedHeader& BakedTextureFile::header() const noexcept { return state_->header; }
 
 void BakedTextureFile::verify_page(std::uint64_t page, std::span<const std::byte> bytes) const {
     const State& s = *state_;
+    check_page_argument(s, "BakedTextureFile::verify_page", page, bytes.size());
     for (std::uint32_t t = 0; t < tiles_per_page; ++t) {
         const std::uint64_t sum = checksum64(bytes.subspan(std::size_t(t) * tile_bytes, tile_bytes));
         if (sum != s.table[page * tiles_per_page + t]) {
@@ -387,16 +561,7 @@ void BakedTextureFile::verify_page(std::uint64_t page, std::span<const std::byte
 void BakedTextureFile::read_page(std::uint64_t page, std::span<std::byte> destination,
                                  bool verify) const {
     const State& s = *state_;
-    if (page >= s.header.page_count) {
-        throw Error(Errc::out_of_range, "BakedTextureFile::read_page",
-                    detail::concat("the file has ", s.header.page_count, " pages"),
-                    detail::concat("path=", s.path, ", page=", page));
-    }
-    if (destination.size() < page_bytes) {
-        throw Error(Errc::invalid_argument, "BakedTextureFile::read_page",
-                    "the destination holds less than a page",
-                    detail::concat("bytes=", destination.size()));
-    }
+    check_page_argument(s, "BakedTextureFile::read_page", page, destination.size());
     if (!read_exact(s.fd.get(), destination.data(), page_bytes,
                     s.header.data_offset + page * page_bytes, "BakedTextureFile::read_page",
                     s.path)) {
@@ -408,6 +573,7 @@ void BakedTextureFile::read_page(std::uint64_t page, std::span<std::byte> destin
 }
 
 void BakedTextureFile::check_all(const std::function<void(double)>& progress) const {
+    check_padding(*state_);
     std::vector<std::byte> page(page_bytes);
     const std::uint64_t count = state_->header.page_count;
     for (std::uint64_t p = 0; p < count; ++p) {

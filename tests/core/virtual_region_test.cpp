@@ -1,6 +1,8 @@
 #include <gtest/gtest.h>
 
+#include <cstdint>
 #include <numeric>
+#include <string>
 
 #include "../support/backend_fixture.hpp"
 #include "../support/leak_guard.hpp"
@@ -30,6 +32,23 @@ TEST_P(VirtualRegionTest, ReservesAHugeRangeCutIntoPages) {
     EXPECT_EQ(region.page_of(region.base() + 3 * page_ + 17), 3u);
     EXPECT_THROW(region.address_of(region.page_count()), Error);
     EXPECT_FALSE(region.is_committed(region.page_count() - 1));
+}
+
+// Sizes that round up past the address space are refused as what they are: rounding up
+// once wrapped SIZE_MAX around to "reserve(size=0)".
+TEST_P(VirtualRegionTest, ASizeBeyondTheAddressSpaceIsNamedAsItIs) {
+    for (const std::size_t size : {SIZE_MAX, SIZE_MAX - page_ + 2}) {
+        try {
+            VirtualRegion region(*backend_, {size});
+            ADD_FAILURE() << "no error for size " << size;
+        } catch (const Error& error) {
+            EXPECT_EQ(error.code(), Errc::invalid_argument) << error.what();
+            EXPECT_EQ(error.operation(), "VirtualRegion") << error.what();
+            EXPECT_NE(error.arguments().find("size=" + std::to_string(size)), std::string::npos)
+                << error.what();
+            EXPECT_EQ(std::string(error.what()).find("size=0"), std::string::npos) << error.what();
+        }
+    }
 }
 
 TEST_P(VirtualRegionTest, CommitsBatchesWithOneSetAccessPerRun) {

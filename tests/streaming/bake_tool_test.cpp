@@ -1,12 +1,16 @@
 // vtpage-bake as a user runs it: bake, check, and the exit status and message for bad input.
 #include <gtest/gtest.h>
 
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
 #include <array>
 #include <cstdio>
 #include <filesystem>
+#include <fstream>
+#include <iterator>
+#include <vector>
 
 #include "streaming_test_support.hpp"
 
@@ -33,7 +37,8 @@ struct ToolRun {
 
 ToolRun run(const std::string& arguments) {
     ToolRun result;
-    const std::string command = tool_path().string() + " " + arguments + " 2>&1";
+    // `timeout`: a run that hangs (on a FIFO, say) fails its test instead of the whole suite.
+    const std::string command = "timeout 60 " + tool_path().string() + " " + arguments + " 2>&1";
     FILE* pipe = ::popen(command.c_str(), "r");
     if (!pipe) return result;
     std::array<char, 4096> buffer{};
@@ -129,6 +134,90 @@ TEST_F(BakeToolTest, BadFlagsAndInputsExitTwo) {
     EXPECT_EQ(bad.status, 2);
     EXPECT_NE(bad.output.find("cannot read the image"), std::string::npos) << bad.output;
     EXPECT_EQ(run("--help").status, 0);
+}
+
+TEST_F(BakeToolTest, InputProblemsNameTheInputAndExitTwo) {
+    const std::string out = folder_.file("out.vtex");
+    const std::string not_an_image = folder_.file("text.png");
+    { std::FILE* f = std::fopen(not_an_image.c_str(), "w"); std::fputs("hello", f); std::fclose(f); }
+    ToolRun bad = run("-q " + not_an_image + " -o " + out);
+    EXPECT_EQ(bad.status, 2) << bad.output;
+    EXPECT_NE(bad.output.find("vtpage-bake: " + not_an_image + ": "), std::string::npos)
+        << bad.output;
+    EXPECT_EQ(bad.output.find(out), std::string::npos) << "names the output: " << bad.output;
+
+    // An output size cap: refused from the image's header, before decoding.
+    bad = run("-q --max-output-gib 0.001 " + png_ + " -o " + out);
+    EXPECT_EQ(bad.status, 2) << bad.output;
+    EXPECT_NE(bad.output.find(png_ + ": invalid_argument: the baked file of a 300 x 260 image"),
+              std::string::npos)
+        << bad.output;
+    EXPECT_FALSE(std::filesystem::exists(out));
+    EXPECT_EQ(run("-q --max-output-gib nan " + png_ + " -o " + out).status, 2);
+    EXPECT_EQ(run("-q --max-padding -1 " + png_ + " -o " + out).status, 2);
+}
+
+TEST_F(BakeToolTest, ThinStripsAreRefusedWithoutCostingGigabytes) {
+    for (const int height : {16384, 65536}) {
+        const std::string strip = folder_.file("strip.png");
+        const std::vector<std::uint8_t> texels(std::size_t(height) * 4, 200);
+        ASSERT_TRUE(stbi_write_png(strip.c_str(), 1, height, 4, texels.data(), 4));
+        const std::string out = folder_.file("strip.vtex");
+        const ToolRun bad = run("-q " + strip + " -o " + out);
+        EXPECT_EQ(bad.status, 2) << bad.output;
+        EXPECT_NE(bad.output.find(strip + ": invalid_argument: a 1 x " + std::to_string(height) +
+                                  " image pads to"),
+                  std::string::npos)
+            << bad.output;
+        EXPECT_FALSE(std::filesystem::exists(out));
+        EXPECT_FALSE(std::filesystem::exists(out + ".partial"));
+    }
+}
+
+// Found by the image fuzz target: a JPEG Huffman table declaring more than 256 codes made
+// stb_image write past its table. It is refused before decoding.
+TEST_F(BakeToolTest, AJpegHuffmanTableOfMoreThan256CodesIsRefused) {
+    const std::string jpeg = folder_.file("bad.jpg");
+    ASSERT_TRUE(stbi_write_jpg(jpeg.c_str(), int(image_.width), int(image_.height), 4,
+                               image_.texels.data(), 80));
+    std::vector<char> bytes;
+    {
+        std::ifstream in(jpeg, std::ios::binary);
+        bytes.assign(std::istreambuf_iterator<char>(in), {});
+    }
+    std::size_t dht = 0;
+    while (dht + 21 < bytes.size() && !(bytes[dht] == '\xff' && bytes[dht + 1] == '\xc4')) ++dht;
+    ASSERT_LT(dht + 21, bytes.size()) << "no DHT segment";
+    bytes[dht + 5 + 14] = char(200);  // codes of length 15 and 16: far more than 256 in all
+    bytes[dht + 5 + 15] = char(200);
+    { std::ofstream(jpeg, std::ios::binary).write(bytes.data(), std::streamsize(bytes.size())); }
+    const ToolRun bad = run("-q " + jpeg + " -o " + folder_.file("bad.vtex"));
+    EXPECT_EQ(bad.status, 2) << bad.output;
+    EXPECT_NE(bad.output.find("Huffman table declares more than 256 codes"), std::string::npos)
+        << bad.output;
+}
+
+TEST_F(BakeToolTest, FifosAreRefusedNotWaitedOn) {
+    const std::string fifo = folder_.file("fifo");
+    ASSERT_EQ(::mkfifo(fifo.c_str(), 0600), 0);
+    ToolRun bad = run("-q " + fifo + " -o " + folder_.file("x.vtex"));
+    EXPECT_EQ(bad.status, 2) << bad.output;
+    EXPECT_NE(bad.output.find("not a regular file"), std::string::npos) << bad.output;
+    bad = run("-q --check " + fifo);
+    EXPECT_EQ(bad.status, 2) << bad.output;
+    EXPECT_NE(bad.output.find("not a regular file"), std::string::npos) << bad.output;
+}
+
+TEST_F(BakeToolTest, APlantedLinkAtTheTemporaryFileIsNotWrittenThrough) {
+    const std::string out = folder_.file("out.vtex");
+    const std::string victim = folder_.file("victim");
+    { std::FILE* f = std::fopen(victim.c_str(), "w"); std::fputs("precious", f); std::fclose(f); }
+    std::filesystem::create_symlink(victim, out + ".partial");
+    const ToolRun bad = run("-q " + png_ + " -o " + out);
+    EXPECT_EQ(bad.status, 1) << bad.output;
+    EXPECT_NE(bad.output.find("refusing to write through it"), std::string::npos) << bad.output;
+    EXPECT_EQ(std::filesystem::file_size(victim), 8u);
+    EXPECT_FALSE(std::filesystem::exists(out));
 }
 
 }  // namespace

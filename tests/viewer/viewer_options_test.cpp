@@ -114,6 +114,13 @@ INSTANTIATE_TEST_SUITE_P(
         BadFlags{{"--screenshot", "/nonexistent/folder/shot.png"}, "does not exist"},
         BadFlags{{"--stats", "/nonexistent/folder/stats.json"}, "does not exist"},
         BadFlags{{"--workers", "0"}, "--workers"},
+        // Values that ran forever or wrapped around before the rule for numeric flags.
+        BadFlags{{"--time-step-ms", "nan"}, "--time-step-ms: 'nan' is not a finite number"},
+        BadFlags{{"--time-step-ms", "1e-300"}, "--time-step-ms: 1e-300 is not"},
+        BadFlags{{"--time-step-ms", "inf"}, "--time-step-ms"},
+        BadFlags{{"--warmup-frames", "-1"}, "--warmup-frames: '-1' is not a whole number"},
+        BadFlags{{"--seed", "-1"}, "--seed"},
+        BadFlags{{"--width", "-16"}, "--width"},
         BadFlags{{"--frobnicate"}, "frobnicate"},
         BadFlags{{"--width"}, "--width"}));
 

@@ -14,6 +14,7 @@
 #include "../interop/vulkan_test_support.hpp"
 #include "../support/backend_fixture.hpp"
 #include "viewer_process.hpp"
+#include "vtpage/streaming/baked_texture.hpp"
 
 namespace vtpage {
 namespace {
@@ -229,6 +230,55 @@ TEST(ViewerBadInputTest, ACorruptTextureFileExitsWithTwo) {
     EXPECT_NE(run.output.find("cannot use " + path + " as a texture"), std::string::npos)
         << run.output;
 }
+
+// A file that opens but has a corrupt page exits with 2, naming the page (it once ended 0 for a
+// mid-level tile and 1 for the tail page). A mid-level page is left out and the run finishes;
+// the tail page is read as the texture is added, and without it nothing can be drawn.
+class ViewerCorruptPageTest : public testing::TestWithParam<bool> {};
+
+TEST_P(ViewerCorruptPageTest, TheRunFinishesAndExitsWithTwoNamingThePage) {
+    const bool tail = GetParam();
+    VTPAGE_VIEWER_BACKEND_OR_SKIP("host");
+    const std::string path = scratch(tail ? "corrupt_tail.vtex" : "corrupt_mid.vtex");
+    vt::RgbaImage image;
+    image.width = image.height = 1024;
+    image.texels.resize(std::size_t(1024) * 1024 * 4);
+    for (std::size_t i = 0; i < image.texels.size(); ++i) {
+        image.texels[i] = std::uint8_t(i * 29 >> 6);
+    }
+    vt::bake_texture(image, path);
+    const vt::BakedHeader header = vt::BakedTextureFile(path).header();
+    const vt::TextureLayout layout(header.size_log2);
+    const std::uint64_t page = tail ? layout.page_count - 1 : 6;
+    ASSERT_EQ(vt::page_position(layout, page).mip, tail ? layout.tail_first_mip : 1u);
+    {
+        std::fstream file(path, std::ios::in | std::ios::out | std::ios::binary);
+        file.seekp(std::streamoff(header.data_offset + page * vt::page_bytes + 100));
+        file.put('\x5a');
+    }
+    const test::ProgramResult run =
+        run_viewer({"--headless", "--backend", "host", "--texture", path, "--budget-mib", "64",
+                    "--width", "96", "--height", "64", "--frames", "4", "--preload-all",
+                    "--quiet"});
+    EXPECT_EQ(run.exit_code, 2) << run.output;
+    const std::string named = "tile checksum mismatch: page " + std::to_string(page);
+    if (tail) {
+        EXPECT_NE(run.output.find("cannot use " + path + " as a texture: its mip tail page "
+                                  "cannot be read: " + named),
+                  std::string::npos)
+            << run.output;
+    } else {
+        EXPECT_NE(run.output.find("1 read of " + path + " failed: " + named), std::string::npos)
+            << run.output;
+        EXPECT_NE(run.output.find("frames (seconds)"), std::string::npos)
+            << "the run finished: " << run.output;
+    }
+}
+
+INSTANTIATE_TEST_SUITE_P(Pages, ViewerCorruptPageTest, testing::Bool(),
+                         [](const testing::TestParamInfo<bool>& param) {
+                             return param.param ? "tail" : "mid_level";
+                         });
 
 TEST(ViewerWindowTest, OpensRendersAndClosesCleanlyUnderXvfb) {
     const std::string xvfb_run = test::find_program("xvfb-run");

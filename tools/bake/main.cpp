@@ -2,22 +2,26 @@
 // checksummed; see vtpage/streaming/baked_texture.hpp), or checks a baked file.
 //
 //   vtpage-bake photo.png -o photo.vtex      bake
-//   vtpage-bake --check photo.vtex           verify; exit 2 with the problem if corrupt
+//   vtpage-bake --check photo.vtex           verify every byte; exit 2 with the problem if corrupt
 //   vtpage-bake --procedural out.png --size-log2 9 --seed 7
 //                                            write mip 0 of the procedural texture as a PNG
 //
-// Exit status: 0 done, 1 an unexpected failure, 2 bad flags or bad input (a missing, unreadable
-// or corrupt file).
+// Exit status: 0 done, 1 an unexpected failure (or a file that cannot be written), 2 bad flags or
+// bad input (a missing, unreadable, corrupt or oversized image, or not a regular file). The
+// message names the file it is about: the image for an input problem, the output for a write.
+// The shape of the image and the size of the file it would make are checked from the image's
+// header, before anything is decoded or allocated (--max-output-gib, --max-padding).
 #include <CLI/CLI.hpp>
-#include <stb_image.h>
 #include <stb_image_write.h>
 
 #include <cstdio>
 #include <cstring>
-#include <memory>
+#include <optional>
 #include <vector>
 
+#include "image_input.hpp"
 #include "vtpage/app/command_line.hpp"
+#include "vtpage/app/numeric_options.hpp"
 #include "vtpage/app/progress_bar.hpp"
 #include "vtpage/streaming/baked_texture.hpp"
 #include "vtpage/streaming/procedural_source.hpp"
@@ -33,10 +37,12 @@ int fail(const std::string& path, const std::string& message, int code = app::ex
     return app::report(program, code, path + ": " + message);
 }
 
-// The library's errors name the problem in their detail; bad input is exit 2.
-int fail(const std::string& path, const Error& error) {
-    const bool bad_input = error.code() == Errc::corrupt_data || error.code() == Errc::io_error ||
-                           error.code() == Errc::invalid_argument;
+// The library's errors name the problem in their detail. Reading bad input is exit 2; a file
+// that cannot be written (a full disk, a link in the way) is a failure of the work, exit 1.
+int fail(const std::string& path, const Error& error, bool writing = false) {
+    const bool bad_input = !writing && (error.code() == Errc::corrupt_data ||
+                                        error.code() == Errc::io_error ||
+                                        error.code() == Errc::invalid_argument);
     std::string message = error.detail();
     if (error.code() != Errc::corrupt_data) {
         message = std::string(to_string(error.code())) + ": " + message;
@@ -44,25 +50,33 @@ int fail(const std::string& path, const Error& error) {
     return fail(path, message, bad_input ? app::exit_usage : app::exit_failure);
 }
 
-int bake(const std::string& input, const std::string& output, bool quiet) {
-    int width = 0, height = 0, channels = 0;
-    std::unique_ptr<stbi_uc, void (*)(void*)> pixels(
-        stbi_load(input.c_str(), &width, &height, &channels, 4), stbi_image_free);
-    if (!pixels) return fail(input, std::string("cannot read the image: ") + stbi_failure_reason());
-    RgbaImage image;
-    image.width = std::uint32_t(width);
-    image.height = std::uint32_t(height);
-    image.texels.assign(pixels.get(), pixels.get() + std::size_t(width) * height * 4);
-    pixels.reset();
+// The image, once its shape is known to bake within the settings' limits; errors name it.
+std::optional<RgbaImage> load(const std::string& input, const BakeSettings& settings,
+                              int& status) {
+    try {
+        const bake::ImageLimits limits;
+        const std::vector<std::uint8_t> bytes = bake::read_image_file(input, limits);
+        const bake::ImageSize size = bake::image_size(bytes, limits);
+        check_bake_shape(size.width, size.height, settings);
+        return bake::decode_image(bytes, limits);
+    } catch (const Error& error) {
+        status = fail(input, error);
+        return std::nullopt;
+    }
+}
 
+int bake_image(const std::string& input, const std::string& output, BakeSettings settings,
+               bool quiet) {
+    int status = 0;
+    const std::optional<RgbaImage> image = load(input, settings, status);
+    if (!image) return status;
     app::ProgressBar bar({.enabled = !quiet});
-    BakeSettings settings;
     settings.progress = [&](double fraction, std::string_view stage) { bar.update(fraction, stage); };
     try {
-        bake_texture(image, output, settings);
+        bake_texture(*image, output, settings);
     } catch (const Error& error) {
         bar.end();
-        return fail(output, error);
+        return fail(output, error, /*writing=*/true);
     }
     bar.finish("baked");
     const BakedTextureFile file(output);
@@ -130,6 +144,8 @@ int main(int argc, char** argv) {
                  program};
     std::string input, output, check_path, procedural_path;
     std::uint32_t size_log2 = 9, seed = 1;
+    double max_output_gib = 16;
+    BakeSettings settings;
     bool quiet = false;
     app.add_option("image", input, "PNG or JPEG to bake")->check(CLI::ExistingFile);
     app.add_option("-o,--output", output, "The baked file to write");
@@ -137,8 +153,18 @@ int main(int argc, char** argv) {
     app.add_option("--procedural", procedural_path,
                    "Write mip 0 of the procedural texture to this PNG");
     app.add_option("--size-log2", size_log2, "With --procedural: 2^N texels on a side")
-        ->check(CLI::Range(0, 14));
-    app.add_option("--seed", seed, "With --procedural: the texture's seed");
+        ->check(app::count_in(0, 14));
+    app.add_option("--seed", seed, "With --procedural: the texture's seed")
+        ->check(app::any_count<std::uint32_t>());
+    app.add_option("--max-output-gib", max_output_gib,
+                   "Refuse to bake a file larger than this many GiB (checked before decoding)")
+        ->check(app::number_in(0.001, 1 << 20))
+        ->capture_default_str();
+    app.add_option("--max-padding", settings.max_padding_factor,
+                   "Refuse an image whose power-of-two square would hold more than N times its "
+                   "texels (a thin strip pads to a huge square)")
+        ->check(app::count_in(1, std::uint64_t(1) << 40))
+        ->capture_default_str();
     app.add_flag("-q,--quiet", quiet, "No progress bar");
     if (auto status = app::parse_command_line(app, argc, argv, [&] {
             const int modes =
@@ -156,7 +182,8 @@ int main(int argc, char** argv) {
     try {
         if (!check_path.empty()) return check(check_path, quiet);
         if (!procedural_path.empty()) return write_procedural(procedural_path, size_log2, seed, quiet);
-        return bake(input, output, quiet);
+        settings.max_output_bytes = std::uint64_t(max_output_gib * double(1 << 30));
+        return bake_image(input, output, settings, quiet);
     } catch (const std::exception& error) {
         return app::report(program, app::exit_failure, error.what());
     }

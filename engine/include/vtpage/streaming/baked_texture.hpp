@@ -7,16 +7,21 @@
 //   offset 128    checksum table: one checksum64 per tile, page_count x 32 entries in page
 //                 order, tile order within a page (unused tiles are zero bytes and have a
 //                 checksum too)
+//                 then zero bytes up to data_offset
 //   data_offset   the pages (4 KiB aligned), page_bytes each, in TextureLayout page order
 // The header carries its own checksum and the checksum of the table, so a flipped bit anywhere
-// is found: in the header, in the table, or in a tile.
+// is found: in the header, in the table, in the zero padding after it, or in a tile. Opening
+// also checks every header field that has one right value (flags and reserved bytes are zero;
+// source_width and source_height pad to exactly 2^size_log2), so that a header rewritten with
+// a fresh checksum cannot say what the data is not.
 //
 // An image that is not a square power of two is padded to one by repeating its last column and
 // row (source_width and source_height in the header say what was real). Mip m texel (x, y) is
 // the rounded mean of mip m - 1 texels 2x..2x+1, 2y..2y+1: (a + b + c + d + 2) / 4 per channel.
 //
-// Errors: a file that cannot be opened or read is io_error; one that is too short, has a bad
-// magic, version, header, table or tile checksum is corrupt_data. The detail message names the
+// Errors: a file that cannot be opened or read is io_error, and so is one that is not a regular
+// file (a FIFO or a device would block or never end); one that is too short, has a bad magic,
+// version, header, table, padding or tile checksum is corrupt_data. The detail message names the
 // problem (and `vtpage-bake --check` prints the same message).
 #pragma once
 
@@ -72,18 +77,36 @@ struct RgbaImage {
 };
 
 // Pads to a square power of two (at least 1 x 1) by repeating the last column and row.
+// invalid_argument for an empty image, one larger than 2^20 on a side, or texels that are not
+// width * height * 4 bytes.
 RgbaImage pad_to_square_power_of_two(const RgbaImage& image);
 // One mip level from the one below (a square power of two larger than 1 x 1): the box filter
-// of the format.
+// of the format. invalid_argument for any other level, or texels of the wrong size.
 RgbaImage downsample_box(const RgbaImage& level);
 
 struct BakeSettings {
     // Called now and then with the fraction done (0 .. 1) and what is being done.
     std::function<void(double fraction, std::string_view stage)> progress;
+    // The largest file to write: a larger bake is refused before anything is allocated.
+    std::uint64_t max_output_bytes = std::uint64_t(16) << 30;
+    // The padded square may hold at most this many times the image's texels: padding is what
+    // makes a degenerate shape expensive (a 1 x 16384 strip of 64 KiB becomes 16384 x 16384:
+    // 1 GiB in memory, 1.8 GB on disk).
+    std::uint64_t max_padding_factor = 64;
 };
 
-// Writes `image` as a baked texture file at path (replacing it). invalid_argument for an empty
-// image or one larger than 2^20 on a side; io_error when the file cannot be written.
+// The size of the file bake_texture writes for a width x height image (1 .. 2^20 on a side).
+std::uint64_t baked_file_bytes(std::uint32_t width, std::uint32_t height);
+
+// Checks that an image of this shape can be baked within the settings' limits, before it is
+// decoded or padded: invalid_argument naming the limit and the numbers otherwise.
+void check_bake_shape(std::uint32_t width, std::uint32_t height, const BakeSettings& settings);
+
+// Writes `image` as a baked texture file at path (replacing it). invalid_argument for an image
+// that check_bake_shape refuses or whose texels are not width * height * 4 bytes; io_error when
+// the file cannot be written (a full disk included), and then nothing is left at the path or
+// beside it. The file is made as `<path>.partial`, created exclusively and never through a
+// symbolic link (one planted there is refused), then renamed over path.
 void bake_texture(const RgbaImage& image, const std::string& path, const BakeSettings& settings = {});
 
 // A baked texture file opened for reading. Opening checks the header, the checksum table and
@@ -100,15 +123,20 @@ public:
     TextureLayout layout() const noexcept { return TextureLayout(header().size_log2); }
 
     // Reads one page (page_bytes) into destination; corrupt_data naming the tile when a
-    // checksum does not match (when verify is true).
+    // checksum does not match (when verify is true). out_of_range for a page the file does not
+    // have, invalid_argument for a destination smaller than a page.
     void read_page(std::uint64_t page, std::span<std::byte> destination, bool verify = true) const;
-    // Checks that the bytes of a page read elsewhere match the table.
+    // Checks that the bytes of a page read elsewhere match the table (the first page_bytes of
+    // bytes). out_of_range and invalid_argument as read_page.
     void verify_page(std::uint64_t page, std::span<const std::byte> bytes) const;
-    // Reads and checks every page; progress(fraction) is called after each page.
+    // Checks every byte that opening does not: the padding after the checksum table, then
+    // every page; progress(fraction) is called after each page.
     void check_all(const std::function<void(double fraction)>& progress = {}) const;
 
-private:
+    // Defined in the implementation only (named here so that its helpers can take it).
     struct State;
+
+private:
     std::unique_ptr<State> state_;
 };
 
