@@ -132,7 +132,10 @@ public:
         set_access(address, size, std::span<const DeviceAccess>(&own, 1));
     }
 
-    // A new descriptor for the page; the caller owns it.
+    // A new descriptor for the page; the caller owns it. Whoever holds it gets read access at
+    // least: on the host backend the page is sealed first (no resize, no new writable mapping
+    // or write through any descriptor, the exporter's own mappings excepted); on CUDA an fd
+    // carries no access rights, so a holder can map the page read-write.
     virtual UniqueFd export_fd(PhysicalHandle handle) = 0;
     // A new handle for the page behind fd, which must hold size bytes. fd stays the caller's.
     virtual PhysicalHandle import_fd(int fd, std::size_t size) = 0;
