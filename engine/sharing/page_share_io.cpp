@@ -4,7 +4,9 @@
 #include <signal.h>
 #include <sys/socket.h>
 #include <sys/time.h>
+#include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <fstream>
 #include <string>
@@ -12,17 +14,6 @@
 #include "vtpage/base/system_error.hpp"
 
 namespace vtpage::sharing_detail {
-
-void set_socket_timeouts(const FdSocket& socket, std::chrono::milliseconds timeout) {
-    timeval value{};
-    value.tv_sec = static_cast<time_t>(timeout.count() / 1000);
-    value.tv_usec = static_cast<suseconds_t>((timeout.count() % 1000) * 1000);
-    if (setsockopt(socket.fd(), SOL_SOCKET, SO_SNDTIMEO, &value, sizeof(value)) != 0 ||
-        setsockopt(socket.fd(), SOL_SOCKET, SO_RCVTIMEO, &value, sizeof(value)) != 0) {
-        throw_errno(Errc::io_error, "page share", "setting the socket's timeouts failed",
-                    detail::concat("fd=", socket.fd()));
-    }
-}
 
 bool wait_readable(const FdSocket& socket, std::chrono::milliseconds timeout) {
     pollfd waiting{socket.fd(), POLLIN, 0};
@@ -41,13 +32,15 @@ void shut_down(const FdSocket& socket) noexcept {
     if (socket.fd() >= 0) ::shutdown(socket.fd(), SHUT_RDWR);
 }
 
-void send_message(const FdSocket& socket, const ShareMessage& message, std::span<const int> fds) {
+void send_message(const FdSocket& socket, const ShareMessage& message, std::span<const int> fds,
+                  ShareClock::time_point deadline) {
     const std::vector<std::byte> bytes = encode(message);
-    socket.send(bytes, fds);
+    socket.send(bytes, fds, deadline);
 }
 
-ReceivedMessage receive_message(const FdSocket& socket) {
-    FdSocket::Message raw = socket.receive();
+ReceivedMessage receive_message(const FdSocket& socket, ShareClock::time_point deadline,
+                                std::size_t max_bytes) {
+    FdSocket::Message raw = socket.receive(deadline, max_bytes);
     ReceivedMessage received{decode(raw.bytes), std::move(raw.fds)};
     const bool carries_fds = received.message.type == ShareMessageType::pages;
     if (!carries_fds && !received.fds.empty()) {
@@ -62,6 +55,15 @@ ReceivedMessage receive_message(const FdSocket& socket) {
                                    received.fds.size(), " descriptors"));
     }
     return received;
+}
+
+void check_peer(const FdSocket& socket, std::span<const uid_t> allowed, const char* operation) {
+    const FdSocket::Credentials peer = socket.peer_credentials();
+    if (peer.uid == ::geteuid()) return;
+    if (std::find(allowed.begin(), allowed.end(), peer.uid) != allowed.end()) return;
+    throw Error(Errc::access_denied, operation,
+                detail::concat("the peer (pid ", peer.pid, ") runs as user ", peer.uid,
+                               ", which is neither this process's user nor allowed"));
 }
 
 bool process_alive(int pid) {

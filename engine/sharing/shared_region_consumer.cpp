@@ -35,6 +35,9 @@ struct MappedPage {
     std::uint64_t generation = 0;
 };
 
+// A hello holds a few numbers and the backend's name.
+constexpr std::size_t max_hello_bytes = 4096;
+
 Error protocol_error(const std::string& what) {
     return Error(Errc::corrupt_data, "SharedRegionConsumer::poll", what);
 }
@@ -44,6 +47,14 @@ Error protocol_error(const std::string& what) {
 struct SharedRegionConsumer::State {
     State(Backend& b, FdSocket s, SharedRegionConsumerSettings settings_)
         : backend(b), socket(std::move(s)), settings(std::move(settings_)) {}
+
+    // The largest message this producer can send: a publish of every page of its region, or a
+    // pages message of the most fds one message carries. Larger is refused unread.
+    std::size_t max_message_bytes() const {
+        constexpr std::size_t envelope = 4096, per_update = 3 * sizeof(std::uint64_t);
+        constexpr std::size_t cap = std::size_t(256) << 20;
+        return std::min<std::size_t>(cap, envelope + per_update * page_count);
+    }
 
     SharedPage shared_page(PageIndex page, const MappedPage& mapped) const {
         return SharedPage{page, mapped.generation, region->address_of(page),
@@ -135,7 +146,7 @@ struct SharedRegionConsumer::State {
         ShareMessage ack;
         ack.type = ShareMessageType::ack;
         ack.sequence = message.sequence;
-        send_message(socket, ack);
+        send_message(socket, ack, {}, ShareClock::now() + settings.io_timeout);
         ++acks_sent;
     }
 
@@ -214,13 +225,14 @@ SharedRegionConsumer::SharedRegionConsumer(Backend& backend, FdSocket socket,
     : state_(std::make_unique<State>(backend, std::move(socket), std::move(settings))) {
     State& s = *state_;
     const char* operation = "SharedRegionConsumer";
-    set_socket_timeouts(s.socket, s.settings.io_timeout);
+    check_peer(s.socket, s.settings.allowed_uids, operation);
     if (!wait_readable(s.socket, s.settings.io_timeout)) {
         throw Error(Errc::io_error, operation,
                     detail::concat("the producer sent nothing within ",
                                    s.settings.io_timeout.count(), " ms"));
     }
-    ReceivedMessage first = receive_message(s.socket);
+    ReceivedMessage first = receive_message(s.socket, ShareClock::now() + s.settings.io_timeout,
+                                            max_hello_bytes);
     if (first.message.type != ShareMessageType::hello) {
         throw Error(Errc::corrupt_data, operation,
                     detail::concat("the producer began with a ", to_string(first.message.type),
@@ -269,7 +281,8 @@ SharedRegionUpdate SharedRegionConsumer::poll(std::chrono::milliseconds timeout)
     try {
         if (!wait_readable(s.socket, timeout)) return update;
         do {
-            ReceivedMessage received = receive_message(s.socket);
+            ReceivedMessage received = receive_message(
+                s.socket, ShareClock::now() + s.settings.io_timeout, s.max_message_bytes());
             ++s.messages;
             ++update.messages;
             const ShareMessage& message = received.message;

@@ -64,7 +64,7 @@ struct SharedRegionProducer::State {
     bool send(Link& link, const ShareMessage& message, std::span<const int> fds = {}) {
         if (link.dead) return false;
         try {
-            send_message(link.socket, message, fds);
+            send_message(link.socket, message, fds, Clock::now() + settings.io_timeout);
             return true;
         } catch (const Error& error) {
             settings.log.warning("page share: consumer ", link.id, " dropped: ", error.what());
@@ -165,7 +165,7 @@ struct SharedRegionProducer::State {
     }
     // Handshake: hello, the fds of the pages published now, and their map.
     std::shared_ptr<Link> connect(FdSocket socket) {
-        set_socket_timeouts(socket, settings.io_timeout);
+        check_peer(socket, settings.allowed_uids, "SharedRegionProducer::add_consumer");
         auto link = std::make_shared<Link>();
         link->socket = std::move(socket);
         std::vector<UnpublishTicket> complete;
@@ -326,7 +326,8 @@ void SharedRegionProducer::State::serve() {
             Link& link = *polled[i];
             try {
                 // Outside the lock: a slow sender must not hold up publish().
-                ReceivedMessage received = receive_message(link.socket);
+                ReceivedMessage received = receive_message(
+                    link.socket, Clock::now() + settings.io_timeout, max_consumer_message_bytes);
                 std::lock_guard lock(mutex);
                 handle(link, received);
             } catch (const Error& error) {
@@ -435,9 +436,7 @@ SharedRegionProducer::~SharedRegionProducer() {
     s.table.reset();  // evicts everything; on_page_destroyed closes the exported fds
     std::lock_guard lock(s.mutex);
     s.exported_pages.clear();
-    if (!s.settings.listen_path.empty() && s.listener.fd() >= 0) {
-        ::unlink(s.settings.listen_path.c_str());
-    }
+    s.listener.remove_listening_path();
 }
 
 PageTable& SharedRegionProducer::table() noexcept { return *state_->table; }

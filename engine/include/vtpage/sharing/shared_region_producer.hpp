@@ -29,6 +29,7 @@
 #include <memory>
 #include <span>
 #include <string>
+#include <sys/types.h>
 #include <vector>
 
 #include "vtpage/backend/backend.hpp"
@@ -43,13 +44,18 @@ struct SharedRegionProducerSettings {
     // The shared region: its size, budget, page options (device, compression), policy. Its
     // pool's on_destroyed is chained: the producer also forgets the page's exported fd.
     PageTableSettings table;
-    // Listen for consumers on this Unix socket path; empty: add them with add_consumer().
+    // Listen for consumers on this Unix socket path; empty: add them with add_consumer(). Put
+    // it in a directory only its users can enter (mode 0700). A live producer's socket there is
+    // never replaced (busy), and only this producer's own socket file is removed at the end.
     std::string listen_path;
+    // Consumers of this process's user may connect (SO_PEERCRED), and those of these users.
+    // Whoever connects reads every published page (and, on CUDA, could map them read-write).
+    std::vector<uid_t> allowed_uids;
     // The lease: a consumer that has not acknowledged an unpublish this long after it was sent
     // is cut off, so that unpublish never waits longer than this for a stuck consumer.
     std::chrono::milliseconds ack_timeout{5000};
-    // A send to a consumer (or a message from one) stalled this long drops the consumer.
-    // Consumers must poll at least this often.
+    // A message to a consumer (or from one) that has not wholly crossed this long after it
+    // began drops the consumer, however it trickles. Consumers must poll at least this often.
     std::chrono::milliseconds io_timeout{5000};
     Log log;
 };
