@@ -8,6 +8,10 @@
 //   vtpage-share consumer --socket /tmp/pages.sock
 //   vtpage-share both --consumers 2 --seconds 10      # the producer and its consumer processes
 //
+// Without --socket the producer listens in a fresh directory of mode 0700 (under
+// $XDG_RUNTIME_DIR, else the temporary directory), removed at exit. SIGINT and SIGTERM end any
+// wait within 50 ms; the producer then says goodbye to its consumers.
+//
 // Exit codes: 0 all good, 1 a tile failed verification or an error, 2 bad flags (a --socket
 // path that holds something else than a socket among them), 3 (consumer) the producer was lost
 // or cut this consumer off.
@@ -20,6 +24,7 @@
 #include <atomic>
 #include <chrono>
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <deque>
 #include <filesystem>
@@ -49,6 +54,28 @@ constexpr const char* program = "vtpage-share";
 
 std::atomic<bool> interrupted{false};
 void on_signal(int) { interrupted = true; }
+
+// Every wait of this program runs in slices this long, so that SIGINT and SIGTERM end it
+// promptly whatever it waits for.
+constexpr auto signal_slice = 50ms;
+
+// Waits for the producer's consumers in slices; false on timeout or a signal.
+bool wait_for_consumers(const SharedRegionProducer& producer, std::size_t count, double seconds) {
+    const auto deadline = Clock::now() + std::chrono::duration_cast<Clock::duration>(
+                                             std::chrono::duration<double>(seconds));
+    while (!interrupted && Clock::now() < deadline) {
+        if (producer.wait_for_consumers(count, signal_slice)) return true;
+    }
+    return false;
+}
+
+// Waits for an unpublish in slices; false on a signal.
+bool wait_for_ticket(const SharedRegionProducer& producer, UnpublishTicket ticket) {
+    while (!interrupted) {
+        if (producer.wait(ticket, signal_slice)) return true;
+    }
+    return false;
+}
 
 struct CommonOptions {
     std::string socket;
@@ -156,9 +183,8 @@ int run_producer(const CommonOptions& common, const ProducerOptions& options,
     if (options.consumers > 0) {
         std::printf("producer: waiting for %zu consumer(s)\n", options.consumers);
         std::fflush(stdout);
-        if (!producer.wait_for_consumers(options.consumers,
-                                         std::chrono::milliseconds(
-                                             static_cast<long long>(options.wait_seconds * 1000)))) {
+        if (!wait_for_consumers(producer, options.consumers, options.wait_seconds)) {
+            if (interrupted) return 1;
             std::fprintf(stderr, "producer: only %zu of %zu consumers came within %.0f s\n",
                          producer.consumer_count(), options.consumers, options.wait_seconds);
             return 1;
@@ -183,7 +209,8 @@ int run_producer(const CommonOptions& common, const ProducerOptions& options,
         retiring = std::move(r);
     };
     auto finish_retiring = [&] {
-        producer.wait(retiring->ticket);
+        // Interrupted: the producer's destructor lets go of the pages still retiring.
+        if (!wait_for_ticket(producer, retiring->ticket)) return;
         producer.table().evict(retiring->pages);
         resident -= retiring->pages.size();
         retiring.reset();
@@ -373,10 +400,19 @@ pid_t spawn_consumer(const CommonOptions& common) {
     return pid;
 }
 
-std::string default_socket() {
-    return (std::filesystem::temp_directory_path() /
-            ("vtpage-share-" + std::to_string(getpid()) + ".sock"))
-        .string();
+// A fresh directory only this user can enter (mkdtemp makes it 0700), under $XDG_RUNTIME_DIR
+// where there is one: no other user can connect to the socket or guess its path.
+std::string private_socket_directory() {
+    const char* runtime = std::getenv("XDG_RUNTIME_DIR");
+    const std::filesystem::path parent = runtime && *runtime
+                                             ? std::filesystem::path(runtime)
+                                             : std::filesystem::temp_directory_path();
+    std::string pattern = (parent / "vtpage-share-XXXXXX").string();
+    if (!mkdtemp(pattern.data())) {
+        throw Error(Errc::io_error, "vtpage-share", "creating a private socket directory failed",
+                    pattern);
+    }
+    return pattern;
 }
 
 }  // namespace
@@ -455,7 +491,7 @@ int main(int argc, char** argv) {
             if (*consumer && common.socket.empty()) {
                 throw CLI::RequiredError("--socket (for the consumer)");
             }
-            // A producer replaces what is at its path; a consumer would wait in vain.
+            // Only a socket can be at the path: a consumer would wait in vain at anything else.
             std::error_code ignored;
             const auto socket = std::filesystem::symlink_status(common.socket, ignored);
             if (!common.socket.empty() && std::filesystem::exists(socket) &&
@@ -466,9 +502,24 @@ int main(int argc, char** argv) {
         })) {
         return *status;
     }
-    if (common.socket.empty()) common.socket = default_socket();
     signal(SIGINT, on_signal);
     signal(SIGTERM, on_signal);
+    std::string private_directory;
+    if (common.socket.empty()) {
+        try {
+            private_directory = private_socket_directory();
+        } catch (const Error& error) {
+            return app::report(program, app::exit_failure, error.what());
+        }
+        common.socket = private_directory + "/pages.sock";
+    }
+    // The directory goes when the program ends (the producer has removed its socket by then).
+    struct RemoveDirectory {
+        const std::string& path;
+        ~RemoveDirectory() {
+            if (!path.empty()) ::rmdir(path.c_str());
+        }
+    } remove_directory{private_directory};
 
     try {
         if (*producer) return run_producer(common, produce);
