@@ -280,6 +280,7 @@ SharedRegionUpdate SharedRegionConsumer::poll(std::chrono::milliseconds timeout)
     constexpr std::size_t max_messages = 4096;
     try {
         if (!wait_readable(s.socket, timeout)) return update;
+        std::chrono::milliseconds follows{0};
         do {
             ReceivedMessage received = receive_message(
                 s.socket, ShareClock::now() + s.settings.io_timeout, s.max_message_bytes());
@@ -307,8 +308,11 @@ SharedRegionUpdate SharedRegionConsumer::poll(std::chrono::milliseconds timeout)
                                                         to_string(message.type),
                                                         " message mid-stream"));
             }
-        } while (update.messages < max_messages &&
-                 wait_readable(s.socket, std::chrono::milliseconds(0)));
+            // The fds of new pages come just before the publish that uses them: wait for it,
+            // so that a poll returns whole publishes.
+            follows = message.type == ShareMessageType::pages ? s.settings.io_timeout
+                                                              : std::chrono::milliseconds(0);
+        } while (update.messages < max_messages && wait_readable(s.socket, follows));
     } catch (const Error& error) {
         if (s.producer != ProducerState::connected) throw;  // revoked, reported above
         if (error.code() == Errc::io_error) {

@@ -125,6 +125,38 @@ TEST_F(PageShareHostile, AConsumerCannotTruncateOrWriteItsPages) {
     commit_and_publish(producer, {3, 4, 5});
 }
 
+// A consumer that stops reading (its socket buffer full) delays neither publish() nor the
+// consumer that reads.
+TEST_F(PageShareHostile, AStalledConsumerDelaysNeitherPublishNorTheOthers) {
+    auto settings = region(30s);
+    settings.table.region_size = 64 * 2_MiB;
+    settings.table.budget_bytes = 64 * 2_MiB;
+    SharedRegionProducer producer(producer_backend_, settings);
+    auto [stalled_mine, stalled] = FdSocket::pair();
+    const int small = 1;  // the kernel's minimum: a few messages fill it
+    ::setsockopt(stalled_mine.fd(), SOL_SOCKET, SO_SNDBUF, &small, sizeof(small));
+    ::setsockopt(stalled.fd(), SOL_SOCKET, SO_RCVBUF, &small, sizeof(small));
+    producer.add_consumer(std::move(stalled_mine));
+    auto [good_mine, good_end] = FdSocket::pair();
+    producer.add_consumer(std::move(good_mine));
+    SharedRegionConsumerSettings consumer_settings;
+    consumer_settings.log = Log(silent_log());
+    SharedRegionConsumer good(consumer_backend_, std::move(good_end), consumer_settings);
+
+    Clock::duration slowest{};
+    for (PageIndex page = 0; page < 64; ++page) {
+        producer.table().commit(std::array<PageIndex, 1>{page});
+        const auto start = Clock::now();
+        producer.publish(std::array<PageIndex, 1>{page});
+        slowest = std::max(slowest, Clock::now() - start);
+    }
+    EXPECT_LT(slowest, 500ms) << "publish waited for the consumer that does not read";
+    const auto deadline = Clock::now() + 5s;
+    while (good.pages().size() < 64 && Clock::now() < deadline) good.poll(10ms);
+    EXPECT_EQ(good.pages().size(), 64u) << "the reading consumer was held up";
+    stalled = FdSocket();  // its writer thread fails at once, so the producer ends promptly
+}
+
 // A producer's huge frame header is refused by its size, before anything is allocated.
 TEST_F(PageShareHostile, AHugeFrameIsRefusedBySize) {
     auto [left, right] = FdSocket::pair();

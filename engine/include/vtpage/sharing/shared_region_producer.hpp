@@ -21,7 +21,9 @@
 //   producer.publish(pages);                         // consumers may read them now
 //   producer.evict(old_pages);                       // unpublish, wait for acks, evict
 //
-// All members are thread-safe. A service thread accepts connections and reads acknowledgements.
+// All members are thread-safe. A service thread accepts connections and ends leases; each
+// consumer has a thread that sends its messages and one that reads its acknowledgements, so
+// that no consumer, however slow or hostile, delays publish() or the other consumers.
 #pragma once
 
 #include <chrono>
@@ -115,6 +117,10 @@ public:
     // Whether the unpublish is complete (its pages unpinned); waits up to timeout.
     bool wait(UnpublishTicket ticket,
               std::chrono::milliseconds timeout = std::chrono::milliseconds::max()) const;
+
+    // Waits until every message queued so far went out to each consumer still connected (each
+    // consumer's messages are sent by a thread of its own, in order); false on timeout.
+    bool flush(std::chrono::milliseconds timeout) const;
 
     // unpublish(), wait() for it, then table().evict() (which throws busy when the app pins the
     // pages or uses them in a frame that is not complete).
