@@ -32,6 +32,7 @@
 #include <random>
 #include <thread>
 
+#include "hostile_consumer.hpp"
 #include "tile_stamp.hpp"
 #include "vtpage/app/command_line.hpp"
 #include "vtpage/app/progress_bar.hpp"
@@ -384,20 +385,40 @@ int run_consumer(const CommonOptions& common, const ConsumerOptions& options) {
     return 0;
 }
 
-pid_t spawn_consumer(const CommonOptions& common) {
-    std::vector<std::string> words{"vtpage-share", "consumer",  "--socket", common.socket,
-                                   "--backend",    common.backend, "--device",
-                                   std::to_string(common.device), "--quiet"};
-    if (common.verbose) words.push_back("--verbose");
+pid_t spawn(std::vector<std::string> words) {
     std::vector<char*> argv;
     for (auto& word : words) argv.push_back(word.data());
     argv.push_back(nullptr);
     pid_t pid = 0;
     const int result = posix_spawn(&pid, "/proc/self/exe", nullptr, nullptr, argv.data(), environ);
     if (result != 0) {
-        throw Error(Errc::io_error, "spawn_consumer", std::strerror(result));
+        throw Error(Errc::io_error, "spawn", std::strerror(result));
     }
     return pid;
+}
+
+pid_t spawn_consumer(const CommonOptions& common) {
+    std::vector<std::string> words{"vtpage-share", "consumer",  "--socket", common.socket,
+                                   "--backend",    common.backend, "--device",
+                                   std::to_string(common.device), "--quiet"};
+    if (common.verbose) words.push_back("--verbose");
+    return spawn(std::move(words));
+}
+
+pid_t spawn_hostile(const CommonOptions& common, const std::string& kind, double seconds) {
+    return spawn({"vtpage-share", "hostile", "--socket", common.socket, "--kind", kind,
+                  "--seconds", std::to_string(seconds)});
+}
+
+// Waits for the children; how many did not exit 0.
+int wait_for_children(const std::vector<pid_t>& children) {
+    int failed = 0;
+    for (pid_t child : children) {
+        int child_status = 0;
+        waitpid(child, &child_status, 0);
+        if (!WIFEXITED(child_status) || WEXITSTATUS(child_status) != 0) ++failed;
+    }
+    return failed;
 }
 
 // A fresh directory only this user can enter (mkdtemp makes it 0700), under $XDG_RUNTIME_DIR
@@ -473,6 +494,20 @@ int main(int argc, char** argv) {
     add_producer(both);
     both->add_option("--consumers", spawned_consumers, "Consumer processes to start")
         ->check(CLI::Range(std::size_t(1), std::size_t(64)));
+    std::vector<std::string> hostile_kinds;
+    both->add_option("--hostile-consumers", hostile_kinds,
+                     "Also start these hostile consumers: trickle, never-ack, huge-frame")
+        ->delimiter(',')
+        ->check(CLI::IsMember({"trickle", "never-ack", "huge-frame"}));
+    CLI::App* hostile = app.add_subcommand("hostile", "A consumer that attacks the producer");
+    std::string hostile_name = "trickle";
+    double hostile_seconds = 30;
+    hostile->add_option("--socket", common.socket, "Unix socket path of the producer")
+        ->required();
+    hostile->add_option("--kind", hostile_name, "trickle, never-ack or huge-frame")
+        ->check(CLI::IsMember({"trickle", "never-ack", "huge-frame"}));
+    hostile->add_option("--seconds", hostile_seconds, "Give up after this long")
+        ->check(CLI::Range(0.1, 86400.0));
 
     if (auto status = app::parse_command_line(app, argc, argv, [&] {
             if (*producer || *both) {
@@ -524,28 +559,42 @@ int main(int argc, char** argv) {
     try {
         if (*producer) return run_producer(common, produce);
         if (*consumer) return run_consumer(common, consume);
-        // both: the producer here, its consumers in processes of their own.
-        std::vector<pid_t> children;
+        if (*hostile) {
+            return share_demo::run_hostile_consumer(
+                common.socket, *share_demo::hostile_kind(hostile_name), hostile_seconds);
+        }
+        // both: the producer here, its consumers (and hostile ones) in processes of their own.
+        std::vector<pid_t> children, hostiles;
         produce.consumers = spawned_consumers;
         int status = 1;
+        const auto start = Clock::now();
         try {
             status = run_producer(common, produce, [&] {
+                for (const std::string& kind : hostile_kinds) {
+                    hostiles.push_back(spawn_hostile(common, kind, produce.seconds + 30));
+                }
                 for (std::size_t i = 0; i < spawned_consumers; ++i) {
                     children.push_back(spawn_consumer(common));
                 }
             });
         } catch (...) {
             for (pid_t child : children) kill(child, SIGTERM);
-            for (pid_t child : children) waitpid(child, nullptr, 0);
+            for (pid_t child : hostiles) kill(child, SIGTERM);
+            wait_for_children(children);
+            wait_for_children(hostiles);
             throw;
         }
-        int failed = 0;
-        for (pid_t child : children) {
-            int child_status = 0;
-            waitpid(child, &child_status, 0);
-            if (!WIFEXITED(child_status) || WEXITSTATUS(child_status) != 0) ++failed;
-        }
+        const double producer_seconds =
+            std::chrono::duration<double>(Clock::now() - start).count();
+        const int failed = wait_for_children(children);
+        const int hostile_served = wait_for_children(hostiles);
         std::printf("%zu consumer process(es), %d failed\n", children.size(), failed);
+        if (!hostiles.empty()) {
+            std::printf("%zu hostile consumer(s), %zu cut off; the producer ended after %.1f s "
+                        "(--seconds %.1f)\n",
+                        hostiles.size(), hostiles.size() - static_cast<std::size_t>(hostile_served),
+                        producer_seconds, produce.seconds);
+        }
         return status != 0 || failed > 0 ? 1 : 0;
     } catch (const Error& error) {
         return app::report(program, app::exit_failure, error.what());
