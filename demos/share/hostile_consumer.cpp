@@ -82,17 +82,20 @@ std::optional<HostileKind> hostile_kind(const std::string& name) {
 
 const char* to_string(HostileKind kind) noexcept {
     switch (kind) {
-        case HostileKind::trickle: return "trickle";
-        case HostileKind::never_ack: return "never-ack";
-        case HostileKind::huge_frame: return "huge-frame";
+        case HostileKind::trickle:
+            return "trickle";
+        case HostileKind::never_ack:
+            return "never-ack";
+        case HostileKind::huge_frame:
+            return "huge-frame";
     }
     return "unknown";
 }
 
 int run_hostile_consumer(const std::string& socket, HostileKind kind, double seconds) {
     const auto start = Clock::now();
-    const auto end = start + std::chrono::duration_cast<Clock::duration>(
-                                 std::chrono::duration<double>(seconds));
+    const auto end =
+        start + std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(seconds));
     FdSocket connection;
     while (connection.fd() < 0) {
         try {

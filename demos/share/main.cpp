@@ -15,11 +15,11 @@
 // Exit codes: 0 all good, 1 a tile failed verification or an error, 2 bad flags (a --socket
 // path that holds something else than a socket among them), 3 (consumer) the producer was lost
 // or cut this consumer off.
-#include <CLI/CLI.hpp>
 #include <signal.h>
 #include <spawn.h>
 #include <sys/wait.h>
 #include <unistd.h>
+#include <CLI/CLI.hpp>
 
 #include <atomic>
 #include <chrono>
@@ -173,12 +173,13 @@ int run_producer(const CommonOptions& common, const ProducerOptions& options,
     SharedRegionProducer producer(*backend, settings);
     Staging staging(*backend, common);
     const Capabilities& caps = backend->capabilities();
-    std::printf("producer: %s backend on %s (device %d); %llu-page region, budget %llu pages of "
-                "%s, batches of %llu; listening on %s\n",
-                caps.backend.c_str(), caps.device_name.c_str(), caps.device,
-                static_cast<unsigned long long>(options.region_pages),
-                static_cast<unsigned long long>(options.budget_pages), mib(page).c_str(),
-                static_cast<unsigned long long>(options.batch), common.socket.c_str());
+    std::printf(
+        "producer: %s backend on %s (device %d); %llu-page region, budget %llu pages of "
+        "%s, batches of %llu; listening on %s\n",
+        caps.backend.c_str(), caps.device_name.c_str(), caps.device,
+        static_cast<unsigned long long>(options.region_pages),
+        static_cast<unsigned long long>(options.budget_pages), mib(page).c_str(),
+        static_cast<unsigned long long>(options.batch), common.socket.c_str());
     std::fflush(stdout);
     if (on_listening) on_listening();
     if (options.consumers > 0) {
@@ -255,29 +256,30 @@ int run_producer(const CommonOptions& common, const ProducerOptions& options,
         const double fraction =
             options.tiles > 0 ? double(tiles) / double(options.tiles) : elapsed() / options.seconds;
         auto stats = producer.statistics();
-        progress.update(fraction,
-                        detail::concat(tiles, " tiles, ",
-                                       static_cast<int>(double(tiles * page) / 1e6 / elapsed()),
-                                       " MB/s, ", stats.consumers, " consumer(s), ",
-                                       stats.published_pages, " published, resident ",
-                                       mib(stats.table.pool.used_bytes)));
+        progress.update(
+            fraction,
+            detail::concat(tiles, " tiles, ",
+                           static_cast<int>(double(tiles * page) / 1e6 / elapsed()), " MB/s, ",
+                           stats.consumers, " consumer(s), ", stats.published_pages,
+                           " published, resident ", mib(stats.table.pool.used_bytes)));
     }
     if (retiring) finish_retiring();
     const double seconds = elapsed();
-    progress.finish(detail::concat(tiles, " tiles in ", static_cast<int>(seconds * 10) / 10.0,
-                                   " s"));
+    progress.finish(
+        detail::concat(tiles, " tiles in ", static_cast<int>(seconds * 10) / 10.0, " s"));
     auto stats = producer.statistics();
     std::printf("producer: %llu tiles (%s) in %.1f s, %.0f MB/s%s\n",
                 static_cast<unsigned long long>(tiles), mib(tiles * page).c_str(), seconds,
                 double(tiles * page) / 1e6 / seconds, interrupted ? " (interrupted)" : "");
-    std::printf("producer: %llu pages published, %llu unpublished; %zu physical pages exported, "
-                "%llu fds sent; %llu acknowledgements, unpublish latency p50 %.0f us p99 %.0f "
-                "us\n",
-                static_cast<unsigned long long>(stats.pages_published),
-                static_cast<unsigned long long>(stats.pages_unpublished), stats.exported_pages,
-                static_cast<unsigned long long>(stats.fds_sent),
-                static_cast<unsigned long long>(stats.acks_received),
-                stats.unpublish_latency.p50_us, stats.unpublish_latency.p99_us);
+    std::printf(
+        "producer: %llu pages published, %llu unpublished; %zu physical pages exported, "
+        "%llu fds sent; %llu acknowledgements, unpublish latency p50 %.0f us p99 %.0f "
+        "us\n",
+        static_cast<unsigned long long>(stats.pages_published),
+        static_cast<unsigned long long>(stats.pages_unpublished), stats.exported_pages,
+        static_cast<unsigned long long>(stats.fds_sent),
+        static_cast<unsigned long long>(stats.acks_received), stats.unpublish_latency.p50_us,
+        stats.unpublish_latency.p99_us);
     std::printf("producer: consumers joined %llu, lost %llu (leases expired %llu)\n",
                 static_cast<unsigned long long>(stats.consumers_joined),
                 static_cast<unsigned long long>(stats.consumers_lost),
@@ -295,8 +297,8 @@ int run_producer(const CommonOptions& common, const ProducerOptions& options,
 }
 
 FdSocket connect_with_retries(const std::string& path, double seconds) {
-    const auto deadline = Clock::now() + std::chrono::milliseconds(
-                                             static_cast<long long>(seconds * 1000));
+    const auto deadline =
+        Clock::now() + std::chrono::milliseconds(static_cast<long long>(seconds * 1000));
     for (;;) {
         try {
             return FdSocket::connect(path);
@@ -311,15 +313,14 @@ int run_consumer(const CommonOptions& common, const ConsumerOptions& options) {
     auto backend = open_backend(common);
     SharedRegionConsumerSettings settings;
     settings.log = Log(stderr_log(common.verbose ? LogLevel::debug : LogLevel::warning));
-    SharedRegionConsumer consumer(*backend, connect_with_retries(common.socket,
-                                                                 options.connect_seconds),
-                                  settings);
+    SharedRegionConsumer consumer(
+        *backend, connect_with_retries(common.socket, options.connect_seconds), settings);
     const std::size_t page = consumer.page_size();
     const std::string name = detail::concat("consumer ", getpid());
     if (!common.quiet) {
         std::printf("%s: connected to producer %u: %llu pages of %s\n", name.c_str(),
-                    consumer.producer_pid(),
-                    static_cast<unsigned long long>(consumer.page_count()), mib(page).c_str());
+                    consumer.producer_pid(), static_cast<unsigned long long>(consumer.page_count()),
+                    mib(page).c_str());
         std::fflush(stdout);
     }
     std::vector<std::uint32_t> words(page / 4);
@@ -331,8 +332,8 @@ int run_consumer(const CommonOptions& common, const ConsumerOptions& options) {
             demo::tile_errors(words.data(), words.size(), shared.page, shared.generation);
         if (errors > 0) {
             ++bad;
-            std::fprintf(stderr, "%s: page %llu generation %llu: %zu words wrong\n",
-                         name.c_str(), static_cast<unsigned long long>(shared.page),
+            std::fprintf(stderr, "%s: page %llu generation %llu: %zu words wrong\n", name.c_str(),
+                         static_cast<unsigned long long>(shared.page),
                          static_cast<unsigned long long>(shared.generation), errors);
         }
     };
@@ -359,9 +360,9 @@ int run_consumer(const CommonOptions& common, const ConsumerOptions& options) {
             ++rechecked;
         }
         const double fraction = options.seconds > 0 ? elapsed() / options.seconds : 0.0;
-        progress.update(fraction, detail::concat(verified, " tiles verified, ", rechecked,
-                                                 " re-checked, ", bad, " bad, ", mapped.size(),
-                                                 " mapped"));
+        progress.update(
+            fraction, detail::concat(verified, " tiles verified, ", rechecked, " re-checked, ", bad,
+                                     " bad, ", mapped.size(), " mapped"));
     }
     // What stays mapped after the end (producer finished or gone) is still right.
     for (const SharedPage& shared : consumer.pages()) {
@@ -370,14 +371,15 @@ int run_consumer(const CommonOptions& common, const ConsumerOptions& options) {
     }
     progress.finish(detail::concat(verified, " tiles verified"));
     auto stats = consumer.statistics();
-    std::printf("%s: %llu tiles verified, %llu re-checked, %llu bad; producer %s; %llu fds "
-                "received, %zu physical pages imported (%zu compressed), %llu acknowledgements "
-                "sent\n",
-                name.c_str(), static_cast<unsigned long long>(verified),
-                static_cast<unsigned long long>(rechecked), static_cast<unsigned long long>(bad),
-                to_string(consumer.state()), static_cast<unsigned long long>(stats.fds_received),
-                stats.imported_pages, stats.compressed_pages,
-                static_cast<unsigned long long>(stats.acks_sent));
+    std::printf(
+        "%s: %llu tiles verified, %llu re-checked, %llu bad; producer %s; %llu fds "
+        "received, %zu physical pages imported (%zu compressed), %llu acknowledgements "
+        "sent\n",
+        name.c_str(), static_cast<unsigned long long>(verified),
+        static_cast<unsigned long long>(rechecked), static_cast<unsigned long long>(bad),
+        to_string(consumer.state()), static_cast<unsigned long long>(stats.fds_received),
+        stats.imported_pages, stats.compressed_pages,
+        static_cast<unsigned long long>(stats.acks_sent));
     if (ended) std::printf("%s: %s\n", name.c_str(), ended->what());
     std::fflush(stdout);
     if (bad > 0) return 1;
@@ -398,16 +400,17 @@ pid_t spawn(std::vector<std::string> words) {
 }
 
 pid_t spawn_consumer(const CommonOptions& common) {
-    std::vector<std::string> words{"vtpage-share", "consumer",  "--socket", common.socket,
-                                   "--backend",    common.backend, "--device",
-                                   std::to_string(common.device), "--quiet"};
+    std::vector<std::string> words{
+        "vtpage-share", "consumer",     "--socket", common.socket,
+        "--backend",    common.backend, "--device", std::to_string(common.device),
+        "--quiet"};
     if (common.verbose) words.push_back("--verbose");
     return spawn(std::move(words));
 }
 
 pid_t spawn_hostile(const CommonOptions& common, const std::string& kind, double seconds) {
-    return spawn({"vtpage-share", "hostile", "--socket", common.socket, "--kind", kind,
-                  "--seconds", std::to_string(seconds)});
+    return spawn({"vtpage-share", "hostile", "--socket", common.socket, "--kind", kind, "--seconds",
+                  std::to_string(seconds)});
 }
 
 // Waits for the children; how many did not exit 0.
@@ -439,9 +442,10 @@ std::string private_socket_directory() {
 }  // namespace
 
 int main(int argc, char** argv) {
-    CLI::App app{"vtpage-share: a producer streams stamped tiles into shared pages; consumer "
-                 "processes map the same pages and verify them",
-                 program};
+    CLI::App app{
+        "vtpage-share: a producer streams stamped tiles into shared pages; consumer "
+        "processes map the same pages and verify them",
+        program};
     app.require_subcommand(1);
     CommonOptions common;
     ProducerOptions produce;
@@ -466,13 +470,14 @@ int main(int argc, char** argv) {
         command->add_option("--seconds", produce.seconds, "How long to stream")
             ->check(CLI::PositiveNumber);
         command->add_option("--tiles", produce.tiles, "Stop after this many tiles instead");
-        command->add_option("--wait-seconds", produce.wait_seconds,
-                            "How long to wait for consumers")
+        command
+            ->add_option("--wait-seconds", produce.wait_seconds, "How long to wait for consumers")
             ->check(CLI::PositiveNumber);
         command->add_flag("--compressible", produce.compressible,
                           "Ask for compressible pages (the grant is reported)");
-        command->add_option("--ack-timeout-ms", produce.ack_timeout_ms,
-                            "The consumers' lease: acknowledge an unpublish within this")
+        command
+            ->add_option("--ack-timeout-ms", produce.ack_timeout_ms,
+                         "The consumers' lease: acknowledge an unpublish within this")
             ->check(CLI::Range(1, 600000));
     };
     CLI::App* producer = app.add_subcommand("producer", "Stream tiles into shared pages");
@@ -486,8 +491,9 @@ int main(int argc, char** argv) {
         ->check(CLI::NonNegativeNumber);
     consumer->add_option("--recheck", consume.recheck, "Pages re-verified after each poll")
         ->check(CLI::Range(0, 1000));
-    consumer->add_option("--connect-seconds", consume.connect_seconds,
-                         "How long to keep trying to connect")
+    consumer
+        ->add_option("--connect-seconds", consume.connect_seconds,
+                     "How long to keep trying to connect")
         ->check(CLI::PositiveNumber);
     CLI::App* both = app.add_subcommand("both", "A producer and consumer processes of its own");
     add_common(both);
@@ -502,8 +508,7 @@ int main(int argc, char** argv) {
     CLI::App* hostile = app.add_subcommand("hostile", "A consumer that attacks the producer");
     std::string hostile_name = "trickle";
     double hostile_seconds = 30;
-    hostile->add_option("--socket", common.socket, "Unix socket path of the producer")
-        ->required();
+    hostile->add_option("--socket", common.socket, "Unix socket path of the producer")->required();
     hostile->add_option("--kind", hostile_name, "trickle, never-ack or huge-frame")
         ->check(CLI::IsMember({"trickle", "never-ack", "huge-frame"}));
     hostile->add_option("--seconds", hostile_seconds, "Give up after this long")
@@ -512,13 +517,16 @@ int main(int argc, char** argv) {
     if (auto status = app::parse_command_line(app, argc, argv, [&] {
             if (*producer || *both) {
                 if (produce.budget_pages < 2 * produce.batch) {
-                    throw CLI::ValidationError(
-                        "--budget-pages", detail::concat(produce.budget_pages, " must hold two "
-                                                         "batches (--batch ", produce.batch, ")"));
+                    throw CLI::ValidationError("--budget-pages",
+                                               detail::concat(produce.budget_pages,
+                                                              " must hold two "
+                                                              "batches (--batch ",
+                                                              produce.batch, ")"));
                 }
                 if (produce.region_pages < produce.budget_pages + produce.batch) {
                     throw CLI::ValidationError(
-                        "--region-pages", detail::concat(produce.region_pages, " must exceed the "
+                        "--region-pages", detail::concat(produce.region_pages,
+                                                         " must exceed the "
                                                          "budget by a batch, so that pages are "
                                                          "recycled"));
                 }
@@ -531,8 +539,8 @@ int main(int argc, char** argv) {
             const auto socket = std::filesystem::symlink_status(common.socket, ignored);
             if (!common.socket.empty() && std::filesystem::exists(socket) &&
                 !std::filesystem::is_socket(socket)) {
-                throw CLI::ValidationError("--socket", "'" + common.socket +
-                                                           "' exists and is not a socket");
+                throw CLI::ValidationError("--socket",
+                                           "'" + common.socket + "' exists and is not a socket");
             }
         })) {
         return *status;
@@ -584,16 +592,16 @@ int main(int argc, char** argv) {
             wait_for_children(hostiles);
             throw;
         }
-        const double producer_seconds =
-            std::chrono::duration<double>(Clock::now() - start).count();
+        const double producer_seconds = std::chrono::duration<double>(Clock::now() - start).count();
         const int failed = wait_for_children(children);
         const int hostile_served = wait_for_children(hostiles);
         std::printf("%zu consumer process(es), %d failed\n", children.size(), failed);
         if (!hostiles.empty()) {
-            std::printf("%zu hostile consumer(s), %zu cut off; the producer ended after %.1f s "
-                        "(--seconds %.1f)\n",
-                        hostiles.size(), hostiles.size() - static_cast<std::size_t>(hostile_served),
-                        producer_seconds, produce.seconds);
+            std::printf(
+                "%zu hostile consumer(s), %zu cut off; the producer ended after %.1f s "
+                "(--seconds %.1f)\n",
+                hostiles.size(), hostiles.size() - static_cast<std::size_t>(hostile_served),
+                producer_seconds, produce.seconds);
         }
         return status != 0 || failed > 0 ? 1 : 0;
     } catch (const Error& error) {

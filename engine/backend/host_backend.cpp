@@ -48,9 +48,12 @@ std::string cpu_name() {
 
 int protection_for(Access access) {
     switch (access) {
-        case Access::none: return PROT_NONE;
-        case Access::read: return PROT_READ;
-        case Access::read_write: return PROT_READ | PROT_WRITE;
+        case Access::none:
+            return PROT_NONE;
+        case Access::read:
+            return PROT_READ;
+        case Access::read_write:
+            return PROT_READ | PROT_WRITE;
     }
     return PROT_NONE;
 }
@@ -90,8 +93,7 @@ struct HostBackend::State {
         void* master = nullptr;
     };
 
-    explicit State(HostBackendSettings s)
-        : settings(std::move(s)), ledger(settings.page_size) {}
+    explicit State(HostBackendSettings s) : settings(std::move(s)), ledger(settings.page_size) {}
 
     Page page(const char* operation, PhysicalHandle handle) {
         auto found = pages.find(handle.value);
@@ -184,8 +186,8 @@ DeviceAddress HostBackend::reserve(std::size_t size, std::size_t alignment, Devi
 
     DeviceAddress address = 0;
     if (hint != 0 && hint % alignment == 0) {
-        void* placed = mmap(to_pointer(hint), size, PROT_NONE,
-                            reserve_flags | MAP_FIXED_NOREPLACE, -1, 0);
+        void* placed =
+            mmap(to_pointer(hint), size, PROT_NONE, reserve_flags | MAP_FIXED_NOREPLACE, -1, 0);
         if (placed != MAP_FAILED) address = reinterpret_cast<DeviceAddress>(placed);
     }
     if (address == 0) {
@@ -381,6 +383,5 @@ void HostBackend::read(void* destination, DeviceAddress source, std::size_t size
     state_->ledger.check_access("read", source, size, Access::read);
     std::memcpy(destination, to_pointer(source), size);
 }
-
 
 }  // namespace vtpage

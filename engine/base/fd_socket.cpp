@@ -103,8 +103,8 @@ std::vector<std::byte> read_body(int fd, std::size_t size, Clock::time_point dea
 bool someone_listens(const sockaddr_un& address) {
     UniqueFd probe(::socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0));
     if (!probe) return false;
-    return ::connect(probe.get(), reinterpret_cast<const sockaddr*>(&address),
-                     sizeof(address)) == 0;
+    return ::connect(probe.get(), reinterpret_cast<const sockaddr*>(&address), sizeof(address)) ==
+           0;
 }
 
 }  // namespace
@@ -148,8 +148,7 @@ FdSocket FdSocket::listen(const std::string& path, int backlog) {
     if (::listen(listening.fd(), backlog) != 0) {
         const int error_number = errno;
         listening.remove_listening_path();
-        throw_errno_value(error_number, Errc::io_error, "FdSocket::listen", "listen failed",
-                          path);
+        throw_errno_value(error_number, Errc::io_error, "FdSocket::listen", "listen failed", path);
     }
     return listening;
 }
@@ -268,9 +267,8 @@ FdSocket::Message FdSocket::receive(Clock::time_point deadline, std::size_t max_
         header.fd_count != result.fds.size()) {
         throw Error(Errc::corrupt_data, "FdSocket::receive",
                     detail::concat("bad message header (magic ", header.magic, ", ",
-                                   header.fd_count, " descriptors announced, ",
-                                   result.fds.size(), " received, ", header.byte_count,
-                                   " bytes)"));
+                                   header.fd_count, " descriptors announced, ", result.fds.size(),
+                                   " received, ", header.byte_count, " bytes)"));
     }
     result.bytes = read_body(fd_.get(), header.byte_count, deadline, "FdSocket::receive");
     return result;

@@ -21,7 +21,8 @@ bool wait_readable(const FdSocket& socket, std::chrono::milliseconds timeout) {
     for (;;) {
         const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(
             deadline - std::chrono::steady_clock::now());
-        const int ready = ::poll(&waiting, 1, static_cast<int>(std::max<long long>(0, left.count())));
+        const int ready =
+            ::poll(&waiting, 1, static_cast<int>(std::max<long long>(0, left.count())));
         if (ready > 0) return true;
         if (ready == 0) return false;
         if (errno != EINTR) throw_errno(Errc::io_error, "page share", "poll failed");
@@ -49,10 +50,10 @@ ReceivedMessage receive_message(const FdSocket& socket, ShareClock::time_point d
                                    received.fds.size(), " descriptors"));
     }
     if (carries_fds && received.fds.size() != received.message.physical_ids.size()) {
-        throw Error(Errc::corrupt_data, "page share protocol",
-                    detail::concat("a pages message announced ",
-                                   received.message.physical_ids.size(), " pages and carried ",
-                                   received.fds.size(), " descriptors"));
+        throw Error(
+            Errc::corrupt_data, "page share protocol",
+            detail::concat("a pages message announced ", received.message.physical_ids.size(),
+                           " pages and carried ", received.fds.size(), " descriptors"));
     }
     return received;
 }

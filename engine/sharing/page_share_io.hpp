@@ -23,8 +23,8 @@ void shut_down(const FdSocket& socket) noexcept;
 
 // Both throw io_error when the whole message has not crossed by the deadline: a peer that
 // trickles bytes cannot stretch it.
-void send_message(const FdSocket& socket, const ShareMessage& message,
-                  std::span<const int> fds, ShareClock::time_point deadline);
+void send_message(const FdSocket& socket, const ShareMessage& message, std::span<const int> fds,
+                  ShareClock::time_point deadline);
 struct ReceivedMessage {
     ShareMessage message;
     std::vector<UniqueFd> fds;

@@ -15,10 +15,14 @@ using namespace sharing_detail;
 
 const char* to_string(ProducerState state) noexcept {
     switch (state) {
-        case ProducerState::connected: return "connected";
-        case ProducerState::finished: return "finished";
-        case ProducerState::lost: return "lost";
-        case ProducerState::revoked: return "revoked";
+        case ProducerState::connected:
+            return "connected";
+        case ProducerState::finished:
+            return "finished";
+        case ProducerState::lost:
+            return "lost";
+        case ProducerState::revoked:
+            return "revoked";
     }
     return "unknown";
 }
@@ -65,8 +69,8 @@ struct SharedRegionConsumer::State {
         const auto& ids = received.message.physical_ids;
         for (std::size_t i = 0; i < ids.size(); ++i) {
             if (ids[i] == 0 || imported.count(ids[i])) {
-                throw protocol_error(detail::concat("physical page ", ids[i],
-                                                    " was sent twice or has id 0"));
+                throw protocol_error(
+                    detail::concat("physical page ", ids[i], " was sent twice or has id 0"));
             }
             ImportedPage page;
             page.handle = backend.import_fd(received.fds[i].get(), page_size);
@@ -86,12 +90,12 @@ struct SharedRegionConsumer::State {
         std::vector<PagePlacement> placements;
         for (const SharePageUpdate& u : message.updates) {
             if (u.page >= page_count) {
-                throw protocol_error(detail::concat("page ", u.page, " is outside the ",
-                                                    page_count, "-page region"));
+                throw protocol_error(detail::concat("page ", u.page, " is outside the ", page_count,
+                                                    "-page region"));
             }
             if (mapped.count(u.page)) {
-                throw protocol_error(detail::concat("page ", u.page,
-                                                    " was published while published"));
+                throw protocol_error(
+                    detail::concat("page ", u.page, " was published while published"));
             }
             auto found = imported.find(u.physical_id);
             if (found == imported.end()) {
@@ -123,8 +127,7 @@ struct SharedRegionConsumer::State {
         for (const SharePageUpdate& u : message.updates) {
             auto found = mapped.find(u.page);
             if (found == mapped.end() || found->second.generation != u.generation) {
-                throw protocol_error(detail::concat("page ", u.page, " generation ",
-                                                    u.generation,
+                throw protocol_error(detail::concat("page ", u.page, " generation ", u.generation,
                                                     " was unpublished but is not published"));
             }
             pages.push_back(u.page);
@@ -154,8 +157,8 @@ struct SharedRegionConsumer::State {
         for (std::uint64_t id : message.physical_ids) {
             auto found = imported.find(id);
             if (found == imported.end()) {
-                throw protocol_error(detail::concat("physical page ", id,
-                                                    " was forgotten but never sent"));
+                throw protocol_error(
+                    detail::concat("physical page ", id, " was forgotten but never sent"));
             }
             // Still mapped would break the protocol, but releasing a mapped page is legal: its
             // memory then lives until the unmap.
@@ -191,8 +194,7 @@ struct SharedRegionConsumer::State {
             try {
                 backend.release(page.handle);
             } catch (const Error& error) {
-                settings.log.error("page share: releasing an imported page failed: ",
-                                   error.what());
+                settings.log.error("page share: releasing an imported page failed: ", error.what());
             }
         }
     }
@@ -231,8 +233,8 @@ SharedRegionConsumer::SharedRegionConsumer(Backend& backend, FdSocket socket,
                     detail::concat("the producer sent nothing within ",
                                    s.settings.io_timeout.count(), " ms"));
     }
-    ReceivedMessage first = receive_message(s.socket, ShareClock::now() + s.settings.io_timeout,
-                                            max_hello_bytes);
+    ReceivedMessage first =
+        receive_message(s.socket, ShareClock::now() + s.settings.io_timeout, max_hello_bytes);
     if (first.message.type != ShareMessageType::hello) {
         throw Error(Errc::corrupt_data, operation,
                     detail::concat("the producer began with a ", to_string(first.message.type),
@@ -247,10 +249,10 @@ SharedRegionConsumer::SharedRegionConsumer(Backend& backend, FdSocket socket,
     const std::size_t granularity = backend.granularity().minimum;
     if (s.hello.page_size != granularity || s.hello.page_count == 0 ||
         s.hello.page_count > (std::uint64_t(1) << 47) / s.hello.page_size) {
-        throw Error(Errc::not_supported, operation,
-                    detail::concat("the producer's region has ", s.hello.page_count,
-                                   " pages of ", s.hello.page_size,
-                                   " bytes; this backend's pages have ", granularity));
+        throw Error(
+            Errc::not_supported, operation,
+            detail::concat("the producer's region has ", s.hello.page_count, " pages of ",
+                           s.hello.page_size, " bytes; this backend's pages have ", granularity));
     }
     s.page_size = s.hello.page_size;
     s.page_count = s.hello.page_count;
@@ -259,9 +261,9 @@ SharedRegionConsumer::SharedRegionConsumer(Backend& backend, FdSocket socket,
     region.access = s.settings.access;
     if (region.access.empty()) {
         // Read-only where the device has read-only mappings (probed), else read-write.
-        region.access.push_back({backend.capabilities().device,
-                                 backend.capabilities().read_only_access ? Access::read
-                                                                         : Access::read_write});
+        region.access.push_back(
+            {backend.capabilities().device,
+             backend.capabilities().read_only_access ? Access::read : Access::read_write});
     }
     s.region = std::make_unique<VirtualRegion>(backend, std::move(region));
 }
@@ -288,10 +290,18 @@ SharedRegionUpdate SharedRegionConsumer::poll(std::chrono::milliseconds timeout)
             ++update.messages;
             const ShareMessage& message = received.message;
             switch (message.type) {
-                case ShareMessageType::pages: s.on_pages(received); break;
-                case ShareMessageType::publish: s.on_publish(message, update); break;
-                case ShareMessageType::unpublish: s.on_unpublish(message, update); break;
-                case ShareMessageType::forget: s.on_forget(message); break;
+                case ShareMessageType::pages:
+                    s.on_pages(received);
+                    break;
+                case ShareMessageType::publish:
+                    s.on_publish(message, update);
+                    break;
+                case ShareMessageType::unpublish:
+                    s.on_unpublish(message, update);
+                    break;
+                case ShareMessageType::forget:
+                    s.on_forget(message);
+                    break;
                 case ShareMessageType::goodbye:
                     if (message.reason == GoodbyeReason::finished) {
                         s.end(ProducerState::finished);
@@ -304,9 +314,8 @@ SharedRegionUpdate SharedRegionConsumer::poll(std::chrono::milliseconds timeout)
                                 "acknowledge within the lease); everything is unmapped");
                 case ShareMessageType::hello:
                 case ShareMessageType::ack:
-                    throw protocol_error(detail::concat("the producer sent a ",
-                                                        to_string(message.type),
-                                                        " message mid-stream"));
+                    throw protocol_error(detail::concat(
+                        "the producer sent a ", to_string(message.type), " message mid-stream"));
             }
             // The fds of new pages come just before the publish that uses them: wait for it,
             // so that a poll returns whole publishes.

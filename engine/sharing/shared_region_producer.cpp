@@ -49,7 +49,7 @@ struct Link {
     bool sending = false;                    // the writer is sending one it took from outbox
     bool closing = false;  // sends what is queued (a goodbye last), then is cut off
     Clock::time_point close_by = Clock::time_point::max();
-    bool dead = false;     // cut off: socket shut down, to be dropped by reap_nolock()
+    bool dead = false;  // cut off: socket shut down, to be dropped by reap_nolock()
     std::thread writer, reader;
 
     bool live() const { return !dead && !closing; }
@@ -141,8 +141,8 @@ struct SharedRegionProducer::State {
         for (std::uint64_t handle : handles) {
             const ExportedPage& exported = exported_pages.at(handle);
             if (link.sent.count(exported.id)) continue;
-            if (std::find(message.physical_ids.begin(), message.physical_ids.end(),
-                          exported.id) != message.physical_ids.end()) {
+            if (std::find(message.physical_ids.begin(), message.physical_ids.end(), exported.id) !=
+                message.physical_ids.end()) {
                 continue;
             }
             message.physical_ids.push_back(exported.id);
@@ -232,9 +232,8 @@ struct SharedRegionProducer::State {
             Clock::time_point deadline;
             {
                 std::unique_lock lock(mutex);
-                outbox_changed.wait(lock, [&] {
-                    return link->dead || link->closing || !link->outbox.empty();
-                });
+                outbox_changed.wait(
+                    lock, [&] { return link->dead || link->closing || !link->outbox.empty(); });
                 if (link->dead) break;
                 if (link->outbox.empty()) {  // closing, and everything went
                     cut_off_nolock(*link);
@@ -353,9 +352,9 @@ struct SharedRegionProducer::State {
     }
     void handle_nolock(Link& link, const ReceivedMessage& received) {
         if (received.message.type != ShareMessageType::ack) {
-            throw Error(Errc::corrupt_data, "page share protocol",
-                        detail::concat("a consumer sent a ",
-                                       to_string(received.message.type), " message"));
+            throw Error(
+                Errc::corrupt_data, "page share protocol",
+                detail::concat("a consumer sent a ", to_string(received.message.type), " message"));
         }
         if (received.message.sequence >= next_sequence) {
             throw Error(Errc::corrupt_data, "page share protocol",
@@ -377,9 +376,8 @@ struct SharedRegionProducer::State {
             for (std::uint64_t id : ticket.waiting_for) {
                 auto found = links.find(id);
                 if (found == links.end() || !found->second->live()) continue;
-                settings.log.warning("page share: consumer ", id,
-                                     " did not acknowledge unpublish ", ticket.sequence,
-                                     " within ", settings.ack_timeout.count(),
+                settings.log.warning("page share: consumer ", id, " did not acknowledge unpublish ",
+                                     ticket.sequence, " within ", settings.ack_timeout.count(),
                                      " ms; its pages are revoked");
                 close_nolock(*found->second, GoodbyeReason::revoked, settings.io_timeout);
                 ++leases_expired;
@@ -436,7 +434,7 @@ struct SharedRegionProducer::State {
     std::condition_variable outbox_changed;   // a link's queue, closing or death
     std::map<std::uint64_t, std::shared_ptr<Link>> links;
     std::vector<std::shared_ptr<Link>> graveyard;  // dropped, threads not joined yet
-    std::unordered_map<std::uint64_t, ExportedPage> exported_pages;  // by handle value
+    std::unordered_map<std::uint64_t, ExportedPage> exported_pages;       // by handle value
     std::unordered_map<std::uint64_t, std::uint64_t> handle_of_physical;  // id -> handle
     std::unordered_map<PageIndex, PublishedPage> published;
     std::map<UnpublishTicket, Ticket> tickets;
@@ -565,9 +563,7 @@ SharedRegionProducer::~SharedRegionProducer() {
 PageTable& SharedRegionProducer::table() noexcept { return *state_->table; }
 Backend& SharedRegionProducer::backend() const noexcept { return state_->backend; }
 
-void SharedRegionProducer::add_consumer(FdSocket socket) {
-    state_->connect(std::move(socket));
-}
+void SharedRegionProducer::add_consumer(FdSocket socket) { state_->connect(std::move(socket)); }
 
 std::size_t SharedRegionProducer::consumer_count() const {
     std::lock_guard lock(state_->mutex);
@@ -667,8 +663,7 @@ UnpublishTicket SharedRegionProducer::unpublish(std::span<const PageIndex> pages
         std::unordered_set<PageIndex> seen;
         for (PageIndex page : pages) {
             auto found = s.published.find(page);
-            if (found == s.published.end() || found->second.retiring ||
-                !seen.insert(page).second) {
+            if (found == s.published.end() || found->second.retiring || !seen.insert(page).second) {
                 throw Error(Errc::invalid_argument, "SharedRegionProducer::unpublish",
                             "the page is not published (or is being unpublished already)",
                             detail::concat("page=", page));

@@ -80,16 +80,16 @@ struct LiveResources {
 };
 
 struct Capabilities {
-    std::string backend;          // "cuda" or "host"
+    std::string backend;  // "cuda" or "host"
     std::string device_name;
-    int device = 0;               // the ordinal this backend runs on
+    int device = 0;  // the ordinal this backend runs on
     int device_count = 1;
     bool gpu = false;
-    bool virtual_memory = false;  // reserve / map / unmap supported
-    bool fd_handles = false;      // export_fd / import_fd work (probed, not just queried)
-    bool compression = false;     // a compressible page was created and granted compression
+    bool virtual_memory = false;    // reserve / map / unmap supported
+    bool fd_handles = false;        // export_fd / import_fd work (probed, not just queried)
+    bool compression = false;       // a compressible page was created and granted compression
     bool read_only_access = false;  // Access::read is accepted by set_access
-    int compute_capability = 0;   // major * 10 + minor on CUDA, 0 elsewhere
+    int compute_capability = 0;     // major * 10 + minor on CUDA, 0 elsewhere
     std::string driver_version;
     // The device's UUID (cuDeviceGetUuid), which Vulkan reports as deviceUUID: how interop
     // finds the Vulkan device that is this CUDA device. All zeros on the host backend.

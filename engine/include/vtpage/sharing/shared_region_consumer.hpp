@@ -24,6 +24,7 @@
 // Not thread-safe for poll(); the queries may run on other threads.
 #pragma once
 
+#include <sys/types.h>
 #include <chrono>
 #include <cstdint>
 #include <functional>
@@ -31,7 +32,6 @@
 #include <optional>
 #include <span>
 #include <string>
-#include <sys/types.h>
 #include <vector>
 
 #include "vtpage/backend/backend.hpp"

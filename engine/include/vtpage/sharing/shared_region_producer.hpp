@@ -26,12 +26,12 @@
 // that no consumer, however slow or hostile, delays publish() or the other consumers.
 #pragma once
 
+#include <sys/types.h>
 #include <chrono>
 #include <cstdint>
 #include <memory>
 #include <span>
 #include <string>
-#include <sys/types.h>
 #include <vector>
 
 #include "vtpage/backend/backend.hpp"
@@ -63,7 +63,7 @@ struct SharedRegionProducerSettings {
 };
 
 struct SharedRegionProducerStatistics {
-    std::size_t consumers = 0;         // connected now
+    std::size_t consumers = 0;  // connected now
     std::uint64_t consumers_joined = 0;
     std::uint64_t consumers_lost = 0;  // hung up, died, or stalled a send (leases included)
     std::uint64_t leases_expired = 0;  // cut off for not acknowledging in time
@@ -72,7 +72,7 @@ struct SharedRegionProducerStatistics {
     std::size_t exported_pages = 0;    // physical pages whose fd the producer holds
     std::uint64_t pages_published = 0;
     std::uint64_t pages_unpublished = 0;
-    std::uint64_t fds_sent = 0;        // one per physical page and consumer, at most
+    std::uint64_t fds_sent = 0;  // one per physical page and consumer, at most
     std::uint64_t acks_received = 0;
     std::uint64_t physical_pages_forgotten = 0;
     LatencySummary unpublish_latency;  // unpublish until the last acknowledgement
