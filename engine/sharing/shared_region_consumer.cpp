@@ -39,6 +39,11 @@ struct MappedPage {
     std::uint64_t generation = 0;
 };
 
+std::chrono::milliseconds left_until(ShareClock::time_point end) {
+    return std::max(std::chrono::milliseconds(0),
+                    std::chrono::duration_cast<std::chrono::milliseconds>(end - ShareClock::now()));
+}
+
 // A hello holds a few numbers and the backend's name.
 constexpr std::size_t max_hello_bytes = 4096;
 
@@ -282,6 +287,9 @@ SharedRegionUpdate SharedRegionConsumer::poll(std::chrono::milliseconds timeout)
     constexpr std::size_t max_messages = 4096;
     try {
         if (!wait_readable(s.socket, timeout)) return update;
+        // One poll handles messages for at most io_timeout once they began to come, so that a
+        // producer that sends slowly but without end cannot keep it from returning.
+        const auto poll_end = ShareClock::now() + s.settings.io_timeout;
         std::chrono::milliseconds follows{0};
         do {
             ReceivedMessage received = receive_message(
@@ -321,7 +329,8 @@ SharedRegionUpdate SharedRegionConsumer::poll(std::chrono::milliseconds timeout)
             // so that a poll returns whole publishes.
             follows = message.type == ShareMessageType::pages ? s.settings.io_timeout
                                                               : std::chrono::milliseconds(0);
-        } while (update.messages < max_messages && wait_readable(s.socket, follows));
+        } while (update.messages < max_messages && ShareClock::now() < poll_end &&
+                 wait_readable(s.socket, std::min(follows, left_until(poll_end))));
     } catch (const Error& error) {
         if (s.producer != ProducerState::connected) throw;  // revoked, reported above
         if (error.code() == Errc::io_error) {
