@@ -225,13 +225,14 @@ int run_producer(const CommonOptions& common, const ProducerOptions& options,
         return elapsed() >= options.seconds;
     };
     while (!done()) {
-        while (resident + options.batch > options.budget_pages) {
+        while (!interrupted && resident + options.batch > options.budget_pages) {
             if (retiring) {
                 finish_retiring();
             } else {
                 unpublish_oldest();
             }
         }
+        if (interrupted) break;
         std::vector<PageIndex> pages;
         for (std::uint64_t i = 0; i < options.batch; ++i) {
             pages.push_back(next++ % options.region_pages);
