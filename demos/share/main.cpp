@@ -604,7 +604,7 @@ int main(int argc, char** argv) {
                 hostiles.size(), hostiles.size() - static_cast<std::size_t>(hostile_served),
                 producer_seconds, produce.seconds);
         }
-        return status != 0 || failed > 0 ? 1 : 0;
+        return status != 0 || failed > 0 || hostile_served > 0 ? 1 : 0;
     } catch (const Error& error) {
         return app::report(program, app::exit_failure, error.what());
     }
