@@ -7,6 +7,8 @@
 //   vtpage-share producer --socket /tmp/pages.sock --seconds 20
 //   vtpage-share consumer --socket /tmp/pages.sock
 //   vtpage-share both --consumers 2 --seconds 10      # the producer and its consumer processes
+//   vtpage-share both --consumers 1 --hostile-consumers trickle,never-ack,huge-frame
+//   vtpage-share hostile --socket /run/user/1000/pages.sock --kind trickle
 //
 // Without --socket the producer listens in a fresh directory of mode 0700 (under
 // $XDG_RUNTIME_DIR, else the temporary directory), removed at exit. SIGINT and SIGTERM end any
