@@ -7,20 +7,27 @@
 //   vtpage-share producer --socket /tmp/pages.sock --seconds 20
 //   vtpage-share consumer --socket /tmp/pages.sock
 //   vtpage-share both --consumers 2 --seconds 10      # the producer and its consumer processes
+//   vtpage-share both --consumers 1 --hostile-consumers trickle,never-ack,huge-frame
+//   vtpage-share hostile --socket /run/user/1000/pages.sock --kind trickle
+//
+// Without --socket the producer listens in a fresh directory of mode 0700 (under
+// $XDG_RUNTIME_DIR, else the temporary directory), removed at exit. SIGINT and SIGTERM end any
+// wait within 50 ms; the producer then says goodbye to its consumers.
 //
 // Exit codes: 0 all good, 1 a tile failed verification or an error, 2 bad flags (a --socket
 // path that holds something else than a socket among them), 3 (consumer) the producer was lost
 // or cut this consumer off.
-#include <CLI/CLI.hpp>
 #include <signal.h>
 #include <spawn.h>
 #include <sys/un.h>
 #include <sys/wait.h>
 #include <unistd.h>
+#include <CLI/CLI.hpp>
 
 #include <atomic>
 #include <chrono>
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <deque>
 #include <filesystem>
@@ -28,6 +35,7 @@
 #include <random>
 #include <thread>
 
+#include "hostile_consumer.hpp"
 #include "tile_stamp.hpp"
 #include "vtpage/app/command_line.hpp"
 #include "vtpage/app/numeric_options.hpp"
@@ -51,6 +59,28 @@ constexpr const char* program = "vtpage-share";
 
 std::atomic<bool> interrupted{false};
 void on_signal(int) { interrupted = true; }
+
+// Every wait of this program runs in slices this long, so that SIGINT and SIGTERM end it
+// promptly whatever it waits for.
+constexpr auto signal_slice = 50ms;
+
+// Waits for the producer's consumers in slices; false on timeout or a signal.
+bool wait_for_consumers(const SharedRegionProducer& producer, std::size_t count, double seconds) {
+    const auto deadline = Clock::now() + std::chrono::duration_cast<Clock::duration>(
+                                             std::chrono::duration<double>(seconds));
+    while (!interrupted && Clock::now() < deadline) {
+        if (producer.wait_for_consumers(count, signal_slice)) return true;
+    }
+    return false;
+}
+
+// Waits for an unpublish in slices; false on a signal.
+bool wait_for_ticket(const SharedRegionProducer& producer, UnpublishTicket ticket) {
+    while (!interrupted) {
+        if (producer.wait(ticket, signal_slice)) return true;
+    }
+    return false;
+}
 
 struct CommonOptions {
     std::string socket;
@@ -147,20 +177,20 @@ int run_producer(const CommonOptions& common, const ProducerOptions& options,
     SharedRegionProducer producer(*backend, settings);
     Staging staging(*backend, common);
     const Capabilities& caps = backend->capabilities();
-    std::printf("producer: %s backend on %s (device %d); %llu-page region, budget %llu pages of "
-                "%s, batches of %llu; listening on %s\n",
-                caps.backend.c_str(), caps.device_name.c_str(), caps.device,
-                static_cast<unsigned long long>(options.region_pages),
-                static_cast<unsigned long long>(options.budget_pages), mib(page).c_str(),
-                static_cast<unsigned long long>(options.batch), common.socket.c_str());
+    std::printf(
+        "producer: %s backend on %s (device %d); %llu-page region, budget %llu pages of "
+        "%s, batches of %llu; listening on %s\n",
+        caps.backend.c_str(), caps.device_name.c_str(), caps.device,
+        static_cast<unsigned long long>(options.region_pages),
+        static_cast<unsigned long long>(options.budget_pages), mib(page).c_str(),
+        static_cast<unsigned long long>(options.batch), common.socket.c_str());
     std::fflush(stdout);
     if (on_listening) on_listening();
     if (options.consumers > 0) {
         std::printf("producer: waiting for %zu consumer(s)\n", options.consumers);
         std::fflush(stdout);
-        if (!producer.wait_for_consumers(options.consumers,
-                                         std::chrono::milliseconds(
-                                             static_cast<long long>(options.wait_seconds * 1000)))) {
+        if (!wait_for_consumers(producer, options.consumers, options.wait_seconds)) {
+            if (interrupted) return 1;
             std::fprintf(stderr, "producer: only %zu of %zu consumers came within %.0f s\n",
                          producer.consumer_count(), options.consumers, options.wait_seconds);
             return 1;
@@ -185,7 +215,8 @@ int run_producer(const CommonOptions& common, const ProducerOptions& options,
         retiring = std::move(r);
     };
     auto finish_retiring = [&] {
-        producer.wait(retiring->ticket);
+        // Interrupted: the producer's destructor lets go of the pages still retiring.
+        if (!wait_for_ticket(producer, retiring->ticket)) return;
         producer.table().evict(retiring->pages);
         resident -= retiring->pages.size();
         retiring.reset();
@@ -198,13 +229,14 @@ int run_producer(const CommonOptions& common, const ProducerOptions& options,
         return elapsed() >= options.seconds;
     };
     while (!done()) {
-        while (resident + options.batch > options.budget_pages) {
+        while (!interrupted && resident + options.batch > options.budget_pages) {
             if (retiring) {
                 finish_retiring();
             } else {
                 unpublish_oldest();
             }
         }
+        if (interrupted) break;
         std::vector<PageIndex> pages;
         for (std::uint64_t i = 0; i < options.batch; ++i) {
             pages.push_back(next++ % options.region_pages);
@@ -229,29 +261,30 @@ int run_producer(const CommonOptions& common, const ProducerOptions& options,
         const double fraction =
             options.tiles > 0 ? double(tiles) / double(options.tiles) : elapsed() / options.seconds;
         auto stats = producer.statistics();
-        progress.update(fraction,
-                        detail::concat(tiles, " tiles, ",
-                                       static_cast<int>(double(tiles * page) / 1e6 / elapsed()),
-                                       " MB/s, ", stats.consumers, " consumer(s), ",
-                                       stats.published_pages, " published, resident ",
-                                       mib(stats.table.pool.used_bytes)));
+        progress.update(
+            fraction,
+            detail::concat(tiles, " tiles, ",
+                           static_cast<int>(double(tiles * page) / 1e6 / elapsed()), " MB/s, ",
+                           stats.consumers, " consumer(s), ", stats.published_pages,
+                           " published, resident ", mib(stats.table.pool.used_bytes)));
     }
     if (retiring) finish_retiring();
     const double seconds = elapsed();
-    progress.finish(detail::concat(tiles, " tiles in ", static_cast<int>(seconds * 10) / 10.0,
-                                   " s"));
+    progress.finish(
+        detail::concat(tiles, " tiles in ", static_cast<int>(seconds * 10) / 10.0, " s"));
     auto stats = producer.statistics();
     std::printf("producer: %llu tiles (%s) in %.1f s, %.0f MB/s%s\n",
                 static_cast<unsigned long long>(tiles), mib(tiles * page).c_str(), seconds,
                 double(tiles * page) / 1e6 / seconds, interrupted ? " (interrupted)" : "");
-    std::printf("producer: %llu pages published, %llu unpublished; %zu physical pages exported, "
-                "%llu fds sent; %llu acknowledgements, unpublish latency p50 %.0f us p99 %.0f "
-                "us\n",
-                static_cast<unsigned long long>(stats.pages_published),
-                static_cast<unsigned long long>(stats.pages_unpublished), stats.exported_pages,
-                static_cast<unsigned long long>(stats.fds_sent),
-                static_cast<unsigned long long>(stats.acks_received),
-                stats.unpublish_latency.p50_us, stats.unpublish_latency.p99_us);
+    std::printf(
+        "producer: %llu pages published, %llu unpublished; %zu physical pages exported, "
+        "%llu fds sent; %llu acknowledgements, unpublish latency p50 %.0f us p99 %.0f "
+        "us\n",
+        static_cast<unsigned long long>(stats.pages_published),
+        static_cast<unsigned long long>(stats.pages_unpublished), stats.exported_pages,
+        static_cast<unsigned long long>(stats.fds_sent),
+        static_cast<unsigned long long>(stats.acks_received), stats.unpublish_latency.p50_us,
+        stats.unpublish_latency.p99_us);
     std::printf("producer: consumers joined %llu, lost %llu (leases expired %llu)\n",
                 static_cast<unsigned long long>(stats.consumers_joined),
                 static_cast<unsigned long long>(stats.consumers_lost),
@@ -269,8 +302,8 @@ int run_producer(const CommonOptions& common, const ProducerOptions& options,
 }
 
 FdSocket connect_with_retries(const std::string& path, double seconds) {
-    const auto deadline = Clock::now() + std::chrono::milliseconds(
-                                             static_cast<long long>(seconds * 1000));
+    const auto deadline =
+        Clock::now() + std::chrono::milliseconds(static_cast<long long>(seconds * 1000));
     for (;;) {
         try {
             return FdSocket::connect(path);
@@ -285,15 +318,14 @@ int run_consumer(const CommonOptions& common, const ConsumerOptions& options) {
     auto backend = open_backend(common);
     SharedRegionConsumerSettings settings;
     settings.log = Log(stderr_log(common.verbose ? LogLevel::debug : LogLevel::warning));
-    SharedRegionConsumer consumer(*backend, connect_with_retries(common.socket,
-                                                                 options.connect_seconds),
-                                  settings);
+    SharedRegionConsumer consumer(
+        *backend, connect_with_retries(common.socket, options.connect_seconds), settings);
     const std::size_t page = consumer.page_size();
     const std::string name = detail::concat("consumer ", getpid());
     if (!common.quiet) {
         std::printf("%s: connected to producer %u: %llu pages of %s\n", name.c_str(),
-                    consumer.producer_pid(),
-                    static_cast<unsigned long long>(consumer.page_count()), mib(page).c_str());
+                    consumer.producer_pid(), static_cast<unsigned long long>(consumer.page_count()),
+                    mib(page).c_str());
         std::fflush(stdout);
     }
     std::vector<std::uint32_t> words(page / 4);
@@ -305,8 +337,8 @@ int run_consumer(const CommonOptions& common, const ConsumerOptions& options) {
             demo::tile_errors(words.data(), words.size(), shared.page, shared.generation);
         if (errors > 0) {
             ++bad;
-            std::fprintf(stderr, "%s: page %llu generation %llu: %zu words wrong\n",
-                         name.c_str(), static_cast<unsigned long long>(shared.page),
+            std::fprintf(stderr, "%s: page %llu generation %llu: %zu words wrong\n", name.c_str(),
+                         static_cast<unsigned long long>(shared.page),
                          static_cast<unsigned long long>(shared.generation), errors);
         }
     };
@@ -333,9 +365,9 @@ int run_consumer(const CommonOptions& common, const ConsumerOptions& options) {
             ++rechecked;
         }
         const double fraction = options.seconds > 0 ? elapsed() / options.seconds : 0.0;
-        progress.update(fraction, detail::concat(verified, " tiles verified, ", rechecked,
-                                                 " re-checked, ", bad, " bad, ", mapped.size(),
-                                                 " mapped"));
+        progress.update(
+            fraction, detail::concat(verified, " tiles verified, ", rechecked, " re-checked, ", bad,
+                                     " bad, ", mapped.size(), " mapped"));
     }
     // What stays mapped after the end (producer finished or gone) is still right.
     for (const SharedPage& shared : consumer.pages()) {
@@ -344,14 +376,15 @@ int run_consumer(const CommonOptions& common, const ConsumerOptions& options) {
     }
     progress.finish(detail::concat(verified, " tiles verified"));
     auto stats = consumer.statistics();
-    std::printf("%s: %llu tiles verified, %llu re-checked, %llu bad; producer %s; %llu fds "
-                "received, %zu physical pages imported (%zu compressed), %llu acknowledgements "
-                "sent\n",
-                name.c_str(), static_cast<unsigned long long>(verified),
-                static_cast<unsigned long long>(rechecked), static_cast<unsigned long long>(bad),
-                to_string(consumer.state()), static_cast<unsigned long long>(stats.fds_received),
-                stats.imported_pages, stats.compressed_pages,
-                static_cast<unsigned long long>(stats.acks_sent));
+    std::printf(
+        "%s: %llu tiles verified, %llu re-checked, %llu bad; producer %s; %llu fds "
+        "received, %zu physical pages imported (%zu compressed), %llu acknowledgements "
+        "sent\n",
+        name.c_str(), static_cast<unsigned long long>(verified),
+        static_cast<unsigned long long>(rechecked), static_cast<unsigned long long>(bad),
+        to_string(consumer.state()), static_cast<unsigned long long>(stats.fds_received),
+        stats.imported_pages, stats.compressed_pages,
+        static_cast<unsigned long long>(stats.acks_sent));
     if (ended) std::printf("%s: %s\n", name.c_str(), ended->what());
     std::fflush(stdout);
     if (bad > 0) return 1;
@@ -359,18 +392,14 @@ int run_consumer(const CommonOptions& common, const ConsumerOptions& options) {
     return 0;
 }
 
-pid_t spawn_consumer(const CommonOptions& common) {
-    std::vector<std::string> words{"vtpage-share", "consumer",  "--socket", common.socket,
-                                   "--backend",    common.backend, "--device",
-                                   std::to_string(common.device), "--quiet"};
-    if (common.verbose) words.push_back("--verbose");
+pid_t spawn(std::vector<std::string> words) {
     std::vector<char*> argv;
     for (auto& word : words) argv.push_back(word.data());
     argv.push_back(nullptr);
     pid_t pid = 0;
     const int result = posix_spawn(&pid, "/proc/self/exe", nullptr, nullptr, argv.data(), environ);
     if (result != 0) {
-        throw Error(Errc::io_error, "spawn_consumer", std::strerror(result));
+        throw Error(Errc::io_error, "spawn", std::strerror(result));
     }
     return pid;
 }
@@ -394,18 +423,53 @@ void check_socket_path(const std::string& path) {
     }
 }
 
-std::string default_socket() {
-    return (std::filesystem::temp_directory_path() /
-            ("vtpage-share-" + std::to_string(getpid()) + ".sock"))
-        .string();
+pid_t spawn_consumer(const CommonOptions& common) {
+    std::vector<std::string> words{
+        "vtpage-share", "consumer",     "--socket", common.socket,
+        "--backend",    common.backend, "--device", std::to_string(common.device),
+        "--quiet"};
+    if (common.verbose) words.push_back("--verbose");
+    return spawn(std::move(words));
+}
+
+pid_t spawn_hostile(const CommonOptions& common, const std::string& kind, double seconds) {
+    return spawn({"vtpage-share", "hostile", "--socket", common.socket, "--kind", kind, "--seconds",
+                  std::to_string(seconds)});
+}
+
+// Waits for the children; how many did not exit 0.
+int wait_for_children(const std::vector<pid_t>& children) {
+    int failed = 0;
+    for (pid_t child : children) {
+        int child_status = 0;
+        waitpid(child, &child_status, 0);
+        if (!WIFEXITED(child_status) || WEXITSTATUS(child_status) != 0) ++failed;
+    }
+    return failed;
+}
+
+// A fresh directory only this user can enter (mkdtemp makes it 0700), under $XDG_RUNTIME_DIR
+// where there is one: no other user can connect to the socket or guess its path.
+std::string private_socket_directory() {
+    const char* runtime = std::getenv("XDG_RUNTIME_DIR");
+    const std::filesystem::path parent = runtime && *runtime
+                                             ? std::filesystem::path(runtime)
+                                             : std::filesystem::temp_directory_path();
+    std::string pattern = (parent / "vtpage-share-XXXXXX").string();
+    if (!mkdtemp(pattern.data())) {
+        throw Error(Errc::io_error, "vtpage-share", "creating a private socket directory failed",
+                    pattern);
+    }
+    return pattern;
 }
 
 }  // namespace
 
 int main(int argc, char** argv) {
-    CLI::App app{"vtpage-share: a producer streams stamped tiles into shared pages; consumer "
-                 "processes map the same pages and verify them",
-                 program};
+    CLI::App app{
+        "vtpage-share: a producer streams stamped tiles into shared pages; consumer "
+        "processes map the same pages and verify them",
+        program};
     app.require_subcommand(1);
     CommonOptions common;
     ProducerOptions produce;
@@ -460,17 +524,33 @@ int main(int argc, char** argv) {
     add_producer(both);
     both->add_option("--consumers", spawned_consumers, "Consumer processes to start")
         ->check(app::count_in(1, 64));
+    std::vector<std::string> hostile_kinds;
+    both->add_option("--hostile-consumers", hostile_kinds,
+                     "Also start these hostile consumers: trickle, never-ack, huge-frame")
+        ->delimiter(',')
+        ->check(CLI::IsMember({"trickle", "never-ack", "huge-frame"}));
+    CLI::App* hostile = app.add_subcommand("hostile", "A consumer that attacks the producer");
+    std::string hostile_name = "trickle";
+    double hostile_seconds = 30;
+    hostile->add_option("--socket", common.socket, "Unix socket path of the producer")->required();
+    hostile->add_option("--kind", hostile_name, "trickle, never-ack or huge-frame")
+        ->check(CLI::IsMember({"trickle", "never-ack", "huge-frame"}));
+    hostile->add_option("--seconds", hostile_seconds, "Give up after this long")
+        ->check(app::number_in(0.1, 86400.0));
 
     if (auto status = app::parse_command_line(app, argc, argv, [&] {
             if (*producer || *both) {
                 if (produce.budget_pages < 2 * produce.batch) {
-                    throw CLI::ValidationError(
-                        "--budget-pages", detail::concat(produce.budget_pages, " must hold two "
-                                                         "batches (--batch ", produce.batch, ")"));
+                    throw CLI::ValidationError("--budget-pages",
+                                               detail::concat(produce.budget_pages,
+                                                              " must hold two "
+                                                              "batches (--batch ",
+                                                              produce.batch, ")"));
                 }
                 if (produce.region_pages < produce.budget_pages + produce.batch) {
                     throw CLI::ValidationError(
-                        "--region-pages", detail::concat(produce.region_pages, " must exceed the "
+                        "--region-pages", detail::concat(produce.region_pages,
+                                                         " must exceed the "
                                                          "budget by a batch, so that pages are "
                                                          "recycled"));
                 }
@@ -479,47 +559,76 @@ int main(int argc, char** argv) {
                 throw CLI::RequiredError("--socket (for the consumer)");
             }
             check_socket_path(common.socket);
-            // A producer replaces what is at its path; a consumer would wait in vain.
+            // Only a socket can be at the path: a consumer would wait in vain at anything else.
             std::error_code ignored;
             const auto socket = std::filesystem::symlink_status(common.socket, ignored);
             if (!common.socket.empty() && std::filesystem::exists(socket) &&
                 !std::filesystem::is_socket(socket)) {
-                throw CLI::ValidationError("--socket", "'" + common.socket +
-                                                           "' exists and is not a socket");
+                throw CLI::ValidationError("--socket",
+                                           "'" + common.socket + "' exists and is not a socket");
             }
         })) {
         return *status;
     }
-    if (common.socket.empty()) common.socket = default_socket();
     signal(SIGINT, on_signal);
     signal(SIGTERM, on_signal);
+    std::string private_directory;
+    if (common.socket.empty()) {
+        try {
+            private_directory = private_socket_directory();
+        } catch (const Error& error) {
+            return app::report(program, app::exit_failure, error.what());
+        }
+        common.socket = private_directory + "/pages.sock";
+    }
+    // The directory goes when the program ends (the producer has removed its socket by then).
+    struct RemoveDirectory {
+        const std::string& path;
+        ~RemoveDirectory() {
+            if (!path.empty()) ::rmdir(path.c_str());
+        }
+    } remove_directory{private_directory};
 
     try {
         if (*producer) return run_producer(common, produce);
         if (*consumer) return run_consumer(common, consume);
-        // both: the producer here, its consumers in processes of their own.
-        std::vector<pid_t> children;
+        if (*hostile) {
+            return share_demo::run_hostile_consumer(
+                common.socket, *share_demo::hostile_kind(hostile_name), hostile_seconds);
+        }
+        // both: the producer here, its consumers (and hostile ones) in processes of their own.
+        std::vector<pid_t> children, hostiles;
         produce.consumers = spawned_consumers;
         int status = 1;
+        const auto start = Clock::now();
         try {
             status = run_producer(common, produce, [&] {
+                for (const std::string& kind : hostile_kinds) {
+                    hostiles.push_back(spawn_hostile(common, kind, produce.seconds + 30));
+                }
                 for (std::size_t i = 0; i < spawned_consumers; ++i) {
                     children.push_back(spawn_consumer(common));
                 }
             });
         } catch (...) {
             for (pid_t child : children) kill(child, SIGTERM);
-            for (pid_t child : children) waitpid(child, nullptr, 0);
+            for (pid_t child : hostiles) kill(child, SIGTERM);
+            wait_for_children(children);
+            wait_for_children(hostiles);
             throw;
         }
-        int failed = 0;
-        for (pid_t child : children) {
-            int child_status = 0;
-            waitpid(child, &child_status, 0);
-            if (!WIFEXITED(child_status) || WEXITSTATUS(child_status) != 0) ++failed;
-        }
+        const double producer_seconds = std::chrono::duration<double>(Clock::now() - start).count();
+        const int failed = wait_for_children(children);
+        const int hostile_served = wait_for_children(hostiles);
         std::printf("%zu consumer process(es), %d failed\n", children.size(), failed);
-        return status != 0 || failed > 0 ? 1 : 0;
+        if (!hostiles.empty()) {
+            std::printf(
+                "%zu hostile consumer(s), %zu cut off; the producer ended after %.1f s "
+                "(--seconds %.1f)\n",
+                hostiles.size(), hostiles.size() - static_cast<std::size_t>(hostile_served),
+                producer_seconds, produce.seconds);
+        }
+        return status != 0 || failed > 0 || hostile_served > 0 ? 1 : 0;
     } catch (const Error& error) {
         return app::report(program, app::exit_failure, error.what());
     }

@@ -48,9 +48,12 @@ std::string cpu_name() {
 
 int protection_for(Access access) {
     switch (access) {
-        case Access::none: return PROT_NONE;
-        case Access::read: return PROT_READ;
-        case Access::read_write: return PROT_READ | PROT_WRITE;
+        case Access::none:
+            return PROT_NONE;
+        case Access::read:
+            return PROT_READ;
+        case Access::read_write:
+            return PROT_READ | PROT_WRITE;
     }
     return PROT_NONE;
 }
@@ -59,6 +62,24 @@ void* to_pointer(DeviceAddress address) { return reinterpret_cast<void*>(address
 
 constexpr int reserve_flags = MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE;
 
+#ifndef F_SEAL_FUTURE_WRITE
+#define F_SEAL_FUTURE_WRITE 0x0010  // Linux 5.1; older C libraries lack the name
+#endif
+// An exported page can be neither resized (a shrink would SIGBUS every mapping of it) nor
+// written through any mapping or descriptor made after the export, by anyone: consumers get
+// read-only pages, whatever they do with the fd (ftruncate, a reopen through /proc/self/fd).
+constexpr int export_seals = F_SEAL_SHRINK | F_SEAL_GROW | F_SEAL_FUTURE_WRITE | F_SEAL_SEAL;
+
+void seal_for_export(int fd, std::uint64_t handle) {
+    const int seals = fcntl(fd, F_GET_SEALS);
+    if (seals >= 0 && (seals & export_seals) == export_seals) return;
+    if (seals >= 0 && fcntl(fd, F_ADD_SEALS, export_seals) == 0) return;
+    throw_errno(Errc::not_supported, "export_fd",
+                "sealing the page read-only for its consumers failed (F_SEAL_FUTURE_WRITE needs "
+                "Linux 5.1 or later); not exporting a page that consumers could write or shrink",
+                detail::concat("handle=", handle));
+}
+
 }  // namespace
 
 struct HostBackend::State {
@@ -66,10 +87,13 @@ struct HostBackend::State {
         int fd = -1;
         std::size_t size = 0;
         bool counts_against_limit = false;  // created here, not imported
+        // Pages created here keep one inaccessible but writable-capable mapping from before any
+        // seal: map() duplicates it, since a mapping made after F_SEAL_FUTURE_WRITE can never
+        // be made writable, and the producer must keep writing pages it has exported.
+        void* master = nullptr;
     };
 
-    explicit State(HostBackendSettings s)
-        : settings(std::move(s)), ledger(settings.page_size) {}
+    explicit State(HostBackendSettings s) : settings(std::move(s)), ledger(settings.page_size) {}
 
     Page page(const char* operation, PhysicalHandle handle) {
         auto found = pages.find(handle.value);
@@ -130,7 +154,10 @@ HostBackend::HostBackend(HostBackendSettings settings) {
 HostBackend::~HostBackend() {
     // Pages the application never released are closed here; their mappings (if any) stay
     // valid until unmapped, as with CUDA.
-    for (auto& [id, page] : state_->pages) ::close(page.fd);
+    for (auto& [id, page] : state_->pages) {
+        ::close(page.fd);
+        if (page.master) ::munmap(page.master, page.size);
+    }
 }
 
 const Capabilities& HostBackend::capabilities() const noexcept { return state_->capabilities; }
@@ -159,8 +186,8 @@ DeviceAddress HostBackend::reserve(std::size_t size, std::size_t alignment, Devi
 
     DeviceAddress address = 0;
     if (hint != 0 && hint % alignment == 0) {
-        void* placed = mmap(to_pointer(hint), size, PROT_NONE,
-                            reserve_flags | MAP_FIXED_NOREPLACE, -1, 0);
+        void* placed =
+            mmap(to_pointer(hint), size, PROT_NONE, reserve_flags | MAP_FIXED_NOREPLACE, -1, 0);
         if (placed != MAP_FAILED) address = reinterpret_cast<DeviceAddress>(placed);
     }
     if (address == 0) {
@@ -205,7 +232,7 @@ PhysicalHandle HostBackend::create(std::size_t size, const PageOptions& options)
                                    " bytes is reached (", state_->physical_bytes, " in use)"),
                     arguments);
     }
-    UniqueFd fd(memfd_create("vtpage-page", MFD_CLOEXEC));
+    UniqueFd fd(memfd_create("vtpage-page", MFD_CLOEXEC | MFD_ALLOW_SEALING));
     if (!fd) {
         throw_errno(Errc::out_of_memory, "create",
                     "memfd_create failed (each page holds one descriptor)", arguments);
@@ -220,8 +247,12 @@ PhysicalHandle HostBackend::create(std::size_t size, const PageOptions& options)
                               "allocating the page's memory failed", arguments);
         }
     }
+    void* master = mmap(nullptr, size, PROT_NONE, MAP_SHARED, fd.get(), 0);
+    if (master == MAP_FAILED) {
+        throw_errno(Errc::out_of_memory, "create", "mapping the page failed", arguments);
+    }
     PhysicalHandle handle{state_->next_id++};
-    state_->pages[handle.value] = State::Page{fd.release(), size, true};
+    state_->pages[handle.value] = State::Page{fd.release(), size, true, master};
     state_->physical_bytes += size;
     state_->ledger.add_handle(handle, size);
     return handle;
@@ -234,6 +265,7 @@ void HostBackend::release(PhysicalHandle handle) {
     if (found == state_->pages.end()) return;
     if (found->second.counts_against_limit) state_->physical_bytes -= found->second.size;
     ::close(found->second.fd);  // mappings keep the memory alive until they are unmapped
+    if (found->second.master) ::munmap(found->second.master, found->second.size);
     state_->pages.erase(found);
 }
 
@@ -249,8 +281,12 @@ void HostBackend::map(DeviceAddress address, std::size_t size, PhysicalHandle ha
     std::lock_guard lock(state_->mutex);
     try {
         State::Page page = state_->page("map", handle);
-        void* placed = mmap(to_pointer(address), size, PROT_NONE, MAP_SHARED | MAP_FIXED,
-                            page.fd, static_cast<off_t>(offset));
+        // old_size 0: a second mapping of the same shared pages, with the master's rights.
+        void* placed = page.master
+                           ? mremap(static_cast<char*>(page.master) + offset, 0, size,
+                                    MREMAP_MAYMOVE | MREMAP_FIXED, to_pointer(address))
+                           : mmap(to_pointer(address), size, PROT_NONE, MAP_SHARED | MAP_FIXED,
+                                  page.fd, static_cast<off_t>(offset));
         if (placed == MAP_FAILED) {
             throw_errno(Errc::out_of_memory, "map", "mmap failed",
                         detail::concat("address=", hex(address), ", size=", size));
@@ -299,6 +335,7 @@ void HostBackend::set_access(DeviceAddress address, std::size_t size,
 UniqueFd HostBackend::export_fd(PhysicalHandle handle) {
     std::lock_guard lock(state_->mutex);
     State::Page page = state_->page("export_fd", handle);
+    seal_for_export(page.fd, handle.value);
     UniqueFd copy(fcntl(page.fd, F_DUPFD_CLOEXEC, 0));
     if (!copy) {
         throw_errno(Errc::out_of_memory, "export_fd", "no descriptor left",
@@ -321,6 +358,13 @@ PhysicalHandle HostBackend::import_fd(int fd, std::size_t size) {
                                    status.st_size, ")"),
                     arguments);
     }
+    // An exporter that could still shrink the file could SIGBUS this process through it.
+    const int seals = fcntl(fd, F_GET_SEALS);
+    if (seals < 0 || (seals & (F_SEAL_SHRINK | F_SEAL_GROW)) != (F_SEAL_SHRINK | F_SEAL_GROW)) {
+        throw Error(Errc::invalid_handle, "import_fd",
+                    "the descriptor is not sealed against resizing (export_fd seals it)",
+                    arguments);
+    }
     UniqueFd copy(fcntl(fd, F_DUPFD_CLOEXEC, 0));
     if (!copy) throw_errno(Errc::out_of_memory, "import_fd", "no descriptor left", arguments);
     std::lock_guard lock(state_->mutex);
@@ -339,6 +383,5 @@ void HostBackend::read(void* destination, DeviceAddress source, std::size_t size
     state_->ledger.check_access("read", source, size, Access::read);
     std::memcpy(destination, to_pointer(source), size);
 }
-
 
 }  // namespace vtpage

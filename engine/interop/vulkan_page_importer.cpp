@@ -28,26 +28,41 @@ std::string_view method_name(PageImportMethod method) {
     return "?";
 }
 
-// A mapping of a page's memfd that the importer made and unmaps itself.
+// A writable mapping of a page that the importer made through the backend and takes down
+// itself. (Not an mmap of an exported fd: the host backend seals exported pages against new
+// writable mappings; the backend's own mappings keep write access.)
 struct OwnMapping {
-    void* address = nullptr;
+    Backend* backend = nullptr;
+    DeviceAddress address = 0;
     std::size_t size = 0;
+    bool mapped = false;
     OwnMapping() = default;
-    OwnMapping(void* a, std::size_t s) : address(a), size(s) {}
+    OwnMapping(Backend& b, std::size_t s) : backend(&b), address(b.reserve(s)), size(s) {}
     OwnMapping(OwnMapping&& other) noexcept
-        : address(std::exchange(other.address, nullptr)), size(other.size) {}
+        : backend(other.backend),
+          address(std::exchange(other.address, 0)),
+          size(other.size),
+          mapped(other.mapped) {}
     OwnMapping& operator=(OwnMapping&& other) noexcept {
         if (this != &other) {
             reset();
-            address = std::exchange(other.address, nullptr);
+            backend = other.backend;
+            address = std::exchange(other.address, 0);
             size = other.size;
+            mapped = other.mapped;
         }
         return *this;
     }
     ~OwnMapping() { reset(); }
     void reset() noexcept {
-        if (address) munmap(address, size);
-        address = nullptr;
+        if (!backend || !address) return;
+        try {
+            if (mapped) backend->unmap(address, size);
+            backend->free_reservation(address, size);
+        } catch (...) {
+            // Nothing to do about it here: the range stays reserved.
+        }
+        address = 0;
     }
 };
 
@@ -114,15 +129,12 @@ std::unique_ptr<Import> VulkanPageImporter::State::import_host_pointer(
     void* pointer = reinterpret_cast<void*>(page.window);
     if (!pointer) {
         // No window: map the page ourselves, for exactly as long as the import lives.
-        UniqueFd fd = backend.export_fd(page.handle);
-        void* mapped = mmap(nullptr, page_size, PROT_READ | PROT_WRITE, MAP_SHARED, fd.get(), 0);
-        if (mapped == MAP_FAILED) {
-            throw_errno(errno == ENOMEM ? Errc::out_of_memory : Errc::backend_failure,
-                        "VulkanPageImporter::import_page", "mmap of the page's fd failed",
-                        arguments);
-        }
-        import->mapping = OwnMapping(mapped, page_size);
-        pointer = mapped;
+        OwnMapping own(backend, page_size);
+        backend.map(own.address, page_size, page.handle, 0);
+        own.mapped = true;
+        backend.set_access(own.address, page_size, Access::read_write);
+        pointer = reinterpret_cast<void*>(own.address);
+        import->mapping = std::move(own);
     }
     const VkDeviceSize alignment = context.host_pointer_alignment();
     if (alignment == 0 || reinterpret_cast<std::uintptr_t>(pointer) % alignment != 0 ||
@@ -257,12 +269,8 @@ VulkanPageImporter::~VulkanPageImporter() {
     s.imports.clear();
 }
 
-PageImportMethod VulkanPageImporter::method() const noexcept {
-    return state_->method;
-}
-std::size_t VulkanPageImporter::page_size() const noexcept {
-    return state_->page_size;
-}
+PageImportMethod VulkanPageImporter::method() const noexcept { return state_->method; }
+std::size_t VulkanPageImporter::page_size() const noexcept { return state_->page_size; }
 
 void VulkanPageImporter::attach(PagePoolSettings& pool) {
     pool.on_created = [this, theirs = std::move(pool.on_created)](const PooledPage& page) {

@@ -15,10 +15,14 @@ using namespace sharing_detail;
 
 const char* to_string(ProducerState state) noexcept {
     switch (state) {
-        case ProducerState::connected: return "connected";
-        case ProducerState::finished: return "finished";
-        case ProducerState::lost: return "lost";
-        case ProducerState::revoked: return "revoked";
+        case ProducerState::connected:
+            return "connected";
+        case ProducerState::finished:
+            return "finished";
+        case ProducerState::lost:
+            return "lost";
+        case ProducerState::revoked:
+            return "revoked";
     }
     return "unknown";
 }
@@ -35,6 +39,14 @@ struct MappedPage {
     std::uint64_t generation = 0;
 };
 
+std::chrono::milliseconds left_until(ShareClock::time_point end) {
+    return std::max(std::chrono::milliseconds(0),
+                    std::chrono::duration_cast<std::chrono::milliseconds>(end - ShareClock::now()));
+}
+
+// A hello holds a few numbers and the backend's name.
+constexpr std::size_t max_hello_bytes = 4096;
+
 Error protocol_error(const std::string& what) {
     return Error(Errc::corrupt_data, "SharedRegionConsumer::poll", what);
 }
@@ -45,6 +57,14 @@ struct SharedRegionConsumer::State {
     State(Backend& b, FdSocket s, SharedRegionConsumerSettings settings_)
         : backend(b), socket(std::move(s)), settings(std::move(settings_)) {}
 
+    // The largest message this producer can send: a publish of every page of its region, or a
+    // pages message of the most fds one message carries. Larger is refused unread.
+    std::size_t max_message_bytes() const {
+        constexpr std::size_t envelope = 4096, per_update = 3 * sizeof(std::uint64_t);
+        constexpr std::size_t cap = std::size_t(256) << 20;
+        return std::min<std::size_t>(cap, envelope + per_update * page_count);
+    }
+
     SharedPage shared_page(PageIndex page, const MappedPage& mapped) const {
         return SharedPage{page, mapped.generation, region->address_of(page),
                           imported.at(mapped.physical_id).compressed};
@@ -54,8 +74,8 @@ struct SharedRegionConsumer::State {
         const auto& ids = received.message.physical_ids;
         for (std::size_t i = 0; i < ids.size(); ++i) {
             if (ids[i] == 0 || imported.count(ids[i])) {
-                throw protocol_error(detail::concat("physical page ", ids[i],
-                                                    " was sent twice or has id 0"));
+                throw protocol_error(
+                    detail::concat("physical page ", ids[i], " was sent twice or has id 0"));
             }
             ImportedPage page;
             page.handle = backend.import_fd(received.fds[i].get(), page_size);
@@ -75,12 +95,12 @@ struct SharedRegionConsumer::State {
         std::vector<PagePlacement> placements;
         for (const SharePageUpdate& u : message.updates) {
             if (u.page >= page_count) {
-                throw protocol_error(detail::concat("page ", u.page, " is outside the ",
-                                                    page_count, "-page region"));
+                throw protocol_error(detail::concat("page ", u.page, " is outside the ", page_count,
+                                                    "-page region"));
             }
             if (mapped.count(u.page)) {
-                throw protocol_error(detail::concat("page ", u.page,
-                                                    " was published while published"));
+                throw protocol_error(
+                    detail::concat("page ", u.page, " was published while published"));
             }
             auto found = imported.find(u.physical_id);
             if (found == imported.end()) {
@@ -112,8 +132,7 @@ struct SharedRegionConsumer::State {
         for (const SharePageUpdate& u : message.updates) {
             auto found = mapped.find(u.page);
             if (found == mapped.end() || found->second.generation != u.generation) {
-                throw protocol_error(detail::concat("page ", u.page, " generation ",
-                                                    u.generation,
+                throw protocol_error(detail::concat("page ", u.page, " generation ", u.generation,
                                                     " was unpublished but is not published"));
             }
             pages.push_back(u.page);
@@ -135,7 +154,7 @@ struct SharedRegionConsumer::State {
         ShareMessage ack;
         ack.type = ShareMessageType::ack;
         ack.sequence = message.sequence;
-        send_message(socket, ack);
+        send_message(socket, ack, {}, ShareClock::now() + settings.io_timeout);
         ++acks_sent;
     }
 
@@ -143,8 +162,8 @@ struct SharedRegionConsumer::State {
         for (std::uint64_t id : message.physical_ids) {
             auto found = imported.find(id);
             if (found == imported.end()) {
-                throw protocol_error(detail::concat("physical page ", id,
-                                                    " was forgotten but never sent"));
+                throw protocol_error(
+                    detail::concat("physical page ", id, " was forgotten but never sent"));
             }
             // Still mapped would break the protocol, but releasing a mapped page is legal: its
             // memory then lives until the unmap.
@@ -180,8 +199,7 @@ struct SharedRegionConsumer::State {
             try {
                 backend.release(page.handle);
             } catch (const Error& error) {
-                settings.log.error("page share: releasing an imported page failed: ",
-                                   error.what());
+                settings.log.error("page share: releasing an imported page failed: ", error.what());
             }
         }
     }
@@ -214,13 +232,14 @@ SharedRegionConsumer::SharedRegionConsumer(Backend& backend, FdSocket socket,
     : state_(std::make_unique<State>(backend, std::move(socket), std::move(settings))) {
     State& s = *state_;
     const char* operation = "SharedRegionConsumer";
-    set_socket_timeouts(s.socket, s.settings.io_timeout);
+    check_peer(s.socket, s.settings.allowed_uids, operation);
     if (!wait_readable(s.socket, s.settings.io_timeout)) {
         throw Error(Errc::io_error, operation,
                     detail::concat("the producer sent nothing within ",
                                    s.settings.io_timeout.count(), " ms"));
     }
-    ReceivedMessage first = receive_message(s.socket);
+    ReceivedMessage first =
+        receive_message(s.socket, ShareClock::now() + s.settings.io_timeout, max_hello_bytes);
     if (first.message.type != ShareMessageType::hello) {
         throw Error(Errc::corrupt_data, operation,
                     detail::concat("the producer began with a ", to_string(first.message.type),
@@ -235,10 +254,10 @@ SharedRegionConsumer::SharedRegionConsumer(Backend& backend, FdSocket socket,
     const std::size_t granularity = backend.granularity().minimum;
     if (s.hello.page_size != granularity || s.hello.page_count == 0 ||
         s.hello.page_count > (std::uint64_t(1) << 47) / s.hello.page_size) {
-        throw Error(Errc::not_supported, operation,
-                    detail::concat("the producer's region has ", s.hello.page_count,
-                                   " pages of ", s.hello.page_size,
-                                   " bytes; this backend's pages have ", granularity));
+        throw Error(
+            Errc::not_supported, operation,
+            detail::concat("the producer's region has ", s.hello.page_count, " pages of ",
+                           s.hello.page_size, " bytes; this backend's pages have ", granularity));
     }
     s.page_size = s.hello.page_size;
     s.page_count = s.hello.page_count;
@@ -247,9 +266,9 @@ SharedRegionConsumer::SharedRegionConsumer(Backend& backend, FdSocket socket,
     region.access = s.settings.access;
     if (region.access.empty()) {
         // Read-only where the device has read-only mappings (probed), else read-write.
-        region.access.push_back({backend.capabilities().device,
-                                 backend.capabilities().read_only_access ? Access::read
-                                                                         : Access::read_write});
+        region.access.push_back(
+            {backend.capabilities().device,
+             backend.capabilities().read_only_access ? Access::read : Access::read_write});
     }
     s.region = std::make_unique<VirtualRegion>(backend, std::move(region));
 }
@@ -268,16 +287,29 @@ SharedRegionUpdate SharedRegionConsumer::poll(std::chrono::milliseconds timeout)
     constexpr std::size_t max_messages = 4096;
     try {
         if (!wait_readable(s.socket, timeout)) return update;
+        // One poll handles messages for at most io_timeout once they began to come, so that a
+        // producer that sends slowly but without end cannot keep it from returning.
+        const auto poll_end = ShareClock::now() + s.settings.io_timeout;
+        std::chrono::milliseconds follows{0};
         do {
-            ReceivedMessage received = receive_message(s.socket);
+            ReceivedMessage received = receive_message(
+                s.socket, ShareClock::now() + s.settings.io_timeout, s.max_message_bytes());
             ++s.messages;
             ++update.messages;
             const ShareMessage& message = received.message;
             switch (message.type) {
-                case ShareMessageType::pages: s.on_pages(received); break;
-                case ShareMessageType::publish: s.on_publish(message, update); break;
-                case ShareMessageType::unpublish: s.on_unpublish(message, update); break;
-                case ShareMessageType::forget: s.on_forget(message); break;
+                case ShareMessageType::pages:
+                    s.on_pages(received);
+                    break;
+                case ShareMessageType::publish:
+                    s.on_publish(message, update);
+                    break;
+                case ShareMessageType::unpublish:
+                    s.on_unpublish(message, update);
+                    break;
+                case ShareMessageType::forget:
+                    s.on_forget(message);
+                    break;
                 case ShareMessageType::goodbye:
                     if (message.reason == GoodbyeReason::finished) {
                         s.end(ProducerState::finished);
@@ -290,12 +322,15 @@ SharedRegionUpdate SharedRegionConsumer::poll(std::chrono::milliseconds timeout)
                                 "acknowledge within the lease); everything is unmapped");
                 case ShareMessageType::hello:
                 case ShareMessageType::ack:
-                    throw protocol_error(detail::concat("the producer sent a ",
-                                                        to_string(message.type),
-                                                        " message mid-stream"));
+                    throw protocol_error(detail::concat(
+                        "the producer sent a ", to_string(message.type), " message mid-stream"));
             }
-        } while (update.messages < max_messages &&
-                 wait_readable(s.socket, std::chrono::milliseconds(0)));
+            // The fds of new pages come just before the publish that uses them: wait for it,
+            // so that a poll returns whole publishes.
+            follows = message.type == ShareMessageType::pages ? s.settings.io_timeout
+                                                              : std::chrono::milliseconds(0);
+        } while (update.messages < max_messages && ShareClock::now() < poll_end &&
+                 wait_readable(s.socket, std::min(follows, left_until(poll_end))));
     } catch (const Error& error) {
         if (s.producer != ProducerState::connected) throw;  // revoked, reported above
         if (error.code() == Errc::io_error) {

@@ -8,6 +8,7 @@
 #include <algorithm>
 #include <atomic>
 #include <condition_variable>
+#include <deque>
 #include <map>
 #include <mutex>
 #include <thread>
@@ -22,21 +23,42 @@ namespace vtpage {
 using namespace sharing_detail;
 using Clock = std::chrono::steady_clock;
 
+// Locking: State::mutex guards everything in State and in every Link except the socket's I/O.
+// Functions named *_nolock expect their caller to hold it. No socket I/O and no backend call
+// happens under it: each consumer has a writer thread that sends its queued messages and a
+// reader thread that receives its acknowledgements, so a consumer that stops reading (or
+// trickles bytes) stalls only its own threads, never publish() or the other consumers.
+
 namespace {
+
+using SharedFd = std::shared_ptr<const UniqueFd>;
+
+// A message queued for one consumer, with the page fds it carries (kept open until sent).
+struct Outgoing {
+    ShareMessage message;
+    std::vector<SharedFd> fds;
+};
 
 // One connected consumer.
 struct Link {
     std::uint64_t id = 0;
     FdSocket socket;
-    std::unordered_set<std::uint64_t> sent;  // physical pages whose fd it has
+    std::unordered_set<std::uint64_t> sent;  // physical pages whose fd it has (or will have)
     std::uint64_t acknowledged = 0;          // every message up to this sequence is done
-    bool dead = false;                       // to be dropped (socket already shut down)
+    std::deque<Outgoing> outbox;             // sent in order by the writer thread
+    bool sending = false;                    // the writer is sending one it took from outbox
+    bool closing = false;  // sends what is queued (a goodbye last), then is cut off
+    Clock::time_point close_by = Clock::time_point::max();
+    bool dead = false;  // cut off: socket shut down, to be dropped by reap_nolock()
+    std::thread writer, reader;
+
+    bool live() const { return !dead && !closing; }
 };
 
 // A physical page the producer exported: its fd, kept for consumers that join later.
 struct ExportedPage {
     std::uint64_t id = 0;
-    UniqueFd fd;
+    SharedFd fd;
 };
 
 struct PublishedPage {
@@ -55,40 +77,63 @@ struct Ticket {
     bool done = false;
 };
 
+// A consumer whose queue grows past this is not reading: it is cut off rather than holding
+// fds and memory without bound.
+constexpr std::size_t max_queued_messages = 16384;
+
+void join(std::thread& thread) {
+    if (thread.joinable()) thread.join();
+}
+
 }  // namespace
 
 struct SharedRegionProducer::State {
     State(Backend& b, SharedRegionProducerSettings s) : backend(b), settings(std::move(s)) {}
 
-    // Sends to one link; a failure marks it dead (it is dropped by reap()). Caller holds mutex.
-    bool send(Link& link, const ShareMessage& message, std::span<const int> fds = {}) {
-        if (link.dead) return false;
-        try {
-            send_message(link.socket, message, fds);
-            return true;
-        } catch (const Error& error) {
-            settings.log.warning("page share: consumer ", link.id, " dropped: ", error.what());
-            cut_off(link);
+    // Queues a message for one link; false when the link is gone or closing.
+    bool send_nolock(Link& link, ShareMessage message, std::vector<SharedFd> fds = {}) {
+        if (!link.live()) return false;
+        if (link.outbox.size() >= max_queued_messages) {
+            settings.log.warning("page share: consumer ", link.id, " dropped: it has not read ",
+                                 link.outbox.size(), " messages");
+            cut_off_nolock(link);
             return false;
         }
+        link.outbox.push_back({std::move(message), std::move(fds)});
+        outbox_changed.notify_all();
+        return true;
     }
-    void cut_off(Link& link) {
+    void cut_off_nolock(Link& link) {
         if (link.dead) return;
         link.dead = true;
-        shut_down(link.socket);
+        link.outbox.clear();
+        shut_down(link.socket);  // wakes its reader and writer; not blocking
+        outbox_changed.notify_all();
     }
-    // Sends a link the fds it lacks for these physical pages, in messages of at most
-    // max_fds_per_message. Caller holds mutex.
-    bool send_missing_fds(Link& link, const std::vector<std::uint64_t>& handles) {
+    // Sends what is queued, then the goodbye, then cuts the link off (by close_by at the latest).
+    void close_nolock(Link& link, GoodbyeReason reason, std::chrono::milliseconds within) {
+        ShareMessage goodbye;
+        goodbye.type = ShareMessageType::goodbye;
+        goodbye.sequence = next_sequence++;
+        goodbye.reason = reason;
+        send_nolock(link, std::move(goodbye));
+        link.closing = true;
+        link.close_by = Clock::now() + within;
+        outbox_changed.notify_all();
+    }
+    // Queues the fds a link lacks for these physical pages, in messages of at most
+    // max_fds_per_message.
+    bool send_missing_fds_nolock(Link& link, const std::vector<std::uint64_t>& handles) {
         ShareMessage message;
         message.type = ShareMessageType::pages;
-        std::vector<int> fds;
+        std::vector<SharedFd> fds;
         auto flush = [&] {
             if (message.physical_ids.empty()) return true;
             message.sequence = next_sequence++;
-            if (!send(link, message, fds)) return false;
-            for (std::uint64_t id : message.physical_ids) link.sent.insert(id);
+            const std::vector<std::uint64_t> ids = message.physical_ids;
             fds_sent += fds.size();
+            if (!send_nolock(link, message, std::move(fds))) return false;
+            for (std::uint64_t id : ids) link.sent.insert(id);
             message.physical_ids.clear();
             fds.clear();
             return true;
@@ -96,32 +141,37 @@ struct SharedRegionProducer::State {
         for (std::uint64_t handle : handles) {
             const ExportedPage& exported = exported_pages.at(handle);
             if (link.sent.count(exported.id)) continue;
-            if (std::find(message.physical_ids.begin(), message.physical_ids.end(),
-                          exported.id) != message.physical_ids.end()) {
+            if (std::find(message.physical_ids.begin(), message.physical_ids.end(), exported.id) !=
+                message.physical_ids.end()) {
                 continue;
             }
             message.physical_ids.push_back(exported.id);
-            fds.push_back(exported.fd.get());
+            fds.push_back(exported.fd);
             if (fds.size() == FdSocket::max_fds_per_message && !flush()) return false;
         }
         return flush();
     }
-    // Drops dead links: they no longer hold up any unpublish. Returns the tickets that are
-    // complete now (to be finished without the lock). Caller holds mutex.
-    std::vector<UnpublishTicket> reap() {
+    // Drops dead links: they no longer hold up any unpublish (their threads are joined later,
+    // without the lock). Returns the tickets that are complete now (to be finished without the
+    // lock).
+    std::vector<UnpublishTicket> reap_nolock() {
         std::vector<std::uint64_t> gone;
         for (auto& [id, link] : links) {
             if (link->dead) gone.push_back(id);
         }
         for (std::uint64_t id : gone) {
+            graveyard.push_back(links.at(id));
             links.erase(id);
             ++consumers_lost;
-            for (auto& [number, ticket] : tickets) ticket.waiting_for.erase(id);
+            forget_link_nolock(id);
         }
         if (!gone.empty()) changed.notify_all();
-        return complete_tickets();
+        return complete_tickets_nolock();
     }
-    std::vector<UnpublishTicket> complete_tickets() {
+    void forget_link_nolock(std::uint64_t id) {
+        for (auto& [number, ticket] : tickets) ticket.waiting_for.erase(id);
+    }
+    std::vector<UnpublishTicket> complete_tickets_nolock() {
         std::vector<UnpublishTicket> complete;
         for (auto& [number, ticket] : tickets) {
             if (!ticket.finishing && ticket.waiting_for.empty()) {
@@ -130,6 +180,18 @@ struct SharedRegionProducer::State {
             }
         }
         return complete;
+    }
+    // Joins the threads of dropped links. Called without the lock.
+    void bury() {
+        std::vector<std::shared_ptr<Link>> buried;
+        {
+            std::lock_guard lock(mutex);
+            buried.swap(graveyard);
+        }
+        for (auto& link : buried) {
+            join(link->writer);
+            join(link->reader);
+        }
     }
     // Unpins the pages of complete tickets, then marks them done. Called without the lock.
     void finish(const std::vector<UnpublishTicket>& complete) {
@@ -163,50 +225,108 @@ struct SharedRegionProducer::State {
         const std::uint64_t one = 1;
         [[maybe_unused]] ssize_t n = ::write(wake.get(), &one, sizeof(one));
     }
-    // Handshake: hello, the fds of the pages published now, and their map.
-    std::shared_ptr<Link> connect(FdSocket socket) {
-        set_socket_timeouts(socket, settings.io_timeout);
+    // A link's writer thread: sends its queue in order, each message by its own deadline.
+    void write_to(const std::shared_ptr<Link>& link) {
+        for (;;) {
+            Outgoing next;
+            Clock::time_point deadline;
+            {
+                std::unique_lock lock(mutex);
+                outbox_changed.wait(
+                    lock, [&] { return link->dead || link->closing || !link->outbox.empty(); });
+                if (link->dead) break;
+                if (link->outbox.empty()) {  // closing, and everything went
+                    cut_off_nolock(*link);
+                    break;
+                }
+                next = std::move(link->outbox.front());
+                link->outbox.pop_front();
+                link->sending = true;
+                deadline = std::min(Clock::now() + settings.io_timeout, link->close_by);
+            }
+            std::vector<int> fds;
+            for (const SharedFd& fd : next.fds) fds.push_back(fd->get());
+            try {
+                send_message(link->socket, next.message, fds, deadline);
+                std::lock_guard lock(mutex);
+                link->sending = false;
+                if (link->outbox.empty()) changed.notify_all();  // for flush()
+            } catch (const Error& error) {
+                std::lock_guard lock(mutex);
+                link->sending = false;
+                if (!link->dead && !link->closing) {
+                    settings.log.warning("page share: consumer ", link->id,
+                                         " dropped: ", error.what());
+                }
+                cut_off_nolock(*link);
+                break;
+            }
+        }
+        wake_service();  // to reap it
+    }
+    // A link's reader thread: acknowledgements, each message by its own deadline.
+    void read_from(const std::shared_ptr<Link>& link) {
+        try {
+            for (;;) {
+                if (!wait_readable(link->socket, std::chrono::hours(1))) continue;
+                ReceivedMessage received = receive_message(
+                    link->socket, Clock::now() + settings.io_timeout, max_consumer_message_bytes);
+                std::vector<UnpublishTicket> complete;
+                {
+                    std::lock_guard lock(mutex);
+                    if (link->dead) break;
+                    handle_nolock(*link, received);
+                    complete = complete_tickets_nolock();
+                }
+                finish(complete);
+            }
+        } catch (const Error& error) {
+            std::lock_guard lock(mutex);
+            if (!link->dead && !link->closing) {
+                settings.log.info("page share: consumer ", link->id, " left: ", error.what());
+            }
+            cut_off_nolock(*link);
+        }
+        wake_service();  // to reap it
+    }
+    ShareMessage hello_nolock() {
+        ShareMessage hello;
+        hello.type = ShareMessageType::hello;
+        hello.sequence = next_sequence++;
+        hello.hello.page_size = table->page_size();
+        hello.hello.page_count = table->page_count();
+        hello.hello.producer_pid = static_cast<std::uint32_t>(::getpid());
+        hello.hello.device = backend.capabilities().device;
+        hello.hello.backend = std::string(backend.name());
+        return hello;
+    }
+    // Handshake: hello, the fds of the pages published now, and their map (queued).
+    void connect(FdSocket socket) {
+        check_peer(socket, settings.allowed_uids, "SharedRegionProducer::add_consumer");
         auto link = std::make_shared<Link>();
         link->socket = std::move(socket);
-        std::vector<UnpublishTicket> complete;
-        bool joined = false;
-        {
-            std::lock_guard lock(mutex);
-            link->id = next_link_id++;
-            ShareMessage hello;
-            hello.type = ShareMessageType::hello;
-            hello.sequence = next_sequence++;
-            hello.hello.page_size = table->page_size();
-            hello.hello.page_count = table->page_count();
-            hello.hello.producer_pid = static_cast<std::uint32_t>(::getpid());
-            hello.hello.device = backend.capabilities().device;
-            hello.hello.backend = std::string(backend.name());
-            ShareMessage snapshot;
-            snapshot.type = ShareMessageType::publish;
-            std::vector<std::uint64_t> handles;
-            for (const auto& [page, entry] : published) {
-                if (entry.retiring) continue;
-                snapshot.updates.push_back({page, entry.physical_id, entry.generation});
-                handles.push_back(handle_of_physical.at(entry.physical_id));
-            }
-            if (send(*link, hello) && send_missing_fds(*link, handles)) {
-                snapshot.sequence = next_sequence++;
-                if (snapshot.updates.empty() || send(*link, snapshot)) {
-                    links[link->id] = link;
-                    ++consumers_joined;
-                    joined = true;
-                    changed.notify_all();
-                }
-            }
-            complete = reap();
+        std::lock_guard lock(mutex);
+        link->id = next_link_id++;
+        ShareMessage snapshot;
+        snapshot.type = ShareMessageType::publish;
+        std::vector<std::uint64_t> handles;
+        for (const auto& [page, entry] : published) {
+            if (entry.retiring) continue;
+            snapshot.updates.push_back({page, entry.physical_id, entry.generation});
+            handles.push_back(handle_of_physical.at(entry.physical_id));
         }
-        finish(complete);
-        if (!joined) {
-            throw Error(Errc::io_error, "SharedRegionProducer::add_consumer",
-                        "the consumer left during the handshake");
+        send_nolock(*link, hello_nolock());
+        send_missing_fds_nolock(*link, handles);
+        if (!snapshot.updates.empty()) {
+            snapshot.sequence = next_sequence++;
+            send_nolock(*link, std::move(snapshot));
         }
-        wake_service();
-        return link;
+        links[link->id] = link;
+        ++consumers_joined;
+        // Started under the lock, so that reap_nolock() never sees a link without its threads.
+        link->writer = std::thread([this, link] { write_to(link); });
+        link->reader = std::thread([this, link] { read_from(link); });
+        changed.notify_all();
     }
     void on_page_destroyed(const PooledPage& page) {
         std::vector<UnpublishTicket> complete;
@@ -221,21 +341,20 @@ struct SharedRegionProducer::State {
             for (auto& [link_id, link] : links) {
                 if (!link->sent.erase(id)) continue;
                 forget.sequence = next_sequence++;
-                send(*link, forget);
+                send_nolock(*link, forget);
             }
             handle_of_physical.erase(id);
-            exported_pages.erase(found);  // closes the fd
+            exported_pages.erase(found);  // the fd closes once no queued message holds it
             ++physical_pages_forgotten;
-            complete = reap();
+            complete = reap_nolock();
         }
         finish(complete);
     }
-    void handle(Link& link, const ReceivedMessage& received) {
-        // Caller holds mutex.
+    void handle_nolock(Link& link, const ReceivedMessage& received) {
         if (received.message.type != ShareMessageType::ack) {
-            throw Error(Errc::corrupt_data, "page share protocol",
-                        detail::concat("a consumer sent a ",
-                                       to_string(received.message.type), " message"));
+            throw Error(
+                Errc::corrupt_data, "page share protocol",
+                detail::concat("a consumer sent a ", to_string(received.message.type), " message"));
         }
         if (received.message.sequence >= next_sequence) {
             throw Error(Errc::corrupt_data, "page share protocol",
@@ -248,6 +367,62 @@ struct SharedRegionProducer::State {
             if (ticket.sequence <= link.acknowledged) ticket.waiting_for.erase(link.id);
         }
     }
+    // Leases: a consumer that has not acknowledged in time is told so and cut off; the
+    // unpublish no longer waits for it.
+    void expire_leases_nolock() {
+        const auto now = Clock::now();
+        for (auto& [number, ticket] : tickets) {
+            if (ticket.finishing || now < ticket.sent + settings.ack_timeout) continue;
+            for (std::uint64_t id : ticket.waiting_for) {
+                auto found = links.find(id);
+                if (found == links.end() || !found->second->live()) continue;
+                settings.log.warning("page share: consumer ", id, " did not acknowledge unpublish ",
+                                     ticket.sequence, " within ", settings.ack_timeout.count(),
+                                     " ms; its pages are revoked");
+                close_nolock(*found->second, GoodbyeReason::revoked, settings.io_timeout);
+                ++leases_expired;
+            }
+            ticket.waiting_for.clear();
+        }
+    }
+    // How long the service thread may sleep: until the next lease ends (at most 1 s).
+    int service_timeout_ms_nolock() const {
+        int timeout_ms = 1000;
+        const auto now = Clock::now();
+        for (const auto& [number, ticket] : tickets) {
+            if (ticket.finishing) continue;
+            const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(
+                ticket.sent + settings.ack_timeout - now);
+            timeout_ms = std::clamp<int>(static_cast<int>(left.count()) + 1, 0, timeout_ms);
+        }
+        return timeout_ms;
+    }
+    // Exports the physical pages of these mappings that have no exported fd yet. Called
+    // without the lock.
+    std::unordered_map<std::uint64_t, UniqueFd> export_missing(
+        const std::vector<PageMapping>& mappings) {
+        std::vector<PhysicalHandle> missing;
+        {
+            std::lock_guard lock(mutex);
+            for (const PageMapping& mapping : mappings) {
+                if (!exported_pages.count(mapping.physical.handle.value)) {
+                    missing.push_back(mapping.physical.handle);
+                }
+            }
+        }
+        std::unordered_map<std::uint64_t, UniqueFd> fresh;
+        for (PhysicalHandle handle : missing) {
+            if (!fresh.count(handle.value)) fresh.emplace(handle.value, backend.export_fd(handle));
+        }
+        return fresh;
+    }
+    void accept_one() {
+        try {
+            connect(listener.accept());
+        } catch (const Error& error) {
+            settings.log.warning("page share: a consumer could not join: ", error.what());
+        }
+    }
     void serve();
 
     Backend& backend;
@@ -255,9 +430,11 @@ struct SharedRegionProducer::State {
     std::unique_ptr<PageTable> table;
 
     mutable std::mutex mutex;
-    mutable std::condition_variable changed;
+    mutable std::condition_variable changed;  // links, tickets
+    std::condition_variable outbox_changed;   // a link's queue, closing or death
     std::map<std::uint64_t, std::shared_ptr<Link>> links;
-    std::unordered_map<std::uint64_t, ExportedPage> exported_pages;  // by handle value
+    std::vector<std::shared_ptr<Link>> graveyard;  // dropped, threads not joined yet
+    std::unordered_map<std::uint64_t, ExportedPage> exported_pages;       // by handle value
     std::unordered_map<std::uint64_t, std::uint64_t> handle_of_physical;  // id -> handle
     std::unordered_map<PageIndex, PublishedPage> published;
     std::map<UnpublishTicket, Ticket> tickets;
@@ -277,92 +454,33 @@ struct SharedRegionProducer::State {
 void SharedRegionProducer::State::serve() {
     for (;;) {
         std::vector<pollfd> fds;
-        std::vector<std::shared_ptr<Link>> polled;
-        int timeout_ms = 1000;
+        int timeout_ms = 0;
         {
             std::lock_guard lock(mutex);
             if (stop) return;
-            fds.push_back({wake.get(), POLLIN, 0});
-            if (listener.fd() >= 0) fds.push_back({listener.fd(), POLLIN, 0});
-            for (auto& [id, link] : links) {
-                if (link->dead) continue;
-                fds.push_back({link->socket.fd(), POLLIN, 0});
-                polled.push_back(link);
-            }
-            const auto now = Clock::now();
-            for (const auto& [number, ticket] : tickets) {
-                if (ticket.finishing) continue;
-                const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(
-                    ticket.sent + settings.ack_timeout - now);
-                timeout_ms = std::clamp<int>(static_cast<int>(left.count()) + 1, 0, timeout_ms);
-            }
+            timeout_ms = service_timeout_ms_nolock();
         }
+        fds.push_back({wake.get(), POLLIN, 0});
+        if (listener.fd() >= 0) fds.push_back({listener.fd(), POLLIN, 0});
         const int ready = ::poll(fds.data(), fds.size(), timeout_ms);
         if (ready < 0 && errno != EINTR) {
             settings.log.error("page share: poll failed; the service thread stops");
             return;
         }
         if (stop) return;
-        std::size_t at = 0;
-        if (ready > 0 && fds[at].revents) {
+        if (ready > 0 && fds[0].revents) {
             std::uint64_t count = 0;
             [[maybe_unused]] ssize_t n = ::read(wake.get(), &count, sizeof(count));
         }
-        ++at;
-        if (listener.fd() >= 0) {
-            if (ready > 0 && fds[at].revents) {
-                try {
-                    connect(listener.accept());
-                } catch (const Error& error) {
-                    settings.log.warning("page share: a consumer could not join: ",
-                                         error.what());
-                }
-            }
-            ++at;
-        }
+        if (ready > 0 && fds.size() > 1 && fds[1].revents) accept_one();
         std::vector<UnpublishTicket> complete;
-        for (std::size_t i = 0; i < polled.size(); ++i, ++at) {
-            if (ready <= 0 || !fds[at].revents) continue;
-            Link& link = *polled[i];
-            try {
-                // Outside the lock: a slow sender must not hold up publish().
-                ReceivedMessage received = receive_message(link.socket);
-                std::lock_guard lock(mutex);
-                handle(link, received);
-            } catch (const Error& error) {
-                std::lock_guard lock(mutex);
-                if (!link.dead) {
-                    settings.log.info("page share: consumer ", link.id, " left: ",
-                                      error.what());
-                }
-                cut_off(link);
-            }
-        }
         {
             std::lock_guard lock(mutex);
-            // Leases: a consumer that has not acknowledged in time is cut off.
-            const auto now = Clock::now();
-            for (auto& [number, ticket] : tickets) {
-                if (ticket.finishing || now < ticket.sent + settings.ack_timeout) continue;
-                for (std::uint64_t id : ticket.waiting_for) {
-                    auto found = links.find(id);
-                    if (found == links.end() || found->second->dead) continue;
-                    settings.log.warning("page share: consumer ", id,
-                                         " did not acknowledge unpublish ", ticket.sequence,
-                                         " within ", settings.ack_timeout.count(),
-                                         " ms; its pages are revoked");
-                    ShareMessage goodbye;
-                    goodbye.type = ShareMessageType::goodbye;
-                    goodbye.sequence = next_sequence++;
-                    goodbye.reason = GoodbyeReason::revoked;
-                    send(*found->second, goodbye);
-                    cut_off(*found->second);
-                    ++leases_expired;
-                }
-            }
-            complete = reap();
+            expire_leases_nolock();
+            complete = reap_nolock();
         }
         finish(complete);
+        bury();
     }
 }
 
@@ -412,21 +530,25 @@ SharedRegionProducer::~SharedRegionProducer() {
     }
     s.wake_service();
     if (s.service.joinable()) s.service.join();
+    // Every consumer gets what is queued and a goodbye, all within one io_timeout.
+    std::vector<std::shared_ptr<Link>> closing;
     std::vector<PageIndex> pinned;
     {
         std::lock_guard lock(s.mutex);
-        ShareMessage goodbye;
-        goodbye.type = ShareMessageType::goodbye;
-        goodbye.reason = GoodbyeReason::finished;
         for (auto& [id, link] : s.links) {
-            goodbye.sequence = s.next_sequence++;
-            s.send(*link, goodbye);
-            s.cut_off(*link);
+            s.close_nolock(*link, GoodbyeReason::finished, s.settings.io_timeout);
+            closing.push_back(link);
         }
-        s.links.clear();
         for (const auto& [page, entry] : s.published) pinned.push_back(page);
         s.published.clear();
     }
+    for (auto& link : closing) join(link->writer);
+    {
+        std::lock_guard lock(s.mutex);
+        for (auto& link : closing) s.cut_off_nolock(*link);
+        s.reap_nolock();
+    }
+    s.bury();
     try {
         if (!pinned.empty()) s.table->unpin(pinned);
     } catch (const Error& error) {
@@ -435,22 +557,18 @@ SharedRegionProducer::~SharedRegionProducer() {
     s.table.reset();  // evicts everything; on_page_destroyed closes the exported fds
     std::lock_guard lock(s.mutex);
     s.exported_pages.clear();
-    if (!s.settings.listen_path.empty() && s.listener.fd() >= 0) {
-        ::unlink(s.settings.listen_path.c_str());
-    }
+    s.listener.remove_listening_path();
 }
 
 PageTable& SharedRegionProducer::table() noexcept { return *state_->table; }
 Backend& SharedRegionProducer::backend() const noexcept { return state_->backend; }
 
-void SharedRegionProducer::add_consumer(FdSocket socket) {
-    state_->connect(std::move(socket));
-}
+void SharedRegionProducer::add_consumer(FdSocket socket) { state_->connect(std::move(socket)); }
 
 std::size_t SharedRegionProducer::consumer_count() const {
     std::lock_guard lock(state_->mutex);
     std::size_t count = 0;
-    for (const auto& [id, link] : state_->links) count += link->dead ? 0 : 1;
+    for (const auto& [id, link] : state_->links) count += link->live() ? 1 : 0;
     return count;
 }
 
@@ -459,7 +577,7 @@ bool SharedRegionProducer::wait_for_consumers(std::size_t count,
     std::unique_lock lock(state_->mutex);
     return state_->changed.wait_for(lock, timeout, [&] {
         std::size_t live = 0;
-        for (const auto& [id, link] : state_->links) live += link->dead ? 0 : 1;
+        for (const auto& [id, link] : state_->links) live += link->live() ? 1 : 0;
         return live >= count;
     });
 }
@@ -487,10 +605,12 @@ void SharedRegionProducer::publish(std::span<const PageIndex> pages) {
     }
     // Pinned first, so that the mappings read next cannot change under us.
     s.table->pin(pages);
-    std::vector<PageMapping> mappings;
     std::vector<UnpublishTicket> complete;
     try {
+        std::vector<PageMapping> mappings;
         for (PageIndex page : pages) mappings.push_back(*s.table->lookup(page));
+        // Exported without the lock (a backend call), once per physical page, kept for later.
+        std::unordered_map<std::uint64_t, UniqueFd> fresh = s.export_missing(mappings);
         std::lock_guard lock(s.mutex);
         for (PageIndex page : pages) {
             if (s.published.count(page)) {
@@ -499,14 +619,14 @@ void SharedRegionProducer::publish(std::span<const PageIndex> pages) {
                             detail::concat("page=", page));
             }
         }
-        // Export what has not been exported yet (once per physical page, kept for later).
         std::vector<std::uint64_t> handles;
         for (const PageMapping& mapping : mappings) {
             const std::uint64_t handle = mapping.physical.handle.value;
             handles.push_back(handle);
-            if (s.exported_pages.count(handle)) continue;
+            auto made = fresh.find(handle);
+            if (s.exported_pages.count(handle) || made == fresh.end()) continue;
             ExportedPage exported;
-            exported.fd = s.backend.export_fd(mapping.physical.handle);
+            exported.fd = std::make_shared<const UniqueFd>(std::move(made->second));
             exported.id = s.next_physical_id++;
             s.handle_of_physical[exported.id] = handle;
             s.exported_pages.emplace(handle, std::move(exported));
@@ -520,11 +640,11 @@ void SharedRegionProducer::publish(std::span<const PageIndex> pages) {
         }
         s.pages_published += mappings.size();
         for (auto& [id, link] : s.links) {
-            if (!s.send_missing_fds(*link, handles)) continue;
+            if (!s.send_missing_fds_nolock(*link, handles)) continue;
             message.sequence = s.next_sequence++;
-            s.send(*link, message);
+            s.send_nolock(*link, message);
         }
-        complete = s.reap();
+        complete = s.reap_nolock();
     } catch (...) {
         // Whatever threw (a lookup, an export) did so before anything was recorded or sent.
         s.table->unpin(pages);
@@ -543,8 +663,7 @@ UnpublishTicket SharedRegionProducer::unpublish(std::span<const PageIndex> pages
         std::unordered_set<PageIndex> seen;
         for (PageIndex page : pages) {
             auto found = s.published.find(page);
-            if (found == s.published.end() || found->second.retiring ||
-                !seen.insert(page).second) {
+            if (found == s.published.end() || found->second.retiring || !seen.insert(page).second) {
                 throw Error(Errc::invalid_argument, "SharedRegionProducer::unpublish",
                             "the page is not published (or is being unpublished already)",
                             detail::concat("page=", page));
@@ -563,12 +682,12 @@ UnpublishTicket SharedRegionProducer::unpublish(std::span<const PageIndex> pages
             ticket.pages.push_back(page);
         }
         for (auto& [id, link] : s.links) {
-            if (s.send(*link, message)) ticket.waiting_for.insert(id);
+            if (s.send_nolock(*link, message)) ticket.waiting_for.insert(id);
         }
         s.pages_unpublished += pages.size();
         number = s.next_ticket++;
         s.tickets.emplace(number, std::move(ticket));
-        complete = s.reap();
+        complete = s.reap_nolock();
     }
     s.wake_service();  // its lease deadline
     s.finish(complete);
@@ -586,6 +705,16 @@ bool SharedRegionProducer::wait(UnpublishTicket ticket, std::chrono::millisecond
         return true;
     }
     return state_->changed.wait_for(lock, timeout, done);
+}
+
+bool SharedRegionProducer::flush(std::chrono::milliseconds timeout) const {
+    std::unique_lock lock(state_->mutex);
+    return state_->changed.wait_for(lock, timeout, [&] {
+        for (const auto& [id, link] : state_->links) {
+            if (!link->dead && (link->sending || !link->outbox.empty())) return false;
+        }
+        return true;
+    });
 }
 
 void SharedRegionProducer::evict(std::span<const PageIndex> pages) {
@@ -616,7 +745,7 @@ SharedRegionProducerStatistics SharedRegionProducer::statistics() const {
     {
         const State& s = *state_;
         std::lock_guard lock(s.mutex);
-        for (const auto& [id, link] : s.links) result.consumers += link->dead ? 0 : 1;
+        for (const auto& [id, link] : s.links) result.consumers += link->live() ? 1 : 0;
         result.consumers_joined = s.consumers_joined;
         result.consumers_lost = s.consumers_lost;
         result.leases_expired = s.leases_expired;

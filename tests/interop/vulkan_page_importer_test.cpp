@@ -166,15 +166,15 @@ TEST(VulkanPageImporter, AFailedImportFailsThePageCreationAndLeaksNothing) {
     VTPAGE_VULKAN_OR_SKIP(context, host);
     FaultInjectingBackend backend(host);
     VulkanPageImporter importer(*context, backend);
-    PagePoolSettings settings;  // no windows: the import exports an fd, which will fail
+    PagePoolSettings settings;  // no windows: the import maps the page itself, which will fail
     importer.attach(settings);
     PagePool pool(backend, settings);
-    backend.add_rule({BackendOperation::export_fd, Errc::invalid_handle, 1});
+    backend.add_rule({BackendOperation::map, Errc::out_of_memory, 1});
     try {
         pool.acquire();
         FAIL() << "the page was handed out without its import";
     } catch (const Error& error) {
-        EXPECT_EQ(error.code(), Errc::invalid_handle);
+        EXPECT_EQ(error.code(), Errc::out_of_memory);
     }
     EXPECT_EQ(importer.imported_count(), 0u);
     EXPECT_EQ(host.live_resources().pages, 0u);

@@ -101,6 +101,7 @@ int producer_child(const std::vector<std::string>& arguments) {
     producer.publish(pages);
     say("published %zu", count);
     if (die_mid_message) {
+        if (!producer.flush(10s)) return 3;  // the whole messages first
         // A frame header that promises 4096 bytes, then 8 of them, then death.
         const std::uint32_t header[4] = {0x76747066, 0, 4096, 0};
         [[maybe_unused]] ssize_t n = ::write(raw, header, sizeof(header));

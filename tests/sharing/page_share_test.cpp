@@ -244,7 +244,9 @@ TEST_F(PageShare, AConsumerThatMissesItsLeaseIsRevoked) {
     EXPECT_EQ(stats.leases_expired, 1u);
     EXPECT_EQ(stats.consumers, 0u);
 
-    // When it polls again it learns it was cut off, and holds nothing any more.
+    // When it polls again it learns it was cut off, and holds nothing any more. (Each
+    // consumer's messages are sent by a thread of its own: let the goodbye go out first.)
+    EXPECT_TRUE(producer.flush(5s));
     EXPECT_ERRC(consumer.poll(1s), Errc::io_error);
     EXPECT_EQ(consumer.state(), ProducerState::revoked);
     EXPECT_TRUE(consumer.pages().empty());

@@ -80,16 +80,16 @@ struct LiveResources {
 };
 
 struct Capabilities {
-    std::string backend;          // "cuda" or "host"
+    std::string backend;  // "cuda" or "host"
     std::string device_name;
-    int device = 0;               // the ordinal this backend runs on
+    int device = 0;  // the ordinal this backend runs on
     int device_count = 1;
     bool gpu = false;
-    bool virtual_memory = false;  // reserve / map / unmap supported
-    bool fd_handles = false;      // export_fd / import_fd work (probed, not just queried)
-    bool compression = false;     // a compressible page was created and granted compression
+    bool virtual_memory = false;    // reserve / map / unmap supported
+    bool fd_handles = false;        // export_fd / import_fd work (probed, not just queried)
+    bool compression = false;       // a compressible page was created and granted compression
     bool read_only_access = false;  // Access::read is accepted by set_access
-    int compute_capability = 0;   // major * 10 + minor on CUDA, 0 elsewhere
+    int compute_capability = 0;     // major * 10 + minor on CUDA, 0 elsewhere
     std::string driver_version;
     // The device's UUID (cuDeviceGetUuid), which Vulkan reports as deviceUUID: how interop
     // finds the Vulkan device that is this CUDA device. All zeros on the host backend.
@@ -132,7 +132,10 @@ public:
         set_access(address, size, std::span<const DeviceAccess>(&own, 1));
     }
 
-    // A new descriptor for the page; the caller owns it.
+    // A new descriptor for the page; the caller owns it. Whoever holds it gets read access at
+    // least: on the host backend the page is sealed first (no resize, no new writable mapping
+    // or write through any descriptor, the exporter's own mappings excepted); on CUDA an fd
+    // carries no access rights, so a holder can map the page read-write.
     virtual UniqueFd export_fd(PhysicalHandle handle) = 0;
     // A new handle for the page behind fd, which must hold size bytes. fd stays the caller's.
     virtual PhysicalHandle import_fd(int fd, std::size_t size) = 0;

@@ -24,6 +24,7 @@
 // Not thread-safe for poll(); the queries may run on other threads.
 #pragma once
 
+#include <sys/types.h>
 #include <chrono>
 #include <cstdint>
 #include <functional>
@@ -68,9 +69,12 @@ struct SharedRegionConsumerSettings {
     // device (consumers read; the producer owns the bytes), or read-write where the device has
     // no read-only mappings.
     std::vector<DeviceAccess> access;
-    // How long to wait for the producer's first message, and for the rest of a message once it
-    // has begun; also the limit on sending an acknowledgement.
+    // How long to wait for the producer's first message; the deadline for the rest of a
+    // message once it has begun (absolute: a producer that trickles bytes cannot stretch it);
+    // also the limit on sending an acknowledgement.
     std::chrono::milliseconds io_timeout{5000};
+    // The producer must run as this process's user or one of these (SO_PEERCRED).
+    std::vector<uid_t> allowed_uids;
     // Called with the pages about to be unmapped, before they are: wait here for GPU work of
     // this process that still reads them (a fence, a stream). When unset and the backend is a
     // GPU, the consumer waits for all of the device's work (Backend::synchronize) instead.

@@ -21,9 +21,12 @@
 //   producer.publish(pages);                         // consumers may read them now
 //   producer.evict(old_pages);                       // unpublish, wait for acks, evict
 //
-// All members are thread-safe. A service thread accepts connections and reads acknowledgements.
+// All members are thread-safe. A service thread accepts connections and ends leases; each
+// consumer has a thread that sends its messages and one that reads its acknowledgements, so
+// that no consumer, however slow or hostile, delays publish() or the other consumers.
 #pragma once
 
+#include <sys/types.h>
 #include <chrono>
 #include <cstdint>
 #include <memory>
@@ -43,19 +46,24 @@ struct SharedRegionProducerSettings {
     // The shared region: its size, budget, page options (device, compression), policy. Its
     // pool's on_destroyed is chained: the producer also forgets the page's exported fd.
     PageTableSettings table;
-    // Listen for consumers on this Unix socket path; empty: add them with add_consumer().
+    // Listen for consumers on this Unix socket path; empty: add them with add_consumer(). Put
+    // it in a directory only its users can enter (mode 0700). A live producer's socket there is
+    // never replaced (busy), and only this producer's own socket file is removed at the end.
     std::string listen_path;
+    // Consumers of this process's user may connect (SO_PEERCRED), and those of these users.
+    // Whoever connects reads every published page (and, on CUDA, could map them read-write).
+    std::vector<uid_t> allowed_uids;
     // The lease: a consumer that has not acknowledged an unpublish this long after it was sent
     // is cut off, so that unpublish never waits longer than this for a stuck consumer.
     std::chrono::milliseconds ack_timeout{5000};
-    // A send to a consumer (or a message from one) stalled this long drops the consumer.
-    // Consumers must poll at least this often.
+    // A message to a consumer (or from one) that has not wholly crossed this long after it
+    // began drops the consumer, however it trickles. Consumers must poll at least this often.
     std::chrono::milliseconds io_timeout{5000};
     Log log;
 };
 
 struct SharedRegionProducerStatistics {
-    std::size_t consumers = 0;         // connected now
+    std::size_t consumers = 0;  // connected now
     std::uint64_t consumers_joined = 0;
     std::uint64_t consumers_lost = 0;  // hung up, died, or stalled a send (leases included)
     std::uint64_t leases_expired = 0;  // cut off for not acknowledging in time
@@ -64,7 +72,7 @@ struct SharedRegionProducerStatistics {
     std::size_t exported_pages = 0;    // physical pages whose fd the producer holds
     std::uint64_t pages_published = 0;
     std::uint64_t pages_unpublished = 0;
-    std::uint64_t fds_sent = 0;        // one per physical page and consumer, at most
+    std::uint64_t fds_sent = 0;  // one per physical page and consumer, at most
     std::uint64_t acks_received = 0;
     std::uint64_t physical_pages_forgotten = 0;
     LatencySummary unpublish_latency;  // unpublish until the last acknowledgement
@@ -109,6 +117,10 @@ public:
     // Whether the unpublish is complete (its pages unpinned); waits up to timeout.
     bool wait(UnpublishTicket ticket,
               std::chrono::milliseconds timeout = std::chrono::milliseconds::max()) const;
+
+    // Waits until every message queued so far went out to each consumer still connected (each
+    // consumer's messages are sent by a thread of its own, in order); false on timeout.
+    bool flush(std::chrono::milliseconds timeout) const;
 
     // unpublish(), wait() for it, then table().evict() (which throws busy when the app pins the
     // pages or uses them in a frame that is not complete).
