@@ -26,6 +26,13 @@ struct Entry {
 
 std::string page_text(PageIndex page) { return detail::concat("page=", page); }
 
+// An evicted page's physical page, held back until every frame that may still reach it through
+// the old mapping (the frames begun when its eviction was reported) has completed.
+struct DeferredPage {
+    FrameId frame = 0;  // reusable once this frame is complete
+    PooledPage physical;
+};
+
 }  // namespace
 
 struct PageTable::State {
@@ -59,6 +66,38 @@ struct PageTable::State {
         return entry.state == PageState::resident && entry.pins == 0 &&
                entry.last_used <= completed_frame;
     }
+    // Frames in flight may sample what the table mapped, asked for or not: evicted pages are
+    // then held back instead of being reused in the same batch. Apps that never begin a frame
+    // keep the immediate reuse.
+    bool defers() const { return settings.defer_reuse && current_frame > 0; }
+    // Deferred pages whose frames are complete (the deque is in frame order).
+    std::size_t ripe_count() const {
+        std::size_t ripe = 0;
+        for (const DeferredPage& page : deferred) {
+            if (page.frame > completed_frame) break;
+            ++ripe;
+        }
+        return ripe;
+    }
+    std::vector<PooledPage> take_ripe(std::size_t count) {
+        std::vector<PooledPage> pages;
+        while (pages.size() < count && !deferred.empty() &&
+               deferred.front().frame <= completed_frame) {
+            pages.push_back(deferred.front().physical);
+            deferred.pop_front();
+        }
+        deferred_reused += pages.size();
+        return pages;
+    }
+    // Holds pages back until the frames begun so far are complete. Caller holds the lock and
+    // calls this only after the evictions that freed them were reported.
+    void defer(const std::vector<PooledPage>& pages) {
+        for (const PooledPage& page : pages) deferred.push_back({current_frame, page});
+        deferred_total += pages.size();
+        deferred_peak = std::max(deferred_peak, deferred.size());
+    }
+    // Pages held against the budget: resident, being committed, or held back.
+    std::size_t held_pages() const { return resident + committing + deferred.size(); }
     void check_page(const char* operation, PageIndex page) const {
         if (page >= region.page_count()) {
             throw Error(Errc::out_of_range, operation,
@@ -199,6 +238,9 @@ struct PageTable::State {
     std::uint64_t generation = 0;
     std::uint64_t requests = 0, hits = 0, commits = 0, evictions = 0, batches = 0;
     std::uint64_t out_of_memory_retries = 0, failed_batches = 0;
+    std::deque<DeferredPage> deferred;  // in frame order
+    std::size_t deferred_peak = 0;
+    std::uint64_t deferred_total = 0, deferred_reused = 0;
     LatencyHistogram commit_latency;
     LatencyHistogram evict_latency;
 
@@ -206,6 +248,8 @@ struct PageTable::State {
     struct Batch {
         std::vector<PageIndex> candidates;  // to commit, in order
         std::vector<PageMapping> victims;   // to evict first
+        std::vector<PooledPage> recycled;   // deferred pages whose frames are complete
+        bool defer_victims = false;         // victims' pages are held back, not used here
         bool pin = false;
         bool from_queue = false;
     };
@@ -218,8 +262,11 @@ std::vector<PageMapping> PageTable::State::run_batch(std::unique_lock<std::mutex
     const auto start = std::chrono::steady_clock::now();
     std::exception_ptr failure;
     std::vector<PageMapping> evicted = unmap_victims(batch.victims, failure);
-    std::vector<PooledPage> pages;
-    for (const auto& victim : evicted) pages.push_back(victim.physical);
+    std::vector<PooledPage> pages = std::move(batch.recycled);
+    std::vector<PooledPage> held_back;  // deferred once the evictions are reported
+    for (const auto& victim : evicted) {
+        (batch.defer_victims ? held_back : pages).push_back(victim.physical);
+    }
     const std::size_t wanted = batch.candidates.size();
     // Pages that go back to the pool, once the evictions are reported: a page given back
     // earlier could be committed elsewhere and reported before its eviction here.
@@ -237,7 +284,10 @@ std::vector<PageMapping> PageTable::State::run_batch(std::unique_lock<std::mutex
                 pages.insert(pages.end(), fresh.begin(), fresh.end());
                 break;
             } catch (const Error& error) {
-                if (error.code() != Errc::out_of_memory || attempt >= settings.out_of_memory_retries) {
+                // With frames in flight an evicted page cannot be reused at once: the batch is
+                // undone and tried again once deferred pages are free.
+                if (error.code() != Errc::out_of_memory ||
+                    attempt >= settings.out_of_memory_retries || batch.defer_victims) {
                     failure = std::current_exception();
                     break;
                 }
@@ -322,8 +372,15 @@ std::vector<PageMapping> PageTable::State::run_batch(std::unique_lock<std::mutex
             committed.push_back({batch.candidates[i], entry.physical, entry.generation});
         }
     }
-    returning += to_pool.size();
+    returning += to_pool.size() + held_back.size();
     report(lock, evicted, committed);
+    if (!held_back.empty()) {
+        // Tagged after the report: a frame begun from now on uploads a table without them.
+        lock.lock();
+        defer(held_back);
+        returning -= held_back.size();
+        lock.unlock();
+    }
     release_to_pool(to_pool);
     if (failure) std::rethrow_exception(failure);
     return committed;
@@ -467,15 +524,23 @@ std::vector<PageMapping> PageTable::commit_queued(std::size_t max_pages) {
         batch.candidates.push_back(page);
     }
     if (batch.candidates.empty()) return {};
-    // Room for the batch: free budget, then victims for the rest.
-    const std::size_t held = s.resident + s.committing - batch.candidates.size();
+    // Room for the batch: free budget and deferred pages whose frames are complete, then
+    // victims for the rest. Deferred pages still waiting count as room to come: no victims
+    // are taken for them again.
+    const std::size_t held = s.held_pages() - batch.candidates.size();
     const std::ptrdiff_t free =
         static_cast<std::ptrdiff_t>(s.budget_pages) - static_cast<std::ptrdiff_t>(held);
     const std::ptrdiff_t wanted = static_cast<std::ptrdiff_t>(batch.candidates.size());
-    const std::ptrdiff_t needed = std::max<std::ptrdiff_t>(0, wanted - free);
+    const std::ptrdiff_t deferred = static_cast<std::ptrdiff_t>(s.deferred.size());
+    const std::ptrdiff_t ripe = static_cast<std::ptrdiff_t>(s.ripe_count());
+    const std::ptrdiff_t needed = std::max<std::ptrdiff_t>(0, wanted - free - deferred);
+    batch.defer_victims = s.defers();
     batch.victims = s.take_victims(static_cast<std::size_t>(needed));
-    const std::ptrdiff_t fits = std::clamp<std::ptrdiff_t>(
-        free + static_cast<std::ptrdiff_t>(batch.victims.size()), 0, wanted);
+    const std::ptrdiff_t usable_victims =
+        batch.defer_victims ? 0 : static_cast<std::ptrdiff_t>(batch.victims.size());
+    const std::ptrdiff_t fits =
+        std::clamp<std::ptrdiff_t>(free + ripe + usable_victims, 0, wanted);
+    batch.recycled = s.take_ripe(static_cast<std::size_t>(std::min(ripe, fits)));
     // What does not fit goes back to the front of the queue, in order.
     while (static_cast<std::ptrdiff_t>(batch.candidates.size()) > fits) {
         PageIndex page = batch.candidates.back();
@@ -513,14 +578,34 @@ std::vector<PageMapping> PageTable::commit(std::span<const PageIndex> pages, boo
         }
     }
     std::size_t missing = unique.size() - resident_now.size();
-    const std::size_t held = s.resident + s.committing;
-    const std::ptrdiff_t free =
-        static_cast<std::ptrdiff_t>(s.budget_pages) - static_cast<std::ptrdiff_t>(held);
-    const std::ptrdiff_t needed = std::max<std::ptrdiff_t>(0, std::ptrdiff_t(missing) - free);
+    const std::ptrdiff_t free = static_cast<std::ptrdiff_t>(s.budget_pages) -
+                                static_cast<std::ptrdiff_t>(s.held_pages());
+    const std::ptrdiff_t deferred = static_cast<std::ptrdiff_t>(s.deferred.size());
+    const std::ptrdiff_t ripe = static_cast<std::ptrdiff_t>(s.ripe_count());
+    const std::ptrdiff_t needed =
+        std::max<std::ptrdiff_t>(0, std::ptrdiff_t(missing) - free - deferred);
+    batch.defer_victims = s.defers();
     // The resident pages of this call must not be chosen as victims: pin them for the choice.
     for (PageIndex page : resident_now) ++s.entries.at(page).pins;
     batch.victims = s.take_victims(static_cast<std::size_t>(needed));
     for (PageIndex page : resident_now) --s.entries.at(page).pins;
+    const std::ptrdiff_t room = free + ripe +
+                                (batch.defer_victims ? 0 : std::ptrdiff_t(batch.victims.size()));
+    if (static_cast<std::ptrdiff_t>(batch.victims.size()) == needed && room < std::ptrdiff_t(missing)) {
+        // Room is coming from pages that frames in flight may still reach: evict what is
+        // needed now (held back until those frames complete) and let the caller try again.
+        if (!batch.victims.empty()) {
+            State::Batch evictions;
+            evictions.victims = std::move(batch.victims);
+            evictions.defer_victims = true;
+            s.run_batch(lock, std::move(evictions));
+        }
+        throw Error(Errc::budget_exhausted, "commit",
+                    detail::concat(missing, " pages do not fit yet: ", deferred + needed,
+                                   " evicted pages wait for the frames in flight that may "
+                                   "still sample them"),
+                    detail::concat("pages=", unique.size()));
+    }
     if (static_cast<std::ptrdiff_t>(batch.victims.size()) < needed) {
         for (const PageMapping& victim : batch.victims) s.restore_victim(victim);
         throw Error(Errc::budget_exhausted, "commit",
@@ -531,6 +616,7 @@ std::vector<PageMapping> PageTable::commit(std::span<const PageIndex> pages, boo
                                    "frames not yet complete)"),
                     detail::concat("pages=", unique.size()));
     }
+    batch.recycled = s.take_ripe(std::min<std::size_t>(std::size_t(ripe), missing));
     for (PageIndex page : resident_now) {
         Entry& entry = s.entries.at(page);
         entry.last_used = s.current_frame;
@@ -647,8 +733,16 @@ void PageTable::evict(std::span<const PageIndex> pages) {
     lock.lock();
     s.forget_victims(evicted);
     s.returning += physical.size();
+    const bool defer = s.defers();
     s.report(lock, evicted, {});
-    s.release_to_pool(physical);
+    if (defer) {
+        lock.lock();
+        s.defer(physical);
+        s.returning -= physical.size();
+        lock.unlock();
+    } else {
+        s.release_to_pool(physical);
+    }
     if (failure) std::rethrow_exception(failure);
 }
 
@@ -728,6 +822,10 @@ PageTableStatistics PageTable::statistics() const {
         result.commit_batches = s.batches;
         result.out_of_memory_retries = s.out_of_memory_retries;
         result.failed_batches = s.failed_batches;
+        result.deferred_pages = s.deferred.size();
+        result.deferred_peak = s.deferred_peak;
+        result.deferred_total = s.deferred_total;
+        result.deferred_reused = s.deferred_reused;
     }
     result.commit_latency = state_->commit_latency.summary();
     result.evict_latency = state_->evict_latency.summary();
@@ -776,6 +874,13 @@ void PageTable::check_invariants() const {
             fail(detail::concat("page ", page, " is pinned but not resident"));
         }
     }
+    for (const DeferredPage& page : s.deferred) {
+        if (!slots.insert(page.physical.slot).second ||
+            !handles.insert(page.physical.handle.value).second) {
+            fail(detail::concat("a held-back physical page (slot ", page.physical.slot,
+                                ") backs a page too"));
+        }
+    }
     if (resident != s.resident || queued != s.queued || committing != s.committing ||
         evicting != s.evicting || pinned != s.pinned) {
         fail(detail::concat("counts disagree: resident ", resident, "/", s.resident, ", queued ",
@@ -790,9 +895,10 @@ void PageTable::check_invariants() const {
                                 " pages committed, the table expects ", mapped));
         }
         const auto pool = s.pool.statistics();
-        if (pool.used_bytes != resident * s.region.page_size()) {
+        if (pool.used_bytes != (resident + s.deferred.size()) * s.region.page_size()) {
             fail(detail::concat("the pool has ", pool.used_bytes / s.region.page_size(),
-                                " pages in use, the table ", resident, " resident"));
+                                " pages in use, the table ", resident, " resident and ",
+                                s.deferred.size(), " held back"));
         }
     }
     std::size_t live_queue = 0;
@@ -882,7 +988,13 @@ void PageTable::shutdown() {
     }
     s.queue.clear();
     s.queued = 0;
+    // Every frame is complete: the held-back pages go back to the pool with the others.
+    std::vector<PooledPage> held_back;
+    for (const DeferredPage& page : s.deferred) held_back.push_back(page.physical);
+    s.deferred.clear();
+    s.returning += held_back.size();
     lock.unlock();
+    s.release_to_pool(held_back);
     std::exception_ptr failure;
     auto evicted = s.unmap_victims(victims, failure);
     std::vector<PooledPage> physical;
