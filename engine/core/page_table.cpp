@@ -67,9 +67,19 @@ struct PageTable::State {
                entry.last_used <= completed_frame;
     }
     // Frames in flight may sample what the table mapped, asked for or not: evicted pages are
-    // then held back instead of being reused in the same batch. Apps that never begin a frame
-    // keep the immediate reuse.
-    bool defers() const { return settings.defer_reuse && current_frame > 0; }
+    // then held back instead of being reused in the same batch. With no frame in flight they
+    // are reused at once, and begin_frame waits until such a batch has reported its evictions
+    // (see reusing_at_once), so that no frame is begun with a mapping whose page is refilled.
+    bool defers() const { return settings.defer_reuse && current_frame > completed_frame; }
+    // Victims to be reused at once: begin_frame waits for their report.
+    void begin_reuse_at_once(const std::vector<PageMapping>& victims) {
+        if (!victims.empty()) ++reusing_at_once;
+    }
+    void end_reuse_at_once(std::size_t victims) {
+        if (victims == 0) return;
+        --reusing_at_once;
+        reuse_reported.notify_all();
+    }
     // Deferred pages whose frames are complete (the deque is in frame order).
     std::size_t ripe_count() const {
         std::size_t ripe = 0;
@@ -239,6 +249,8 @@ struct PageTable::State {
     std::uint64_t requests = 0, hits = 0, commits = 0, evictions = 0, batches = 0;
     std::uint64_t out_of_memory_retries = 0, failed_batches = 0;
     std::deque<DeferredPage> deferred;  // in frame order
+    std::size_t reusing_at_once = 0;    // batches whose victims are reused without deferring
+    std::condition_variable reuse_reported;
     std::size_t deferred_peak = 0;
     std::uint64_t deferred_total = 0, deferred_reused = 0;
     LatencyHistogram commit_latency;
@@ -249,11 +261,23 @@ struct PageTable::State {
         std::vector<PageIndex> candidates;  // to commit, in order
         std::vector<PageMapping> victims;   // to evict first
         std::vector<PooledPage> recycled;   // deferred pages whose frames are complete
+        std::vector<PooledPage> surplus;    // ... beyond a lowered budget: back to the pool
         bool defer_victims = false;         // victims' pages are held back, not used here
         bool pin = false;
         bool from_queue = false;
     };
     std::vector<PageMapping> run_batch(std::unique_lock<std::mutex>& lock, Batch batch);
+    // Held-back pages that are free again but beyond the budget (it was lowered) leave with
+    // the batch. Caller holds the lock; the batch's candidates count as committing.
+    void take_surplus(Batch& batch) {
+        std::size_t after = held_pages() + (batch.defer_victims ? batch.victims.size() : 0);
+        while (after > budget_pages && !deferred.empty() &&
+               deferred.front().frame <= completed_frame) {
+            batch.surplus.push_back(deferred.front().physical);
+            deferred.pop_front();
+            --after;
+        }
+    }
 };
 
 std::vector<PageMapping> PageTable::State::run_batch(std::unique_lock<std::mutex>& lock,
@@ -270,10 +294,11 @@ std::vector<PageMapping> PageTable::State::run_batch(std::unique_lock<std::mutex
     const std::size_t wanted = batch.candidates.size();
     // Pages that go back to the pool, once the evictions are reported: a page given back
     // earlier could be committed elsewhere and reported before its eviction here.
-    std::vector<PooledPage> to_pool;
+    std::vector<PooledPage> to_pool = std::move(batch.surplus);
     // Evicted pages beyond what the batch needs (a lowered budget) go back to the pool.
     if (pages.size() > wanted) {
-        to_pool.assign(pages.begin() + static_cast<std::ptrdiff_t>(wanted), pages.end());
+        to_pool.insert(to_pool.end(), pages.begin() + static_cast<std::ptrdiff_t>(wanted),
+                       pages.end());
         pages.resize(wanted);
     }
     std::vector<PageMapping> extra_victims_evicted;
@@ -374,6 +399,11 @@ std::vector<PageMapping> PageTable::State::run_batch(std::unique_lock<std::mutex
     }
     returning += to_pool.size() + held_back.size();
     report(lock, evicted, committed);
+    if (!batch.defer_victims && !batch.victims.empty()) {
+        lock.lock();
+        end_reuse_at_once(batch.victims.size());
+        lock.unlock();
+    }
     if (!held_back.empty()) {
         // Tagged after the report: a frame begun from now on uploads a table without them.
         lock.lock();
@@ -435,7 +465,10 @@ FrameId PageTable::current_frame() const {
 }
 
 FrameId PageTable::begin_frame() {
-    std::lock_guard lock(state_->mutex);
+    std::unique_lock lock(state_->mutex);
+    // A batch planned with no frame in flight reuses its victims' pages at once: a frame begun
+    // before it reports the evictions could upload the old mappings.
+    state_->reuse_reported.wait(lock, [&] { return state_->reusing_at_once == 0; });
     return ++state_->current_frame;
 }
 
@@ -536,6 +569,7 @@ std::vector<PageMapping> PageTable::commit_queued(std::size_t max_pages) {
     const std::ptrdiff_t needed = std::max<std::ptrdiff_t>(0, wanted - free - deferred);
     batch.defer_victims = s.defers();
     batch.victims = s.take_victims(static_cast<std::size_t>(needed));
+    if (!batch.defer_victims) s.begin_reuse_at_once(batch.victims);
     const std::ptrdiff_t usable_victims =
         batch.defer_victims ? 0 : static_cast<std::ptrdiff_t>(batch.victims.size());
     const std::ptrdiff_t fits =
@@ -551,6 +585,7 @@ std::vector<PageMapping> PageTable::commit_queued(std::size_t max_pages) {
         s.queue.push_front(page);
     }
     if (batch.candidates.empty() && batch.victims.empty()) return {};
+    s.take_surplus(batch);
     return s.run_batch(lock, std::move(batch));
 }
 
@@ -591,7 +626,8 @@ std::vector<PageMapping> PageTable::commit(std::span<const PageIndex> pages, boo
     for (PageIndex page : resident_now) --s.entries.at(page).pins;
     const std::ptrdiff_t room = free + ripe +
                                 (batch.defer_victims ? 0 : std::ptrdiff_t(batch.victims.size()));
-    if (static_cast<std::ptrdiff_t>(batch.victims.size()) == needed && room < std::ptrdiff_t(missing)) {
+    if (static_cast<std::ptrdiff_t>(batch.victims.size()) == needed &&
+        room < std::ptrdiff_t(missing)) {
         // Room is coming from pages that frames in flight may still reach: evict what is
         // needed now (held back until those frames complete) and let the caller try again.
         if (!batch.victims.empty()) {
@@ -617,6 +653,7 @@ std::vector<PageMapping> PageTable::commit(std::span<const PageIndex> pages, boo
                     detail::concat("pages=", unique.size()));
     }
     batch.recycled = s.take_ripe(std::min<std::size_t>(std::size_t(ripe), missing));
+    if (!batch.defer_victims) s.begin_reuse_at_once(batch.victims);
     for (PageIndex page : resident_now) {
         Entry& entry = s.entries.at(page);
         entry.last_used = s.current_frame;
@@ -636,6 +673,7 @@ std::vector<PageMapping> PageTable::commit(std::span<const PageIndex> pages, boo
     }
     std::vector<PageMapping> result;
     if (!batch.candidates.empty() || !batch.victims.empty()) {
+        s.take_surplus(batch);
         try {
             result = s.run_batch(lock, std::move(batch));
         } catch (...) {
@@ -720,6 +758,8 @@ void PageTable::evict(std::span<const PageIndex> pages) {
         ++s.evicting;
         victims.push_back({page, entry.physical, entry.generation});
     }
+    const bool defer = s.defers();
+    if (!defer) s.begin_reuse_at_once(victims);
     lock.unlock();
     const auto start = std::chrono::steady_clock::now();
     std::exception_ptr failure;
@@ -733,7 +773,6 @@ void PageTable::evict(std::span<const PageIndex> pages) {
     lock.lock();
     s.forget_victims(evicted);
     s.returning += physical.size();
-    const bool defer = s.defers();
     s.report(lock, evicted, {});
     if (defer) {
         lock.lock();
@@ -741,6 +780,9 @@ void PageTable::evict(std::span<const PageIndex> pages) {
         s.returning -= physical.size();
         lock.unlock();
     } else {
+        lock.lock();
+        s.end_reuse_at_once(victims.size());
+        lock.unlock();
         s.release_to_pool(physical);
     }
     if (failure) std::rethrow_exception(failure);
