@@ -14,7 +14,7 @@
 #include <set>
 #include <vector>
 
-#include "vtpage/backend/host_backend.hpp"
+#include "../support/backend_fixture.hpp"
 #include "vtpage/core/page_table.hpp"
 #include "vtpage/streaming/identity_pattern.hpp"
 #include "vtpage/streaming/identity_source.hpp"
@@ -41,8 +41,10 @@ struct FlightResult {
 
 class Flight {
 public:
-    Flight(bool defer_reuse, std::size_t budget_pages)
-        : source_(IdentitySettings{7, 14}), table_(backend_, settings(defer_reuse, budget_pages)) {}
+    Flight(Backend& backend, bool defer_reuse, std::size_t budget_pages)
+        : backend_(backend),
+          source_(IdentitySettings{7, 14}),
+          table_(backend_, settings(defer_reuse, budget_pages)) {}
 
     FlightResult run(int frames, std::size_t in_flight) {
         std::mt19937 random(11);
@@ -121,7 +123,7 @@ private:
         flying.pop_front();
     }
 
-    HostBackend backend_;
+    Backend& backend_;  // host, or CUDA device memory on a GPU machine
     IdentitySource source_;
     PageTable table_;
     std::set<PageIndex> filled_;
@@ -141,9 +143,11 @@ TEST(IdentityProof, TexelsNameTheirPage) {
     EXPECT_THROW(source.fill_host(source.layout().page_count, bytes), Error);
 }
 
-TEST(IdentityProof, DeferredReuseKeepsEveryFrameInFlightOnItsPages) {
+class IdentityProofTest : public test::BackendTest {};
+
+TEST_P(IdentityProofTest, DeferredReuseKeepsEveryFrameInFlightOnItsPages) {
     // The smallest budget that holds the tail and a few pages, three frames in flight.
-    Flight flight(/*defer_reuse=*/true, 6);
+    Flight flight(*backend_, /*defer_reuse=*/true, 6);
     const FlightResult result = flight.run(400, 3);
     EXPECT_GT(result.fills, 100u) << "the flight must stream to prove anything";
     EXPECT_EQ(result.violations, 0u);
@@ -152,16 +156,19 @@ TEST(IdentityProof, DeferredReuseKeepsEveryFrameInFlightOnItsPages) {
     EXPECT_LE(result.deferred_peak, result.budget_pages);
 }
 
-TEST(IdentityProof, ReuseAtOnceIsCaughtEveryRun) {
+TEST_P(IdentityProofTest, ReuseAtOnceIsCaughtEveryRun) {
     // The negative variant: pages are refilled under frames in flight on purpose. The same
     // seeded flight fails the same way each run.
     for (int run = 0; run < 2; ++run) {
-        Flight flight(/*defer_reuse=*/false, 6);
+        Flight flight(*backend_, /*defer_reuse=*/false, 6);
         const FlightResult result = flight.run(150, 3);
         EXPECT_GT(result.violations, 0u) << "run " << run;
         EXPECT_GT(result.read_violations, 0u) << "run " << run;
     }
 }
+
+INSTANTIATE_TEST_SUITE_P(Backends, IdentityProofTest, testing::ValuesIn(test::all_backend_names()),
+                         test::backend_param_name);
 
 }  // namespace
 }  // namespace vtpage::vt
