@@ -177,6 +177,8 @@ void Hud::build(const HudData& d) {
     ImGui::SameLine();
     ImGui::ProgressBar(fill, ImVec2(260, 0), label);
     ImGui::Text("commits %.0f/s  evictions %.0f/s", rates.commits, rates.evictions);
+    ImGui::Text("held back for frames in flight %zu pages (peak %zu)", table.deferred_pages,
+                table.deferred_peak);
     ImGui::Text("streamed %.0f pages/s  %.0f MiB/s", rates.pages_streamed,
                 rates.bytes_streamed / mib);
     ImGui::Text("streamed in all %llu pages, %.1f GiB",

@@ -57,6 +57,9 @@ RunReport make_report(const ViewerOptions& options, const StreamingSession& sess
     r.pages_per_second = seconds > 0 ? double(r.pages_streamed) / seconds : 0;
     r.bytes_per_second = seconds > 0 ? double(r.bytes_streamed) / seconds : 0;
     r.resident_pages = streamer.table.resident_pages;
+    r.deferred_pages = streamer.table.deferred_pages;
+    r.deferred_peak = streamer.table.deferred_peak;
+    r.deferred_total = streamer.table.deferred_total;
     r.pool = streamer.table.pool;
     r.requests = streamer.requests;
     r.dropped_requests = streamer.dropped_requests;
@@ -111,6 +114,8 @@ nlohmann::json to_json(const RunReport& r) {
         {"pages_streamed_per_second", r.pages_per_second},
         {"bytes_streamed_per_second", r.bytes_per_second},
         {"resident_pages", r.resident_pages},
+        {"deferred_pages",
+         {{"now", r.deferred_pages}, {"peak", r.deferred_peak}, {"total", r.deferred_total}}},
         {"pool",
          {{"reserved_bytes", r.pool.reserved_bytes},
           {"reserved_bytes_high", r.pool.reserved_bytes_high},
@@ -170,6 +175,8 @@ std::string summary_text(const RunReport& r) {
                        fixed(r.bytes_per_second / mib, 0), " MiB/s)"));
     row("pages committed / evicted", detail::concat(r.pages_committed, " / ", r.pages_evicted));
     row("resident / budget pages", detail::concat(r.resident_pages, " / ", r.budget_pages));
+    row("held back for frames in flight: now / peak pages",
+        detail::concat(r.deferred_pages, " / ", r.deferred_peak));
     row("pool hits / misses", detail::concat(r.pool.hits, " / ", r.pool.misses));
     row("requests (dropped, withdrawn)", detail::concat(r.requests, " (", r.dropped_requests,
                                                         ", ", r.withdrawn_requests, ")"));

@@ -33,6 +33,9 @@ struct RunReport {
     std::uint64_t pages_streamed = 0, bytes_streamed = 0;  // filled and reported ready
     double pages_per_second = 0, bytes_per_second = 0;    // over `seconds`
     std::size_t resident_pages = 0;
+    // Evicted pages held back for frames in flight (counted in the budget): now, at most, ever.
+    std::size_t deferred_pages = 0, deferred_peak = 0;
+    std::uint64_t deferred_total = 0;
     PagePoolStatistics pool;
     std::uint64_t requests = 0, dropped_requests = 0, withdrawn_requests = 0;
     std::uint64_t budget_stalls = 0, failed_pages = 0;

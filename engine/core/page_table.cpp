@@ -26,6 +26,13 @@ struct Entry {
 
 std::string page_text(PageIndex page) { return detail::concat("page=", page); }
 
+// An evicted page's physical page, held back until every frame that may still reach it through
+// the old mapping (the frames begun when its eviction was reported) has completed.
+struct DeferredPage {
+    FrameId frame = 0;  // reusable once this frame is complete
+    PooledPage physical;
+};
+
 }  // namespace
 
 struct PageTable::State {
@@ -59,6 +66,48 @@ struct PageTable::State {
         return entry.state == PageState::resident && entry.pins == 0 &&
                entry.last_used <= completed_frame;
     }
+    // Frames in flight may sample what the table mapped, asked for or not: evicted pages are
+    // then held back instead of being reused in the same batch. With no frame in flight they
+    // are reused at once, and begin_frame waits until such a batch has reported its evictions
+    // (see reusing_at_once), so that no frame is begun with a mapping whose page is refilled.
+    bool defers() const { return settings.defer_reuse && current_frame > completed_frame; }
+    // Victims to be reused at once: begin_frame waits for their report.
+    void begin_reuse_at_once(const std::vector<PageMapping>& victims) {
+        if (!victims.empty()) ++reusing_at_once;
+    }
+    void end_reuse_at_once(std::size_t victims) {
+        if (victims == 0) return;
+        --reusing_at_once;
+        reuse_reported.notify_all();
+    }
+    // Deferred pages whose frames are complete (the deque is in frame order).
+    std::size_t ripe_count() const {
+        std::size_t ripe = 0;
+        for (const DeferredPage& page : deferred) {
+            if (page.frame > completed_frame) break;
+            ++ripe;
+        }
+        return ripe;
+    }
+    std::vector<PooledPage> take_ripe(std::size_t count) {
+        std::vector<PooledPage> pages;
+        while (pages.size() < count && !deferred.empty() &&
+               deferred.front().frame <= completed_frame) {
+            pages.push_back(deferred.front().physical);
+            deferred.pop_front();
+        }
+        deferred_reused += pages.size();
+        return pages;
+    }
+    // Holds pages back until the frames begun so far are complete. Caller holds the lock and
+    // calls this only after the evictions that freed them were reported.
+    void defer(const std::vector<PooledPage>& pages) {
+        for (const PooledPage& page : pages) deferred.push_back({current_frame, page});
+        deferred_total += pages.size();
+        deferred_peak = std::max(deferred_peak, deferred.size());
+    }
+    // Pages held against the budget: resident, being committed, or held back.
+    std::size_t held_pages() const { return resident + committing + deferred.size(); }
     void check_page(const char* operation, PageIndex page) const {
         if (page >= region.page_count()) {
             throw Error(Errc::out_of_range, operation,
@@ -199,6 +248,11 @@ struct PageTable::State {
     std::uint64_t generation = 0;
     std::uint64_t requests = 0, hits = 0, commits = 0, evictions = 0, batches = 0;
     std::uint64_t out_of_memory_retries = 0, failed_batches = 0;
+    std::deque<DeferredPage> deferred;  // in frame order
+    std::size_t reusing_at_once = 0;    // batches whose victims are reused without deferring
+    std::condition_variable reuse_reported;
+    std::size_t deferred_peak = 0;
+    std::uint64_t deferred_total = 0, deferred_reused = 0;
     LatencyHistogram commit_latency;
     LatencyHistogram evict_latency;
 
@@ -206,10 +260,24 @@ struct PageTable::State {
     struct Batch {
         std::vector<PageIndex> candidates;  // to commit, in order
         std::vector<PageMapping> victims;   // to evict first
+        std::vector<PooledPage> recycled;   // deferred pages whose frames are complete
+        std::vector<PooledPage> surplus;    // ... beyond a lowered budget: back to the pool
+        bool defer_victims = false;         // victims' pages are held back, not used here
         bool pin = false;
         bool from_queue = false;
     };
     std::vector<PageMapping> run_batch(std::unique_lock<std::mutex>& lock, Batch batch);
+    // Held-back pages that are free again but beyond the budget (it was lowered) leave with
+    // the batch. Caller holds the lock; the batch's candidates count as committing.
+    void take_surplus(Batch& batch) {
+        std::size_t after = held_pages() + (batch.defer_victims ? batch.victims.size() : 0);
+        while (after > budget_pages && !deferred.empty() &&
+               deferred.front().frame <= completed_frame) {
+            batch.surplus.push_back(deferred.front().physical);
+            deferred.pop_front();
+            --after;
+        }
+    }
 };
 
 std::vector<PageMapping> PageTable::State::run_batch(std::unique_lock<std::mutex>& lock,
@@ -218,15 +286,19 @@ std::vector<PageMapping> PageTable::State::run_batch(std::unique_lock<std::mutex
     const auto start = std::chrono::steady_clock::now();
     std::exception_ptr failure;
     std::vector<PageMapping> evicted = unmap_victims(batch.victims, failure);
-    std::vector<PooledPage> pages;
-    for (const auto& victim : evicted) pages.push_back(victim.physical);
+    std::vector<PooledPage> pages = std::move(batch.recycled);
+    std::vector<PooledPage> held_back;  // deferred once the evictions are reported
+    for (const auto& victim : evicted) {
+        (batch.defer_victims ? held_back : pages).push_back(victim.physical);
+    }
     const std::size_t wanted = batch.candidates.size();
     // Pages that go back to the pool, once the evictions are reported: a page given back
     // earlier could be committed elsewhere and reported before its eviction here.
-    std::vector<PooledPage> to_pool;
+    std::vector<PooledPage> to_pool = std::move(batch.surplus);
     // Evicted pages beyond what the batch needs (a lowered budget) go back to the pool.
     if (pages.size() > wanted) {
-        to_pool.assign(pages.begin() + static_cast<std::ptrdiff_t>(wanted), pages.end());
+        to_pool.insert(to_pool.end(), pages.begin() + static_cast<std::ptrdiff_t>(wanted),
+                       pages.end());
         pages.resize(wanted);
     }
     std::vector<PageMapping> extra_victims_evicted;
@@ -237,7 +309,10 @@ std::vector<PageMapping> PageTable::State::run_batch(std::unique_lock<std::mutex
                 pages.insert(pages.end(), fresh.begin(), fresh.end());
                 break;
             } catch (const Error& error) {
-                if (error.code() != Errc::out_of_memory || attempt >= settings.out_of_memory_retries) {
+                // With frames in flight an evicted page cannot be reused at once: the batch is
+                // undone and tried again once deferred pages are free.
+                if (error.code() != Errc::out_of_memory ||
+                    attempt >= settings.out_of_memory_retries || batch.defer_victims) {
                     failure = std::current_exception();
                     break;
                 }
@@ -322,8 +397,20 @@ std::vector<PageMapping> PageTable::State::run_batch(std::unique_lock<std::mutex
             committed.push_back({batch.candidates[i], entry.physical, entry.generation});
         }
     }
-    returning += to_pool.size();
+    returning += to_pool.size() + held_back.size();
     report(lock, evicted, committed);
+    if (!batch.defer_victims && !batch.victims.empty()) {
+        lock.lock();
+        end_reuse_at_once(batch.victims.size());
+        lock.unlock();
+    }
+    if (!held_back.empty()) {
+        // Tagged after the report: a frame begun from now on uploads a table without them.
+        lock.lock();
+        defer(held_back);
+        returning -= held_back.size();
+        lock.unlock();
+    }
     release_to_pool(to_pool);
     if (failure) std::rethrow_exception(failure);
     return committed;
@@ -378,7 +465,10 @@ FrameId PageTable::current_frame() const {
 }
 
 FrameId PageTable::begin_frame() {
-    std::lock_guard lock(state_->mutex);
+    std::unique_lock lock(state_->mutex);
+    // A batch planned with no frame in flight reuses its victims' pages at once: a frame begun
+    // before it reports the evictions could upload the old mappings.
+    state_->reuse_reported.wait(lock, [&] { return state_->reusing_at_once == 0; });
     return ++state_->current_frame;
 }
 
@@ -467,15 +557,24 @@ std::vector<PageMapping> PageTable::commit_queued(std::size_t max_pages) {
         batch.candidates.push_back(page);
     }
     if (batch.candidates.empty()) return {};
-    // Room for the batch: free budget, then victims for the rest.
-    const std::size_t held = s.resident + s.committing - batch.candidates.size();
+    // Room for the batch: free budget and deferred pages whose frames are complete, then
+    // victims for the rest. Deferred pages still waiting count as room to come: no victims
+    // are taken for them again.
+    const std::size_t held = s.held_pages() - batch.candidates.size();
     const std::ptrdiff_t free =
         static_cast<std::ptrdiff_t>(s.budget_pages) - static_cast<std::ptrdiff_t>(held);
     const std::ptrdiff_t wanted = static_cast<std::ptrdiff_t>(batch.candidates.size());
-    const std::ptrdiff_t needed = std::max<std::ptrdiff_t>(0, wanted - free);
+    const std::ptrdiff_t deferred = static_cast<std::ptrdiff_t>(s.deferred.size());
+    const std::ptrdiff_t ripe = static_cast<std::ptrdiff_t>(s.ripe_count());
+    const std::ptrdiff_t needed = std::max<std::ptrdiff_t>(0, wanted - free - deferred);
+    batch.defer_victims = s.defers();
     batch.victims = s.take_victims(static_cast<std::size_t>(needed));
-    const std::ptrdiff_t fits = std::clamp<std::ptrdiff_t>(
-        free + static_cast<std::ptrdiff_t>(batch.victims.size()), 0, wanted);
+    if (!batch.defer_victims) s.begin_reuse_at_once(batch.victims);
+    const std::ptrdiff_t usable_victims =
+        batch.defer_victims ? 0 : static_cast<std::ptrdiff_t>(batch.victims.size());
+    const std::ptrdiff_t fits =
+        std::clamp<std::ptrdiff_t>(free + ripe + usable_victims, 0, wanted);
+    batch.recycled = s.take_ripe(static_cast<std::size_t>(std::min(ripe, fits)));
     // What does not fit goes back to the front of the queue, in order.
     while (static_cast<std::ptrdiff_t>(batch.candidates.size()) > fits) {
         PageIndex page = batch.candidates.back();
@@ -486,6 +585,7 @@ std::vector<PageMapping> PageTable::commit_queued(std::size_t max_pages) {
         s.queue.push_front(page);
     }
     if (batch.candidates.empty() && batch.victims.empty()) return {};
+    s.take_surplus(batch);
     return s.run_batch(lock, std::move(batch));
 }
 
@@ -513,14 +613,35 @@ std::vector<PageMapping> PageTable::commit(std::span<const PageIndex> pages, boo
         }
     }
     std::size_t missing = unique.size() - resident_now.size();
-    const std::size_t held = s.resident + s.committing;
-    const std::ptrdiff_t free =
-        static_cast<std::ptrdiff_t>(s.budget_pages) - static_cast<std::ptrdiff_t>(held);
-    const std::ptrdiff_t needed = std::max<std::ptrdiff_t>(0, std::ptrdiff_t(missing) - free);
+    const std::ptrdiff_t free = static_cast<std::ptrdiff_t>(s.budget_pages) -
+                                static_cast<std::ptrdiff_t>(s.held_pages());
+    const std::ptrdiff_t deferred = static_cast<std::ptrdiff_t>(s.deferred.size());
+    const std::ptrdiff_t ripe = static_cast<std::ptrdiff_t>(s.ripe_count());
+    const std::ptrdiff_t needed =
+        std::max<std::ptrdiff_t>(0, std::ptrdiff_t(missing) - free - deferred);
+    batch.defer_victims = s.defers();
     // The resident pages of this call must not be chosen as victims: pin them for the choice.
     for (PageIndex page : resident_now) ++s.entries.at(page).pins;
     batch.victims = s.take_victims(static_cast<std::size_t>(needed));
     for (PageIndex page : resident_now) --s.entries.at(page).pins;
+    const std::ptrdiff_t room = free + ripe +
+                                (batch.defer_victims ? 0 : std::ptrdiff_t(batch.victims.size()));
+    if (static_cast<std::ptrdiff_t>(batch.victims.size()) == needed &&
+        room < std::ptrdiff_t(missing)) {
+        // Room is coming from pages that frames in flight may still reach: evict what is
+        // needed now (held back until those frames complete) and let the caller try again.
+        if (!batch.victims.empty()) {
+            State::Batch evictions;
+            evictions.victims = std::move(batch.victims);
+            evictions.defer_victims = true;
+            s.run_batch(lock, std::move(evictions));
+        }
+        throw Error(Errc::budget_exhausted, "commit",
+                    detail::concat(missing, " pages do not fit yet: ", deferred + needed,
+                                   " evicted pages wait for the frames in flight that may "
+                                   "still sample them"),
+                    detail::concat("pages=", unique.size()));
+    }
     if (static_cast<std::ptrdiff_t>(batch.victims.size()) < needed) {
         for (const PageMapping& victim : batch.victims) s.restore_victim(victim);
         throw Error(Errc::budget_exhausted, "commit",
@@ -531,6 +652,8 @@ std::vector<PageMapping> PageTable::commit(std::span<const PageIndex> pages, boo
                                    "frames not yet complete)"),
                     detail::concat("pages=", unique.size()));
     }
+    batch.recycled = s.take_ripe(std::min<std::size_t>(std::size_t(ripe), missing));
+    if (!batch.defer_victims) s.begin_reuse_at_once(batch.victims);
     for (PageIndex page : resident_now) {
         Entry& entry = s.entries.at(page);
         entry.last_used = s.current_frame;
@@ -550,6 +673,7 @@ std::vector<PageMapping> PageTable::commit(std::span<const PageIndex> pages, boo
     }
     std::vector<PageMapping> result;
     if (!batch.candidates.empty() || !batch.victims.empty()) {
+        s.take_surplus(batch);
         try {
             result = s.run_batch(lock, std::move(batch));
         } catch (...) {
@@ -634,6 +758,8 @@ void PageTable::evict(std::span<const PageIndex> pages) {
         ++s.evicting;
         victims.push_back({page, entry.physical, entry.generation});
     }
+    const bool defer = s.defers();
+    if (!defer) s.begin_reuse_at_once(victims);
     lock.unlock();
     const auto start = std::chrono::steady_clock::now();
     std::exception_ptr failure;
@@ -648,7 +774,17 @@ void PageTable::evict(std::span<const PageIndex> pages) {
     s.forget_victims(evicted);
     s.returning += physical.size();
     s.report(lock, evicted, {});
-    s.release_to_pool(physical);
+    if (defer) {
+        lock.lock();
+        s.defer(physical);
+        s.returning -= physical.size();
+        lock.unlock();
+    } else {
+        lock.lock();
+        s.end_reuse_at_once(victims.size());
+        lock.unlock();
+        s.release_to_pool(physical);
+    }
     if (failure) std::rethrow_exception(failure);
 }
 
@@ -728,6 +864,10 @@ PageTableStatistics PageTable::statistics() const {
         result.commit_batches = s.batches;
         result.out_of_memory_retries = s.out_of_memory_retries;
         result.failed_batches = s.failed_batches;
+        result.deferred_pages = s.deferred.size();
+        result.deferred_peak = s.deferred_peak;
+        result.deferred_total = s.deferred_total;
+        result.deferred_reused = s.deferred_reused;
     }
     result.commit_latency = state_->commit_latency.summary();
     result.evict_latency = state_->evict_latency.summary();
@@ -776,6 +916,13 @@ void PageTable::check_invariants() const {
             fail(detail::concat("page ", page, " is pinned but not resident"));
         }
     }
+    for (const DeferredPage& page : s.deferred) {
+        if (!slots.insert(page.physical.slot).second ||
+            !handles.insert(page.physical.handle.value).second) {
+            fail(detail::concat("a held-back physical page (slot ", page.physical.slot,
+                                ") backs a page too"));
+        }
+    }
     if (resident != s.resident || queued != s.queued || committing != s.committing ||
         evicting != s.evicting || pinned != s.pinned) {
         fail(detail::concat("counts disagree: resident ", resident, "/", s.resident, ", queued ",
@@ -790,9 +937,10 @@ void PageTable::check_invariants() const {
                                 " pages committed, the table expects ", mapped));
         }
         const auto pool = s.pool.statistics();
-        if (pool.used_bytes != resident * s.region.page_size()) {
+        if (pool.used_bytes != (resident + s.deferred.size()) * s.region.page_size()) {
             fail(detail::concat("the pool has ", pool.used_bytes / s.region.page_size(),
-                                " pages in use, the table ", resident, " resident"));
+                                " pages in use, the table ", resident, " resident and ",
+                                s.deferred.size(), " held back"));
         }
     }
     std::size_t live_queue = 0;
@@ -882,7 +1030,13 @@ void PageTable::shutdown() {
     }
     s.queue.clear();
     s.queued = 0;
+    // Every frame is complete: the held-back pages go back to the pool with the others.
+    std::vector<PooledPage> held_back;
+    for (const DeferredPage& page : s.deferred) held_back.push_back(page.physical);
+    s.deferred.clear();
+    s.returning += held_back.size();
     lock.unlock();
+    s.release_to_pool(held_back);
     std::exception_ptr failure;
     auto evicted = s.unmap_victims(victims, failure);
     std::vector<PooledPage> physical;

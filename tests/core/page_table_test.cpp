@@ -1,5 +1,6 @@
 #include <gtest/gtest.h>
 
+#include <deque>
 #include <map>
 #include <random>
 #include <set>
@@ -154,7 +155,10 @@ TEST_P(PageTableTest, PinnedPagesAreNeverEvicted) {
 
 TEST_P(PageTableTest, FramesFenceEviction) {
     Backend& backend = *backend_;
-    PageTable table(backend, small_table(2));
+    // Only the fences of requested pages here; deferred reuse has its own tests.
+    auto settings = small_table(2);
+    settings.defer_reuse = false;
+    PageTable table(backend, settings);
     FrameId frame1 = table.begin_frame();
     table.commit(pages_of(1, 2));  // used in frame 1
     FrameId frame2 = table.begin_frame();
@@ -177,6 +181,119 @@ TEST_P(PageTableTest, FramesFenceEviction) {
     EXPECT_EQ(table.commit_queued(1).size(), 1u);
     EXPECT_EQ(test::error_code_of([&] { table.complete_frame(frame2 + 5); }),
               Errc::invalid_argument);
+    table.check_invariants();
+}
+
+TEST_P(PageTableTest, EvictedPagesAreReusedOnlyOnceTheirFramesComplete) {
+    Backend& backend = *backend_;
+    auto settings = small_table(2);
+    Observer observer;
+    observer.attach(settings);
+    PageTable table(backend, settings);
+    FrameId frame1 = table.begin_frame();
+    table.commit(pages_of(1, 2));
+    table.complete_frame(frame1);
+    // Frame 2 is in flight and may sample pages 1 and 2 without having asked for them.
+    FrameId frame2 = table.begin_frame();
+    const std::uint32_t slot1 = observer.slot_of.at(1);
+    table.request(pages_of(3));
+    // Page 1 goes from the table at once, but its physical page is held back for frame 2.
+    EXPECT_TRUE(table.commit_queued(1).empty());
+    EXPECT_FALSE(table.is_resident(1));
+    auto stats = table.statistics();
+    EXPECT_EQ(stats.deferred_pages, 1u);
+    EXPECT_EQ(stats.evictions, 1u);
+    EXPECT_LE(stats.resident_pages + stats.deferred_pages, stats.budget_pages);
+    // Asking again takes no second victim: the held-back page is room to come.
+    EXPECT_TRUE(table.commit_queued(1).empty());
+    EXPECT_TRUE(table.is_resident(2));
+    EXPECT_EQ(table.statistics().deferred_pages, 1u);
+    table.check_invariants();
+    // A frame begun after the eviction cannot see page 1; only frame 2 held it back.
+    FrameId frame3 = table.begin_frame();
+    table.complete_frame(frame2);
+    auto committed = table.commit_queued(1);
+    ASSERT_EQ(committed.size(), 1u);
+    EXPECT_EQ(committed.front().page, 3u);
+    EXPECT_EQ(committed.front().physical.slot, slot1);
+    stats = table.statistics();
+    EXPECT_EQ(stats.deferred_pages, 0u);
+    EXPECT_EQ(stats.deferred_peak, 1u);
+    EXPECT_EQ(stats.deferred_total, 1u);
+    EXPECT_EQ(stats.deferred_reused, 1u);
+    table.complete_frame(frame3);
+    table.check_invariants();
+}
+
+TEST_P(PageTableTest, CommitWithFramesInFlightEvictsAheadAndSucceedsLater) {
+    Backend& backend = *backend_;
+    PageTable table(backend, small_table(2));
+    FrameId frame1 = table.begin_frame();
+    table.commit(pages_of(1, 2));
+    table.complete_frame(frame1);
+    FrameId frame2 = table.begin_frame();
+    EXPECT_EQ(test::error_code_of([&] { table.commit(pages_of(3, 4)); }),
+              Errc::budget_exhausted);
+    // The victims are gone from the table and held back; the pages did not commit.
+    EXPECT_EQ(table.resident_count(), 0u);
+    EXPECT_FALSE(table.is_resident(3));
+    EXPECT_EQ(table.statistics().deferred_pages, 2u);
+    // Retrying while the frame is in flight evicts nothing more and still waits.
+    EXPECT_EQ(test::error_code_of([&] { table.commit(pages_of(3, 4)); }),
+              Errc::budget_exhausted);
+    EXPECT_EQ(table.statistics().evictions, 2u);
+    table.complete_frame(frame2);
+    EXPECT_EQ(table.commit(pages_of(3, 4)).size(), 2u);
+    EXPECT_EQ(table.statistics().deferred_pages, 0u);
+    EXPECT_EQ(table.statistics().pool.used_bytes, 2 * page);
+    table.check_invariants();
+}
+
+TEST_P(PageTableTest, HeldBackPagesAreBoundedByTheFramesInFlight) {
+    Backend& backend = *backend_;
+    // Three frames in flight at a time, each evicting up to a batch: what is held back never
+    // exceeds the evictions of the frames in flight, and never the budget.
+    constexpr std::size_t budget = 16, batch = 4, in_flight = 3;
+    PageTable table(backend, small_table(budget));
+    std::deque<FrameId> frames;
+    PageIndex next = 1;
+    std::size_t max_held = 0;
+    for (int i = 0; i < 60; ++i) {
+        frames.push_back(table.begin_frame());
+        table.request(range(next, batch));
+        next += batch;
+        table.commit_queued(batch);
+        const auto stats = table.statistics();
+        EXPECT_LE(stats.resident_pages + stats.deferred_pages, budget);
+        max_held = std::max(max_held, stats.deferred_pages);
+        if (frames.size() == in_flight) {
+            table.complete_frame(frames.front());
+            frames.pop_front();
+        }
+        table.check_invariants();
+    }
+    EXPECT_GT(max_held, 0u);
+    EXPECT_LE(max_held, batch * in_flight);
+    EXPECT_EQ(table.statistics().deferred_peak, max_held);
+    while (!frames.empty()) {
+        table.complete_frame(frames.front());
+        frames.pop_front();
+    }
+}
+
+TEST_P(PageTableTest, ExplicitEvictionDefersReuseWhileFramesAreInFlight) {
+    Backend& backend = *backend_;
+    PageTable table(backend, small_table(2));
+    FrameId frame1 = table.begin_frame();
+    table.commit(pages_of(1, 2));
+    table.complete_frame(frame1);
+    FrameId frame2 = table.begin_frame();
+    table.evict(pages_of(1));
+    EXPECT_EQ(table.statistics().deferred_pages, 1u);
+    table.check_invariants();
+    table.complete_frame(frame2);
+    table.commit(pages_of(3));
+    EXPECT_EQ(table.statistics().deferred_pages, 0u);
     table.check_invariants();
 }
 

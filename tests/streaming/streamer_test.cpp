@@ -177,7 +177,7 @@ TEST_P(StreamerTest, FramesThatAreNotCompleteKeepTheirPages) {
     const FrameId frame = streamer.begin_frame();
     streamer.request(first);
     ASSERT_TRUE(streamer.wait_idle(30s));
-    streamer.begin_frame();
+    const FrameId frame2 = streamer.begin_frame();
     streamer.request(second);
     // The budget (8: a tail and 7) is full of pages frame 1 uses: nothing can be evicted.
     EXPECT_FALSE(streamer.wait_idle(200ms));
@@ -185,6 +185,12 @@ TEST_P(StreamerTest, FramesThatAreNotCompleteKeepTheirPages) {
     EXPECT_GT(streamer.statistics().budget_stalls, 0u);
     for (PageIndex page : second) EXPECT_TRUE(streamer.is_queued(page)) << page;
     streamer.complete_frame(frame);
+    // Frame 1's pages can go now, but frame 2, in flight, may still sample them: their
+    // physical pages are held back and the second pages still wait.
+    EXPECT_FALSE(streamer.wait_idle(200ms));
+    EXPECT_GT(streamer.statistics().table.deferred_pages, 0u);
+    for (PageIndex page : second) EXPECT_TRUE(streamer.is_queued(page)) << page;
+    streamer.complete_frame(frame2);
     ASSERT_TRUE(streamer.wait_idle(30s));
     for (PageIndex page : second) EXPECT_TRUE(streamer.is_ready(page));
     for (PageIndex page : first) EXPECT_FALSE(streamer.is_ready(page));

@@ -12,6 +12,14 @@
 // not use frames never call begin_frame(): everything is then in frame 0, which counts as
 // complete, and any unpinned page can be evicted.
 //
+// Deferred reuse: a frame in flight can sample a page it never asked for (feedback is sparse),
+// so an evicted page's physical page is not given to another page at once. It is held back
+// (deferred_pages in the statistics) until every frame begun when its eviction was reported has
+// completed, then reused by a later commit. Held-back pages count against the budget, so memory
+// never exceeds it; their number is bounded by the evictions of the frames in flight. A commit
+// that finds room only in held-back pages waits (budget_exhausted, or stays queued) until those
+// frames complete.
+//
 // Callbacks report commits and evictions in batches, in the order they happen, so that higher
 // layers (the indirection table, IPC peers) stay current: an eviction is reported before its
 // physical page can be committed anywhere else, and generations grow in callback order. They run one at a time on the thread
@@ -66,6 +74,9 @@ struct PageTableSettings {
     PagePoolSettings pool;
     PageMappingCallback on_committed;
     PageMappingCallback on_evicted;
+    // Hold evicted physical pages back until the frames begun before their eviction complete
+    // (see above). Only false for an app that reaches pages only through frame-fenced requests.
+    bool defer_reuse = true;
     // How many times a commit that hits out_of_memory evicts more pages and tries again.
     int out_of_memory_retries = 4;
     Log log;
@@ -92,6 +103,11 @@ struct PageTableStatistics {
     std::uint64_t commit_batches = 0;
     std::uint64_t out_of_memory_retries = 0;
     std::uint64_t failed_batches = 0;  // batches rolled back after a backend error
+    // Evicted physical pages held back for frames in flight (counted against the budget).
+    std::size_t deferred_pages = 0;
+    std::size_t deferred_peak = 0;
+    std::uint64_t deferred_total = 0;   // pages ever held back
+    std::uint64_t deferred_reused = 0;  // ... and reused once their frames were complete
     LatencySummary commit_latency;     // per page, batch time / pages, pool and maps included
     LatencySummary evict_latency;      // per page
     RegionStatistics region;
@@ -134,7 +150,9 @@ public:
     // stay queued, and the error is thrown.
     std::vector<PageMapping> commit_queued(std::size_t max_pages);
     // Commits these pages now (queued ones leave the queue; resident ones are kept) and pins
-    // them if asked. budget_exhausted when they cannot all fit; nothing changes then.
+    // them if asked. budget_exhausted when they cannot all fit; nothing changes then, except
+    // that with frames in flight the victims they need are evicted and held back, so that a
+    // later call finds room once those frames complete.
     std::vector<PageMapping> commit(std::span<const PageIndex> pages, bool pin = false);
     bool maps_into_region() const noexcept;
     // Where a resident page's bytes can be reached: its place in the region, or its window when

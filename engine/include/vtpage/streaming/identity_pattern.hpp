@@ -1,0 +1,35 @@
+// The identity texture's texels: each 32-bit texel is a hash of its own (texture, page, texel)
+// identity, the page being the texture's layout page (which names the mip and the page's place
+// in it). A reader that knows which page its coordinates map to can tell whether the bytes it
+// read are that page's, or another page's that took its physical page too early. Integer
+// arithmetic only, so the CPU, CUDA and a shader port compute the same words.
+#pragma once
+
+#include <cstdint>
+
+#include "vtpage/streaming/texture_layout.hpp"
+
+namespace vtpage::vt::identity {
+
+VTPAGE_HOST_DEVICE constexpr std::uint32_t mix32(std::uint32_t x) {
+    x ^= x >> 16;
+    x *= 0x7feb352du;
+    x ^= x >> 15;
+    x *= 0x846ca68bu;
+    x ^= x >> 16;
+    return x;
+}
+
+// The word at `texel` (the 32-bit word index within the page) of layout page `page` of the
+// texture tagged `texture`.
+VTPAGE_HOST_DEVICE constexpr std::uint32_t texel_word(std::uint32_t texture, std::uint64_t page,
+                                                      std::uint32_t texel) {
+    std::uint32_t h = mix32(texture * 0x9e3779b9u + 0x632be5abu);
+    h = mix32(h ^ std::uint32_t(page));
+    h = mix32(h ^ std::uint32_t(page >> 32));
+    return mix32(h ^ texel);
+}
+
+inline constexpr std::uint32_t words_per_page = std::uint32_t(page_bytes / 4);
+
+}  // namespace vtpage::vt::identity
