@@ -81,7 +81,7 @@ struct PageTable::State {
         reuse_reported.notify_all();
     }
     // Deferred pages whose frames are complete (the deque is in frame order).
-    std::size_t ripe_count() const {
+    std::size_t ripe_count_nolock() const {
         std::size_t ripe = 0;
         for (const DeferredPage& page : deferred) {
             if (page.frame > completed_frame) break;
@@ -89,7 +89,7 @@ struct PageTable::State {
         }
         return ripe;
     }
-    std::vector<PooledPage> take_ripe(std::size_t count) {
+    std::vector<PooledPage> take_ripe_nolock(std::size_t count) {
         std::vector<PooledPage> pages;
         while (pages.size() < count && !deferred.empty() &&
                deferred.front().frame <= completed_frame) {
@@ -99,15 +99,15 @@ struct PageTable::State {
         deferred_reused += pages.size();
         return pages;
     }
-    // Holds pages back until the frames begun so far are complete. Caller holds the lock and
-    // calls this only after the evictions that freed them were reported.
-    void defer(const std::vector<PooledPage>& pages) {
+    // Holds pages back until the frames begun so far are complete. Called only after the
+    // evictions that freed them were reported.
+    void defer_nolock(const std::vector<PooledPage>& pages) {
         for (const PooledPage& page : pages) deferred.push_back({current_frame, page});
         deferred_total += pages.size();
         deferred_peak = std::max(deferred_peak, deferred.size());
     }
     // Pages held against the budget: resident, being committed, or held back.
-    std::size_t held_pages() const { return resident + committing + deferred.size(); }
+    std::size_t held_pages_nolock() const { return resident + committing + deferred.size(); }
     void check_page(const char* operation, PageIndex page) const {
         if (page >= region.page_count()) {
             throw Error(Errc::out_of_range, operation,
@@ -115,26 +115,28 @@ struct PageTable::State {
                         page_text(page));
         }
     }
-    // Chooses up to count victims and marks them evicting. Caller holds the lock.
-    std::vector<PageMapping> take_victims(std::size_t count) {
+    // Chooses up to count victims and marks them evicting.
+    std::vector<PageMapping> take_victims_nolock(std::size_t count) {
         std::vector<PageMapping> victims;
         if (count == 0) return victims;
         auto pages = policy->choose_victims(count, [this](PageIndex page) {
             auto found = entries.find(page);
             return found != entries.end() && evictable(found->second);
         });
-        for (PageIndex page : pages) {
-            Entry& entry = entries.at(page);
-            entry.state = PageState::evicting;
-            policy->removed(page);
-            --resident;
-            ++evicting;
-            victims.push_back({page, entry.physical, entry.generation});
-        }
+        for (PageIndex page : pages) victims.push_back(mark_evicting_nolock(page));
         return victims;
     }
-    // A victim whose unmap failed is resident again. Caller holds the lock.
-    void restore_victim(const PageMapping& victim) {
+    // A resident page becomes a victim: out of the policy, counted as evicting.
+    PageMapping mark_evicting_nolock(PageIndex page) {
+        Entry& entry = entries.at(page);
+        entry.state = PageState::evicting;
+        policy->removed(page);
+        --resident;
+        ++evicting;
+        return {page, entry.physical, entry.generation};
+    }
+    // A victim whose unmap failed is resident again.
+    void restore_victim_nolock(const PageMapping& victim) {
         Entry& entry = entries.at(victim.page);
         entry.state = PageState::resident;
         --evicting;
@@ -142,7 +144,7 @@ struct PageTable::State {
         policy->inserted(victim.page);
     }
     // Victims that are gone: forgotten, or queued again if requested meanwhile.
-    void forget_victims(const std::vector<PageMapping>& gone) {
+    void forget_victims_nolock(const std::vector<PageMapping>& gone) {
         for (const PageMapping& victim : gone) {
             auto found = entries.find(victim.page);
             --evicting;
@@ -174,12 +176,32 @@ struct PageTable::State {
         std::lock_guard lock(mutex);
         for (const auto& victim : victims) {
             if (region.is_committed(victim.page)) {
-                restore_victim(victim);
+                restore_victim_nolock(victim);
             } else {
                 evicted.push_back(victim);
             }
         }
         return evicted;
+    }
+    // The tail of every eviction, called without the lock: unmaps the victims, forgets those
+    // gone and reports them. Returns their physical pages, counted in `returning` until they
+    // reach the pool; the lock is released again on return (by report).
+    std::vector<PooledPage> evict_victims(std::unique_lock<std::mutex>& lock,
+                                          const std::vector<PageMapping>& victims,
+                                          std::exception_ptr& failure, bool record_latency) {
+        const auto start = std::chrono::steady_clock::now();
+        const std::vector<PageMapping> evicted = unmap_victims(victims, failure);
+        std::vector<PooledPage> physical;
+        for (const auto& victim : evicted) physical.push_back(victim.physical);
+        if (record_latency && !evicted.empty()) {
+            const auto per_page = (std::chrono::steady_clock::now() - start) / evicted.size();
+            for (std::size_t i = 0; i < evicted.size(); ++i) evict_latency.record(per_page);
+        }
+        lock.lock();
+        forget_victims_nolock(evicted);
+        returning += physical.size();
+        report(lock, evicted, {});
+        return physical;
     }
     // Gives pages back to the pool; called after the evictions that freed them are reported.
     // `returning` counts them meanwhile (raised by the caller under the lock).
@@ -268,9 +290,9 @@ struct PageTable::State {
     };
     std::vector<PageMapping> run_batch(std::unique_lock<std::mutex>& lock, Batch batch);
     // Held-back pages that are free again but beyond the budget (it was lowered) leave with
-    // the batch. Caller holds the lock; the batch's candidates count as committing.
-    void take_surplus(Batch& batch) {
-        std::size_t after = held_pages() + (batch.defer_victims ? batch.victims.size() : 0);
+    // the batch. The batch's candidates count as committing.
+    void take_surplus_nolock(Batch& batch) {
+        std::size_t after = held_pages_nolock() + (batch.defer_victims ? batch.victims.size() : 0);
         while (after > budget_pages && !deferred.empty() &&
                deferred.front().frame <= completed_frame) {
             batch.surplus.push_back(deferred.front().physical);
@@ -322,7 +344,7 @@ std::vector<PageMapping> PageTable::State::run_batch(std::unique_lock<std::mutex
             {
                 std::lock_guard relock(mutex);
                 ++out_of_memory_retries;
-                more = take_victims(wanted - pages.size());
+                more = take_victims_nolock(wanted - pages.size());
             }
             if (more.empty()) {
                 failure = std::make_exception_ptr(Error(
@@ -357,7 +379,7 @@ std::vector<PageMapping> PageTable::State::run_batch(std::unique_lock<std::mutex
 
     lock.lock();
     evicted.insert(evicted.end(), extra_victims_evicted.begin(), extra_victims_evicted.end());
-    forget_victims(evicted);
+    forget_victims_nolock(evicted);
     if (failure) {
         ++failed_batches;
         // The batch's pages go back to where they were: queued (at the front, in order) or
@@ -407,7 +429,7 @@ std::vector<PageMapping> PageTable::State::run_batch(std::unique_lock<std::mutex
     if (!held_back.empty()) {
         // Tagged after the report: a frame begun from now on uploads a table without them.
         lock.lock();
-        defer(held_back);
+        defer_nolock(held_back);
         returning -= held_back.size();
         lock.unlock();
     }
@@ -560,21 +582,21 @@ std::vector<PageMapping> PageTable::commit_queued(std::size_t max_pages) {
     // Room for the batch: free budget and deferred pages whose frames are complete, then
     // victims for the rest. Deferred pages still waiting count as room to come: no victims
     // are taken for them again.
-    const std::size_t held = s.held_pages() - batch.candidates.size();
+    const std::size_t held = s.held_pages_nolock() - batch.candidates.size();
     const std::ptrdiff_t free =
         static_cast<std::ptrdiff_t>(s.budget_pages) - static_cast<std::ptrdiff_t>(held);
     const std::ptrdiff_t wanted = static_cast<std::ptrdiff_t>(batch.candidates.size());
     const std::ptrdiff_t deferred = static_cast<std::ptrdiff_t>(s.deferred.size());
-    const std::ptrdiff_t ripe = static_cast<std::ptrdiff_t>(s.ripe_count());
+    const std::ptrdiff_t ripe = static_cast<std::ptrdiff_t>(s.ripe_count_nolock());
     const std::ptrdiff_t needed = std::max<std::ptrdiff_t>(0, wanted - free - deferred);
     batch.defer_victims = s.defers();
-    batch.victims = s.take_victims(static_cast<std::size_t>(needed));
+    batch.victims = s.take_victims_nolock(static_cast<std::size_t>(needed));
     if (!batch.defer_victims) s.begin_reuse_at_once(batch.victims);
     const std::ptrdiff_t usable_victims =
         batch.defer_victims ? 0 : static_cast<std::ptrdiff_t>(batch.victims.size());
     const std::ptrdiff_t fits =
         std::clamp<std::ptrdiff_t>(free + ripe + usable_victims, 0, wanted);
-    batch.recycled = s.take_ripe(static_cast<std::size_t>(std::min(ripe, fits)));
+    batch.recycled = s.take_ripe_nolock(static_cast<std::size_t>(std::min(ripe, fits)));
     // What does not fit goes back to the front of the queue, in order.
     while (static_cast<std::ptrdiff_t>(batch.candidates.size()) > fits) {
         PageIndex page = batch.candidates.back();
@@ -585,7 +607,7 @@ std::vector<PageMapping> PageTable::commit_queued(std::size_t max_pages) {
         s.queue.push_front(page);
     }
     if (batch.candidates.empty() && batch.victims.empty()) return {};
-    s.take_surplus(batch);
+    s.take_surplus_nolock(batch);
     return s.run_batch(lock, std::move(batch));
 }
 
@@ -614,15 +636,15 @@ std::vector<PageMapping> PageTable::commit(std::span<const PageIndex> pages, boo
     }
     std::size_t missing = unique.size() - resident_now.size();
     const std::ptrdiff_t free = static_cast<std::ptrdiff_t>(s.budget_pages) -
-                                static_cast<std::ptrdiff_t>(s.held_pages());
+                                static_cast<std::ptrdiff_t>(s.held_pages_nolock());
     const std::ptrdiff_t deferred = static_cast<std::ptrdiff_t>(s.deferred.size());
-    const std::ptrdiff_t ripe = static_cast<std::ptrdiff_t>(s.ripe_count());
+    const std::ptrdiff_t ripe = static_cast<std::ptrdiff_t>(s.ripe_count_nolock());
     const std::ptrdiff_t needed =
         std::max<std::ptrdiff_t>(0, std::ptrdiff_t(missing) - free - deferred);
     batch.defer_victims = s.defers();
     // The resident pages of this call must not be chosen as victims: pin them for the choice.
     for (PageIndex page : resident_now) ++s.entries.at(page).pins;
-    batch.victims = s.take_victims(static_cast<std::size_t>(needed));
+    batch.victims = s.take_victims_nolock(static_cast<std::size_t>(needed));
     for (PageIndex page : resident_now) --s.entries.at(page).pins;
     const std::ptrdiff_t room = free + ripe +
                                 (batch.defer_victims ? 0 : std::ptrdiff_t(batch.victims.size()));
@@ -643,7 +665,7 @@ std::vector<PageMapping> PageTable::commit(std::span<const PageIndex> pages, boo
                     detail::concat("pages=", unique.size()));
     }
     if (static_cast<std::ptrdiff_t>(batch.victims.size()) < needed) {
-        for (const PageMapping& victim : batch.victims) s.restore_victim(victim);
+        for (const PageMapping& victim : batch.victims) s.restore_victim_nolock(victim);
         throw Error(Errc::budget_exhausted, "commit",
                     detail::concat(missing, " pages do not fit: the budget holds ",
                                    s.budget_pages, " pages, ", s.resident,
@@ -652,7 +674,7 @@ std::vector<PageMapping> PageTable::commit(std::span<const PageIndex> pages, boo
                                    "frames not yet complete)"),
                     detail::concat("pages=", unique.size()));
     }
-    batch.recycled = s.take_ripe(std::min<std::size_t>(std::size_t(ripe), missing));
+    batch.recycled = s.take_ripe_nolock(std::min<std::size_t>(std::size_t(ripe), missing));
     if (!batch.defer_victims) s.begin_reuse_at_once(batch.victims);
     for (PageIndex page : resident_now) {
         Entry& entry = s.entries.at(page);
@@ -673,7 +695,7 @@ std::vector<PageMapping> PageTable::commit(std::span<const PageIndex> pages, boo
     }
     std::vector<PageMapping> result;
     if (!batch.candidates.empty() || !batch.victims.empty()) {
-        s.take_surplus(batch);
+        s.take_surplus_nolock(batch);
         try {
             result = s.run_batch(lock, std::move(batch));
         } catch (...) {
@@ -750,33 +772,15 @@ void PageTable::evict(std::span<const PageIndex> pages) {
         }
     }
     std::vector<PageMapping> victims;
-    for (PageIndex page : pages) {
-        Entry& entry = s.entries.at(page);
-        entry.state = PageState::evicting;
-        s.policy->removed(page);
-        --s.resident;
-        ++s.evicting;
-        victims.push_back({page, entry.physical, entry.generation});
-    }
+    for (PageIndex page : pages) victims.push_back(s.mark_evicting_nolock(page));
     const bool defer = s.defers();
     if (!defer) s.begin_reuse_at_once(victims);
     lock.unlock();
-    const auto start = std::chrono::steady_clock::now();
     std::exception_ptr failure;
-    auto evicted = s.unmap_victims(victims, failure);
-    std::vector<PooledPage> physical;
-    for (const auto& victim : evicted) physical.push_back(victim.physical);
-    if (!evicted.empty()) {
-        const auto per_page = (std::chrono::steady_clock::now() - start) / evicted.size();
-        for (std::size_t i = 0; i < evicted.size(); ++i) s.evict_latency.record(per_page);
-    }
-    lock.lock();
-    s.forget_victims(evicted);
-    s.returning += physical.size();
-    s.report(lock, evicted, {});
+    std::vector<PooledPage> physical = s.evict_victims(lock, victims, failure, true);
     if (defer) {
         lock.lock();
-        s.defer(physical);
+        s.defer_nolock(physical);
         s.returning -= physical.size();
         lock.unlock();
     } else {
@@ -1008,7 +1012,7 @@ void PageTable::shutdown() {
     if (s.committing > 0 || s.evicting > 0) {
         throw Error(Errc::busy, "shutdown", "commits or evictions are in progress");
     }
-    std::vector<PageMapping> victims;
+    std::vector<PageIndex> resident_pages;
     for (const auto& [page, entry] : s.entries) {
         if (entry.state != PageState::resident) continue;
         if (entry.last_used > s.completed_frame) {
@@ -1016,14 +1020,10 @@ void PageTable::shutdown() {
                         detail::concat("page ", page, " is in use by frame ", entry.last_used,
                                        ", which is not complete"));
         }
-        victims.push_back({page, entry.physical, entry.generation});
+        resident_pages.push_back(page);
     }
-    for (const auto& victim : victims) {
-        s.entries.at(victim.page).state = PageState::evicting;
-        s.policy->removed(victim.page);
-        --s.resident;
-        ++s.evicting;
-    }
+    std::vector<PageMapping> victims;
+    for (PageIndex page : resident_pages) victims.push_back(s.mark_evicting_nolock(page));
     // Queued pages are dropped.
     for (auto it = s.entries.begin(); it != s.entries.end();) {
         it = it->second.state == PageState::queued ? s.entries.erase(it) : std::next(it);
@@ -1038,14 +1038,7 @@ void PageTable::shutdown() {
     lock.unlock();
     s.release_to_pool(held_back);
     std::exception_ptr failure;
-    auto evicted = s.unmap_victims(victims, failure);
-    std::vector<PooledPage> physical;
-    for (const auto& victim : evicted) physical.push_back(victim.physical);
-    lock.lock();
-    s.forget_victims(evicted);
-    s.returning += physical.size();
-    s.report(lock, evicted, {});
-    s.release_to_pool(physical);
+    s.release_to_pool(s.evict_victims(lock, victims, failure, false));
     s.pool.trim_to(0);
     if (failure) std::rethrow_exception(failure);
 }
