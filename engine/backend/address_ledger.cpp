@@ -16,6 +16,16 @@ std::string range_text(DeviceAddress address, std::size_t size) {
 }
 }  // namespace
 
+std::string AddressLedger::check_reserve(std::size_t size, std::size_t alignment,
+                                         DeviceAddress hint) const {
+    std::string arguments =
+        detail::concat("size=", size, ", alignment=", alignment, ", hint=", hex(hint));
+    check_size("reserve", "size", size, arguments);
+    check_aligned("reserve", "alignment", alignment, arguments);
+    check_aligned("reserve", "hint", hint, arguments);
+    return arguments;
+}
+
 void AddressLedger::check_size(const char* operation, const char* what, std::size_t value,
                                const std::string& arguments) const {
     if (value == 0 || value % granularity_ != 0) {
@@ -83,7 +93,7 @@ void AddressLedger::remove_handle(PhysicalHandle handle) {
     }
 }
 
-bool AddressLedger::inside_reservation(DeviceAddress address, std::size_t size) const {
+bool AddressLedger::inside_reservation_nolock(DeviceAddress address, std::size_t size) const {
     auto after = reservations_.upper_bound(address);
     if (after == reservations_.begin()) return false;
     auto containing = std::prev(after);
@@ -108,7 +118,7 @@ void AddressLedger::begin_map(DeviceAddress address, std::size_t size, PhysicalH
                     detail::concat("offset + size exceeds the page's ", page->second, " bytes"),
                     arguments);
     }
-    if (!inside_reservation(address, size)) {
+    if (!inside_reservation_nolock(address, size)) {
         throw Error(Errc::out_of_range, "map", "the range is not inside one reservation",
                     arguments);
     }
@@ -131,7 +141,7 @@ void AddressLedger::cancel_map(DeviceAddress address) {
     mappings_.erase(address);
 }
 
-std::vector<AddressLedger::MappingMap::const_iterator> AddressLedger::tiling(
+std::vector<AddressLedger::MappingMap::const_iterator> AddressLedger::tiling_nolock(
     const char* operation, DeviceAddress address, std::size_t size, Errc partial_error) const {
     const std::string arguments = range_text(address, size);
     if (size == 0) throw Error(Errc::invalid_argument, operation, "size is 0", arguments);
@@ -173,7 +183,7 @@ std::vector<AddressLedger::MappingMap::const_iterator> AddressLedger::tiling(
 std::vector<AddressLedger::Mapping> AddressLedger::begin_unmap(DeviceAddress address,
                                                                std::size_t size) {
     std::lock_guard lock(mutex_);
-    auto covering = tiling("unmap", address, size, Errc::partial_unmap);
+    auto covering = tiling_nolock("unmap", address, size, Errc::partial_unmap);
     std::vector<Mapping> removed;
     removed.reserve(covering.size());
     for (auto it : covering) removed.push_back(it->second);
@@ -191,7 +201,7 @@ std::vector<AddressLedger::Mapping> AddressLedger::whole_mappings(const char* op
                                                                   std::size_t size) const {
     std::lock_guard lock(mutex_);
     std::vector<Mapping> result;
-    for (auto it : tiling(operation, address, size, Errc::invalid_argument)) {
+    for (auto it : tiling_nolock(operation, address, size, Errc::invalid_argument)) {
         result.push_back(it->second);
     }
     return result;
@@ -199,7 +209,7 @@ std::vector<AddressLedger::Mapping> AddressLedger::whole_mappings(const char* op
 
 void AddressLedger::set_access(DeviceAddress address, std::size_t size, Access access) {
     std::lock_guard lock(mutex_);
-    for (auto it : tiling("set_access", address, size, Errc::invalid_argument)) {
+    for (auto it : tiling_nolock("set_access", address, size, Errc::invalid_argument)) {
         mappings_.at(it->first).access = access;
     }
 }

@@ -28,6 +28,8 @@ public:
 
     std::size_t granularity() const noexcept { return granularity_; }
     // invalid_argument unless value is a non-zero multiple of the granularity.
+    // Checks reserve()'s arguments, as every backend must; returns them as text for errors.
+    std::string check_reserve(std::size_t size, std::size_t alignment, DeviceAddress hint) const;
     void check_size(const char* operation, const char* what, std::size_t value,
                     const std::string& arguments) const;
     void check_aligned(const char* operation, const char* what, std::size_t value,
@@ -64,9 +66,9 @@ public:
 private:
     using MappingMap = std::map<DeviceAddress, Mapping>;
     // Collects the mappings covering [address, end) and throws unless they tile it exactly.
-    std::vector<MappingMap::const_iterator> tiling(const char* operation, DeviceAddress address,
+    std::vector<MappingMap::const_iterator> tiling_nolock(const char* operation, DeviceAddress address,
                                                    std::size_t size, Errc partial_error) const;
-    bool inside_reservation(DeviceAddress address, std::size_t size) const;
+    bool inside_reservation_nolock(DeviceAddress address, std::size_t size) const;
 
     std::size_t granularity_;
     mutable std::mutex mutex_;

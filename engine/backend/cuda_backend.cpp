@@ -334,11 +334,7 @@ LiveResources CudaBackend::live_resources() const { return state_->ledger.live_r
 
 DeviceAddress CudaBackend::reserve(std::size_t size, std::size_t alignment, DeviceAddress hint) {
     auto& ledger = state_->ledger;
-    const std::string arguments =
-        detail::concat("size=", size, ", alignment=", alignment, ", hint=", hex(hint));
-    ledger.check_size("reserve", "size", size, arguments);
-    ledger.check_aligned("reserve", "alignment", alignment, arguments);
-    ledger.check_aligned("reserve", "hint", hint, arguments);
+    const std::string arguments = ledger.check_reserve(size, alignment, hint);
     make_current();
     CUdeviceptr address = 0;
     state_->driver.check(state_->driver.cuMemAddressReserve(&address, size, alignment, hint, 0),

@@ -150,11 +150,7 @@ LiveResources HostBackend::live_resources() const { return state_->ledger.live_r
 
 DeviceAddress HostBackend::reserve(std::size_t size, std::size_t alignment, DeviceAddress hint) {
     auto& ledger = state_->ledger;
-    const std::string arguments =
-        detail::concat("size=", size, ", alignment=", alignment, ", hint=", hex(hint));
-    ledger.check_size("reserve", "size", size, arguments);
-    ledger.check_aligned("reserve", "alignment", alignment, arguments);
-    ledger.check_aligned("reserve", "hint", hint, arguments);
+    const std::string arguments = ledger.check_reserve(size, alignment, hint);
     if (alignment == 0) alignment = ledger.granularity();
     if ((alignment & (alignment - 1)) != 0) {
         throw Error(Errc::invalid_argument, "reserve", "alignment is not a power of two",

@@ -70,11 +70,11 @@ public:
         if (reusable != idle_.end() && reusable->first / 2 <= rounded) {
             const auto [block, address] = *reusable;
             idle_.erase(reusable);
-            return hand_out(address, block);
+            return hand_out_nolock(address, block);
         }
         if (settings_.max_size != 0 && reserved_ + rounded > settings_.max_size) {
             // Idle blocks too small to serve the request make room first, as CUDA does.
-            release_idle_until(settings_.max_size - std::min(settings_.max_size, rounded));
+            release_idle_until_nolock(settings_.max_size - std::min(settings_.max_size, rounded));
             if (reserved_ + rounded > settings_.max_size) {
                 throw Error(Errc::out_of_memory, "StreamOrderedPool::allocate",
                             detail::concat("the pool's max_size of ", settings_.max_size,
@@ -89,7 +89,7 @@ public:
         }
         reserved_ += rounded;
         reserved_high_ = std::max(reserved_high_, reserved_);
-        return hand_out(reinterpret_cast<DeviceAddress>(memory), rounded);
+        return hand_out_nolock(reinterpret_cast<DeviceAddress>(memory), rounded);
     }
 
     void free(DeviceAddress address, StreamHandle) override {
@@ -108,12 +108,12 @@ public:
 
     void synchronize(StreamHandle) override {
         std::lock_guard lock(mutex_);
-        release_idle_until(settings_.release_threshold);
+        release_idle_until_nolock(settings_.release_threshold);
     }
 
     void trim_to(std::size_t bytes) override {
         std::lock_guard lock(mutex_);
-        release_idle_until(bytes);
+        release_idle_until_nolock(bytes);
     }
 
     void set_release_threshold(std::size_t bytes) override {
@@ -161,7 +161,7 @@ private:
     static Error no_ipc(const char* operation) {
         return Error(Errc::not_supported, operation, "the host pool has no IPC");
     }
-    DeviceAddress hand_out(DeviceAddress address, std::size_t block) {
+    DeviceAddress hand_out_nolock(DeviceAddress address, std::size_t block) {
         live_[address] = block;
         used_ += block;
         used_high_ = std::max(used_high_, used_);
@@ -169,7 +169,7 @@ private:
         return address;
     }
     // Largest idle blocks first: fewest calls to reach the target. Caller holds the lock.
-    void release_idle_until(std::size_t bytes) {
+    void release_idle_until_nolock(std::size_t bytes) {
         while (reserved_ > bytes && !idle_.empty()) {
             auto largest = std::prev(idle_.end());
             std::free(reinterpret_cast<void*>(largest->second));

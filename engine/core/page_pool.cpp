@@ -41,7 +41,7 @@ struct PagePool::State {
     std::thread warm_up_thread;
     std::atomic<bool> stop_warm_up{false};
 
-    std::uint32_t take_slot() {
+    std::uint32_t take_slot_nolock() {
         if (!free_slots.empty()) {
             std::uint32_t slot = free_slots.back();
             free_slots.pop_back();
@@ -49,7 +49,7 @@ struct PagePool::State {
         }
         return next_slot++;
     }
-    void note_highs() {
+    void note_highs_nolock() {
         reserved_pages_high = std::max(reserved_pages_high, reserved_pages);
         used_pages_high = std::max(used_pages_high, in_use.size());
     }
@@ -111,7 +111,7 @@ std::vector<PooledPage> PagePool::acquire(std::size_t count) {
             pages.push_back(page);
         }
         state_->hits += from_idle;
-        state_->note_highs();
+        state_->note_highs_nolock();
     }
     try {
         while (pages.size() < count) pages.push_back(create_page(/*in_use=*/true));
@@ -147,7 +147,7 @@ PooledPage PagePool::create_page(bool in_use) {
     }
     {
         std::lock_guard lock(state_->mutex);
-        page.slot = state_->take_slot();
+        page.slot = state_->take_slot_nolock();
         ++state_->in_flight;
     }
     try {
@@ -176,7 +176,7 @@ PooledPage PagePool::create_page(bool in_use) {
             undo.busy = false;
             state_->doomed.push_back(undo);
             ++state_->reserved_pages;
-            state_->note_highs();
+            state_->note_highs_nolock();
         }
         throw;
     }
@@ -191,7 +191,7 @@ PooledPage PagePool::create_page(bool in_use) {
     } else {
         state_->idle.push_back(page);
     }
-    state_->note_highs();
+    state_->note_highs_nolock();
     return page;
 }
 

@@ -60,7 +60,7 @@ VirtualRegion::~VirtualRegion() {
             if (!committed.empty()) decommit(committed);
             {
                 std::lock_guard lock(state_->mutex);
-                unmap_orphans({});
+                unmap_orphans_nolock({});
                 if (!state_->orphans.empty()) continue;
             }
             backend_.free_reservation(base_, page_count_ * page_size_);
@@ -70,7 +70,7 @@ VirtualRegion::~VirtualRegion() {
     }
 }
 
-void VirtualRegion::unmap_orphans(std::span<const PageIndex> needed) {
+void VirtualRegion::unmap_orphans_nolock(std::span<const PageIndex> needed) {
     if (state_->orphans.empty()) return;
     std::vector<PageIndex> pages;
     for (const auto& [page, handle] : state_->orphans) pages.push_back(page);
@@ -141,7 +141,7 @@ void VirtualRegion::commit(std::span<const PagePlacement> placements) {
     std::vector<PageIndex> pages;
     pages.reserve(sorted.size());
     for (const PagePlacement& placement : sorted) pages.push_back(placement.page);
-    unmap_orphans(pages);  // the batch's own orphans must go; others are tried on the way
+    unmap_orphans_nolock(pages);  // the batch's own orphans must go; others are tried on the way
     pages.clear();
     try {
         for (const PagePlacement& placement : sorted) {
@@ -198,7 +198,7 @@ std::vector<PhysicalHandle> VirtualRegion::decommit(std::span<const PageIndex> p
     handles.reserve(pages.size());
     for (PageIndex page : pages) handles.push_back(PhysicalHandle{state_->handles.get(page)});
     try {
-        unmap_orphans({});
+        unmap_orphans_nolock({});
     } catch (const Error&) {
         // They stay orphaned; this decommit is about other pages.
     }

@@ -13,7 +13,7 @@ struct TextureSet::State {
     std::deque<TextureInfo> textures;  // by id; base pages increase with the id
     std::uint64_t used = 0;            // pages, relative to first_page
 
-    const TextureInfo& at(const char* operation, TextureId texture) const {
+    const TextureInfo& at_nolock(const char* operation, TextureId texture) const {
         if (texture >= textures.size()) {
             throw Error(Errc::out_of_range, operation,
                         detail::concat("the set has ", textures.size(), " textures"),
@@ -22,7 +22,7 @@ struct TextureSet::State {
         return textures[texture];
     }
     // The texture whose pages hold global page `page`, or null.
-    const TextureInfo* owner(PageIndex page) const {
+    const TextureInfo* owner_nolock(PageIndex page) const {
         auto after = std::upper_bound(
             textures.begin(), textures.end(), page,
             [](PageIndex p, const TextureInfo& info) { return p < info.base_page; });
@@ -77,27 +77,27 @@ std::size_t TextureSet::texture_count() const {
 
 TextureInfo TextureSet::info(TextureId texture) const {
     std::lock_guard lock(state_->mutex);
-    return state_->at("TextureSet::info", texture);
+    return state_->at_nolock("TextureSet::info", texture);
 }
 
 PageIndex TextureSet::base_page(TextureId texture) const {
     std::lock_guard lock(state_->mutex);
-    return state_->at("TextureSet::base_page", texture).base_page;
+    return state_->at_nolock("TextureSet::base_page", texture).base_page;
 }
 
 TextureLayout TextureSet::layout(TextureId texture) const {
     std::lock_guard lock(state_->mutex);
-    return state_->at("TextureSet::layout", texture).layout;
+    return state_->at_nolock("TextureSet::layout", texture).layout;
 }
 
 std::shared_ptr<const TileSource> TextureSet::source(TextureId texture) const {
     std::lock_guard lock(state_->mutex);
-    return state_->at("TextureSet::source", texture).source;
+    return state_->at_nolock("TextureSet::source", texture).source;
 }
 
 PageIndex TextureSet::global_page(TextureId texture, std::uint64_t layout_page) const {
     std::lock_guard lock(state_->mutex);
-    const TextureInfo& info = state_->at("TextureSet::global_page", texture);
+    const TextureInfo& info = state_->at_nolock("TextureSet::global_page", texture);
     if (layout_page >= info.layout.page_count) {
         throw Error(Errc::out_of_range, "TextureSet::global_page",
                     detail::concat("the texture has ", info.layout.page_count, " pages"),
@@ -108,7 +108,7 @@ PageIndex TextureSet::global_page(TextureId texture, std::uint64_t layout_page) 
 
 PageIndex TextureSet::global_page(const TileId& tile) const {
     std::lock_guard lock(state_->mutex);
-    const TextureInfo& info = state_->at("TextureSet::global_page", tile.texture);
+    const TextureInfo& info = state_->at_nolock("TextureSet::global_page", tile.texture);
     if (tile.mip >= info.layout.mip_count || tile.x >= info.layout.mips[tile.mip].tiles ||
         tile.y >= info.layout.mips[tile.mip].tiles) {
         throw Error(Errc::out_of_range, "TextureSet::global_page", "the tile is outside the texture",
@@ -120,13 +120,13 @@ PageIndex TextureSet::global_page(const TileId& tile) const {
 
 PageIndex TextureSet::tail_page(TextureId texture) const {
     std::lock_guard lock(state_->mutex);
-    const TextureInfo& info = state_->at("TextureSet::tail_page", texture);
+    const TextureInfo& info = state_->at_nolock("TextureSet::tail_page", texture);
     return info.base_page + info.layout.tail_page();
 }
 
 std::optional<PageIndex> TextureSet::parent(PageIndex global_page) const {
     std::lock_guard lock(state_->mutex);
-    const TextureInfo* info = state_->owner(global_page);
+    const TextureInfo* info = state_->owner_nolock(global_page);
     if (!info) return std::nullopt;
     const std::uint64_t page = global_page - info->base_page;
     if (page == info->layout.tail_page()) return std::nullopt;
@@ -135,7 +135,7 @@ std::optional<PageIndex> TextureSet::parent(PageIndex global_page) const {
 
 std::optional<PageOwner> TextureSet::find(PageIndex global_page) const {
     std::lock_guard lock(state_->mutex);
-    const TextureInfo* info = state_->owner(global_page);
+    const TextureInfo* info = state_->owner_nolock(global_page);
     if (!info) return std::nullopt;
     PageOwner owner;
     owner.texture = info->id;

@@ -96,7 +96,7 @@ public:
 private:
     // Unmaps orphaned mappings, one call per run; those that fail stay orphaned. Throws the
     // first failure for a page in `needed` (sorted), if any. Caller holds the state lock.
-    void unmap_orphans(std::span<const PageIndex> needed);
+    void unmap_orphans_nolock(std::span<const PageIndex> needed);
     void check_page(const char* operation, PageIndex page) const;
     // Sets access over runs of sorted pages; used by commit and protect.
     void set_access_by_runs(std::span<const PageIndex> sorted_pages,
