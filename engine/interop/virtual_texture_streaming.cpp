@@ -44,9 +44,7 @@ VirtualTextureStreaming::VirtualTextureStreaming(VulkanContext& context, Backend
     }
 }
 
-VirtualTextureStreaming::~VirtualTextureStreaming() {
-    shutdown();
-}
+VirtualTextureStreaming::~VirtualTextureStreaming() { shutdown(); }
 
 // The order matters: the importer before the pool exists (attach), the indirection table before
 // the streamer's events (connect), the CUDA timeline before the streamer's first fill.
@@ -135,21 +133,11 @@ VkDeviceAddress VirtualTextureStreaming::indirection_address() const noexcept {
 VkDeviceAddress VirtualTextureStreaming::directory_address() const noexcept {
     return directory_->device_address();
 }
-vt::Streamer& VirtualTextureStreaming::streamer() noexcept {
-    return *streamer_;
-}
-VulkanIndirectionTable& VirtualTextureStreaming::indirection() noexcept {
-    return *indirection_;
-}
-VulkanTextureDirectory& VirtualTextureStreaming::directory() noexcept {
-    return *directory_;
-}
-VulkanPageImporter& VirtualTextureStreaming::importer() noexcept {
-    return *importer_;
-}
-CudaVulkanTimeline* VirtualTextureStreaming::fills() noexcept {
-    return fills_.get();
-}
+vt::Streamer& VirtualTextureStreaming::streamer() noexcept { return *streamer_; }
+VulkanIndirectionTable& VirtualTextureStreaming::indirection() noexcept { return *indirection_; }
+VulkanTextureDirectory& VirtualTextureStreaming::directory() noexcept { return *directory_; }
+VulkanPageImporter& VirtualTextureStreaming::importer() noexcept { return *importer_; }
+CudaVulkanTimeline* VirtualTextureStreaming::fills() noexcept { return fills_.get(); }
 
 void VirtualTextureStreaming::wait_for_frames() noexcept {
     if (!frames_ || frames_submitted_ == 0) return;

@@ -24,7 +24,8 @@ __global__ void write_indices(std::uint32_t* out, std::size_t count, std::uint32
 bool fill(std::uint32_t* out, std::size_t count, std::uint32_t scale) {
     write_indices<<<unsigned((count + 255) / 256), 256>>>(out, count, scale);
     const cudaError_t error = cudaDeviceSynchronize();
-    if (error != cudaSuccess) std::fprintf(stderr, "cuda consumer: %s\n", cudaGetErrorString(error));
+    if (error != cudaSuccess)
+        std::fprintf(stderr, "cuda consumer: %s\n", cudaGetErrorString(error));
     return error == cudaSuccess;
 }
 
