@@ -3,9 +3,6 @@
 #include <algorithm>
 
 #include "vtpage/backend/backend_factory.hpp"
-#include "vtpage/interop/vulkan_cuda_timeline.hpp"
-#include "vtpage/interop/vulkan_texture_directory.hpp"
-#include "vtpage/interop/vulkan_timeline.hpp"
 #include "vtpage/streaming/baked_texture.hpp"
 #include "vtpage/streaming/procedural_source.hpp"
 
@@ -32,10 +29,11 @@ std::shared_ptr<const vt::TileSource> make_source(const SessionSettings& setting
 
 // The streamer reads the mip tail page as the texture is added: a texture whose tail cannot be
 // read cannot be drawn at all, which is bad input (exit 2, naming the page), not a failure.
-vt::TextureId add_texture(vt::Streamer& streamer, std::shared_ptr<const vt::TileSource> source) {
+vt::TextureId add_texture(VirtualTextureStreaming& streaming,
+                          std::shared_ptr<const vt::TileSource> source) {
     const std::string name = source->name();
     try {
-        return streamer.add_texture(std::move(source));
+        return streaming.add_texture(std::move(source));
     } catch (const Error& error) {
         if (!InputErrors::is_input_error(error)) throw;
         throw UsageError("cannot use " + name +
@@ -65,18 +63,16 @@ StreamingSession::StreamingSession(SessionSettings settings) : settings_(std::mo
     context_ = std::make_unique<VulkanContext>(
         VulkanContextSettings::for_backend(*backend_, std::move(context_settings)));
 
-    importer_ = std::make_unique<VulkanPageImporter>(
-        *context_, *backend_, VulkanPageImporterSettings{.log = s.log});
     const std::size_t budget_pages = std::max<std::size_t>(s.budget_bytes / vt::page_bytes, 1);
-    VulkanIndirectionTableSettings table_settings;
-    table_settings.page_count = layout.page_count;  // the texture is the first in the region
-    table_settings.frames_in_flight = s.frames_in_flight;
-    table_settings.publish_when_filled = true;  // frames never wait for CUDA fills
-    table_settings.log = s.log;
-    indirection_ = std::make_unique<VulkanIndirectionTable>(*context_, *importer_, table_settings);
-    textures_ = std::make_unique<VulkanTextureDirectory>(*context_);
-
-    vt::StreamerSettings streamer_settings;
+    VirtualTextureStreamingSettings streaming;
+    streaming.page_count = layout.page_count;  // the texture is the first in the region
+    streaming.frames_in_flight = s.frames_in_flight;
+    streaming.publish_when_filled = true;  // frames never wait for CUDA fills
+    // Each physical page created and imported now, not while flying (vAttention's way).
+    streaming.warm_pages = s.warm_pool ? budget_pages : 0;
+    streaming.importer.log = s.log;
+    streaming.log = s.log;
+    vt::StreamerSettings& streamer_settings = streaming.streamer;
     streamer_settings.table.region_size = layout.page_count * vt::page_bytes;
     streamer_settings.table.budget_bytes = budget_pages * vt::page_bytes;
     streamer_settings.table.pool.window_pages = budget_pages + 16;
@@ -90,31 +86,12 @@ StreamingSession::StreamingSession(SessionSettings settings) : settings_(std::mo
     streamer_settings.on_error = [errors = &input_errors_](const Error& error) {
         errors->record(error);
     };
-    importer_->attach(streamer_settings.table.pool);
-    indirection_->connect(streamer_settings);
-    if (backend_->capabilities().gpu) {
-        fills_ = std::make_unique<CudaVulkanTimeline>(*context_, backend_->capabilities().device);
-        indirection_->set_fill_timeline(fills_->semaphore());
-        streamer_settings.on_fills_enqueued = [fills = fills_.get()](vt::CudaStream stream) {
-            return fills->signal(static_cast<CUstream_st*>(stream));
-        };
-    }
-    streamer_ = std::make_unique<vt::Streamer>(*backend_, std::move(streamer_settings));
-    indirection_->check_against(&streamer_->page_table());
-    if (s.warm_pool) {
-        // Each physical page created and imported now, not while flying (vAttention's way).
-        streamer_->page_table().pool().warm_up(budget_pages, false);
-    }
-    texture_id_ = add_texture(*streamer_, source);
-    const PageIndex base = streamer_->textures().base_page(texture_id_);
-    if (base + layout.page_count > indirection_->page_count()) {
-        throw Error(Errc::out_of_range, "StreamingSession", "the texture is past the table",
-                    detail::concat("base=", base, " pages=", layout.page_count));
-    }
-    textures_->set(texture_id_, static_cast<std::uint32_t>(base), size_log2_);
-    feedback_ = std::make_unique<vt::FeedbackProcessor>(streamer_->textures());
+    streaming_ =
+        std::make_unique<VirtualTextureStreaming>(*context_, *backend_, std::move(streaming));
+    texture_id_ = add_texture(*streaming_, source);
+    feedback_ = std::make_unique<vt::FeedbackProcessor>(streaming_->streamer().textures());
     renderer_ = std::make_unique<VulkanRenderer>(
-        *context_, *indirection_, *textures_,
+        *context_, streaming_->indirection(), streaming_->directory(),
         VulkanRendererSettings{.width = s.width,
                                .height = s.height,
                                .feedback_divisor = s.feedback_divisor,
@@ -128,9 +105,11 @@ StreamingSession::~StreamingSession() {
     } catch (const Error& error) {
         settings_.log.error("viewer: waiting for the last frames: ", error.what());
     }
-    // Members go in reverse order: renderer, feedback, streamer (its shutdown reports
-    // evictions to the indirection table and destroys pages through the importer), the CUDA
-    // timeline, the texture directory, the indirection table, the importer, the context.
+    // The renderer reads the indirection table and the directory: it goes first. The
+    // streaming takes its own parts down in order; the context outlives it.
+    renderer_.reset();
+    feedback_.reset();
+    streaming_.reset();
 }
 
 std::optional<CompletedSummary> StreamingSession::render(const SessionFrame& frame) {
@@ -142,7 +121,7 @@ std::optional<CompletedSummary> StreamingSession::render(const SessionFrame& fra
     desc.capture = frame.capture;
     desc.overlay = frame.overlay;
     desc.present_to = frame.present_to;
-    desc.user_tag = streamer_->begin_frame();
+    desc.user_tag = streaming_->streamer().begin_frame();
     ++frames_;
     const auto start = Clock::now();
     std::optional<CompletedFrame> done = renderer_->render(desc);
@@ -181,7 +160,7 @@ CompletedSummary StreamingSession::consume(const CompletedFrame& done) {
     summary.process_ms = since(start);
     if (requests_paused_) {
         start = Clock::now();
-        streamer_->complete_frame(done.user_tag);
+        streaming_->streamer().complete_frame(done.user_tag);
         summary.complete_ms = since(start);
         return summary;
     }
@@ -195,22 +174,23 @@ CompletedSummary StreamingSession::consume(const CompletedFrame& done) {
         if (!requested.count(page)) withdrawn.push_back(page);
     }
     if (!withdrawn.empty()) {
-        streamer_->cancel(withdrawn);
+        streaming_->streamer().cancel(withdrawn);
         withdrawn_ += withdrawn.size();
     }
     requested_ = std::move(requested);
-    const vt::StreamRequestResult requested_result = streamer_->request(result.requests);
+    const vt::StreamRequestResult requested_result =
+        streaming_->streamer().request(result.requests);
     summary.resident_requests = requested_result.ready;
     summary.queued = requested_result.queued;
     summary.request_ms = since(start);
     start = Clock::now();
-    streamer_->complete_frame(done.user_tag);
+    streaming_->streamer().complete_frame(done.user_tag);
     summary.complete_ms = since(start);
     return summary;
 }
 
 void StreamingSession::rethrow_unless_input_error() {
-    while (std::exception_ptr error = streamer_->take_error()) {
+    while (std::exception_ptr error = streaming_->streamer().take_error()) {
         try {
             std::rethrow_exception(error);
         } catch (const Error& caught) {
@@ -225,13 +205,12 @@ bool StreamingSession::settle(SessionFrame frame, std::chrono::milliseconds time
     frame.capture = true;
     int clean = 0;
     for (int i = 0; i < max_frames && Clock::now() < deadline; ++i) {
-        const bool nothing_held = indirection_->statistics().awaiting_fill == 0;
+        const bool nothing_held = streaming_->indirection().statistics().awaiting_fill == 0;
         std::optional<CompletedSummary> last = render(frame);
         for (const CompletedFrame& done : renderer_->finish()) last = consume(done);
         const auto left =
             std::chrono::duration_cast<std::chrono::milliseconds>(deadline - Clock::now());
-        if (!streamer_->wait_idle(std::max(left, std::chrono::milliseconds(0)))) return false;
-        if (fills_) fills_->timeline().wait(fills_->last_signaled());
+        if (!streaming_->wait_idle(std::max(left, std::chrono::milliseconds(0)))) return false;
         rethrow_unless_input_error();
         // Clean: every page the frame asked for was resident when it was drawn. Twice in a row,
         // so that the last image was drawn after the table had every one of them.
@@ -251,16 +230,15 @@ void StreamingSession::preload_all(std::chrono::milliseconds timeout) {
                                         " (raise --budget-mib or use a smaller texture)"));
     }
     std::vector<PageIndex> all;
-    const PageIndex base = streamer_->textures().base_page(texture_id_);
+    const PageIndex base = streaming_->streamer().textures().base_page(texture_id_);
     for (std::uint64_t page = 0; page < pages; ++page) all.push_back(base + page);
-    streamer_->request(all);
-    if (!streamer_->wait_idle(timeout)) {
+    streaming_->streamer().request(all);
+    if (!streaming_->wait_idle(timeout)) {
         throw Error(Errc::busy, "StreamingSession::preload_all", "streaming did not finish in time");
     }
-    if (fills_) fills_->timeline().wait(fills_->last_signaled());
     rethrow_unless_input_error();
     for (PageIndex page : all) {
-        if (!streamer_->is_ready(page) && input_errors_.count() == 0) {
+        if (!streaming_->streamer().is_ready(page) && input_errors_.count() == 0) {
             throw Error(Errc::busy, "StreamingSession::preload_all", "a page is not resident",
                         detail::concat("page=", page));
         }
@@ -274,8 +252,8 @@ void StreamingSession::resize(std::uint32_t width, std::uint32_t height) {
 
 SessionCounters StreamingSession::counters() const {
     SessionCounters counters;
-    counters.streamer = streamer_->statistics();
-    counters.indirection = indirection_->statistics();
+    counters.streamer = streaming_->streamer().statistics();
+    counters.indirection = streaming_->indirection().statistics();
     counters.validation = context_->validation_messages();
     counters.frames = frames_;
     counters.withdrawn_requests = withdrawn_;
@@ -295,7 +273,7 @@ std::string StreamingSession::texture_name() const {
 }
 
 std::size_t StreamingSession::budget_pages() const {
-    return streamer_->page_table().budget_pages();
+    return streaming_->streamer().page_table().budget_pages();
 }
 
 std::uint64_t StreamingSession::texture_pages() const noexcept {

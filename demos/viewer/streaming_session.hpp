@@ -23,18 +23,13 @@
 
 #include "vtpage/backend/backend.hpp"
 #include "vtpage/base/log.hpp"
+#include "vtpage/interop/virtual_texture_streaming.hpp"
 #include "vtpage/interop/vulkan_context.hpp"
 #include "vtpage/interop/vulkan_indirection_table.hpp"
-#include "vtpage/interop/vulkan_page_importer.hpp"
 #include "renderer/vulkan_renderer.hpp"
 #include "vtpage/streaming/feedback_processor.hpp"
 #include "vtpage/streaming/streamer.hpp"
 #include "input_errors.hpp"
-
-namespace vtpage {
-class CudaVulkanTimeline;
-class VulkanTextureDirectory;
-}  // namespace vtpage
 
 namespace vtpage::viewer {
 
@@ -158,12 +153,9 @@ private:
     SessionSettings settings_;
     std::unique_ptr<Backend> backend_;
     std::unique_ptr<VulkanContext> context_;
-    std::unique_ptr<VulkanPageImporter> importer_;
-    std::unique_ptr<VulkanIndirectionTable> indirection_;
-    std::unique_ptr<VulkanTextureDirectory> textures_;
-    std::unique_ptr<CudaVulkanTimeline> fills_;  // outlives the streamer: its fills signal it
-    InputErrors input_errors_;                   // outlives the streamer: its workers record
-    std::unique_ptr<vt::Streamer> streamer_;
+    InputErrors input_errors_;  // outlives the streaming: its workers record into it
+    // The streamer wired to the context: importer, indirection table, directory, CUDA timeline.
+    std::unique_ptr<VirtualTextureStreaming> streaming_;
     std::unique_ptr<vt::FeedbackProcessor> feedback_;
     std::unique_ptr<VulkanRenderer> renderer_;
     vt::TextureId texture_id_ = 0;

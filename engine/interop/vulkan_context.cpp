@@ -173,8 +173,12 @@ struct VulkanContext::State {
     VulkanExtensionFunctions functions;
     std::atomic<std::uint64_t> verbose{0}, info{0}, warnings{0}, errors{0};
     std::mutex queue_mutex;
+    std::mutex* queue_lock = &queue_mutex;  // the app's, when it gives one
+    bool owns = true;                       // false: an adopted device
+    std::vector<std::string> enabled_extensions;
 
     ~State() {
+        if (!owns) return;
         if (device) {
             vkDeviceWaitIdle(device);
             vkDestroyDevice(device, nullptr);
@@ -225,6 +229,8 @@ struct VulkanContext::State {
     void create_instance();
     void choose_device();
     void create_device();
+    void load_functions();
+    void adopt(const VulkanDeviceHandles& app, const VulkanDeviceRequirements& requirements);
 };
 
 void VulkanContext::State::create_instance() {
@@ -403,7 +409,11 @@ void VulkanContext::State::create_device() {
     vk_check(vkCreateDevice(chosen.device, &create, nullptr, &device), "VulkanContext",
              "vkCreateDevice", chosen.properties.deviceName);
     vkGetDeviceQueue(device, chosen.queue_family, 0, &queue);
+    enabled_extensions.assign(extensions.begin(), extensions.end());
+    load_functions();
+}
 
+void VulkanContext::State::load_functions() {
     auto load = [&](auto& pointer, const char* name) {
         pointer = reinterpret_cast<std::remove_reference_t<decltype(pointer)>>(
             vkGetDeviceProcAddr(device, name));
@@ -429,6 +439,49 @@ void VulkanContext::State::create_device() {
         functions.set_object_name = reinterpret_cast<PFN_vkSetDebugUtilsObjectNameEXT>(
             vkGetInstanceProcAddr(instance, "vkSetDebugUtilsObjectNameEXT"));
     }
+}
+
+void VulkanContext::State::adopt(const VulkanDeviceHandles& app,
+                                 const VulkanDeviceRequirements& requirements) {
+    if (!app.instance || !app.physical_device || !app.device || !app.queue) {
+        throw Error(Errc::invalid_argument, "VulkanContext",
+                    "an adopted device needs its instance, physical device, device and queue");
+    }
+    const std::string missing = requirements.missing_from(app);
+    if (!missing.empty()) {
+        throw Error(Errc::not_supported, "VulkanContext",
+                    "the app's device was created without " + missing +
+                        " (vulkan_device_requirements says what to enable)");
+    }
+    chosen = examine(app.physical_device, VulkanContextSettings{}, VK_NULL_HANDLE);
+    if (chosen.properties.apiVersion < requirements.api_version) {
+        throw Error(Errc::not_supported, "VulkanContext",
+                    "the app's device offers Vulkan " + version_text(chosen.properties.apiVersion));
+    }
+    if (requirements.device_uuid && chosen.uuid != *requirements.device_uuid) {
+        throw Error(Errc::invalid_argument, "VulkanContext",
+                    "the app's device is not the backend's GPU: its UUID is " +
+                        uuid_text(chosen.uuid) + ", the GPU's " +
+                        uuid_text(*requirements.device_uuid));
+    }
+    // What the app enabled counts, not what the device offers.
+    const auto on = [&](const char* name) {
+        return std::find(app.enabled_extensions.begin(), app.enabled_extensions.end(), name) !=
+               app.enabled_extensions.end();
+    };
+    chosen.host_pointer = on(VK_EXT_EXTERNAL_MEMORY_HOST_EXTENSION_NAME);
+    chosen.fd = on(VK_KHR_EXTERNAL_MEMORY_FD_EXTENSION_NAME);
+    chosen.semaphore_fd = on(VK_KHR_EXTERNAL_SEMAPHORE_FD_EXTENSION_NAME);
+    chosen.swapchain = on(VK_KHR_SWAPCHAIN_EXTENSION_NAME);
+    chosen.queue_family = app.queue_family;
+    owns = false;
+    instance = app.instance;
+    device = app.device;
+    queue = app.queue;
+    if (app.queue_mutex) queue_lock = app.queue_mutex;
+    enabled_extensions = app.enabled_extensions;
+    vkGetPhysicalDeviceMemoryProperties(chosen.device, &memory);
+    load_functions();
 }
 
 VulkanContextSettings VulkanContextSettings::for_backend(const Backend& backend,
@@ -457,7 +510,28 @@ VulkanContext::VulkanContext(VulkanContextSettings settings) : state_(std::make_
                               state_->validation ? "on" : "off");
 }
 
+VulkanContext::VulkanContext(const VulkanDeviceHandles& app_device,
+                             const VulkanDeviceRequirements& requirements, Log log)
+    : state_(std::make_unique<State>()) {
+    state_->settings.log = std::move(log);
+    state_->adopt(app_device, requirements);
+    state_->settings.log.info("vulkan: the app's ", device_name(), " (", driver_info(), ")");
+}
+
 VulkanContext::~VulkanContext() = default;
+
+VulkanDeviceHandles VulkanContext::handles() const {
+    VulkanDeviceHandles handles{state_->instance, state_->chosen.device, state_->device,
+                                state_->queue, state_->chosen.queue_family};
+    handles.enabled_extensions = state_->enabled_extensions;
+    handles.enabled_features = {true, true, true, true};
+    handles.queue_mutex = state_->queue_lock;  // the lock vtpage takes: the app shares it
+    return handles;
+}
+
+bool VulkanContext::adopted() const noexcept {
+    return !state_->owns;
+}
 
 VkInstance VulkanContext::instance() const noexcept {
     return state_->instance;
@@ -538,7 +612,7 @@ std::uint32_t VulkanContext::memory_type(std::uint32_t type_bits, VkMemoryProper
 }
 
 void VulkanContext::submit(const VkSubmitInfo2& submit, VkFence fence) {
-    std::lock_guard lock(state_->queue_mutex);
+    std::lock_guard lock(*state_->queue_lock);
     vk_check(vkQueueSubmit2(state_->queue, 1, &submit, fence), "VulkanContext::submit",
              "vkQueueSubmit2");
 }
@@ -546,7 +620,7 @@ void VulkanContext::submit(const VkSubmitInfo2& submit, VkFence fence) {
 VkResult VulkanContext::present(const VkPresentInfoKHR& present) {
     VkResult result;
     {
-        std::lock_guard lock(state_->queue_mutex);
+        std::lock_guard lock(*state_->queue_lock);
         result = vkQueuePresentKHR(state_->queue, &present);
     }
     if (result == VK_ERROR_OUT_OF_DATE_KHR) return result;
@@ -554,7 +628,7 @@ VkResult VulkanContext::present(const VkPresentInfoKHR& present) {
 }
 
 void VulkanContext::wait_idle() {
-    std::lock_guard lock(state_->queue_mutex);
+    std::lock_guard lock(*state_->queue_lock);
     vk_check(vkQueueWaitIdle(state_->queue), "VulkanContext::wait_idle", "vkQueueWaitIdle");
 }
 

@@ -30,10 +30,14 @@ namespace vtpage {
 // A virtual address in the backend's address space (a CUdeviceptr, or a host pointer).
 using DeviceAddress = std::uint64_t;
 
+// Byte sizes: 2_MiB, 64_TiB. Code outside namespace vtpage brings in these alone with
+// `using namespace vtpage::literals;` (inline: inside vtpage they need nothing).
+inline namespace literals {
 constexpr std::size_t operator""_KiB(unsigned long long v) { return std::size_t(v) << 10; }
 constexpr std::size_t operator""_MiB(unsigned long long v) { return std::size_t(v) << 20; }
 constexpr std::size_t operator""_GiB(unsigned long long v) { return std::size_t(v) << 30; }
 constexpr std::size_t operator""_TiB(unsigned long long v) { return std::size_t(v) << 40; }
+}  // namespace literals
 
 enum class Access : std::uint8_t { none, read, read_write };
 std::string_view to_string(Access access) noexcept;

@@ -15,6 +15,13 @@
 // severity and routes it to the log (errors as errors, warnings as warnings, the rest as debug).
 //
 // The queue is shared: submit() and present() lock it, so several threads may submit.
+//
+// An app with a device of its own adopts it instead (nothing is created, nothing destroyed):
+//
+//   VulkanContext context(app_handles, vulkan_device_requirements(backend));
+//
+// and every interop class then works on the app's device and queue (vulkan_device_handles.hpp
+// says what the app must enable). handles() gives the struct for either kind of context.
 #pragma once
 
 #include <vulkan/vulkan.h>
@@ -28,6 +35,7 @@
 #include <vector>
 
 #include "vtpage/base/log.hpp"
+#include "vtpage/interop/vulkan_device_handles.hpp"
 
 namespace vtpage {
 
@@ -98,7 +106,13 @@ public:
     // why each device was passed over); not_supported where validation is required and the
     // layer is missing.
     explicit VulkanContext(VulkanContextSettings settings = {});
-    // Waits for the device to be idle, then destroys everything in order.
+    // Adopts an app's device: not_supported naming what the device was created without (or
+    // when it is not Vulkan 1.3), invalid_argument for a null handle or, on cuda, a device that
+    // is not the CUDA device. Validation is the app's: validation_enabled() is false.
+    VulkanContext(const VulkanDeviceHandles& app_device,
+                  const VulkanDeviceRequirements& requirements, Log log = {});
+    // Waits for the device to be idle, then destroys everything in order (an adopted device:
+    // nothing, the app destroys it after every vtpage object made on it).
     ~VulkanContext();
     VulkanContext(const VulkanContext&) = delete;
     VulkanContext& operator=(const VulkanContext&) = delete;
@@ -109,6 +123,9 @@ public:
     VkQueue queue() const noexcept;
     std::uint32_t queue_family() const noexcept;
     VkSurfaceKHR surface() const noexcept;  // VK_NULL_HANDLE when headless
+    // The handles, the queue family, what the device was created with, the queue lock.
+    VulkanDeviceHandles handles() const;
+    bool adopted() const noexcept;  // made from an app's handles
     const VulkanExtensionFunctions& functions() const noexcept;
     const Log& log() const noexcept;
 

@@ -1,0 +1,150 @@
+// The interop layer on an app's own device: adopting handles (and the typed error naming what
+// the device was created without), and VirtualTextureStreaming wiring a streamer to it: pages
+// streamed, published in the indirection table through the frames it begins, and a teardown
+// that waits for submitted frames. The "app's device" is a validated context's, adopted by a
+// second context, so that the layer still reports everything done on it.
+#include <gtest/gtest.h>
+
+#include <chrono>
+
+#include "../support/backend_fixture.hpp"
+#include "vtpage/interop/virtual_texture_streaming.hpp"
+#include "vtpage/interop/vulkan_device_handles.hpp"
+#include "vtpage/interop/vulkan_error.hpp"
+#include "vtpage/streaming/procedural_source.hpp"
+#include "vtpage/streaming/texture_layout.hpp"
+#include "vulkan_test_support.hpp"
+
+namespace vtpage {
+namespace {
+
+using namespace std::chrono_literals;
+
+TEST(VulkanDeviceHandles, DescribeCreationReadsTheFeatureChain) {
+    VkPhysicalDeviceVulkan13Features vulkan13{
+        VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_VULKAN_1_3_FEATURES};
+    VkPhysicalDeviceVulkan12Features vulkan12{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_VULKAN_1_2_FEATURES,
+                                              &vulkan13};
+    VkPhysicalDeviceFeatures2 features{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_FEATURES_2, &vulkan12};
+    VulkanDeviceRequirements requirements;
+    requirements.device_extensions = {VK_EXT_EXTERNAL_MEMORY_HOST_EXTENSION_NAME};
+    const char* extensions[] = {VK_EXT_EXTERNAL_MEMORY_HOST_EXTENSION_NAME};
+    VkDeviceCreateInfo create{VK_STRUCTURE_TYPE_DEVICE_CREATE_INFO, &features};
+    VulkanDeviceHandles handles;
+    handles.describe_creation(create);
+    EXPECT_EQ(requirements.missing_from(handles),
+              "bufferDeviceAddress, timelineSemaphore, synchronization2, shaderInt64, "
+              "VK_EXT_external_memory_host");
+    requirements.enable(features, vulkan12, vulkan13);
+    create.enabledExtensionCount = 1;
+    create.ppEnabledExtensionNames = extensions;
+    handles.describe_creation(create);
+    EXPECT_EQ(requirements.missing_from(handles), "");
+}
+
+class AppDeviceTest : public testing::TestWithParam<std::string> {};
+
+TEST_P(AppDeviceTest, AdoptingADeviceWithoutAFeatureNamesIt) {
+    VTPAGE_BACKEND_OR_SKIP(backend, GetParam());
+    VTPAGE_VULKAN_OR_SKIP(app, *backend);
+    VulkanDeviceHandles handles = app->handles();
+    handles.enabled_features.buffer_device_address = false;
+    try {
+        VulkanContext adopted(handles, vulkan_device_requirements(*backend));
+        FAIL() << "adopted a device without bufferDeviceAddress";
+    } catch (const Error& error) {
+        EXPECT_EQ(error.code(), Errc::not_supported);
+        EXPECT_NE(std::string(error.what()).find("bufferDeviceAddress"), std::string::npos);
+    }
+    handles = app->handles();
+    handles.enabled_extensions.clear();
+    EXPECT_THROW(VulkanContext(handles, vulkan_device_requirements(*backend)), Error);
+    handles.device = VK_NULL_HANDLE;
+    EXPECT_THROW(VulkanContext(handles, vulkan_device_requirements(*backend)), Error);
+}
+
+// Begins a frame in a one-off command buffer, submits it as an app would and waits for it.
+void run_frame(VulkanContext& context, VirtualTextureStreaming& streaming, VkCommandPool pool) {
+    VkCommandBufferAllocateInfo allocate{VK_STRUCTURE_TYPE_COMMAND_BUFFER_ALLOCATE_INFO};
+    allocate.commandPool = pool;
+    allocate.level = VK_COMMAND_BUFFER_LEVEL_PRIMARY;
+    allocate.commandBufferCount = 1;
+    VkCommandBuffer commands = VK_NULL_HANDLE;
+    vk_check(vkAllocateCommandBuffers(context.device(), &allocate, &commands), "test", "allocate");
+    VkCommandBufferBeginInfo begin{VK_STRUCTURE_TYPE_COMMAND_BUFFER_BEGIN_INFO};
+    vk_check(vkBeginCommandBuffer(commands, &begin), "test", "begin");
+    StreamingFrame frame = streaming.begin_frame(commands, 0);
+    vk_check(vkEndCommandBuffer(commands), "test", "end");
+    VkCommandBufferSubmitInfo buffer{VK_STRUCTURE_TYPE_COMMAND_BUFFER_SUBMIT_INFO};
+    buffer.commandBuffer = commands;
+    VkSubmitInfo2 submit{VK_STRUCTURE_TYPE_SUBMIT_INFO_2};
+    submit.waitSemaphoreInfoCount = std::uint32_t(frame.waits().size());
+    submit.pWaitSemaphoreInfos = frame.waits().data();
+    submit.commandBufferInfoCount = 1;
+    submit.pCommandBufferInfos = &buffer;
+    submit.signalSemaphoreInfoCount = std::uint32_t(frame.signals().size());
+    submit.pSignalSemaphoreInfos = frame.signals().data();
+    context.submit(submit);
+    frame.submitted();
+    context.wait_idle();
+    streaming.complete_frame(frame.id(), {});
+    vkFreeCommandBuffers(context.device(), pool, 1, &commands);
+}
+
+TEST_P(AppDeviceTest, StreamingOnAnAdoptedDevicePublishesRequestedPages) {
+    VTPAGE_BACKEND_OR_SKIP(backend, GetParam());
+    VTPAGE_VULKAN_OR_SKIP(app, *backend);
+    {
+        VulkanContext context(app->handles(), vulkan_device_requirements(*backend));
+        EXPECT_TRUE(context.adopted());
+        VirtualTextureStreamingSettings settings;
+        settings.page_count = 64;
+        settings.frames_in_flight = 1;
+        settings.streamer.table.region_size = 64 * vt::page_bytes;
+        settings.streamer.table.budget_bytes = 32 * vt::page_bytes;
+        VirtualTextureStreaming streaming(context, *backend, settings);
+        const vt::TextureId id = streaming.add_texture(
+            std::make_shared<vt::ProceduralSource>(vt::ProceduralSettings{.size_log2 = 10}));
+        const PageIndex base = streaming.streamer().textures().base_page(id);
+        const std::uint64_t pages = vt::TextureLayout(10).page_count;
+        std::vector<PageIndex> all;
+        for (std::uint64_t page = 0; page < pages; ++page) all.push_back(base + page);
+        streaming.streamer().request(all);
+        ASSERT_TRUE(streaming.wait_idle(30s));
+        UniqueVkCommandPool pool = test::make_command_pool(context);
+        run_frame(context, streaming, pool.get());  // publishes (CUDA: once the fill is done)
+        run_frame(context, streaming, pool.get());
+        for (PageIndex page : all) EXPECT_TRUE(streaming.indirection().slot_of(page)) << page;
+        EXPECT_EQ(streaming.directory().get(id).size_log2, 10u);
+        EXPECT_GE(streaming.importer().imported_count(), pages);
+        streaming.shutdown();
+        streaming.shutdown();  // idempotent
+    }
+    test::expect_no_validation_messages(*app);
+}
+
+TEST_P(AppDeviceTest, AddingATexturePastTheTableIsOutOfRange) {
+    VTPAGE_BACKEND_OR_SKIP(backend, GetParam());
+    VTPAGE_VULKAN_OR_SKIP(app, *backend);
+    {
+        VirtualTextureStreamingSettings settings;
+        settings.page_count = 4;
+        settings.streamer.table.region_size = 64 * vt::page_bytes;
+        settings.streamer.table.budget_bytes = 32 * vt::page_bytes;
+        VirtualTextureStreaming streaming(*app, *backend, settings);
+        try {
+            streaming.add_texture(
+                std::make_shared<vt::ProceduralSource>(vt::ProceduralSettings{.size_log2 = 10}));
+            FAIL() << "a texture of 11 pages went into a table of 4";
+        } catch (const Error& error) {
+            EXPECT_EQ(error.code(), Errc::out_of_range);
+        }
+    }
+    test::expect_no_validation_messages(*app);
+}
+
+INSTANTIATE_TEST_SUITE_P(Backends, AppDeviceTest, testing::ValuesIn(test::all_backend_names()),
+                         test::backend_param_name);
+
+}  // namespace
+}  // namespace vtpage
