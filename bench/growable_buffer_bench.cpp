@@ -76,7 +76,8 @@ public:
 };
 
 bool all_marker(const std::vector<unsigned char>& bytes) {
-    return std::all_of(bytes.begin(), bytes.end(), [](unsigned char b) { return b == marker_value; });
+    return std::all_of(bytes.begin(), bytes.end(),
+                       [](unsigned char b) { return b == marker_value; });
 }
 
 // The buffer of (a) and (b): one allocation of the CUDA runtime, freed with cudaFree, which
@@ -135,8 +136,8 @@ public:
         cudaMemLocation location{};
         location.type = cudaMemLocationTypeDevice;
         location.id = device_;
-        cuda_check(cudaMemPrefetchAsync(static_cast<char*>(data_) + size_, bytes - size_,
-                                        location, 0, nullptr),
+        cuda_check(cudaMemPrefetchAsync(static_cast<char*>(data_) + size_, bytes - size_, location,
+                                        0, nullptr),
                    "cudaMemPrefetchAsync");
         size_ = bytes;
     }
@@ -150,7 +151,9 @@ private:
 // the device at each synchronisation, as it must for the buffer to reach its largest size).
 class AsyncCopyGrower final : public Grower {
 public:
-    AsyncCopyGrower() { cuda_check(cudaStreamCreateWithFlags(&stream_, cudaStreamNonBlocking), "cudaStreamCreate"); }
+    AsyncCopyGrower() {
+        cuda_check(cudaStreamCreateWithFlags(&stream_, cudaStreamNonBlocking), "cudaStreamCreate");
+    }
     ~AsyncCopyGrower() override {
         if (data_) cudaFreeAsync(data_, stream_);
         cudaStreamSynchronize(stream_);
@@ -179,9 +182,9 @@ public:
     }
     bool marker_kept() override {
         std::vector<unsigned char> back(marker_bytes);
-        cuda_check(cudaMemcpyAsync(back.data(), data_, marker_bytes, cudaMemcpyDeviceToHost,
-                                   stream_),
-                   "cudaMemcpyAsync");
+        cuda_check(
+            cudaMemcpyAsync(back.data(), data_, marker_bytes, cudaMemcpyDeviceToHost, stream_),
+            "cudaMemcpyAsync");
         finish();
         return all_marker(back);
     }
@@ -315,7 +318,8 @@ RunResult run_schedule(const Method& method, const Schedule& schedule, const std
             grower->grow(bytes);
             grower->finish();
         } catch (const OutOfMemory& oom) {
-            result.stopped = "out of memory growing to " + mib_text(bytes) + " (" + oom.detail + ")";
+            result.stopped =
+                "out of memory growing to " + mib_text(bytes) + " (" + oom.detail + ")";
             break;
         }
         result.step_ms.push_back(watch.seconds() * 1e3);
@@ -364,7 +368,8 @@ MaxResult run_to_the_limit(const Method& method, std::size_t start, std::size_t 
 double step_median(const std::vector<double>& steps, double from, double to) {
     if (steps.size() < 3) return steps.empty() ? 0.0 : steps.back();
     const std::size_t n = steps.size() - 1;
-    auto first = std::size_t(double(n) * from), last = std::max(first + 1, std::size_t(double(n) * to));
+    auto first = std::size_t(double(n) * from),
+         last = std::max(first + 1, std::size_t(double(n) * to));
     return bench::median(std::vector<double>(steps.begin() + 1 + first, steps.begin() + 1 + last));
 }
 
@@ -379,14 +384,18 @@ struct Options : bench::BenchOptions {
 }  // namespace
 
 int main(int argc, char** argv) {
-    CLI::App app{"vtpage growable buffer benchmark: growing a device buffer without copying, "
-                 "beside cudaMalloc + copy, managed memory and cudaMallocAsync",
-                 program};
+    CLI::App app{
+        "vtpage growable buffer benchmark: growing a device buffer without copying, "
+        "beside cudaMalloc + copy, managed memory and cudaMallocAsync",
+        program};
     Options options;
     bench::add_bench_options(app, options);
-    app.add_option("--start-mib", options.start_mib, "First size, MiB")->check(app::count_in(1, 1 << 20));
-    app.add_option("--step-mib", options.step_mib, "Fixed step, MiB")->check(app::count_in(1, 1 << 20));
-    app.add_option("--max-mib", options.max_mib, "Last size, MiB")->check(app::count_in(1, 1 << 24));
+    app.add_option("--start-mib", options.start_mib, "First size, MiB")
+        ->check(app::count_in(1, 1 << 20));
+    app.add_option("--step-mib", options.step_mib, "Fixed step, MiB")
+        ->check(app::count_in(1, 1 << 20));
+    app.add_option("--max-mib", options.max_mib, "Last size, MiB")
+        ->check(app::count_in(1, 1 << 24));
     app.add_option("--repeats", options.repeats, "Runs of each schedule (medians are reported)")
         ->check(app::count_in(1, 100));
     app.add_flag("!--no-limit-run", options.limit_run,
@@ -418,7 +427,8 @@ int main(int argc, char** argv) {
             try {
                 backend = make_backend(settings);
             } catch (const Error& error) {
-                if (error.code() != Errc::device_unavailable && error.code() != Errc::not_supported) {
+                if (error.code() != Errc::device_unavailable &&
+                    error.code() != Errc::not_supported) {
                     throw;
                 }
                 no_gpu = error.what();
@@ -430,9 +440,10 @@ int main(int argc, char** argv) {
         }
         const bool gpu = no_gpu.empty();
         if (!gpu) {
-            std::printf("skipped: no GPU (%s): the CUDA methods (a)-(c) need one; growing the "
-                        "GrowableBuffer on the host backend instead\n",
-                        no_gpu.c_str());
+            std::printf(
+                "skipped: no GPU (%s): the CUDA methods (a)-(c) need one; growing the "
+                "GrowableBuffer on the host backend instead\n",
+                no_gpu.c_str());
             backend = make_backend({.name = "host"});
             options.limit_run = false;  // host memory is shared: never fill it
             if (!app.count("--max-mib")) options.max_mib = 1024;
@@ -482,7 +493,8 @@ int main(int argc, char** argv) {
         }
         methods.push_back({"d", "GrowableBuffer",
                            [&b, gpu](std::size_t) {
-                               return std::make_unique<GrowableGrower>(b, GrowableBufferSettings{}, gpu);
+                               return std::make_unique<GrowableGrower>(b, GrowableBufferSettings{},
+                                                                       gpu);
                            },
                            ""});
         methods.push_back({"e", "GrowableBuffer, 2 MiB reservation",
@@ -531,7 +543,8 @@ int main(int argc, char** argv) {
                     const std::string label = schedules[s].title + ", repeat " +
                                               std::to_string(repeat + 1) + "/" +
                                               std::to_string(options.repeats);
-                    results[s][m].push_back(run_schedule(methods[m], schedules[s], label, progress));
+                    results[s][m].push_back(
+                        run_schedule(methods[m], schedules[s], label, progress));
                 }
             }
         }
@@ -572,7 +585,8 @@ int main(int argc, char** argv) {
         };
         std::vector<std::vector<Summary>> summaries(schedules.size());
         for (std::size_t s = 0; s < schedules.size(); ++s) {
-            for (std::size_t m = 0; m < methods.size(); ++m) summaries[s].push_back(summarise(s, m));
+            for (std::size_t m = 0; m < methods.size(); ++m)
+                summaries[s].push_back(summarise(s, m));
         }
 
         json tables = json::array();
@@ -639,9 +653,9 @@ int main(int argc, char** argv) {
         };
         bench::ReportTable summary_table(
             "Growth to " + mib_text(max) + " on " + caps.device_name,
-            {"method", doubling.title + " ms", fixed_steps.title + " ms", "(a) / this, " +
-             fixed_steps.title, "step ms, first quarter", "step ms, last quarter", "last / first",
-             "moves / in-place extensions", "contents kept"});
+            {"method", doubling.title + " ms", fixed_steps.title + " ms",
+             "(a) / this, " + fixed_steps.title, "step ms, first quarter", "step ms, last quarter",
+             "last / first", "moves / in-place extensions", "contents kept"});
         for (std::size_t m = 0; m < methods.size(); ++m) {
             if (!methods[m].skipped.empty()) {
                 summary_table.add_row({"(" + methods[m].key + ") " + methods[m].name,
@@ -653,12 +667,12 @@ int main(int argc, char** argv) {
             const double first = step_median(f.step_ms, 0.0, 0.25);
             const double last = step_median(f.step_ms, 0.75, 1.0);
             const double ratio = summaries[1][baseline].total_ms / f.total_ms;
-            summary_table.add_row(
-                {"(" + methods[m].key + ") " + methods[m].name,
-                 fixed(d.total_ms, 2) + (d.complete ? "" : " (stopped)"),
-                 fixed(f.total_ms, 2) + (f.complete ? "" : " (stopped)"), fixed(ratio, 1) + "x",
-                 fixed(first, 3), fixed(last, 3), fixed(last / first, 2), moves(f.details),
-                 d.contents_kept && f.contents_kept ? "yes" : "NO"});
+            summary_table.add_row({"(" + methods[m].key + ") " + methods[m].name,
+                                   fixed(d.total_ms, 2) + (d.complete ? "" : " (stopped)"),
+                                   fixed(f.total_ms, 2) + (f.complete ? "" : " (stopped)"),
+                                   fixed(ratio, 1) + "x", fixed(first, 3), fixed(last, 3),
+                                   fixed(last / first, 2), moves(f.details),
+                                   d.contents_kept && f.contents_kept ? "yes" : "NO"});
         }
         summary_table.print();
         tables.push_back(summary_table.to_json());
@@ -668,8 +682,8 @@ int main(int argc, char** argv) {
         std::optional<double> growable_fraction, copying_fraction;
         if (options.limit_run && gpu) {
             bench::ReportTable limit_table(
-                "Largest buffer reached in " + mib_text(step) + " steps (" +
-                    mib_text(memory.free) + " free at the start)",
+                "Largest buffer reached in " + mib_text(step) + " steps (" + mib_text(memory.free) +
+                    " free at the start)",
                 {"method", "reached", "of free memory", "stopped because"});
             for (const Method& method : methods) {
                 if (!method.skipped.empty() || method.key == "e") continue;
@@ -711,7 +725,8 @@ int main(int argc, char** argv) {
                  fixed(speedup, 0) + "x (" + fixed(d.total_ms, 2) + " ms against " +
                      fixed(a.total_ms, 1) + " ms)",
                  speedup >= 100.0 && a.complete && d.complete);
-            const double flat = step_median(d.step_ms, 0.75, 1.0) / step_median(d.step_ms, 0.0, 0.25);
+            const double flat =
+                step_median(d.step_ms, 0.75, 1.0) / step_median(d.step_ms, 0.0, 0.25);
             goal("per-step cost of (d) flat as the buffer grows (last quarter / first <= 1.5)",
                  fixed(flat, 2), flat <= 1.5);
             if (growable_fraction) {

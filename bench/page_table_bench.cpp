@@ -36,7 +36,7 @@ struct Costs {
     double fresh = 0, recycled = 0, from_pool = 0, evict = 0;  // microseconds per page
     double windowed = 0;  // recycled commit in a table that reaches pages through windows
     double parallel = 0;  // recycled commit from several threads at once (wall time per page)
-    PageTableStatistics statistics;                            // of the table run
+    PageTableStatistics statistics;  // of the table run
 };
 
 // Raw backend calls, batch by batch, the way the page table issues them.
@@ -63,7 +63,8 @@ Costs measure_floor(Backend& backend, const Options& options) {
     for (std::size_t first = 0; first < n; first += batch) {
         const std::size_t count = std::min(batch, n - first);
         backend.unmap(a + first * page, count * page);
-        for (std::size_t i = first; i < first + count; ++i) backend.map(b + i * page, page, handles[i]);
+        for (std::size_t i = first; i < first + count; ++i)
+            backend.map(b + i * page, page, handles[i]);
         backend.set_access(b + first * page, count * page, Access::read_write);
     }
     costs.recycled = recycled.seconds() * 1e6 / double(n);
@@ -77,7 +78,8 @@ Costs measure_floor(Backend& backend, const Options& options) {
     bench::Stopwatch from_pool;
     for (std::size_t first = 0; first < n; first += batch) {
         const std::size_t count = std::min(batch, n - first);
-        for (std::size_t i = first; i < first + count; ++i) backend.map(a + i * page, page, handles[i]);
+        for (std::size_t i = first; i < first + count; ++i)
+            backend.map(a + i * page, page, handles[i]);
         backend.set_access(a + first * page, count * page, Access::read_write);
     }
     costs.from_pool = from_pool.seconds() * 1e6 / double(n);
@@ -218,13 +220,16 @@ double measure_windowed_recycle(Backend& backend, const Options& options) {
 }  // namespace
 
 int main(int argc, char** argv) {
-    CLI::App app{"vtpage page table benchmark: per-page cost of commits and evictions beside "
-                 "the raw backend calls",
-                 program};
+    CLI::App app{
+        "vtpage page table benchmark: per-page cost of commits and evictions beside "
+        "the raw backend calls",
+        program};
     Options options;
     bench::add_bench_options(app, options);
-    app.add_option("--pages", options.pages, "Pages per measurement")->check(app::count_in(1, 1 << 20));
-    app.add_option("--batch", options.batch, "Pages per commit batch")->check(app::count_in(1, 1 << 16));
+    app.add_option("--pages", options.pages, "Pages per measurement")
+        ->check(app::count_in(1, 1 << 20));
+    app.add_option("--batch", options.batch, "Pages per commit batch")
+        ->check(app::count_in(1, 1 << 16));
     app.add_option("--repeats", options.repeats, "Repeats (the median is reported)")
         ->check(app::count_in(1, 1000));
     app.add_option("--threads", options.threads, "Threads for the parallel rows")
@@ -239,10 +244,11 @@ int main(int argc, char** argv) {
     try {
         auto backend = bench::make_bench_backend(options.backend);
         const auto& caps = backend->capabilities();
-        std::printf("page table benchmark on %s (%s): %zu pages of %zu KiB, batches of %zu, "
-                    "median of %d\n",
-                    caps.backend.c_str(), caps.device_name.c_str(), options.pages,
-                    backend->granularity().minimum / 1024, options.batch, options.repeats);
+        std::printf(
+            "page table benchmark on %s (%s): %zu pages of %zu KiB, batches of %zu, "
+            "median of %d\n",
+            caps.backend.c_str(), caps.device_name.c_str(), options.pages,
+            backend->granularity().minimum / 1024, options.batch, options.repeats);
         std::vector<Costs> floors, tables;
         bench::run_repeats(options.repeats, [&](int) {
             // Alternate so that drift in the machine touches both sides alike.
@@ -252,10 +258,9 @@ int main(int argc, char** argv) {
             tables.back().windowed = measure_windowed_recycle(*backend, options);
             tables.back().parallel = measure_parallel_table(*backend, options);
         });
-        bench::ReportTable table(
-            "Per-page cost on " + caps.backend + " (" + caps.device_name + ")",
-            {"operation", "vtpage us/page", "floor us/page", "ratio", "vtpage pages/s",
-             "floor (raw backend calls)", "goal"});
+        bench::ReportTable table("Per-page cost on " + caps.backend + " (" + caps.device_name + ")",
+                                 {"operation", "vtpage us/page", "floor us/page", "ratio",
+                                  "vtpage pages/s", "floor (raw backend calls)", "goal"});
         nlohmann::json rows = nlohmann::json::array();
         auto row = [&](const char* name, double Costs::*field, const char* floor_name,
                        const char* goal) {
@@ -263,8 +268,10 @@ int main(int argc, char** argv) {
             const double floor = bench::median_of(floors, field);
             table.add_row({name, fixed(ours, 2), fixed(floor, 2), fixed(ours / floor, 2) + "x",
                            fixed(1e6 / ours, 0), floor_name, goal});
-            rows.push_back({{"operation", name}, {"vtpage_us_per_page", ours},
-                            {"floor_us_per_page", floor}, {"ratio", ours / floor},
+            rows.push_back({{"operation", name},
+                            {"vtpage_us_per_page", ours},
+                            {"floor_us_per_page", floor},
+                            {"ratio", ours / floor},
                             {"pages_per_second", 1e6 / ours}});
         };
         row("fresh commit", &Costs::fresh, "create + map + set access per batch", "<= 1.3x");
@@ -274,8 +281,7 @@ int main(int argc, char** argv) {
             "recycled commit, " + std::to_string(options.threads) + " threads";
         const std::string parallel_floor =
             "unmap + map + set access, " + std::to_string(options.threads) + " threads";
-        row(parallel_name.c_str(), &Costs::parallel, parallel_floor.c_str(),
-            "<= 1.3x, >= 30000/s");
+        row(parallel_name.c_str(), &Costs::parallel, parallel_floor.c_str(), "<= 1.3x, >= 30000/s");
         row("commit from idle pool", &Costs::from_pool, "map + set access per batch", "");
         row("eviction", &Costs::evict, "unmap per batch", "");
         {

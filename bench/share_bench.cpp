@@ -142,12 +142,14 @@ Costs measure_shared(Backend& backend, const Options& options) {
 }  // namespace
 
 int main(int argc, char** argv) {
-    CLI::App app{"vtpage sharing benchmark: per-page cost of publishing pages to another address "
-                 "space, beside the same page-table work unshared",
-                 program};
+    CLI::App app{
+        "vtpage sharing benchmark: per-page cost of publishing pages to another address "
+        "space, beside the same page-table work unshared",
+        program};
     Options options;
     bench::add_bench_options(app, options);
-    app.add_option("--pages", options.pages, "Pages per measurement")->check(app::count_in(1, 1 << 16));
+    app.add_option("--pages", options.pages, "Pages per measurement")
+        ->check(app::count_in(1, 1 << 16));
     app.add_option("--batch", options.batch, "Pages per commit and publish")
         ->check(app::count_in(1, 4096));
     app.add_option("--repeats", options.repeats, "Repeats (the median is reported)")
@@ -161,27 +163,29 @@ int main(int argc, char** argv) {
     try {
         auto backend = bench::make_bench_backend(options.backend);
         const auto& caps = backend->capabilities();
-        std::printf("sharing benchmark on %s (%s): %zu pages of %zu KiB, batches of %zu, median "
-                    "of %d; the consumer is a thread with its own mappings\n",
-                    caps.backend.c_str(), caps.device_name.c_str(), options.pages,
-                    backend->granularity().minimum / 1024, options.batch, options.repeats);
+        std::printf(
+            "sharing benchmark on %s (%s): %zu pages of %zu KiB, batches of %zu, median "
+            "of %d; the consumer is a thread with its own mappings\n",
+            caps.backend.c_str(), caps.device_name.c_str(), options.pages,
+            backend->granularity().minimum / 1024, options.batch, options.repeats);
         std::vector<Costs> floors, shared;
         bench::run_repeats(options.repeats, [&](int) {
             floors.push_back(measure_floor(*backend, options));
             shared.push_back(measure_shared(*backend, options));
         });
-        bench::ReportTable table("Per-page cost of sharing on " + caps.backend + " (" +
-                                     caps.device_name + ")",
-                                 {"operation", "shared us", "unshared us", "ratio", "floor"});
+        bench::ReportTable table(
+            "Per-page cost of sharing on " + caps.backend + " (" + caps.device_name + ")",
+            {"operation", "shared us", "unshared us", "ratio", "floor"});
         nlohmann::json rows = nlohmann::json::array();
         auto row = [&](const char* name, double Costs::*field, const char* floor) {
             const double ours = bench::median_of(shared, field);
             const double base = bench::median_of(floors, field);
             const double ratio = ours / base;
             table.add_row({name, fixed(ours, 2), fixed(base, 2),
-                           fixed(ratio, ratio < 0.1 ? 4 : 2) + "x",
-                           floor});
-            rows.push_back({{"operation", name}, {"shared_us", ours}, {"unshared_us", base},
+                           fixed(ratio, ratio < 0.1 ? 4 : 2) + "x", floor});
+            rows.push_back({{"operation", name},
+                            {"shared_us", ours},
+                            {"unshared_us", base},
                             {"ratio", ours / base}});
         };
         row("publish, new page (fd export + import)", &Costs::fresh, "commit, new page");

@@ -37,7 +37,7 @@ struct Options : bench::BenchOptions {
     std::size_t budget_pages = 2048;  // 4 GiB
     std::size_t workers = 2;
     std::size_t batch = 128;
-    std::size_t frame_pages = 256;    // new pages requested per frame
+    std::size_t frame_pages = 256;  // new pages requested per frame
     std::uint32_t size_log2 = 20;
 };
 
@@ -82,9 +82,10 @@ double measure_fill(Backend& backend, const Options& options, std::size_t count,
         bench::Stopwatch clock;
         for (int r = 0; r < rounds; ++r) {
             for (std::size_t i = 0; i < count; ++i) {
-                source.fill_host((i * 7919) % layout.mips[1].first_page,
-                                 std::span(reinterpret_cast<std::byte*>(table.data_address(pages[i])),
-                                           std::size_t(page_bytes)));
+                source.fill_host(
+                    (i * 7919) % layout.mips[1].first_page,
+                    std::span(reinterpret_cast<std::byte*>(table.data_address(pages[i])),
+                              std::size_t(page_bytes)));
             }
         }
         seconds = clock.seconds();
@@ -109,7 +110,7 @@ double measure_recycled_commit(Backend& backend, const Options& options, std::si
     while (next < options.budget_pages) commit_batch();  // fill the budget (pool misses)
     const PageIndex first = next;
     bench::Stopwatch clock;
-    while (next - first < total) commit_batch();          // each batch evicts as many
+    while (next - first < total) commit_batch();  // each batch evicts as many
     return double(next - first) / clock.seconds();
 }
 
@@ -169,17 +170,20 @@ StreamResult measure_streamer(Backend& backend, const Options& options, std::siz
 }  // namespace
 
 int main(int argc, char** argv) {
-    CLI::App app{"vtpage streaming benchmark: pages/s and GB/s through the streamer with the "
-                 "procedural source, beside the fill and commit floors",
-                 program};
+    CLI::App app{
+        "vtpage streaming benchmark: pages/s and GB/s through the streamer with the "
+        "procedural source, beside the fill and commit floors",
+        program};
     Options options;
     bench::add_bench_options(app, options);
     app.add_option("--pages", options.pages, "Pages streamed per measurement")
         ->check(app::count_in(1, 1 << 24));
     app.add_option("--budget-pages", options.budget_pages, "The page table's budget in 2 MiB pages")
         ->check(app::count_in(16, 1 << 20));
-    app.add_option("--workers", options.workers, "Streamer worker threads")->check(app::count_in(1, 64));
-    app.add_option("--batch", options.batch, "Pages per commit/fill batch")->check(app::count_in(1, 4096));
+    app.add_option("--workers", options.workers, "Streamer worker threads")
+        ->check(app::count_in(1, 64));
+    app.add_option("--batch", options.batch, "Pages per commit/fill batch")
+        ->check(app::count_in(1, 4096));
     app.add_option("--frame-pages", options.frame_pages, "New pages requested per frame")
         ->check(app::count_in(1, 1 << 16));
     app.add_option("--size-log2", options.size_log2, "The procedural texture: 2^N texels")
@@ -199,11 +203,12 @@ int main(int argc, char** argv) {
             options.batch = std::min<std::size_t>(options.batch, quick ? 4 : 16);
             if (quick) options.size_log2 = 14;
         }
-        std::printf("streaming benchmark on %s (%s): procedural 2^%u texture, budget %zu pages "
-                    "(%.1f GiB), %zu workers, batches of %zu, %zu new pages per frame\n",
-                    caps.backend.c_str(), caps.device_name.c_str(), options.size_log2,
-                    options.budget_pages, double(options.budget_pages) * page_bytes / double(1_GiB),
-                    options.workers, options.batch, options.frame_pages);
+        std::printf(
+            "streaming benchmark on %s (%s): procedural 2^%u texture, budget %zu pages "
+            "(%.1f GiB), %zu workers, batches of %zu, %zu new pages per frame\n",
+            caps.backend.c_str(), caps.device_name.c_str(), options.size_log2, options.budget_pages,
+            double(options.budget_pages) * page_bytes / double(1_GiB), options.workers,
+            options.batch, options.frame_pages);
 
         app::ProgressBar progress({.label = "measuring"});
         const double steps = gpu ? 4 : 3;
@@ -237,17 +242,18 @@ int main(int argc, char** argv) {
         if (gpu) add_streamer("streamer with the on_fills_enqueued hook", hooked);
         table.print();
         const auto& st = waited.statistics;
-        std::printf("\nstreamer (waits): %llu pages filled in %llu batches, %llu evictions, %llu "
-                    "budget stalls; worker time: commit %.3f s, fill %.3f s\n",
-                    static_cast<unsigned long long>(st.pages_filled),
-                    static_cast<unsigned long long>(st.batches),
-                    static_cast<unsigned long long>(st.table.evictions),
-                    static_cast<unsigned long long>(st.budget_stalls), st.commit_seconds,
-                    st.fill_seconds);
+        std::printf(
+            "\nstreamer (waits): %llu pages filled in %llu batches, %llu evictions, %llu "
+            "budget stalls; worker time: commit %.3f s, fill %.3f s\n",
+            static_cast<unsigned long long>(st.pages_filled),
+            static_cast<unsigned long long>(st.batches),
+            static_cast<unsigned long long>(st.table.evictions),
+            static_cast<unsigned long long>(st.budget_stalls), st.commit_seconds, st.fill_seconds);
         if (gpu) {
-            std::printf("goal: %s (%.0f pages/s with the default wait, %.0f with the hook)\n",
-                        std::max(waited.pages_per_s, hooked.pages_per_s) >= 30000 ? "met" : "NOT met",
-                        waited.pages_per_s, hooked.pages_per_s);
+            std::printf(
+                "goal: %s (%.0f pages/s with the default wait, %.0f with the hook)\n",
+                std::max(waited.pages_per_s, hooked.pages_per_s) >= 30000 ? "met" : "NOT met",
+                waited.pages_per_s, hooked.pages_per_s);
         }
         nlohmann::json json = table.to_json();
         json["fill_pages_per_s"] = fill;

@@ -16,8 +16,8 @@
 #include "streaming_session.hpp"
 #include "support/bench_options.hpp"
 #include "support/report_table.hpp"
-#include "vtpage/app/command_line.hpp"
 #include "viewer_run.hpp"
+#include "vtpage/app/command_line.hpp"
 
 namespace {
 
@@ -67,9 +67,10 @@ Flight fly(const ViewerOptions& options, bool streaming, const Log& log) {
 }  // namespace
 
 int main(int argc, char** argv) {
-    CLI::App app{"vtpage viewer benchmark: frame times of the streaming flight beside the same "
-                 "flight with streaming paused",
-                 "vtpage-bench-viewer"};
+    CLI::App app{
+        "vtpage viewer benchmark: frame times of the streaming flight beside the same "
+        "flight with streaming paused",
+        "vtpage-bench-viewer"};
     ViewerOptions options;
     options.headless = true;
     options.width = 1920;
@@ -125,14 +126,15 @@ int main(int argc, char** argv) {
                             {"validation_messages", f->validation_messages}});
         }
         table.print();
-        std::printf("streaming costs %.2fx the floor's p99 frame time while streaming %.0f "
-                    "pages/s\n",
-                    streamed.frame_ms.p99 / floor.frame_ms.p99, streamed.pages_per_second);
+        std::printf(
+            "streaming costs %.2fx the floor's p99 frame time while streaming %.0f "
+            "pages/s\n",
+            streamed.frame_ms.p99 / floor.frame_ms.p99, streamed.pages_per_second);
         const bool written = bench::write_json_file(json, {{"width", options.width},
-                                      {"height", options.height},
-                                      {"frames", options.frames},
-                                      {"budget_mib", options.budget_mib},
-                                      {"rows", rows}});
+                                                           {"height", options.height},
+                                                           {"frames", options.frames},
+                                                           {"budget_mib", options.budget_mib},
+                                                           {"rows", rows}});
         if (!written) return app::exit_failure;
         if (floor.validation_messages + streamed.validation_messages > 0) {
             std::fprintf(stderr, "validation messages (printed above)\n");

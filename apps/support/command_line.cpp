@@ -15,8 +15,8 @@ std::optional<int> parse_command_line(CLI::App& app, int argc, char** argv,
     } catch (const CLI::Success& done) {
         return app.exit(done);  // --help: printed on stdout, exit 0
     } catch (const CLI::ParseError& error) {
-        std::fprintf(stderr, "%s: %s\nRun with --help for the options.\n",
-                     app.get_name().c_str(), error.what());
+        std::fprintf(stderr, "%s: %s\nRun with --help for the options.\n", app.get_name().c_str(),
+                     error.what());
         return exit_usage;
     }
     return std::nullopt;

@@ -30,16 +30,15 @@ CLI::Validator count_in(std::uint64_t min, std::uint64_t max) {
             const std::string wanted = "a whole number in " + range;
             // CLI11 converts with strtoull(base 0): digits alone keep it from wrapping a sign,
             // reading hexadecimal, or octal for a leading zero.
-            const bool digits = !text.empty() && text.find_first_not_of("0123456789") ==
-                                                     std::string::npos;
+            const bool digits =
+                !text.empty() && text.find_first_not_of("0123456789") == std::string::npos;
             if (!digits || (text.size() > 1 && text[0] == '0')) {
                 return "'" + text + "' is not " + wanted;
             }
             std::uint64_t value = 0;
             const char* last = text.data() + text.size();
             const auto [end, error] = std::from_chars(text.data(), last, value);
-            if (error != std::errc() || end != last || value < min ||
-                value > max) {
+            if (error != std::errc() || end != last || value < min || value > max) {
                 return text + " is not " + wanted;
             }
             return {};

@@ -142,7 +142,8 @@ void print_devices([[maybe_unused]] Backend& backend) {
     for (int a = 0; a < count; ++a) {
         for (int b = 0; b < count; ++b) {
             if (a == b) continue;
-            pairs += detail::concat(" ", a, "->", b, ":", cuda->can_access_peer(a, b) ? "yes" : "no");
+            pairs +=
+                detail::concat(" ", a, "->", b, ":", cuda->can_access_peer(a, b) ? "yes" : "no");
         }
     }
     std::printf("  peer access      %s\n", pairs.c_str());
@@ -152,10 +153,11 @@ void print_devices([[maybe_unused]] Backend& backend) {
 }  // namespace
 
 int main(int argc, char** argv) {
-    CLI::App app{"vtpage self-check: backends, devices, capabilities and a round trip. Exit "
-                 "status: 0 when every backend checked works, 1 when one failed (or none "
-                 "works), 2 on bad flags.",
-                 "vtpage-selfcheck"};
+    CLI::App app{
+        "vtpage self-check: backends, devices, capabilities and a round trip. Exit "
+        "status: 0 when every backend checked works, 1 when one failed (or none "
+        "works), 2 on bad flags.",
+        "vtpage-selfcheck"};
     std::string which = "all";
     bool verbose = false;
     app.add_option("--backend", which, "Backend to check")
@@ -191,8 +193,9 @@ int main(int argc, char** argv) {
         std::printf("\n[%s] %s (device %d of %d)\n", name.c_str(), caps.device_name.c_str(),
                     caps.device, caps.device_count);
         std::printf("  driver            %s\n", caps.driver_version.c_str());
-        if (caps.gpu) std::printf("  compute cap.      %d.%d\n", caps.compute_capability / 10,
-                                  caps.compute_capability % 10);
+        if (caps.gpu)
+            std::printf("  compute cap.      %d.%d\n", caps.compute_capability / 10,
+                        caps.compute_capability % 10);
         std::printf("  memory            %.1f GiB total, %.1f GiB free\n",
                     double(memory.total) / double(1_GiB), double(memory.free) / double(1_GiB));
         std::printf("  granularity       %zu KiB minimum, %zu KiB recommended\n",
@@ -216,12 +219,15 @@ int main(int argc, char** argv) {
         } catch (const Error& error) {
             problem = error.what();
         }
-        double ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() -
-                                                              start).count();
+        double ms =
+            std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start)
+                .count();
         if (problem.empty()) {
             ++working;
-            std::printf("  round trip        ok (1 TiB reserved, 8 pages written, read back, "
-                        "exported and imported; %.1f ms)\n", ms);
+            std::printf(
+                "  round trip        ok (1 TiB reserved, 8 pages written, read back, "
+                "exported and imported; %.1f ms)\n",
+                ms);
         } else {
             ++failures;
             std::printf("  round trip        FAILED: %s\n", problem.c_str());

@@ -418,8 +418,8 @@ void check_socket_path(const std::string& path) {
     if (folder.empty()) folder = ".";
     std::error_code ignored;
     if (!std::filesystem::is_directory(folder, ignored)) {
-        throw CLI::ValidationError("--socket", "no folder '" + folder.string() + "' for '" + path +
-                                                   "'");
+        throw CLI::ValidationError("--socket",
+                                   "no folder '" + folder.string() + "' for '" + path + "'");
     }
 }
 
@@ -495,20 +495,22 @@ int main(int argc, char** argv) {
             ->check(app::number_in(0.001, app::max_seconds));
         command->add_option("--tiles", produce.tiles, "Stop after this many tiles instead")
             ->check(app::count_in(0, std::uint64_t(1) << 50));
-        command->add_option("--wait-seconds", produce.wait_seconds,
-                            "How long to wait for consumers")
+        command
+            ->add_option("--wait-seconds", produce.wait_seconds, "How long to wait for consumers")
             ->check(app::number_in(0.001, app::max_seconds));
         command->add_flag("--compressible", produce.compressible,
                           "Ask for compressible pages (the grant is reported)");
-        command->add_option("--ack-timeout-ms", produce.ack_timeout_ms,
-                            "The consumers' lease: acknowledge an unpublish within this")
+        command
+            ->add_option("--ack-timeout-ms", produce.ack_timeout_ms,
+                         "The consumers' lease: acknowledge an unpublish within this")
             ->check(app::count_in(1, 600000));
     };
     CLI::App* producer = app.add_subcommand("producer", "Stream tiles into shared pages");
     add_common(producer);
     add_producer(producer);
-    producer->add_option("--consumers", produce.consumers,
-                         "Wait for this many consumers before streaming (0: do not wait)")
+    producer
+        ->add_option("--consumers", produce.consumers,
+                     "Wait for this many consumers before streaming (0: do not wait)")
         ->check(app::count_in(0, 1024));
     CLI::App* consumer = app.add_subcommand("consumer", "Map the producer's pages and verify");
     add_common(consumer);
@@ -516,8 +518,9 @@ int main(int argc, char** argv) {
         ->check(app::number_in(0, app::max_seconds));
     consumer->add_option("--recheck", consume.recheck, "Pages re-verified after each poll")
         ->check(app::count_in(0, 1000));
-    consumer->add_option("--connect-seconds", consume.connect_seconds,
-                         "How long to keep trying to connect")
+    consumer
+        ->add_option("--connect-seconds", consume.connect_seconds,
+                     "How long to keep trying to connect")
         ->check(app::number_in(0.001, app::max_seconds));
     CLI::App* both = app.add_subcommand("both", "A producer and consumer processes of its own");
     add_common(both);

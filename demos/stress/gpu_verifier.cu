@@ -13,9 +13,9 @@ namespace vtpage::stress {
 
 namespace {
 
-__global__ void stamp_pages(const StampJob* jobs, unsigned count, unsigned long long stamps_per_page,
-                            unsigned long long stride, unsigned* job_errors,
-                            StampMismatch* first, int* first_taken) {
+__global__ void stamp_pages(const StampJob* jobs, unsigned count,
+                            unsigned long long stamps_per_page, unsigned long long stride,
+                            unsigned* job_errors, StampMismatch* first, int* first_taken) {
     const unsigned long long total = count * stamps_per_page;
     for (unsigned long long i = blockIdx.x * 1ull * blockDim.x + threadIdx.x; i < total;
          i += 1ull * gridDim.x * blockDim.x) {
@@ -42,9 +42,9 @@ __global__ void stamp_pages(const StampJob* jobs, unsigned count, unsigned long 
 
 void check(cudaError_t result, const char* what) {
     if (result == cudaSuccess) return;
-    throw Error(Errc::backend_failure, "gpu verifier", std::string(what) + ": " +
-                cudaGetErrorString(result), {}, static_cast<std::int64_t>(result),
-                cudaGetErrorName(result));
+    throw Error(Errc::backend_failure, "gpu verifier",
+                std::string(what) + ": " + cudaGetErrorString(result), {},
+                static_cast<std::int64_t>(result), cudaGetErrorName(result));
 }
 
 // What one run brings back, in one block: this header, then one error count per job.
@@ -71,10 +71,9 @@ public:
             check(cudaMallocHost(&host_jobs_, max_jobs * sizeof(StampJob)), "cudaMallocHost");
             check(cudaMallocHost(&host_results_, results_bytes_), "cudaMallocHost");
             // A first launch loads the module and sets the runtime up now, not during the run.
-            stamp_pages<<<1, 32, 0, stream_>>>(device_jobs_, 0, 1, layout_.stride,
-                                               job_errors_of(device_results_),
-                                               &device_results_->first,
-                                               &device_results_->first_taken);
+            stamp_pages<<<1, 32, 0, stream_>>>(
+                device_jobs_, 0, 1, layout_.stride, job_errors_of(device_results_),
+                &device_results_->first, &device_results_->first_taken);
             check(cudaGetLastError(), "kernel launch");
             check(cudaStreamSynchronize(stream_), "cudaStreamSynchronize");
         } catch (...) {
@@ -97,12 +96,11 @@ public:
         check(cudaMemsetAsync(device_results_, 0, results_bytes_, stream_), "cudaMemsetAsync");
         const unsigned long long total = count * layout_.stamps_per_page();
         const unsigned threads = 256;
-        const unsigned blocks =
-            static_cast<unsigned>(std::min<unsigned long long>((total + threads - 1) / threads, 1024));
+        const unsigned blocks = static_cast<unsigned>(
+            std::min<unsigned long long>((total + threads - 1) / threads, 1024));
         stamp_pages<<<blocks, threads, 0, stream_>>>(
-            device_jobs_, static_cast<unsigned>(count), layout_.stamps_per_page(),
-            layout_.stride, job_errors_of(device_results_), &device_results_->first,
-            &device_results_->first_taken);
+            device_jobs_, static_cast<unsigned>(count), layout_.stamps_per_page(), layout_.stride,
+            job_errors_of(device_results_), &device_results_->first, &device_results_->first_taken);
         check(cudaGetLastError(), "kernel launch");
         check(cudaMemcpyAsync(host_results_, device_results_, results_bytes_,
                               cudaMemcpyDeviceToHost, stream_),

@@ -23,17 +23,19 @@ std::string check_against_backend(const StressOptions& o, std::size_t page_size)
     const std::uint64_t region_pages = (o.va_gib << 30) / page_size;
     if (o.stamp_stride % sizeof(PageStamp) != 0 || page_size % o.stamp_stride != 0) {
         return detail::concat("--stamp-stride ", o.stamp_stride,
-                              " must be a multiple of 32 that divides the page size (",
-                              page_size, ")");
+                              " must be a multiple of 32 that divides the page size (", page_size,
+                              ")");
     }
     if (budget_pages < std::uint64_t(o.threads) * o.batch) {
-        return detail::concat("--budget-mib ", o.budget_mib, " holds ", budget_pages,
-                              " pages of ", page_size >> 20, " MiB: fewer than --threads x "
-                              "--batch = ", o.threads * o.batch,
-                              " pages, which the workers pin at once");
+        return detail::concat("--budget-mib ", o.budget_mib, " holds ", budget_pages, " pages of ",
+                              page_size >> 20,
+                              " MiB: fewer than --threads x "
+                              "--batch = ",
+                              o.threads * o.batch, " pages, which the workers pin at once");
     }
     if (region_pages <= budget_pages) {
-        return detail::concat("--va-gib ", o.va_gib, " is not larger than the budget: "
+        return detail::concat("--va-gib ", o.va_gib,
+                              " is not larger than the budget: "
                               "nothing would ever be evicted");
     }
     return {};
@@ -92,8 +94,8 @@ int main(int argc, char** argv) {
     std::vector<PatternResult> results;
     for (std::size_t i = 0; i < options.patterns.size(); ++i) {
         const PatternKind kind = options.patterns[i];
-        const std::string label = detail::concat("[", i + 1, "/", options.patterns.size(), "] ",
-                                                 to_string(kind));
+        const std::string label =
+            detail::concat("[", i + 1, "/", options.patterns.size(), "] ", to_string(kind));
         try {
             results.push_back(run.run(kind, label));
         } catch (const Error& error) {

@@ -34,8 +34,7 @@ public:
         double by_count = target_ ? double(done()) / double(target_) : 0.0;
         double by_time = 0.0;
         if (deadline_ != Clock::time_point::max()) {
-            by_time = elapsed_seconds() /
-                      std::chrono::duration<double>(deadline_ - start_).count();
+            by_time = elapsed_seconds() / std::chrono::duration<double>(deadline_ - start_).count();
         }
         double f = by_count > by_time ? by_count : by_time;
         return f > 1.0 ? 1.0 : f;

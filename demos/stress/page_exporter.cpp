@@ -14,8 +14,8 @@ void PageExporter::attach(PagePoolSettings& settings) {
     settings.on_destroyed = [this](const PooledPage& page) {
         std::lock_guard lock(mutex_);
         if (fds_.erase(page.slot) == 0) {
-            stats_.integrity_error(detail::concat("slot ", page.slot,
-                                                  " destroyed twice or never created"));
+            stats_.integrity_error(
+                detail::concat("slot ", page.slot, " destroyed twice or never created"));
         }
     };
 }

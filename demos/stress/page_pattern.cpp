@@ -43,7 +43,8 @@ private:
 
 class SweepPattern final : public PagePattern {
 public:
-    SweepPattern(std::uint64_t span, SharedCursor cursor) : span_(span), cursor_(std::move(cursor)) {}
+    SweepPattern(std::uint64_t span, SharedCursor cursor)
+        : span_(span), cursor_(std::move(cursor)) {}
     PageIndex next(std::mt19937_64&) override { return cursor_->fetch_add(1) % span_; }
 
 private:
@@ -60,8 +61,8 @@ public:
         if (left_in_phase_ == 0) {
             storm_ = !storm_;
             if (!storm_) {  // calm again, somewhere else
-                hot_start_ = std::uniform_int_distribution<std::uint64_t>(
-                    0, pages_ - hot_size_)(random);
+                hot_start_ =
+                    std::uniform_int_distribution<std::uint64_t>(0, pages_ - hot_size_)(random);
             }
             // Calm phases are long, storms are short bursts.
             left_in_phase_ = storm_ ? 32 + random() % 224 : 256 + random() % 1792;
@@ -83,11 +84,16 @@ private:
 
 std::string_view to_string(PatternKind kind) noexcept {
     switch (kind) {
-        case PatternKind::uniform: return "uniform";
-        case PatternKind::zipf: return "zipf";
-        case PatternKind::scan: return "scan";
-        case PatternKind::thrash: return "thrash";
-        case PatternKind::bursty: return "bursty";
+        case PatternKind::uniform:
+            return "uniform";
+        case PatternKind::zipf:
+            return "zipf";
+        case PatternKind::scan:
+            return "scan";
+        case PatternKind::thrash:
+            return "thrash";
+        case PatternKind::bursty:
+            return "bursty";
     }
     return "?";
 }
@@ -109,16 +115,20 @@ bool pattern_from_string(std::string_view name, PatternKind& kind) {
 
 std::uint64_t sweep_span(PatternKind kind, const PatternSpace& space) {
     switch (kind) {
-        case PatternKind::scan: return std::min(space.page_count, 4 * space.budget_pages);
-        case PatternKind::thrash: return std::min(space.page_count, space.budget_pages + 1);
-        default: return space.page_count;
+        case PatternKind::scan:
+            return std::min(space.page_count, 4 * space.budget_pages);
+        case PatternKind::thrash:
+            return std::min(space.page_count, space.budget_pages + 1);
+        default:
+            return space.page_count;
     }
 }
 
 std::unique_ptr<PagePattern> make_pattern(PatternKind kind, const PatternSpace& space,
                                           const SharedCursor& cursor) {
     switch (kind) {
-        case PatternKind::uniform: return std::make_unique<UniformPattern>(space.page_count);
+        case PatternKind::uniform:
+            return std::make_unique<UniformPattern>(space.page_count);
         case PatternKind::zipf:
             return std::make_unique<ZipfPattern>(space.page_count, space.zipf_skew);
         case PatternKind::scan:

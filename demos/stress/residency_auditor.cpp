@@ -16,8 +16,7 @@ void ResidencyAuditor::committed(std::span<const PageMapping> mappings) {
         auto owner = owner_of_slot_.find(m.physical.slot);
         if (owner != owner_of_slot_.end()) {
             stats_.integrity_error(detail::concat("physical slot ", m.physical.slot,
-                                                  " backs pages ", owner->second, " and ",
-                                                  m.page));
+                                                  " backs pages ", owner->second, " and ", m.page));
         }
         // Callbacks come in the order of the changes, and each commit takes the next
         // generation: they only grow.
@@ -38,8 +37,7 @@ void ResidencyAuditor::evicted(std::span<const PageMapping> mappings) {
         if (found == resident_.end() || found->second.generation != m.generation ||
             !(found->second.physical == m.physical)) {
             stats_.integrity_error(detail::concat("page ", m.page, " evicted (generation ",
-                                                  m.generation,
-                                                  ") but not resident as committed"));
+                                                  m.generation, ") but not resident as committed"));
             continue;
         }
         owner_of_slot_.erase(m.physical.slot);
@@ -52,11 +50,11 @@ void ResidencyAuditor::check_against(const PageTable& table) {
     for (const auto& [page, mapping] : resident_) {
         auto now = table.lookup(page);
         if (!now) {
-            stats_.integrity_error(detail::concat("page ", page,
-                                                  " is resident by the callbacks, not the table"));
+            stats_.integrity_error(
+                detail::concat("page ", page, " is resident by the callbacks, not the table"));
         } else if (now->generation != mapping.generation || !(now->physical == mapping.physical)) {
-            stats_.integrity_error(detail::concat("page ", page,
-                                                  " differs between the table and the callbacks"));
+            stats_.integrity_error(
+                detail::concat("page ", page, " differs between the table and the callbacks"));
         }
     }
     if (table.resident_count() != resident_.size()) {

@@ -4,11 +4,16 @@ namespace vtpage::stress {
 
 std::string_view to_string(OpKind kind) noexcept {
     switch (kind) {
-        case OpKind::access: return "access";
-        case OpKind::commit: return "commit";
-        case OpKind::verify: return "verify";
-        case OpKind::prefetch: return "prefetch";
-        case OpKind::evict: return "evict";
+        case OpKind::access:
+            return "access";
+        case OpKind::commit:
+            return "commit";
+        case OpKind::verify:
+            return "verify";
+        case OpKind::prefetch:
+            return "prefetch";
+        case OpKind::evict:
+            return "evict";
     }
     return "?";
 }

@@ -17,9 +17,8 @@ namespace vtpage::stress {
 // commit: the commit-and-pin call alone; verify: the stamps alone; prefetch: request a batch
 // and commit from the queue; evict: evict resident pages by hand.
 enum class OpKind { access, commit, verify, prefetch, evict };
-inline constexpr std::array<OpKind, 5> all_op_kinds = {OpKind::access, OpKind::commit,
-                                                       OpKind::verify, OpKind::prefetch,
-                                                       OpKind::evict};
+inline constexpr std::array<OpKind, 5> all_op_kinds = {
+    OpKind::access, OpKind::commit, OpKind::verify, OpKind::prefetch, OpKind::evict};
 std::string_view to_string(OpKind kind) noexcept;
 
 // Why an operation was refused, when that is part of the game (not a failure of the run).
@@ -38,12 +37,12 @@ public:
     void unexpected_error(const std::string& message);
     std::vector<std::string> problems() const;
 
-    std::atomic<std::uint64_t> ops{0};          // page operations of every kind
-    std::atomic<std::uint64_t> accessed{0};     // pages accessed (pinned, stamped or checked)
-    std::atomic<std::uint64_t> verified{0};     // ... of which checked against their stamps
-    std::atomic<std::uint64_t> stamped{0};      // ... of which stamped (first access)
-    std::atomic<std::uint64_t> prefetched{0};   // pages prefetches found resident or committed
-    std::atomic<std::uint64_t> evicted{0};      // pages evicted by hand
+    std::atomic<std::uint64_t> ops{0};         // page operations of every kind
+    std::atomic<std::uint64_t> accessed{0};    // pages accessed (pinned, stamped or checked)
+    std::atomic<std::uint64_t> verified{0};    // ... of which checked against their stamps
+    std::atomic<std::uint64_t> stamped{0};     // ... of which stamped (first access)
+    std::atomic<std::uint64_t> prefetched{0};  // pages prefetches found resident or committed
+    std::atomic<std::uint64_t> evicted{0};     // pages evicted by hand
     std::atomic<std::uint64_t> integrity_errors{0};
     std::atomic<std::uint64_t> unexpected_errors{0};
     std::atomic<std::uint64_t> invariant_checks{0};

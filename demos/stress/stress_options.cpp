@@ -15,8 +15,8 @@ std::vector<PatternKind> parse_patterns(const std::string& text, std::string& ba
     std::size_t start = 0;
     while (start <= text.size()) {
         const std::size_t comma = text.find(',', start);
-        const std::string name = text.substr(start, comma == std::string::npos ? std::string::npos
-                                                                               : comma - start);
+        const std::string name =
+            text.substr(start, comma == std::string::npos ? std::string::npos : comma - start);
         PatternKind kind;
         if (!pattern_from_string(name, kind)) {
             bad = name;
@@ -100,7 +100,7 @@ ParsedOptions parse_options(int argc, char** argv) {
         ->capture_default_str();
     auto* threshold = app.add_option("--release-threshold-mib", release_threshold_mib,
                                      "The pool's release threshold (default: budget + 25%)")
-                           ->check(app::count_in(0, std::uint64_t(1) << 24));
+                          ->check(app::count_in(0, std::uint64_t(1) << 24));
     app.add_flag("--no-progress", no_progress, "No progress bar on stderr");
     app.add_option("--device-memory-tolerance-mib", o.device_memory_tolerance_mib,
                    "Leak check on a GPU: free memory may end this much below the baseline "
@@ -123,8 +123,9 @@ ParsedOptions parse_options(int argc, char** argv) {
         std::string bad;
         o.patterns = parse_patterns(patterns, bad);
         if (o.patterns.empty()) {
-            throw CLI::ValidationError("--pattern", "unknown pattern '" + bad +
-                                                        "' (uniform, zipf, scan, thrash, bursty, all)");
+            throw CLI::ValidationError(
+                "--pattern",
+                "unknown pattern '" + bad + "' (uniform, zipf, scan, thrash, bursty, all)");
         }
         if (!o.inject_faults.empty()) {
             try {

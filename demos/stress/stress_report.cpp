@@ -28,8 +28,11 @@ void header_row(std::FILE* out, const std::vector<std::string>& cells) {
 }
 
 nlohmann::json latency_json(const LatencySummary& s) {
-    return {{"count", s.count}, {"p50_us", s.p50_us}, {"p99_us", s.p99_us},
-            {"max_us", s.max_us}, {"mean_us", s.mean_us}};
+    return {{"count", s.count},
+            {"p50_us", s.p50_us},
+            {"p99_us", s.p99_us},
+            {"max_us", s.max_us},
+            {"mean_us", s.mean_us}};
 }
 
 const LatencySummary& latency_of(const PatternResult& r, OpKind kind) {
@@ -52,7 +55,8 @@ StressTotals totals_of(const std::vector<PatternResult>& results) {
         t.leaked_bytes += r.leaked_bytes();
         t.leaked_descriptors += r.leaked_descriptors();
         t.seconds += r.seconds;
-        t.worst_access_p99_us = std::max(t.worst_access_p99_us, latency_of(r, OpKind::access).p99_us);
+        t.worst_access_p99_us =
+            std::max(t.worst_access_p99_us, latency_of(r, OpKind::access).p99_us);
         t.passed = t.passed && r.passed();
     }
     return t;
@@ -77,39 +81,37 @@ void print_report(std::FILE* out, const RunHeader& h, const StressOptions& o,
         row(out, {std::string(to_string(r.kind)), count(r.ops), number(r.ops_per_second()),
                   count(r.verified), count(r.table.commits), count(r.table.evictions),
                   count(r.table.pool.hits), count(r.faults_injected), count(refused),
-                  count(r.integrity_errors), count(r.unexpected_errors),
-                  count(r.leaked_bytes()), count(r.leaked_descriptors())});
+                  count(r.integrity_errors), count(r.unexpected_errors), count(r.leaked_bytes()),
+                  count(r.leaked_descriptors())});
     }
     const StressTotals t = totals_of(results);
     if (results.size() > 1) {
         row(out, {"**total**", count(t.ops), number(t.ops_per_second()), count(t.verified),
                   count(t.commits), count(t.evictions), count(t.pool_hits),
                   count(t.faults_injected), "", count(t.integrity_errors),
-                  count(t.unexpected_errors), count(t.leaked_bytes),
-                  count(t.leaked_descriptors)});
+                  count(t.unexpected_errors), count(t.leaked_bytes), count(t.leaked_descriptors)});
     }
-    std::fprintf(out, "\nLatency per operation (us; an access is a batch: commit and pin, "
-                      "verify, unpin):\n\n");
+    std::fprintf(out,
+                 "\nLatency per operation (us; an access is a batch: commit and pin, "
+                 "verify, unpin):\n\n");
     header_row(out, {"pattern", "operation", "count", "p50", "p99", "max"});
     for (const PatternResult& r : results) {
         for (OpKind kind : all_op_kinds) {
             const LatencySummary& s = latency_of(r, kind);
             if (s.count == 0) continue;
-            row(out, {std::string(to_string(r.kind)), std::string(to_string(kind)),
-                      count(s.count), number(s.p50_us, 1), number(s.p99_us, 1),
-                      number(s.max_us, 1)});
+            row(out, {std::string(to_string(r.kind)), std::string(to_string(kind)), count(s.count),
+                      number(s.p50_us, 1), number(s.p99_us, 1), number(s.max_us, 1)});
         }
         const LatencySummary& commit = r.table.commit_latency;
         const LatencySummary& evict = r.table.evict_latency;
         if (commit.count) {
-            row(out, {std::string(to_string(r.kind)), "commit per page (table)",
-                      count(commit.count), number(commit.p50_us, 1), number(commit.p99_us, 1),
-                      number(commit.max_us, 1)});
+            row(out,
+                {std::string(to_string(r.kind)), "commit per page (table)", count(commit.count),
+                 number(commit.p50_us, 1), number(commit.p99_us, 1), number(commit.max_us, 1)});
         }
         if (evict.count) {
-            row(out, {std::string(to_string(r.kind)), "evict per page (table)",
-                      count(evict.count), number(evict.p50_us, 1), number(evict.p99_us, 1),
-                      number(evict.max_us, 1)});
+            row(out, {std::string(to_string(r.kind)), "evict per page (table)", count(evict.count),
+                      number(evict.p50_us, 1), number(evict.p99_us, 1), number(evict.max_us, 1)});
         }
     }
     bool any_problem = false;
@@ -121,8 +123,9 @@ void print_report(std::FILE* out, const RunHeader& h, const StressOptions& o,
                          problem.c_str());
         }
     }
-    std::fprintf(out, "\n%s: %llu page operations, %llu faults injected, %llu integrity errors, "
-                      "%zu leaked bytes, %zu leaked descriptors, %llu unexpected errors\n",
+    std::fprintf(out,
+                 "\n%s: %llu page operations, %llu faults injected, %llu integrity errors, "
+                 "%zu leaked bytes, %zu leaked descriptors, %llu unexpected errors\n",
                  t.passed ? "PASS" : "FAIL", static_cast<unsigned long long>(t.ops),
                  static_cast<unsigned long long>(t.faults_injected),
                  static_cast<unsigned long long>(t.integrity_errors), t.leaked_bytes,
@@ -162,10 +165,11 @@ nlohmann::json report_json(const RunHeader& h, const StressOptions& o,
             {"out_of_memory_retries", r.table.out_of_memory_retries},
             {"exports", r.exports},
             {"faults_injected", r.faults_injected},
-            {"refused", {{"busy", r.refused_busy},
-                         {"budget_exhausted", r.refused_budget},
-                         {"not_resident", r.refused_not_resident},
-                         {"injected_fault", r.refused_injected}}},
+            {"refused",
+             {{"busy", r.refused_busy},
+              {"budget_exhausted", r.refused_budget},
+              {"not_resident", r.refused_not_resident},
+              {"injected_fault", r.refused_injected}}},
             {"invariant_checks", r.invariant_checks},
             {"integrity_errors", r.integrity_errors},
             {"unexpected_errors", r.unexpected_errors},

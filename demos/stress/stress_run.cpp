@@ -3,8 +3,8 @@
 #include <algorithm>
 #include <thread>
 
-#include "residency_auditor.hpp"
 #include "page_exporter.hpp"
+#include "residency_auditor.hpp"
 #include "run_monitor.hpp"
 #include "stamp_book.hpp"
 #include "stress_worker.hpp"
@@ -75,9 +75,9 @@ PatternResult StressRun::run(PatternKind kind, const std::string& label) {
     settings.region_size = options_.va_gib << 30;
     settings.budget_bytes = options_.budget_mib << 20;
     const std::size_t budget_pages = settings.budget_bytes / page_size;
-    settings.pool.release_threshold =
-        options_.release_threshold_mib ? *options_.release_threshold_mib << 20
-                                       : (budget_pages + (budget_pages + 3) / 4) * page_size;
+    settings.pool.release_threshold = options_.release_threshold_mib
+                                          ? *options_.release_threshold_mib << 20
+                                          : (budget_pages + (budget_pages + 3) / 4) * page_size;
     settings.log = run_log();
     settings.pool.log = settings.log;
     auditor.attach(settings);
@@ -161,9 +161,9 @@ PatternResult StressRun::run(PatternKind kind, const std::string& label) {
         } catch (const Error& error) {
             stats.unexpected_error(std::string("teardown: ") + error.what());
         }
-        progress.finish(detail::concat(stats.ops.load(), " ops in ", int(result.seconds * 10) / 10.0,
-                                       " s, ", stats.integrity_errors.load(),
-                                       " integrity errors"));
+        progress.finish(detail::concat(stats.ops.load(), " ops in ",
+                                       int(result.seconds * 10) / 10.0, " s, ",
+                                       stats.integrity_errors.load(), " integrity errors"));
     }
     result.open_exports_after_teardown = exporter.open_descriptors();
     result.exports = exporter.exports();

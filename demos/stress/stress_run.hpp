@@ -41,9 +41,7 @@ struct PatternResult {
         return leaks.leaked_descriptors() + open_exports_after_teardown;
     }
     bool leak_free() const { return leaks.clean() && open_exports_after_teardown == 0; }
-    bool passed() const {
-        return integrity_errors == 0 && unexpected_errors == 0 && leak_free();
-    }
+    bool passed() const { return integrity_errors == 0 && unexpected_errors == 0 && leak_free(); }
 };
 
 class StressRun {

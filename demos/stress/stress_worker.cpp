@@ -31,8 +31,7 @@ private:
 
 }  // namespace
 
-StressWorker::StressWorker(WorkerSetup setup)
-    : setup_(std::move(setup)), random_(setup_.seed) {}
+StressWorker::StressWorker(WorkerSetup setup) : setup_(std::move(setup)), random_(setup_.seed) {}
 
 void StressWorker::run() {
     while (setup_.quota->running()) {
@@ -65,9 +64,15 @@ void StressWorker::classify(RunStats& stats, const Error& error, bool faults_inj
         return;
     }
     switch (error.code()) {
-        case Errc::busy: stats.refused(Refusal::busy); return;
-        case Errc::budget_exhausted: stats.refused(Refusal::budget); return;
-        case Errc::not_mapped: stats.refused(Refusal::not_resident); return;
+        case Errc::busy:
+            stats.refused(Refusal::busy);
+            return;
+        case Errc::budget_exhausted:
+            stats.refused(Refusal::budget);
+            return;
+        case Errc::not_mapped:
+            stats.refused(Refusal::not_resident);
+            return;
         case Errc::out_of_memory:
             // With injected create failures, a commit may find "the device full" and nothing
             // more to evict.
@@ -76,7 +81,8 @@ void StressWorker::classify(RunStats& stats, const Error& error, bool faults_inj
                 return;
             }
             break;
-        default: break;
+        default:
+            break;
     }
     stats.unexpected_error(std::string(operation) + ": " + error.what());
 }
@@ -94,15 +100,15 @@ void StressWorker::verify_pinned(PageTable& table, PageVerifier& verifier, Stamp
         const std::uint64_t address = table.data_address(m.page);
         if (entry && entry->generation == m.generation) {
             if (entry->slot != m.physical.slot) {
-                stats.integrity_error(detail::concat(
-                    "page ", m.page, " generation ", m.generation, " moved from physical slot ",
-                    entry->slot, " to ", m.physical.slot, " while resident"));
+                stats.integrity_error(detail::concat("page ", m.page, " generation ", m.generation,
+                                                     " moved from physical slot ", entry->slot,
+                                                     " to ", m.physical.slot, " while resident"));
             }
             jobs.push_back({address, m.page, m.generation, 0, 0});
         } else if (entry && entry->generation > m.generation) {
             stats.integrity_error(detail::concat("page ", m.page, " is at generation ",
-                                                 m.generation, ", stamped at ",
-                                                 entry->generation, " before"));
+                                                 m.generation, ", stamped at ", entry->generation,
+                                                 " before"));
         } else if (stamp_fresh_pages) {
             jobs.push_back({address, m.page, m.generation, 1, 0});
         }
@@ -126,10 +132,10 @@ void StressWorker::verify_pinned(PageTable& table, PageVerifier& verifier, Stamp
     }
     stats.verified += checked;
     if (wrong > 0) {
-        stats.integrity_error(detail::concat(
-            wrong, " page(s) lost their stamps; first: page ", first.page, " generation ",
-            first.generation, " holds page ", first.found.page, " generation ",
-            first.found.generation, " offset ", first.found.offset));
+        stats.integrity_error(
+            detail::concat(wrong, " page(s) lost their stamps; first: page ", first.page,
+                           " generation ", first.generation, " holds page ", first.found.page,
+                           " generation ", first.found.generation, " offset ", first.found.offset));
         stats.integrity_errors += wrong - 1;
     }
     if (corrupt_first && !mappings.empty()) {

@@ -32,7 +32,7 @@ struct WorkerSetup {
     std::uint64_t seed = 1;
     std::size_t batch = 4;
     OperationMix mix;
-    bool faults_injected = false;  // out of memory is then an expected refusal
+    bool faults_injected = false;     // out of memory is then an expected refusal
     std::uint64_t corrupt_every = 0;  // self-test: spoil a stamp every N accesses
 };
 

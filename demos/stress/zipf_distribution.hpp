@@ -17,8 +17,8 @@ public:
     double skew() const noexcept { return skew_; }
 
 private:
-    double h(double x) const;                 // the density, x^-skew
-    double h_integral(double x) const;        // its antiderivative
+    double h(double x) const;           // the density, x^-skew
+    double h_integral(double x) const;  // its antiderivative
     double h_integral_inverse(double x) const;
 
     std::uint64_t n_;

@@ -29,9 +29,7 @@ std::array<float, 16> Camera::view_projection(double aspect) const {
     return result;
 }
 
-double max_altitude(double plane_size) {
-    return std::max(plane_size * 2.0, 64.0);
-}
+double max_altitude(double plane_size) { return std::max(plane_size * 2.0, 64.0); }
 
 CameraPose clamp_pose(CameraPose pose, double plane_size) {
     const double margin = plane_size * 0.5;

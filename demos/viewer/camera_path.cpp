@@ -67,13 +67,9 @@ CameraPose benchmark(double t, double plane) {
 
 }  // namespace
 
-double benchmark_speed(double plane) {
-    return std::min(90000.0, plane * 0.09);
-}
+double benchmark_speed(double plane) { return std::min(90000.0, plane * 0.09); }
 
-double benchmark_altitude(double plane) {
-    return std::min(400.0, plane * 0.05);
-}
+double benchmark_altitude(double plane) { return std::min(400.0, plane * 0.05); }
 
 CameraPose CameraPath::at(double t, double plane_size) const {
     t = std::max(t, 0.0);
@@ -85,8 +81,8 @@ const std::vector<CameraPath>& camera_paths() {
     static const std::vector<CameraPath> paths = {
         {"overview", "around the centre, climbing and descending: every level of detail",
          overview_seconds, false, &overview},
-        {"dive", "from above the whole texture down to texel level, then still", dive_seconds,
-         true, &dive},
+        {"dive", "from above the whole texture down to texel level, then still", dive_seconds, true,
+         &dive},
         {"benchmark", "a fast low flight that streams new pages every frame", benchmark_seconds,
          false, &benchmark},
     };

@@ -53,33 +53,19 @@ void FrameStats::record_counters(double seconds, const SessionCounters& counters
     while (samples_.size() > 2 && samples_[1].seconds <= seconds - 1.0) samples_.pop_front();
 }
 
-Percentiles FrameStats::frame_ms() const {
-    return percentiles(frame_ms_);
-}
+Percentiles FrameStats::frame_ms() const { return percentiles(frame_ms_); }
 
-Percentiles FrameStats::gpu_ms() const {
-    return percentiles(gpu_ms_);
-}
+Percentiles FrameStats::gpu_ms() const { return percentiles(gpu_ms_); }
 
-Percentiles FrameStats::render_ms() const {
-    return percentiles(render_ms_);
-}
+Percentiles FrameStats::render_ms() const { return percentiles(render_ms_); }
 
-Percentiles FrameStats::feedback_ms() const {
-    return percentiles(feedback_ms_);
-}
+Percentiles FrameStats::feedback_ms() const { return percentiles(feedback_ms_); }
 
-Percentiles FrameStats::process_ms() const {
-    return percentiles(process_ms_);
-}
+Percentiles FrameStats::process_ms() const { return percentiles(process_ms_); }
 
-Percentiles FrameStats::request_ms() const {
-    return percentiles(request_ms_);
-}
+Percentiles FrameStats::request_ms() const { return percentiles(request_ms_); }
 
-Percentiles FrameStats::complete_ms() const {
-    return percentiles(complete_ms_);
-}
+Percentiles FrameStats::complete_ms() const { return percentiles(complete_ms_); }
 
 Rates FrameStats::rates() const {
     Rates rates;

@@ -103,8 +103,8 @@ int run_headless(const ViewerOptions& options, const Log& log) {
     StreamingSession session(session_settings(options, log));
     std::fprintf(stderr, "vtpage-viewer: %s on %s, %s, %u x %u, camera path %s, %llu frames\n",
                  session.backend_name().c_str(), session.device_name().c_str(),
-                 session.texture_name().c_str(), options.width, options.height,
-                 path.name.c_str(), static_cast<unsigned long long>(frames));
+                 session.texture_name().c_str(), options.width, options.height, path.name.c_str(),
+                 static_cast<unsigned long long>(frames));
     if (options.preload_all) session.preload_all(std::chrono::seconds(120));
     std::unique_ptr<Hud> hud;
     if (options.hud.value_or(false)) {
@@ -119,8 +119,8 @@ int run_headless(const ViewerOptions& options, const Log& log) {
         // The last pose again until every page it needs is resident (a HUD shows its last
         // state).
         SessionFrame frame;
-        const Camera camera{path.at(double(frames - 1) * options.time_step_ms / 1000.0,
-                                    session.plane_size())};
+        const Camera camera{
+            path.at(double(frames - 1) * options.time_step_ms / 1000.0, session.plane_size())};
         frame.view_projection = camera.view_projection(double(options.width) / options.height);
         frame.mode = options.mode;
         if (hud) {

@@ -7,10 +7,10 @@
 #include <cmath>
 #include <vector>
 
+#include "viewer_options.hpp"
 #include "vtpage/interop/vulkan_context.hpp"
 #include "vtpage/interop/vulkan_error.hpp"
 #include "vtpage/interop/vulkan_handle.hpp"
-#include "viewer_options.hpp"
 
 namespace vtpage::viewer {
 
@@ -170,8 +170,7 @@ void Hud::build(const HudData& d) {
     const Rates rates = stats.rates();
     const vt::StreamerStatistics& streamer = d.counters.streamer;
     const PageTableStatistics& table = streamer.table;
-    const float fill =
-        d.budget_pages ? float(table.resident_pages) / float(d.budget_pages) : 0.0f;
+    const float fill = d.budget_pages ? float(table.resident_pages) / float(d.budget_pages) : 0.0f;
     std::snprintf(label, sizeof label, "%zu / %zu pages", table.resident_pages, d.budget_pages);
     ImGui::Text("resident");
     ImGui::SameLine();
@@ -249,12 +248,8 @@ void Hud::forget_targets() {
     s.framebuffer_view = VK_NULL_HANDLE;
 }
 
-bool Hud::wants_mouse() const {
-    return ImGui::GetIO().WantCaptureMouse;
-}
+bool Hud::wants_mouse() const { return ImGui::GetIO().WantCaptureMouse; }
 
-bool Hud::wants_keyboard() const {
-    return ImGui::GetIO().WantCaptureKeyboard;
-}
+bool Hud::wants_keyboard() const { return ImGui::GetIO().WantCaptureKeyboard; }
 
 }  // namespace vtpage::viewer

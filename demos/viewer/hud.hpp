@@ -14,8 +14,8 @@
 
 #include "camera.hpp"
 #include "frame_stats.hpp"
-#include "streaming_session.hpp"
 #include "renderer/vulkan_renderer.hpp"
+#include "streaming_session.hpp"
 
 namespace vtpage::viewer {
 

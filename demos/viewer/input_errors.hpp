@@ -28,8 +28,8 @@ public:
     std::string summary(const std::string& texture) const;
 
 private:
-    static constexpr std::size_t kept = 4096;   // distinct messages; more are not told apart
-    static constexpr std::size_t printed = 8;   // in the summary; the rest are counted
+    static constexpr std::size_t kept = 4096;  // distinct messages; more are not told apart
+    static constexpr std::size_t printed = 8;  // in the summary; the rest are counted
     mutable std::mutex mutex_;
     std::set<std::string> messages_;
 };

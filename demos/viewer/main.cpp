@@ -27,9 +27,10 @@ int main(int argc, char** argv) {
     } catch (const vtpage::Error& error) {
         std::fprintf(stderr, "vtpage-viewer: %s\n", error.what());
         if (error.code() == vtpage::Errc::not_supported && options.validation) {
-            std::fprintf(stderr, "vtpage-viewer: for --validation, install the Khronos validation "
-                                 "layer or point VK_LAYER_PATH at the folder of its "
-                                 "VkLayer_khronos_validation.json\n");
+            std::fprintf(stderr,
+                         "vtpage-viewer: for --validation, install the Khronos validation "
+                         "layer or point VK_LAYER_PATH at the folder of its "
+                         "VkLayer_khronos_validation.json\n");
         }
         return 1;
     } catch (const std::exception& error) {

@@ -159,9 +159,8 @@ std::string summary_text(const RunReport& r) {
     row("camera path, size", detail::concat(r.camera_path, ", ", r.width, " x ", r.height));
     row("frames (seconds)", detail::concat(r.frames, " (", fixed(r.seconds, 2), " s, start-up ",
                                            fixed(r.startup_seconds, 2), " s)"));
-    row("frame ms p50 / p99 / max",
-        fixed(r.frame_ms.p50, 2) + " / " + fixed(r.frame_ms.p99, 2) + " / " +
-            fixed(r.frame_ms.max, 2));
+    row("frame ms p50 / p99 / max", fixed(r.frame_ms.p50, 2) + " / " + fixed(r.frame_ms.p99, 2) +
+                                        " / " + fixed(r.frame_ms.max, 2));
     row("GPU ms p50 / p99", fixed(r.gpu_ms.p50, 2) + " / " + fixed(r.gpu_ms.p99, 2));
     row("CPU ms p50 / p99: render call, feedback",
         fixed(r.render_ms.p50, 2) + " / " + fixed(r.render_ms.p99, 2) + ", " +
@@ -178,21 +177,20 @@ std::string summary_text(const RunReport& r) {
     row("held back for frames in flight: now / peak pages",
         detail::concat(r.deferred_pages, " / ", r.deferred_peak));
     row("pool hits / misses", detail::concat(r.pool.hits, " / ", r.pool.misses));
-    row("requests (dropped, withdrawn)", detail::concat(r.requests, " (", r.dropped_requests,
-                                                        ", ", r.withdrawn_requests, ")"));
+    row("requests (dropped, withdrawn)",
+        detail::concat(r.requests, " (", r.dropped_requests, ", ", r.withdrawn_requests, ")"));
     row("indirection uploads (scattered)",
         detail::concat(r.indirection_uploads, " (", r.scattered_uploads, ")"));
     row("validation messages",
-        r.validation ? detail::concat(r.validation_messages, " (", r.validation_errors,
-                                      " errors, ", r.validation_warnings, " warnings)")
+        r.validation ? detail::concat(r.validation_messages, " (", r.validation_errors, " errors, ",
+                                      r.validation_warnings, " warnings)")
                      : std::string("off"));
     if (r.settle_requested) row("settled", r.settled ? "yes" : "no");
     if (r.goal_applies()) {
-        text += detail::concat("goal p99 <= ", fixed(goal_p99_ms, 1), " ms at >= ",
-                               fixed(goal_pages_per_second, 0), " pages/s: ",
-                               r.goal_met() ? "met" : "not met", " (p99 ",
-                               fixed(r.frame_ms.p99, 2), " ms, ", fixed(r.pages_per_second, 0),
-                               " pages/s)\n");
+        text += detail::concat(
+            "goal p99 <= ", fixed(goal_p99_ms, 1), " ms at >= ", fixed(goal_pages_per_second, 0),
+            " pages/s: ", r.goal_met() ? "met" : "not met", " (p99 ", fixed(r.frame_ms.p99, 2),
+            " ms, ", fixed(r.pages_per_second, 0), " pages/s)\n");
     }
     return text;
 }

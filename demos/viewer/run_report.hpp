@@ -24,14 +24,14 @@ struct RunReport {
     std::size_t budget_mib = 0, budget_pages = 0;
     std::uint64_t frames = 0, warmup_frames = 0;
     std::uint64_t presented_frames = 0;  // shown in a window
-    double seconds = 0;          // the frame loop, first frame to last
-    double startup_seconds = 0;  // set-up before the first frame (pool warm-up included)
+    double seconds = 0;                  // the frame loop, first frame to last
+    double startup_seconds = 0;          // set-up before the first frame (pool warm-up included)
     Percentiles frame_ms, gpu_ms;
     Percentiles render_ms, feedback_ms;  // CPU: the renderer's call, the feedback's handling
     Percentiles process_ms, request_ms, complete_ms;  // the parts of feedback_ms
     std::uint64_t pages_committed = 0, pages_evicted = 0;
     std::uint64_t pages_streamed = 0, bytes_streamed = 0;  // filled and reported ready
-    double pages_per_second = 0, bytes_per_second = 0;    // over `seconds`
+    double pages_per_second = 0, bytes_per_second = 0;     // over `seconds`
     std::size_t resident_pages = 0;
     // Evicted pages held back for frames in flight (counted in the budget): now, at most, ever.
     std::size_t deferred_pages = 0, deferred_peak = 0;

@@ -129,7 +129,8 @@ std::optional<CompletedSummary> StreamingSession::render(const SessionFrame& fra
     if (!done) return std::nullopt;
     CompletedSummary summary = consume(*done);
     summary.render_ms = std::chrono::duration<double, std::milli>(rendered - start).count();
-    summary.feedback_ms = std::chrono::duration<double, std::milli>(Clock::now() - rendered).count();
+    summary.feedback_ms =
+        std::chrono::duration<double, std::milli>(Clock::now() - rendered).count();
     return summary;
 }
 
@@ -234,7 +235,8 @@ void StreamingSession::preload_all(std::chrono::milliseconds timeout) {
     for (std::uint64_t page = 0; page < pages; ++page) all.push_back(base + page);
     streaming_->streamer().request(all);
     if (!streaming_->wait_idle(timeout)) {
-        throw Error(Errc::busy, "StreamingSession::preload_all", "streaming did not finish in time");
+        throw Error(Errc::busy, "StreamingSession::preload_all",
+                    "streaming did not finish in time");
     }
     rethrow_unless_input_error();
     for (PageIndex page : all) {
@@ -260,17 +262,11 @@ SessionCounters StreamingSession::counters() const {
     return counters;
 }
 
-std::string StreamingSession::backend_name() const {
-    return std::string(backend_->name());
-}
+std::string StreamingSession::backend_name() const { return std::string(backend_->name()); }
 
-std::string StreamingSession::device_name() const {
-    return context_->device_name();
-}
+std::string StreamingSession::device_name() const { return context_->device_name(); }
 
-std::string StreamingSession::texture_name() const {
-    return texture_name_;
-}
+std::string StreamingSession::texture_name() const { return texture_name_; }
 
 std::size_t StreamingSession::budget_pages() const {
     return streaming_->streamer().page_table().budget_pages();

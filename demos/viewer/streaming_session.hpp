@@ -21,15 +21,15 @@
 #include <unordered_set>
 #include <vector>
 
+#include "input_errors.hpp"
+#include "renderer/vulkan_renderer.hpp"
 #include "vtpage/backend/backend.hpp"
 #include "vtpage/base/log.hpp"
 #include "vtpage/interop/virtual_texture_streaming.hpp"
 #include "vtpage/interop/vulkan_context.hpp"
 #include "vtpage/interop/vulkan_indirection_table.hpp"
-#include "renderer/vulkan_renderer.hpp"
 #include "vtpage/streaming/feedback_processor.hpp"
 #include "vtpage/streaming/streamer.hpp"
-#include "input_errors.hpp"
 
 namespace vtpage::viewer {
 
@@ -75,7 +75,7 @@ struct CompletedSummary {
     double gpu_ms = 0;
     IndirectionUpload upload;
     std::size_t feedback_samples = 0;
-    std::size_t requests = 0;         // pages the feedback asked for (parents included)
+    std::size_t requests = 0;           // pages the feedback asked for (parents included)
     std::size_t resident_requests = 0;  // ... of which were ready
     std::size_t queued = 0;             // ... newly queued
     bool presented = false;

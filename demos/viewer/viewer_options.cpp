@@ -150,8 +150,8 @@ ParsedOptions parse_viewer_options(int argc, const char* const* argv) {
         return parsed;
     } catch (const CLI::ParseError& error) {
         parsed.exit_code = 2;
-        parsed.message = std::string("vtpage-viewer: ") + error.what() +
-                         "\nRun with --help for the flags.";
+        parsed.message =
+            std::string("vtpage-viewer: ") + error.what() + "\nRun with --help for the flags.";
         return parsed;
     }
     o.hud = hud_flag->count() > 0 ? std::optional<bool>(hud) : std::nullopt;

@@ -52,8 +52,9 @@ int finish_run(const ViewerOptions& options, const StreamingSession& session,
     std::fputs(summary_text(report).c_str(), out);
     std::fflush(out);
     if (report.validation && report.validation_errors + report.validation_warnings > 0) {
-        std::fprintf(stderr, "vtpage-viewer: the validation layer reported %llu errors and %llu "
-                             "warnings (printed above)\n",
+        std::fprintf(stderr,
+                     "vtpage-viewer: the validation layer reported %llu errors and %llu "
+                     "warnings (printed above)\n",
                      static_cast<unsigned long long>(report.validation_errors),
                      static_cast<unsigned long long>(report.validation_warnings));
         status = 1;

@@ -13,9 +13,9 @@
 #include "camera_path.hpp"
 #include "frame_stats.hpp"
 #include "hud.hpp"
+#include "renderer/vulkan_swapchain.hpp"
 #include "streaming_session.hpp"
 #include "viewer_run.hpp"
-#include "renderer/vulkan_swapchain.hpp"
 
 namespace vtpage::viewer {
 
@@ -59,12 +59,23 @@ void on_key(GLFWwindow* window, int key, int, int action, int) {
     Input& input = input_of(window);
     if (action != GLFW_PRESS || (input.hud && input.hud->wants_keyboard())) return;
     switch (key) {
-        case GLFW_KEY_ESCAPE: glfwSetWindowShouldClose(window, GLFW_TRUE); break;
-        case GLFW_KEY_M: input.cycle_mode = true; break;
-        case GLFW_KEY_H: input.toggle_hud = true; break;
-        case GLFW_KEY_P: input.next_path = true; break;
-        case GLFW_KEY_R: input.reset = true; break;
-        default: break;
+        case GLFW_KEY_ESCAPE:
+            glfwSetWindowShouldClose(window, GLFW_TRUE);
+            break;
+        case GLFW_KEY_M:
+            input.cycle_mode = true;
+            break;
+        case GLFW_KEY_H:
+            input.toggle_hud = true;
+            break;
+        case GLFW_KEY_P:
+            input.next_path = true;
+            break;
+        case GLFW_KEY_R:
+            input.reset = true;
+            break;
+        default:
+            break;
     }
 }
 
@@ -94,14 +105,13 @@ void on_cursor(GLFWwindow* window, double x, double y) {
     input.last_y = y;
 }
 
-bool key_down(GLFWwindow* window, int key) {
-    return glfwGetKey(window, key) == GLFW_PRESS;
-}
+bool key_down(GLFWwindow* window, int key) { return glfwGetKey(window, key) == GLFW_PRESS; }
 
 // Flies the camera from the keys held and the input gathered since the last frame. Speeds
 // follow the altitude, so that a second of flight looks the same at every level of detail.
 void fly(GLFWwindow* window, Input& input, CameraPose& pose, double dt, double plane_size) {
-    const bool fast = key_down(window, GLFW_KEY_LEFT_SHIFT) || key_down(window, GLFW_KEY_RIGHT_SHIFT);
+    const bool fast =
+        key_down(window, GLFW_KEY_LEFT_SHIFT) || key_down(window, GLFW_KEY_RIGHT_SHIFT);
     const double speed = pose.altitude * (fast ? 6.0 : 1.5) * dt;
     double forward = 0, right = 0;
     if (key_down(window, GLFW_KEY_W) || key_down(window, GLFW_KEY_UP)) forward += 1;
@@ -126,8 +136,9 @@ void fly(GLFWwindow* window, Input& input, CameraPose& pose, double dt, double p
 int run_window(const ViewerOptions& options, const Log& log) {
     GlfwLibrary glfw;
     if (!glfw.ok) {
-        std::fprintf(stderr, "vtpage-viewer: cannot open a window (no display?): run with "
-                             "--headless\n");
+        std::fprintf(stderr,
+                     "vtpage-viewer: cannot open a window (no display?): run with "
+                     "--headless\n");
         return 1;
     }
     if (!glfwVulkanSupported()) {
@@ -174,9 +185,9 @@ int run_window(const ViewerOptions& options, const Log& log) {
     FrameStats stats(options.warmup_frames);
     double seconds = 0;
     {
-        VulkanSwapchain swapchain(session.context(), {.width = image_width,
-                                                      .height = image_height,
-                                                      .vsync = options.vsync});
+        VulkanSwapchain swapchain(
+            session.context(),
+            {.width = image_width, .height = image_height, .vsync = options.vsync});
         Hud hud(session.context(), session.renderer().colour_format(), frames_in_flight);
         input.hud = &hud;
         ImGui_ImplGlfw_InitForVulkan(window.window, true);
@@ -186,9 +197,8 @@ int run_window(const ViewerOptions& options, const Log& log) {
 
         bool show_hud = options.hud.value_or(true);
         RenderMode mode = options.mode;
-        const CameraPath* path = options.camera_path.empty()
-                                     ? nullptr
-                                     : find_camera_path(options.camera_path);
+        const CameraPath* path =
+            options.camera_path.empty() ? nullptr : find_camera_path(options.camera_path);
         double path_time = 0;
         Camera camera;
         camera.pose = starting_pose(session.plane_size());
@@ -197,8 +207,8 @@ int run_window(const ViewerOptions& options, const Log& log) {
         auto last = start;
         auto last_counters = start;
         auto frame_start = start;
-        for (std::uint64_t frame = 0;
-             !glfwWindowShouldClose(window.window) && (options.frames == 0 || frame < options.frames);
+        for (std::uint64_t frame = 0; !glfwWindowShouldClose(window.window) &&
+                                      (options.frames == 0 || frame < options.frames);
              ++frame) {
             glfwPollEvents();
             glfwGetFramebufferSize(window.window, &width, &height);
@@ -245,11 +255,10 @@ int run_window(const ViewerOptions& options, const Log& log) {
                 path_time += dt;
                 camera.pose = path->at(path_time, session.plane_size());
                 // Any flying takes over from the path, where it is.
-                const bool steering = input.dragging || input.scroll != 0 ||
-                                      key_down(window.window, GLFW_KEY_W) ||
-                                      key_down(window.window, GLFW_KEY_S) ||
-                                      key_down(window.window, GLFW_KEY_A) ||
-                                      key_down(window.window, GLFW_KEY_D);
+                const bool steering =
+                    input.dragging || input.scroll != 0 || key_down(window.window, GLFW_KEY_W) ||
+                    key_down(window.window, GLFW_KEY_S) || key_down(window.window, GLFW_KEY_A) ||
+                    key_down(window.window, GLFW_KEY_D);
                 if (steering) path = nullptr;
             }
             if (!path) fly(window.window, input, camera.pose, dt, session.plane_size());

@@ -40,8 +40,8 @@ void AddressLedger::check_aligned(const char* operation, const char* what, std::
                                   const std::string& arguments) const {
     if (value % granularity_ != 0) {
         throw Error(Errc::invalid_argument, operation,
-                    detail::concat(what, " ", hex(value), " is not aligned to the ",
-                                   granularity_, "-byte granularity"),
+                    detail::concat(what, " ", hex(value), " is not aligned to the ", granularity_,
+                                   "-byte granularity"),
                     arguments);
     }
 }
@@ -61,8 +61,7 @@ void AddressLedger::remove_reservation(DeviceAddress address, std::size_t size) 
     auto first = mappings_.lower_bound(address);
     if (first != mappings_.end() && first->first < address + size) {
         throw Error(Errc::busy, "free_reservation",
-                    detail::concat("the reservation still has a mapping at ",
-                                   hex(first->first)),
+                    detail::concat("the reservation still has a mapping at ", hex(first->first)),
                     range_text(address, size));
     }
     reservations_.erase(found);
@@ -102,8 +101,8 @@ bool AddressLedger::inside_reservation_nolock(DeviceAddress address, std::size_t
 
 void AddressLedger::begin_map(DeviceAddress address, std::size_t size, PhysicalHandle handle,
                               std::size_t offset) {
-    const std::string arguments = detail::concat(range_text(address, size), ", handle=",
-                                                 handle.value, ", offset=", offset);
+    const std::string arguments =
+        detail::concat(range_text(address, size), ", handle=", handle.value, ", offset=", offset);
     check_aligned("map", "address", address, arguments);
     check_size("map", "size", size, arguments);
     check_aligned("map", "offset", offset, arguments);
@@ -130,8 +129,7 @@ void AddressLedger::begin_map(DeviceAddress address, std::size_t size, PhysicalH
         overlaps_previous = previous->first + previous->second.size > address;
     }
     if (overlaps_next || overlaps_previous) {
-        throw Error(Errc::already_mapped, "map", "part of the range is mapped already",
-                    arguments);
+        throw Error(Errc::already_mapped, "map", "part of the range is mapped already", arguments);
     }
     mappings_[address] = Mapping{address, size, handle, offset, Access::none};
 }
@@ -156,10 +154,10 @@ std::vector<AddressLedger::MappingMap::const_iterator> AddressLedger::tiling_nol
     for (; it != mappings_.end() && it->first < end; ++it) {
         if (it->first != cursor) {
             if (it->first < cursor) {
-                throw Error(partial_error, operation,
-                            detail::concat("the range starts inside the mapping at ",
-                                           hex(it->first)),
-                            arguments);
+                throw Error(
+                    partial_error, operation,
+                    detail::concat("the range starts inside the mapping at ", hex(it->first)),
+                    arguments);
             }
             throw Error(Errc::not_mapped, operation,
                         detail::concat("nothing is mapped at ", hex(cursor)), arguments);
@@ -221,15 +219,14 @@ void AddressLedger::check_access(const char* operation, DeviceAddress address, s
     std::lock_guard lock(mutex_);
     auto it = mappings_.upper_bound(address);
     if (it == mappings_.begin()) {
-        throw Error(Errc::not_mapped, operation, detail::concat("nothing is mapped at ", hex(address)),
-                    arguments);
+        throw Error(Errc::not_mapped, operation,
+                    detail::concat("nothing is mapped at ", hex(address)), arguments);
     }
     --it;
     DeviceAddress cursor = address;
     const DeviceAddress end = address + size;
     while (cursor < end) {
-        if (it == mappings_.end() || it->first > cursor ||
-            it->first + it->second.size <= cursor) {
+        if (it == mappings_.end() || it->first > cursor || it->first + it->second.size <= cursor) {
             throw Error(Errc::not_mapped, operation,
                         detail::concat("nothing is mapped at ", hex(cursor)), arguments);
         }

@@ -66,8 +66,9 @@ public:
 private:
     using MappingMap = std::map<DeviceAddress, Mapping>;
     // Collects the mappings covering [address, end) and throws unless they tile it exactly.
-    std::vector<MappingMap::const_iterator> tiling_nolock(const char* operation, DeviceAddress address,
-                                                   std::size_t size, Errc partial_error) const;
+    std::vector<MappingMap::const_iterator> tiling_nolock(const char* operation,
+                                                          DeviceAddress address, std::size_t size,
+                                                          Errc partial_error) const;
     bool inside_reservation_nolock(DeviceAddress address, std::size_t size) const;
 
     std::size_t granularity_;

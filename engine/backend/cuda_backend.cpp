@@ -19,9 +19,12 @@ namespace {
 
 CUmemAccess_flags access_flags(Access access) {
     switch (access) {
-        case Access::none: return CU_MEM_ACCESS_FLAGS_PROT_NONE;
-        case Access::read: return CU_MEM_ACCESS_FLAGS_PROT_READ;
-        case Access::read_write: return CU_MEM_ACCESS_FLAGS_PROT_READWRITE;
+        case Access::none:
+            return CU_MEM_ACCESS_FLAGS_PROT_NONE;
+        case Access::read:
+            return CU_MEM_ACCESS_FLAGS_PROT_READ;
+        case Access::read_write:
+            return CU_MEM_ACCESS_FLAGS_PROT_READWRITE;
     }
     return CU_MEM_ACCESS_FLAGS_PROT_NONE;
 }
@@ -107,8 +110,8 @@ CudaBackend::CudaBackend(CudaBackendSettings settings) {
     driver.check(driver.cuDeviceGet(&device, settings.device), "CudaBackend", arguments);
     auto attribute = [&](CUdevice_attribute which) {
         int value = 0;
-        driver.check(driver.cuDeviceGetAttribute(&value, which, device), "CudaBackend",
-                     arguments, "cuDeviceGetAttribute failed");
+        driver.check(driver.cuDeviceGetAttribute(&value, which, device), "CudaBackend", arguments,
+                     "cuDeviceGetAttribute failed");
         return value;
     };
     if (!attribute(CU_DEVICE_ATTRIBUTE_VIRTUAL_MEMORY_MANAGEMENT_SUPPORTED)) {
@@ -124,8 +127,8 @@ CudaBackend::CudaBackend(CudaBackendSettings settings) {
     prop.location.id = settings.device;
     prop.requestedHandleTypes = CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR;
     std::size_t granularity = 0;
-    result = driver.cuMemGetAllocationGranularity(&granularity, &prop,
-                                                  CU_MEM_ALLOC_GRANULARITY_MINIMUM);
+    result =
+        driver.cuMemGetAllocationGranularity(&granularity, &prop, CU_MEM_ALLOC_GRANULARITY_MINIMUM);
     if (result != CUDA_SUCCESS || granularity == 0) {
         prop.requestedHandleTypes = CU_MEM_HANDLE_TYPE_NONE;
         driver.check(driver.cuMemGetAllocationGranularity(&granularity, &prop,
@@ -151,16 +154,16 @@ CudaBackend::CudaBackend(CudaBackendSettings settings) {
         for (int owner = 0; owner < count; ++owner) {
             int can = accessor == owner ? 1 : 0;
             if (accessor != owner) {
-                s.driver.check(s.driver.cuDeviceCanAccessPeer(&can, s.devices[accessor],
-                                                              s.devices[owner]),
-                               "CudaBackend", arguments, "cuDeviceCanAccessPeer failed");
+                s.driver.check(
+                    s.driver.cuDeviceCanAccessPeer(&can, s.devices[accessor], s.devices[owner]),
+                    "CudaBackend", arguments, "cuDeviceCanAccessPeer failed");
             }
             s.peer[accessor][owner] = can != 0;
         }
     }
 
-    s.driver.check(s.driver.cuDevicePrimaryCtxRetain(&s.context, device), "CudaBackend",
-                   arguments, "cuDevicePrimaryCtxRetain failed");
+    s.driver.check(s.driver.cuDevicePrimaryCtxRetain(&s.context, device), "CudaBackend", arguments,
+                   "cuDevicePrimaryCtxRetain failed");
     s.contexts.assign(static_cast<std::size_t>(count), nullptr);
     s.contexts[static_cast<std::size_t>(settings.device)] = s.context;
     make_current();
@@ -240,8 +243,7 @@ CudaBackend::CudaBackend(CudaBackendSettings settings) {
         }
         if (probe_range) free_reservation(probe_range, granularity);
     } catch (const Error& error) {
-        s.settings.log.warning("cuda backend: cleaning up the access probe failed: ",
-                               error.what());
+        s.settings.log.warning("cuda backend: cleaning up the access probe failed: ", error.what());
     }
 }
 
@@ -265,17 +267,16 @@ CudaBackend::~CudaBackend() {
 
 void CudaBackend::make_current(int device) const {
     if (device < 0 || device >= state_->capabilities.device_count) {
-        throw Error(Errc::invalid_argument, "make_current",
-                    detail::concat("there are ", state_->capabilities.device_count,
-                                   " CUDA devices"),
-                    detail::concat("device=", device));
+        throw Error(
+            Errc::invalid_argument, "make_current",
+            detail::concat("there are ", state_->capabilities.device_count, " CUDA devices"),
+            detail::concat("device=", device));
     }
     // Always set, never compare first: when the last holder releases a primary context and a
     // new one is retained later, the driver may hand out the same handle value, so a thread
     // whose current context is the destroyed one would look up to date.
-    state_->driver.check(state_->driver.cuCtxSetCurrent(state_->context_of(device)),
-                         "make_current", detail::concat("device=", device),
-                         "cuCtxSetCurrent failed");
+    state_->driver.check(state_->driver.cuCtxSetCurrent(state_->context_of(device)), "make_current",
+                         detail::concat("device=", device), "cuCtxSetCurrent failed");
 }
 
 MemoryInfo CudaBackend::memory_info(int device) const {
@@ -354,22 +355,22 @@ void CudaBackend::free_reservation(DeviceAddress address, std::size_t size) {
 }
 
 PhysicalHandle CudaBackend::create(std::size_t size, const PageOptions& options) {
-    const std::string arguments = detail::concat(
-        "size=", size, ", device=", options.device, ", exportable=", options.exportable,
-        ", compressible=", options.compressible);
+    const std::string arguments = detail::concat("size=", size, ", device=", options.device,
+                                                 ", exportable=", options.exportable,
+                                                 ", compressible=", options.compressible);
     state_->ledger.check_size("create", "size", size, arguments);
     if (options.device < -1 || options.device >= state_->capabilities.device_count) {
-        throw Error(Errc::invalid_argument, "create",
-                    detail::concat("there are ", state_->capabilities.device_count,
-                                   " CUDA devices"),
-                    arguments);
+        throw Error(
+            Errc::invalid_argument, "create",
+            detail::concat("there are ", state_->capabilities.device_count, " CUDA devices"),
+            arguments);
     }
     const int placed_on = options.device < 0 ? state_->settings.device : options.device;
     if (!state_->vmm_supported[placed_on]) {
-        throw Error(Errc::not_supported, "create",
-                    detail::concat("device ", placed_on,
-                                   " does not support virtual memory management"),
-                    arguments);
+        throw Error(
+            Errc::not_supported, "create",
+            detail::concat("device ", placed_on, " does not support virtual memory management"),
+            arguments);
     }
     if (placed_on != state_->settings.device) state_->context_of(placed_on);
     make_current();
@@ -462,11 +463,11 @@ void CudaBackend::set_access(DeviceAddress address, std::size_t size,
         const int owner = state_->device_of(mapping.handle);
         for (const DeviceAccess& entry : access) {
             if (entry.access != Access::none && !state_->peer[entry.device][owner]) {
-                throw Error(Errc::not_supported, "set_access",
-                            detail::concat("device ", entry.device,
-                                           " cannot access memory on device ", owner,
-                                           " (cuDeviceCanAccessPeer says no)"),
-                            arguments);
+                throw Error(
+                    Errc::not_supported, "set_access",
+                    detail::concat("device ", entry.device, " cannot access memory on device ",
+                                   owner, " (cuDeviceCanAccessPeer says no)"),
+                    arguments);
             }
         }
     }

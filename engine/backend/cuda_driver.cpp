@@ -30,8 +30,7 @@ CudaDriver CudaDriver::load() {
                     std::string("the CUDA driver (libcuda.so.1) is not installed: ") +
                         (reason ? reason : "dlopen failed"));
     }
-    auto get_proc_address =
-        reinterpret_cast<GetProcAddress>(dlsym(library, "cuGetProcAddress_v2"));
+    auto get_proc_address = reinterpret_cast<GetProcAddress>(dlsym(library, "cuGetProcAddress_v2"));
     if (!get_proc_address) {
         throw Error(Errc::device_unavailable, "CudaDriver::load",
                     "the CUDA driver is too old: it lacks cuGetProcAddress_v2 (CUDA 12 or newer "
@@ -40,9 +39,8 @@ CudaDriver CudaDriver::load() {
     CudaDriver driver;
     auto resolve = [&](const char* name, void** pointer) {
         CUdriverProcAddressQueryResult status{};
-        CUresult result =
-            get_proc_address(name, pointer, declared_version(name), CU_GET_PROC_ADDRESS_DEFAULT,
-                             &status);
+        CUresult result = get_proc_address(name, pointer, declared_version(name),
+                                           CU_GET_PROC_ADDRESS_DEFAULT, &status);
         if (result != CUDA_SUCCESS || status != CU_GET_PROC_ADDRESS_SUCCESS || !*pointer) {
             throw Error(Errc::device_unavailable, "CudaDriver::load",
                         std::string("the CUDA driver lacks ") + name, {}, result,
@@ -78,19 +76,27 @@ void CudaDriver::fail(CUresult result, const char* operation, std::string argume
 
 Errc errc_for(CUresult result) noexcept {
     switch (result) {
-        case CUDA_ERROR_OUT_OF_MEMORY: return Errc::out_of_memory;
-        case CUDA_ERROR_INVALID_VALUE: return Errc::invalid_argument;
-        case CUDA_ERROR_NOT_SUPPORTED: return Errc::not_supported;
-        case CUDA_ERROR_INVALID_HANDLE: return Errc::invalid_handle;
-        case CUDA_ERROR_ALREADY_MAPPED: return Errc::already_mapped;
-        case CUDA_ERROR_NOT_MAPPED: return Errc::not_mapped;
+        case CUDA_ERROR_OUT_OF_MEMORY:
+            return Errc::out_of_memory;
+        case CUDA_ERROR_INVALID_VALUE:
+            return Errc::invalid_argument;
+        case CUDA_ERROR_NOT_SUPPORTED:
+            return Errc::not_supported;
+        case CUDA_ERROR_INVALID_HANDLE:
+            return Errc::invalid_handle;
+        case CUDA_ERROR_ALREADY_MAPPED:
+            return Errc::already_mapped;
+        case CUDA_ERROR_NOT_MAPPED:
+            return Errc::not_mapped;
         case CUDA_ERROR_NO_DEVICE:
         case CUDA_ERROR_NOT_INITIALIZED:
         case CUDA_ERROR_INVALID_DEVICE:
         case CUDA_ERROR_DEVICE_UNAVAILABLE:
         case CUDA_ERROR_SYSTEM_DRIVER_MISMATCH:
-        case CUDA_ERROR_COMPAT_NOT_SUPPORTED_ON_DEVICE: return Errc::device_unavailable;
-        default: return Errc::backend_failure;
+        case CUDA_ERROR_COMPAT_NOT_SUPPORTED_ON_DEVICE:
+            return Errc::device_unavailable;
+        default:
+            return Errc::backend_failure;
     }
 }
 

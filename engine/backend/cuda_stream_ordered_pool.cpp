@@ -15,18 +15,24 @@ namespace {
 
 Errc errc_for(cudaError_t error) noexcept {
     switch (error) {
-        case cudaErrorMemoryAllocation: return Errc::out_of_memory;
-        case cudaErrorInvalidValue: return Errc::invalid_argument;
-        case cudaErrorNotSupported: return Errc::not_supported;
-        case cudaErrorInvalidResourceHandle: return Errc::invalid_handle;
+        case cudaErrorMemoryAllocation:
+            return Errc::out_of_memory;
+        case cudaErrorInvalidValue:
+            return Errc::invalid_argument;
+        case cudaErrorNotSupported:
+            return Errc::not_supported;
+        case cudaErrorInvalidResourceHandle:
+            return Errc::invalid_handle;
         case cudaErrorNoDevice:
         case cudaErrorInsufficientDriver:
         case cudaErrorInvalidDevice:
         case cudaErrorDevicesUnavailable:
         case cudaErrorSystemDriverMismatch:
         case cudaErrorCompatNotSupportedOnDevice:
-        case cudaErrorInitializationError: return Errc::device_unavailable;
-        default: return Errc::backend_failure;
+        case cudaErrorInitializationError:
+            return Errc::device_unavailable;
+        default:
+            return Errc::backend_failure;
     }
 }
 
@@ -69,8 +75,7 @@ public:
         if (settings_.ipc) {
             if (settings_.location != StreamPoolLocation::device) {
                 throw Error(Errc::not_supported, "make_stream_ordered_pool",
-                            "pinned host pools cannot be shared with other processes",
-                            arguments);
+                            "pinned host pools cannot be shared with other processes", arguments);
             }
             if (!(attribute(cudaDevAttrMemoryPoolSupportedHandleTypes) &
                   cudaMemHandleTypePosixFileDescriptor)) {
@@ -268,9 +273,9 @@ public:
     UniqueFd export_fd() override {
         require_ipc("export_fd");
         int fd = -1;
-        check(cudaMemPoolExportToShareableHandle(&fd, pool_, cudaMemHandleTypePosixFileDescriptor,
-                                                 0),
-              "StreamOrderedPool::export_fd", {});
+        check(
+            cudaMemPoolExportToShareableHandle(&fd, pool_, cudaMemHandleTypePosixFileDescriptor, 0),
+            "StreamOrderedPool::export_fd", {});
         return UniqueFd(fd);
     }
 

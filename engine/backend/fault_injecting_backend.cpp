@@ -8,18 +8,23 @@ namespace vtpage {
 namespace {
 
 constexpr std::array<BackendOperation, backend_operation_count> all_operations = {
-    BackendOperation::reserve,    BackendOperation::free_reservation, BackendOperation::create,
-    BackendOperation::release,    BackendOperation::map,              BackendOperation::unmap,
-    BackendOperation::set_access, BackendOperation::export_fd,        BackendOperation::import_fd,
-    BackendOperation::write,      BackendOperation::read,
+    BackendOperation::reserve,    BackendOperation::free_reservation,
+    BackendOperation::create,     BackendOperation::release,
+    BackendOperation::map,        BackendOperation::unmap,
+    BackendOperation::set_access, BackendOperation::export_fd,
+    BackendOperation::import_fd,  BackendOperation::write,
+    BackendOperation::read,
 };
 
 constexpr std::array<Errc, 15> all_errors = {
-    Errc::invalid_argument, Errc::out_of_range,     Errc::out_of_memory,
-    Errc::not_supported,    Errc::not_mapped,       Errc::already_mapped,
-    Errc::partial_unmap,    Errc::invalid_handle,   Errc::access_denied,
-    Errc::busy,             Errc::budget_exhausted, Errc::io_error,
-    Errc::corrupt_data,     Errc::device_unavailable, Errc::backend_failure,
+    Errc::invalid_argument, Errc::out_of_range,
+    Errc::out_of_memory,    Errc::not_supported,
+    Errc::not_mapped,       Errc::already_mapped,
+    Errc::partial_unmap,    Errc::invalid_handle,
+    Errc::access_denied,    Errc::busy,
+    Errc::budget_exhausted, Errc::io_error,
+    Errc::corrupt_data,     Errc::device_unavailable,
+    Errc::backend_failure,
 };
 
 std::size_t index_of(BackendOperation operation) { return static_cast<std::size_t>(operation); }
@@ -63,7 +68,8 @@ FaultRule parse_rule(std::string_view part) {
         if (!known) bad_spec(part, "unknown error '" + std::string(error_name) + "'");
     }
     if (part[trigger] == '@') {
-        auto [end, status] = std::from_chars(amount.data(), amount.data() + amount.size(), rule.nth);
+        auto [end, status] =
+            std::from_chars(amount.data(), amount.data() + amount.size(), rule.nth);
         if (status != std::errc() || end != amount.data() + amount.size() || rule.nth == 0) {
             bad_spec(part, "@ needs a call number of 1 or more");
         }
@@ -87,17 +93,28 @@ FaultRule parse_rule(std::string_view part) {
 
 std::string_view to_string(BackendOperation operation) noexcept {
     switch (operation) {
-        case BackendOperation::reserve: return "reserve";
-        case BackendOperation::free_reservation: return "free_reservation";
-        case BackendOperation::create: return "create";
-        case BackendOperation::release: return "release";
-        case BackendOperation::map: return "map";
-        case BackendOperation::unmap: return "unmap";
-        case BackendOperation::set_access: return "set_access";
-        case BackendOperation::export_fd: return "export_fd";
-        case BackendOperation::import_fd: return "import_fd";
-        case BackendOperation::write: return "write";
-        case BackendOperation::read: return "read";
+        case BackendOperation::reserve:
+            return "reserve";
+        case BackendOperation::free_reservation:
+            return "free_reservation";
+        case BackendOperation::create:
+            return "create";
+        case BackendOperation::release:
+            return "release";
+        case BackendOperation::map:
+            return "map";
+        case BackendOperation::unmap:
+            return "unmap";
+        case BackendOperation::set_access:
+            return "set_access";
+        case BackendOperation::export_fd:
+            return "export_fd";
+        case BackendOperation::import_fd:
+            return "import_fd";
+        case BackendOperation::write:
+            return "write";
+        case BackendOperation::read:
+            return "read";
     }
     return "?";
 }
@@ -226,8 +243,7 @@ PhysicalHandle FaultInjectingBackend::import_fd(int fd, std::size_t size) {
     intercept(BackendOperation::import_fd);
     return inner_->import_fd(fd, size);
 }
-void FaultInjectingBackend::write(DeviceAddress destination, const void* source,
-                                  std::size_t size) {
+void FaultInjectingBackend::write(DeviceAddress destination, const void* source, std::size_t size) {
     intercept(BackendOperation::write);
     inner_->write(destination, source, size);
 }

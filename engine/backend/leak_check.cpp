@@ -19,8 +19,7 @@ std::size_t LeakReport::leaked_bytes() const noexcept {
         std::max(grown(live_before.page_bytes, live_after.page_bytes), device_bytes_lost);
     const std::size_t address_space =
         std::max({grown(live_before.reserved_bytes, live_after.reserved_bytes),
-                  grown(live_before.mapped_bytes, live_after.mapped_bytes),
-                  process.mapped_bytes});
+                  grown(live_before.mapped_bytes, live_after.mapped_bytes), process.mapped_bytes});
     return physical + address_space;
 }
 
@@ -35,8 +34,8 @@ std::string LeakReport::describe() const {
     if (!(live_after == live_before)) {
         out << "; the backend holds " << live_after.pages << " pages, " << live_after.mappings
             << " mappings, " << live_after.reservations << " reservations (baseline "
-            << live_before.pages << ", " << live_before.mappings << ", "
-            << live_before.reservations << ")";
+            << live_before.pages << ", " << live_before.mappings << ", " << live_before.reservations
+            << ")";
     }
     if (device_bytes_lost > 0) {
         out << "; device free memory is " << device_bytes_lost << " bytes below the baseline";

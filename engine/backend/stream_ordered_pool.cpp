@@ -13,8 +13,10 @@ namespace vtpage {
 
 std::string_view to_string(StreamPoolLocation location) noexcept {
     switch (location) {
-        case StreamPoolLocation::device: return "device";
-        case StreamPoolLocation::host: return "host";
+        case StreamPoolLocation::device:
+            return "device";
+        case StreamPoolLocation::host:
+            return "host";
     }
     return "unknown";
 }
@@ -28,8 +30,8 @@ namespace {
 class HostStreamOrderedPool final : public StreamOrderedPool {
 public:
     explicit HostStreamOrderedPool(StreamPoolSettings settings) : settings_(std::move(settings)) {
-        const std::string arguments = detail::concat("device=", settings_.device, ", location=",
-                                                     to_string(settings_.location));
+        const std::string arguments = detail::concat("device=", settings_.device,
+                                                     ", location=", to_string(settings_.location));
         if (settings_.device != -1 && settings_.device != 0) {
             throw Error(Errc::invalid_argument, "make_stream_ordered_pool",
                         "the host backend has one device, 0", arguments);

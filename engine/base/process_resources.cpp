@@ -86,7 +86,8 @@ ProcessResourceGrowth growth_between(const ProcessResources& before,
                                      const ProcessResources& after) {
     ProcessResourceGrowth growth;
     std::map<int, const std::string*> old_targets;
-    for (const auto& descriptor : before.descriptors) old_targets[descriptor.fd] = &descriptor.target;
+    for (const auto& descriptor : before.descriptors)
+        old_targets[descriptor.fd] = &descriptor.target;
     for (const auto& descriptor : after.descriptors) {
         auto found = old_targets.find(descriptor.fd);
         if (found == old_targets.end() || *found->second != descriptor.target) {
@@ -138,9 +139,8 @@ std::string describe(const ProcessResourceGrowth& growth, std::size_t limit) {
             << ":";
         for (std::size_t i = 0; i < growth.mappings.size() && i < limit; ++i) {
             const MappedRange& m = growth.mappings[i];
-            out << " [" << std::hex << m.start << "-" << m.end << std::dec << " "
-                << m.permissions << " " << mebibytes(m.size())
-                << (m.path.empty() ? "" : " " + m.path) << "]";
+            out << " [" << std::hex << m.start << "-" << m.end << std::dec << " " << m.permissions
+                << " " << mebibytes(m.size()) << (m.path.empty() ? "" : " " + m.path) << "]";
         }
         if (growth.mappings.size() > limit) out << " ...";
     }

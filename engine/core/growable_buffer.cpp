@@ -54,9 +54,7 @@ struct GrowableBuffer::State {
     GrowableBufferStatistics stats;
 
     DeviceAddress base() const { return reservations.front().address; }
-    std::size_t reserved() const {
-        return reservations.back().offset + reservations.back().size;
-    }
+    std::size_t reserved() const { return reservations.back().offset + reservations.back().size; }
     const Reservation& reservation_at(std::size_t offset) const {
         for (const Reservation& r : reservations) {
             if (offset >= r.offset && offset < r.offset + r.size) return r;
@@ -202,8 +200,7 @@ bool GrowableBuffer::State::extend_in_place(std::size_t target) {
         ++stats.reserves;
     } catch (const Error& error) {
         // The hint is only a wish: a refusal means "not here", and a move may still work.
-        settings.log.debug("growable buffer: reserving the adjacent range failed: ",
-                           error.what());
+        settings.log.debug("growable buffer: reserving the adjacent range failed: ", error.what());
         return false;
     }
     if (placed != end) {
@@ -277,9 +274,10 @@ void GrowableBuffer::State::retry_retired() noexcept {
             }
             backend.free_reservation(r.address, r.size);
         } catch (const Error& error) {
-            settings.log.error("growable buffer: freeing an old range failed (tried again "
-                               "later): ",
-                               error.what());
+            settings.log.error(
+                "growable buffer: freeing an old range failed (tried again "
+                "later): ",
+                error.what());
             left.push_back(r);
         }
     }
@@ -300,8 +298,7 @@ void GrowableBuffer::State::teardown() noexcept {
         try {
             backend.free_reservation(r.address, r.size);
         } catch (const Error& error) {
-            settings.log.error("growable buffer: freeing the address range failed: ",
-                               error.what());
+            settings.log.error("growable buffer: freeing the address range failed: ", error.what());
         }
     }
     reservations.clear();
@@ -312,9 +309,9 @@ GrowableBuffer::GrowableBuffer(Backend& backend, GrowableBufferSettings settings
     : backend_(&backend), state_(std::make_unique<State>(backend, std::move(settings))) {
     State& s = *state_;
     const GrowableBufferSettings& set = s.settings;
-    const std::string arguments =
-        detail::concat("address_space=", set.address_space, ", initial_capacity=",
-                       set.initial_capacity, ", address_growth=", set.address_growth);
+    const std::string arguments = detail::concat("address_space=", set.address_space,
+                                                 ", initial_capacity=", set.initial_capacity,
+                                                 ", address_growth=", set.address_growth);
     if (set.address_space > max_bytes || set.initial_capacity > max_bytes) {
         throw Error(Errc::invalid_argument, "GrowableBuffer",
                     detail::concat("sizes are limited to ", max_bytes, " bytes"), arguments);

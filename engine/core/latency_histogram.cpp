@@ -12,7 +12,8 @@ const double log_growth = std::log(growth);
 
 std::size_t LatencyHistogram::bucket_of(std::uint64_t nanoseconds) noexcept {
     if (nanoseconds <= smallest_ns) return 0;
-    auto bucket = static_cast<std::size_t>(std::log(double(nanoseconds) / smallest_ns) / log_growth) + 1;
+    auto bucket =
+        static_cast<std::size_t>(std::log(double(nanoseconds) / smallest_ns) / log_growth) + 1;
     return bucket < bucket_count ? bucket : bucket_count - 1;
 }
 
@@ -26,8 +27,7 @@ void LatencyHistogram::record(std::chrono::nanoseconds duration) noexcept {
     count_.fetch_add(1, std::memory_order_relaxed);
     total_ns_.fetch_add(ns, std::memory_order_relaxed);
     std::uint64_t seen = max_ns_.load(std::memory_order_relaxed);
-    while (ns > seen && !max_ns_.compare_exchange_weak(seen, ns, std::memory_order_relaxed)) {
-    }
+    while (ns > seen && !max_ns_.compare_exchange_weak(seen, ns, std::memory_order_relaxed)) {}
 }
 
 LatencySummary LatencyHistogram::summary() const noexcept {

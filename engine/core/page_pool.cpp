@@ -153,11 +153,11 @@ PooledPage PagePool::create_page(bool in_use) {
     try {
         if (state_->windows) {
             if (page.slot >= state_->windows->page_count()) {
-                throw Error(Errc::out_of_memory, "PagePool::acquire",
-                            detail::concat("the window region holds ",
-                                           state_->windows->page_count(),
-                                           " pages; raise PagePoolSettings::window_pages"),
-                            detail::concat("slot=", page.slot));
+                throw Error(
+                    Errc::out_of_memory, "PagePool::acquire",
+                    detail::concat("the window region holds ", state_->windows->page_count(),
+                                   " pages; raise PagePoolSettings::window_pages"),
+                    detail::concat("slot=", page.slot));
             }
             state_->windows->commit(page.slot, handle);
             page.window = state_->windows->address_of(page.slot);
@@ -382,7 +382,8 @@ void PagePool::check_invariants() const {
     };
     for (const PooledPage& page : s.idle) file(page.handle.value, page.slot, "idle");
     for (const auto& [handle, slot] : s.in_use) file(handle, slot, "in use");
-    for (const Doomed& doomed : s.doomed) file(doomed.page.handle.value, doomed.page.slot, "doomed");
+    for (const Doomed& doomed : s.doomed)
+        file(doomed.page.handle.value, doomed.page.slot, "doomed");
     for (std::uint32_t slot : s.free_slots) {
         if (!slots.insert(slot).second) {
             fail(detail::concat("slot ", slot, " is free and taken, or free twice"));

@@ -48,13 +48,12 @@ struct PageTable::State {
         // Page options (a device, compression) can change the granularity; the region is cut
         // into pages of the default one.
         if (pool.page_size() != region.page_size()) {
-            throw Error(Errc::not_supported, "PageTable",
-                        detail::concat("pages with these options have a granularity of ",
-                                       pool.page_size(), " bytes, the region's pages ",
-                                       region.page_size()),
-                        detail::concat("device=", settings.pool.page_options.device,
-                                       ", compressible=",
-                                       settings.pool.page_options.compressible));
+            throw Error(
+                Errc::not_supported, "PageTable",
+                detail::concat("pages with these options have a granularity of ", pool.page_size(),
+                               " bytes, the region's pages ", region.page_size()),
+                detail::concat("device=", settings.pool.page_options.device,
+                               ", compressible=", settings.pool.page_options.compressible));
         }
         set_budget(settings.budget_bytes);
     }
@@ -347,10 +346,10 @@ std::vector<PageMapping> PageTable::State::run_batch(std::unique_lock<std::mutex
                 more = take_victims_nolock(wanted - pages.size());
             }
             if (more.empty()) {
-                failure = std::make_exception_ptr(Error(
-                    Errc::out_of_memory, "commit",
-                    "the device is out of memory and no page can be evicted",
-                    detail::concat("pages=", wanted)));
+                failure = std::make_exception_ptr(
+                    Error(Errc::out_of_memory, "commit",
+                          "the device is out of memory and no page can be evicted",
+                          detail::concat("pages=", wanted)));
                 break;
             }
             settings.log.info("page table: out of memory; evicting ", more.size(),
@@ -594,8 +593,7 @@ std::vector<PageMapping> PageTable::commit_queued(std::size_t max_pages) {
     if (!batch.defer_victims) s.begin_reuse_at_once(batch.victims);
     const std::ptrdiff_t usable_victims =
         batch.defer_victims ? 0 : static_cast<std::ptrdiff_t>(batch.victims.size());
-    const std::ptrdiff_t fits =
-        std::clamp<std::ptrdiff_t>(free + ripe + usable_victims, 0, wanted);
+    const std::ptrdiff_t fits = std::clamp<std::ptrdiff_t>(free + ripe + usable_victims, 0, wanted);
     batch.recycled = s.take_ripe_nolock(static_cast<std::size_t>(std::min(ripe, fits)));
     // What does not fit goes back to the front of the queue, in order.
     while (static_cast<std::ptrdiff_t>(batch.candidates.size()) > fits) {
@@ -646,8 +644,8 @@ std::vector<PageMapping> PageTable::commit(std::span<const PageIndex> pages, boo
     for (PageIndex page : resident_now) ++s.entries.at(page).pins;
     batch.victims = s.take_victims_nolock(static_cast<std::size_t>(needed));
     for (PageIndex page : resident_now) --s.entries.at(page).pins;
-    const std::ptrdiff_t room = free + ripe +
-                                (batch.defer_victims ? 0 : std::ptrdiff_t(batch.victims.size()));
+    const std::ptrdiff_t room =
+        free + ripe + (batch.defer_victims ? 0 : std::ptrdiff_t(batch.victims.size()));
     if (static_cast<std::ptrdiff_t>(batch.victims.size()) == needed &&
         room < std::ptrdiff_t(missing)) {
         // Room is coming from pages that frames in flight may still reach: evict what is
@@ -666,13 +664,13 @@ std::vector<PageMapping> PageTable::commit(std::span<const PageIndex> pages, boo
     }
     if (static_cast<std::ptrdiff_t>(batch.victims.size()) < needed) {
         for (const PageMapping& victim : batch.victims) s.restore_victim_nolock(victim);
-        throw Error(Errc::budget_exhausted, "commit",
-                    detail::concat(missing, " pages do not fit: the budget holds ",
-                                   s.budget_pages, " pages, ", s.resident,
-                                   " resident, and only ", batch.victims.size(),
-                                   " of them can be evicted (the rest are pinned or in use by "
-                                   "frames not yet complete)"),
-                    detail::concat("pages=", unique.size()));
+        throw Error(
+            Errc::budget_exhausted, "commit",
+            detail::concat(missing, " pages do not fit: the budget holds ", s.budget_pages,
+                           " pages, ", s.resident, " resident, and only ", batch.victims.size(),
+                           " of them can be evicted (the rest are pinned or in use by "
+                           "frames not yet complete)"),
+            detail::concat("pages=", unique.size()));
     }
     batch.recycled = s.take_ripe_nolock(std::min<std::size_t>(std::size_t(ripe), missing));
     if (!batch.defer_victims) s.begin_reuse_at_once(batch.victims);
@@ -740,8 +738,7 @@ void PageTable::unpin(std::span<const PageIndex> pages) {
         state_->check_page("unpin", page);
         auto found = state_->entries.find(page);
         if (found == state_->entries.end() || found->second.pins < ++counts[page]) {
-            throw Error(Errc::invalid_argument, "unpin", "the page is not pinned",
-                        page_text(page));
+            throw Error(Errc::invalid_argument, "unpin", "the page is not pinned", page_text(page));
         }
     }
     for (PageIndex page : pages) {
@@ -764,11 +761,11 @@ void PageTable::evict(std::span<const PageIndex> pages) {
             throw Error(Errc::busy, "evict", "the page is pinned", page_text(page));
         }
         if (found->second.last_used > s.completed_frame) {
-            throw Error(Errc::busy, "evict",
-                        detail::concat("the page is in use by frame ", found->second.last_used,
-                                       ", which is not complete (completed: ",
-                                       s.completed_frame, ")"),
-                        page_text(page));
+            throw Error(
+                Errc::busy, "evict",
+                detail::concat("the page is in use by frame ", found->second.last_used,
+                               ", which is not complete (completed: ", s.completed_frame, ")"),
+                page_text(page));
         }
     }
     std::vector<PageMapping> victims;
@@ -802,8 +799,8 @@ void PageTable::protect(std::span<const PageIndex> pages, Access access) {
         }
     }
     if (!state_->settings.map_into_region) {
-        throw Error(Errc::not_supported, "protect",
-                    "the table does not map pages into its region", "");
+        throw Error(Errc::not_supported, "protect", "the table does not map pages into its region",
+                    "");
     }
     // Under the lock, so that no eviction races the access change.
     state_->region.protect(pages, access);
@@ -912,8 +909,12 @@ void PageTable::check_invariants() const {
                     fail(detail::concat("queued page ", page, " is mapped"));
                 }
                 break;
-            case PageState::committing: ++committing; break;
-            case PageState::evicting: ++evicting; break;
+            case PageState::committing:
+                ++committing;
+                break;
+            case PageState::evicting:
+                ++evicting;
+                break;
         }
         if (entry.pins > 0) ++pinned;
         if (entry.pins > 0 && entry.state != PageState::resident) {
@@ -930,9 +931,9 @@ void PageTable::check_invariants() const {
     if (resident != s.resident || queued != s.queued || committing != s.committing ||
         evicting != s.evicting || pinned != s.pinned) {
         fail(detail::concat("counts disagree: resident ", resident, "/", s.resident, ", queued ",
-                            queued, "/", s.queued, ", committing ", committing, "/",
-                            s.committing, ", evicting ", evicting, "/", s.evicting, ", pinned ",
-                            pinned, "/", s.pinned));
+                            queued, "/", s.queued, ", committing ", committing, "/", s.committing,
+                            ", evicting ", evicting, "/", s.evicting, ", pinned ", pinned, "/",
+                            s.pinned));
     }
     if (committing == 0 && evicting == 0 && s.returning == 0) {
         const std::size_t mapped = s.settings.map_into_region ? resident : 0;
@@ -994,12 +995,12 @@ void PageTable::check_invariants(const LiveResources& backend_baseline) const {
     expected.page_bytes += held.page_bytes;
     const LiveResources actual = state_->backend.live_resources();
     if (!(actual == expected)) {
-        throw Error(Errc::corrupt_data, "check_invariants",
-                    detail::concat("the backend holds ", actual.reservations, " reservations, ",
-                                   actual.mappings, " mappings, ", actual.pages,
-                                   " pages; the table accounts for ", expected.reservations,
-                                   ", ", expected.mappings, ", ", expected.pages,
-                                   " (baseline included)"));
+        throw Error(
+            Errc::corrupt_data, "check_invariants",
+            detail::concat("the backend holds ", actual.reservations, " reservations, ",
+                           actual.mappings, " mappings, ", actual.pages,
+                           " pages; the table accounts for ", expected.reservations, ", ",
+                           expected.mappings, ", ", expected.pages, " (baseline included)"));
     }
 }
 

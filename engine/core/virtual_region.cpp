@@ -72,8 +72,7 @@ VirtualRegion::~VirtualRegion() {
             }
             backend_.free_reservation(base_, page_count_ * page_size_);
             return;
-        } catch (const Error&) {
-        }
+        } catch (const Error&) {}
     }
 }
 
@@ -167,8 +166,7 @@ void VirtualRegion::commit(std::span<const PagePlacement> placements) {
                 try {
                     backend_.unmap(base_ + first * page_size_, count * page_size_);
                     return;
-                } catch (const Error&) {
-                }
+                } catch (const Error&) {}
             }
             for (std::size_t i = 0; i < count; ++i) {
                 auto found = std::lower_bound(

@@ -529,52 +529,30 @@ VulkanDeviceHandles VulkanContext::handles() const {
     return handles;
 }
 
-bool VulkanContext::adopted() const noexcept {
-    return !state_->owns;
-}
+bool VulkanContext::adopted() const noexcept { return !state_->owns; }
 
-VkInstance VulkanContext::instance() const noexcept {
-    return state_->instance;
-}
-VkPhysicalDevice VulkanContext::physical_device() const noexcept {
-    return state_->chosen.device;
-}
-VkDevice VulkanContext::device() const noexcept {
-    return state_->device;
-}
-VkQueue VulkanContext::queue() const noexcept {
-    return state_->queue;
-}
-std::uint32_t VulkanContext::queue_family() const noexcept {
-    return state_->chosen.queue_family;
-}
-VkSurfaceKHR VulkanContext::surface() const noexcept {
-    return state_->surface;
-}
+VkInstance VulkanContext::instance() const noexcept { return state_->instance; }
+VkPhysicalDevice VulkanContext::physical_device() const noexcept { return state_->chosen.device; }
+VkDevice VulkanContext::device() const noexcept { return state_->device; }
+VkQueue VulkanContext::queue() const noexcept { return state_->queue; }
+std::uint32_t VulkanContext::queue_family() const noexcept { return state_->chosen.queue_family; }
+VkSurfaceKHR VulkanContext::surface() const noexcept { return state_->surface; }
 const VulkanExtensionFunctions& VulkanContext::functions() const noexcept {
     return state_->functions;
 }
-const Log& VulkanContext::log() const noexcept {
-    return state_->settings.log;
-}
+const Log& VulkanContext::log() const noexcept { return state_->settings.log; }
 const VkPhysicalDeviceProperties& VulkanContext::properties() const noexcept {
     return state_->chosen.properties;
 }
-std::string VulkanContext::device_name() const {
-    return state_->chosen.properties.deviceName;
-}
+std::string VulkanContext::device_name() const { return state_->chosen.properties.deviceName; }
 std::string VulkanContext::driver_info() const {
     return detail::concat(state_->chosen.driver.driverName, " ", state_->chosen.driver.driverInfo);
 }
-DeviceUuid VulkanContext::device_uuid() const noexcept {
-    return state_->chosen.uuid;
-}
+DeviceUuid VulkanContext::device_uuid() const noexcept { return state_->chosen.uuid; }
 bool VulkanContext::is_cpu() const noexcept {
     return state_->chosen.properties.deviceType == VK_PHYSICAL_DEVICE_TYPE_CPU;
 }
-bool VulkanContext::validation_enabled() const noexcept {
-    return state_->validation;
-}
+bool VulkanContext::validation_enabled() const noexcept { return state_->validation; }
 ValidationMessageCounts VulkanContext::validation_messages() const noexcept {
     return {state_->verbose.load(), state_->info.load(), state_->warnings.load(),
             state_->errors.load()};
@@ -585,12 +563,8 @@ std::uint64_t VulkanContext::validation_problems() const noexcept {
 bool VulkanContext::supports_host_pointer_import() const noexcept {
     return state_->chosen.host_pointer;
 }
-bool VulkanContext::supports_fd_import() const noexcept {
-    return state_->chosen.fd;
-}
-bool VulkanContext::supports_semaphore_fd() const noexcept {
-    return state_->chosen.semaphore_fd;
-}
+bool VulkanContext::supports_fd_import() const noexcept { return state_->chosen.fd; }
+bool VulkanContext::supports_semaphore_fd() const noexcept { return state_->chosen.semaphore_fd; }
 VkDeviceSize VulkanContext::host_pointer_alignment() const noexcept {
     return state_->host_pointer_alignment;
 }

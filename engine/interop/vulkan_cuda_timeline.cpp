@@ -124,15 +124,9 @@ std::uint64_t CudaVulkanTimeline::signal(CUstream_st* stream) {
     return value;
 }
 
-std::uint64_t CudaVulkanTimeline::last_signaled() const noexcept {
-    return state_->last.load();
-}
-VkSemaphore CudaVulkanTimeline::semaphore() const noexcept {
-    return state_->timeline.get();
-}
-const VulkanTimeline& CudaVulkanTimeline::timeline() const noexcept {
-    return state_->timeline;
-}
+std::uint64_t CudaVulkanTimeline::last_signaled() const noexcept { return state_->last.load(); }
+VkSemaphore CudaVulkanTimeline::semaphore() const noexcept { return state_->timeline.get(); }
+const VulkanTimeline& CudaVulkanTimeline::timeline() const noexcept { return state_->timeline; }
 
 #else  // a build without CUDA
 
@@ -146,18 +140,10 @@ CudaVulkanTimeline::CudaVulkanTimeline(VulkanContext&, int cuda_device) {
 }
 CudaVulkanTimeline::~CudaVulkanTimeline() = default;
 // Unreachable: no object can be made.
-std::uint64_t CudaVulkanTimeline::signal(CUstream_st*) {
-    return 0;
-}
-std::uint64_t CudaVulkanTimeline::last_signaled() const noexcept {
-    return 0;
-}
-VkSemaphore CudaVulkanTimeline::semaphore() const noexcept {
-    return VK_NULL_HANDLE;
-}
-const VulkanTimeline& CudaVulkanTimeline::timeline() const noexcept {
-    return state_->timeline;
-}
+std::uint64_t CudaVulkanTimeline::signal(CUstream_st*) { return 0; }
+std::uint64_t CudaVulkanTimeline::last_signaled() const noexcept { return 0; }
+VkSemaphore CudaVulkanTimeline::semaphore() const noexcept { return VK_NULL_HANDLE; }
+const VulkanTimeline& CudaVulkanTimeline::timeline() const noexcept { return state_->timeline; }
 
 #endif
 

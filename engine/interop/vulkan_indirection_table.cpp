@@ -45,7 +45,7 @@ struct VulkanIndirectionTable::State {
     VulkanBuffer table;
     std::vector<VulkanBuffer> staging;  // per frame slot
     IndirectionScatterPipeline scatter;
-    bool initialized = false;           // zeroed on the device
+    bool initialized = false;  // zeroed on the device
 
     std::mutex submission;
     mutable std::mutex mutex;  // everything below; taken after `submission` where both are
@@ -93,7 +93,8 @@ struct VulkanIndirectionTable::State {
             unpublish(page_of_slot[slot]);
         }
         auto other = awaiting_of_slot.find(slot);
-        if (other != awaiting_of_slot.end() && other->second != page) forget_awaiting(other->second);
+        if (other != awaiting_of_slot.end() && other->second != page)
+            forget_awaiting(other->second);
     }
     void hold_until_filled(PageIndex page, std::uint32_t slot, VkDeviceAddress address,
                            std::uint64_t generation, std::uint64_t fill) {
@@ -169,16 +170,12 @@ VulkanIndirectionTable::VulkanIndirectionTable(VulkanContext& context, VulkanPag
         [state = state_.get()](std::uint32_t slot) { state->retire(slot); });
 }
 
-VulkanIndirectionTable::~VulkanIndirectionTable() {
-    state_->importer.set_forget_listener({});
-}
+VulkanIndirectionTable::~VulkanIndirectionTable() { state_->importer.set_forget_listener({}); }
 
 VkDeviceAddress VulkanIndirectionTable::device_address() const noexcept {
     return state_->table.device_address();
 }
-VkBuffer VulkanIndirectionTable::buffer() const noexcept {
-    return state_->table.get();
-}
+VkBuffer VulkanIndirectionTable::buffer() const noexcept { return state_->table.get(); }
 std::uint64_t VulkanIndirectionTable::page_count() const noexcept {
     return state_->settings.page_count;
 }
@@ -280,8 +277,7 @@ void VulkanIndirectionTable::ready(std::span<const PageMapping> pages, std::uint
             s.hold_until_filled(mapping.page, mapping.physical.slot, address, mapping.generation,
                                 fill_value);
         } else {
-            s.publish(mapping.page, mapping.physical.slot, address, mapping.generation,
-                      fill_value);
+            s.publish(mapping.page, mapping.physical.slot, address, mapping.generation, fill_value);
         }
     }
 }
@@ -413,16 +409,17 @@ IndirectionUpload VulkanIndirectionTable::record_upload(VkCommandBuffer commands
     if (!pages.empty()) {
         // Copies read the values alone; the scatter reads the values, then the page indices.
         const VkDeviceSize value_bytes = pages.size() * entry_bytes;
-        const VkDeviceSize bytes = value_bytes + (scatter ? pages.size() * sizeof(std::uint32_t) : 0);
+        const VkDeviceSize bytes =
+            value_bytes + (scatter ? pages.size() * sizeof(std::uint32_t) : 0);
         VulkanBuffer& staging = s.staging[frame_slot];
         if (!staging || staging.size() < bytes) {
             VkDeviceSize capacity = 4096;
             while (capacity < bytes) capacity *= 2;
-            staging = VulkanBuffer(s.context, capacity,
-                                   VK_BUFFER_USAGE_TRANSFER_SRC_BIT |
-                                       VK_BUFFER_USAGE_STORAGE_BUFFER_BIT |
-                                       VK_BUFFER_USAGE_SHADER_DEVICE_ADDRESS_BIT,
-                                   BufferMemory::upload, "vtpage indirection staging");
+            staging =
+                VulkanBuffer(s.context, capacity,
+                             VK_BUFFER_USAGE_TRANSFER_SRC_BIT | VK_BUFFER_USAGE_STORAGE_BUFFER_BIT |
+                                 VK_BUFFER_USAGE_SHADER_DEVICE_ADDRESS_BIT,
+                             BufferMemory::upload, "vtpage indirection staging");
         }
         std::memcpy(staging.mapped(), values.data(), value_bytes);
         if (scatter) {

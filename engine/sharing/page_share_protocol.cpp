@@ -74,13 +74,20 @@ private:
 
 const char* to_string(ShareMessageType type) noexcept {
     switch (type) {
-        case ShareMessageType::hello: return "hello";
-        case ShareMessageType::pages: return "pages";
-        case ShareMessageType::publish: return "publish";
-        case ShareMessageType::unpublish: return "unpublish";
-        case ShareMessageType::forget: return "forget";
-        case ShareMessageType::goodbye: return "goodbye";
-        case ShareMessageType::ack: return "ack";
+        case ShareMessageType::hello:
+            return "hello";
+        case ShareMessageType::pages:
+            return "pages";
+        case ShareMessageType::publish:
+            return "publish";
+        case ShareMessageType::unpublish:
+            return "unpublish";
+        case ShareMessageType::forget:
+            return "forget";
+        case ShareMessageType::goodbye:
+            return "goodbye";
+        case ShareMessageType::ack:
+            return "ack";
     }
     return "unknown";
 }
@@ -119,8 +126,11 @@ std::vector<std::byte> encode(const ShareMessage& message) {
                 w.u64(u.generation);
             }
             break;
-        case ShareMessageType::goodbye: w.u32(static_cast<std::uint32_t>(message.reason)); break;
-        case ShareMessageType::ack: break;
+        case ShareMessageType::goodbye:
+            w.u32(static_cast<std::uint32_t>(message.reason));
+            break;
+        case ShareMessageType::ack:
+            break;
     }
     return std::move(w.bytes);
 }
@@ -188,7 +198,8 @@ ShareMessage decode(std::span<const std::byte> bytes) {
             message.reason = static_cast<GoodbyeReason>(reason);
             break;
         }
-        case ShareMessageType::ack: break;
+        case ShareMessageType::ack:
+            break;
     }
     r.finish();
     return message;

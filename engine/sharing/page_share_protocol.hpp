@@ -48,9 +48,9 @@ struct SharePageUpdate {
 struct ShareMessage {
     ShareMessageType type = ShareMessageType::ack;
     std::uint64_t sequence = 0;
-    ShareHello hello;                         // hello
-    std::vector<std::uint64_t> physical_ids;  // pages, forget
-    std::vector<SharePageUpdate> updates;     // publish, unpublish
+    ShareHello hello;                                // hello
+    std::vector<std::uint64_t> physical_ids;         // pages, forget
+    std::vector<SharePageUpdate> updates;            // publish, unpublish
     GoodbyeReason reason = GoodbyeReason::finished;  // goodbye
 };
 

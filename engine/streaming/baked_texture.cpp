@@ -67,8 +67,8 @@ void check_image(const RgbaImage& image, const char* operation) {
         invalid(operation, "the image is empty", image.width, image.height);
     }
     if (image.width > (1u << max_size_log2) || image.height > (1u << max_size_log2)) {
-        invalid(operation, detail::concat("images are at most 2^", max_size_log2,
-                                          " texels on a side"),
+        invalid(operation,
+                detail::concat("images are at most 2^", max_size_log2, " texels on a side"),
                 image.width, image.height);
     }
     const std::size_t wanted = std::size_t(image.width) * image.height * 4;
@@ -139,11 +139,10 @@ std::string tile_text(const TextureLayout& layout, std::uint64_t page, std::uint
         return detail::concat("page ", page, " (the mip tail), tile ", tile, " (mip ",
                               position.mip + tile, ")");
     }
-    return detail::concat("page ", page, " (mip ", position.mip, ", page ", position.x, ",",
-                          position.y, "), tile ", tile, " (tile ",
-                          position.x * page_tiles_x + tile % page_tiles_x, ",",
-                          position.y * page_tiles_y + tile / page_tiles_x, " of mip ",
-                          position.mip, ")");
+    return detail::concat(
+        "page ", page, " (mip ", position.mip, ", page ", position.x, ",", position.y, "), tile ",
+        tile, " (tile ", position.x * page_tiles_x + tile % page_tiles_x, ",",
+        position.y * page_tiles_y + tile / page_tiles_x, " of mip ", position.mip, ")");
 }
 
 // Reads exactly size bytes at offset; false when the file ends first.
@@ -182,8 +181,8 @@ void write_exact(int fd, const void* source, std::size_t size, std::uint64_t off
 }
 
 // Tile `tile` of a page from the mip images (each a square power of two).
-void build_tile(const std::vector<RgbaImage>& mips, const TextureLayout& layout,
-                std::uint64_t page, std::uint32_t tile, std::byte* out) {
+void build_tile(const std::vector<RgbaImage>& mips, const TextureLayout& layout, std::uint64_t page,
+                std::uint32_t tile, std::byte* out) {
     const PagePosition position = page_position(layout, page);
     std::uint32_t mip = position.mip, tile_x = 0, tile_y = 0;
     if (layout.in_tail(position.mip)) {
@@ -252,7 +251,8 @@ std::uint64_t checksum64(std::span<const std::byte> bytes) noexcept {
             lanes[k] = round_lane(lanes[k], word);
         }
     }
-    std::uint64_t h = rotl(lanes[0], 1) + rotl(lanes[1], 7) + rotl(lanes[2], 12) + rotl(lanes[3], 18);
+    std::uint64_t h =
+        rotl(lanes[0], 1) + rotl(lanes[1], 7) + rotl(lanes[2], 12) + rotl(lanes[3], 18);
     for (; i < words; ++i) {
         std::uint64_t word;
         std::memcpy(&word, data + i * 8, 8);
@@ -304,8 +304,8 @@ RgbaImage downsample_box(const RgbaImage& level) {
         std::uint8_t* o = out.texels.data() + std::size_t(y) * out.width * 4;
         for (std::uint32_t x = 0; x < out.width; ++x) {
             for (int c = 0; c < 4; ++c) {
-                const unsigned sum = r0[8 * x + c] + r0[8 * x + 4 + c] + r1[8 * x + c] +
-                                     r1[8 * x + 4 + c];
+                const unsigned sum =
+                    r0[8 * x + c] + r0[8 * x + 4 + c] + r1[8 * x + c] + r1[8 * x + 4 + c];
                 o[4 * x + c] = std::uint8_t((sum + 2) / 4);
             }
         }
@@ -444,8 +444,8 @@ BakedTextureFile::BakedTextureFile(const std::string& path) : state_(std::make_u
     }
     const std::uint64_t file_size = std::uint64_t(info.st_size);
     if (file_size < sizeof(BakedHeader)) {
-        s.corrupt(detail::concat("truncated: the file has ", file_size,
-                                 " bytes, less than the ", sizeof(BakedHeader), "-byte header"));
+        s.corrupt(detail::concat("truncated: the file has ", file_size, " bytes, less than the ",
+                                 sizeof(BakedHeader), "-byte header"));
     }
     if (!read_exact(s.fd.get(), &s.header, sizeof(BakedHeader), 0, "BakedTextureFile", path)) {
         s.corrupt("truncated: the header could not be read whole");
@@ -469,8 +469,8 @@ BakedTextureFile::BakedTextureFile(const std::string& path) : state_(std::make_u
     };
     expect("header_bytes", h.header_bytes, sizeof(BakedHeader));
     if (h.size_log2 > max_size_log2) {
-        s.corrupt(detail::concat("inconsistent header: size_log2 is ", h.size_log2,
-                                 ", at most ", max_size_log2));
+        s.corrupt(detail::concat("inconsistent header: size_log2 is ", h.size_log2, ", at most ",
+                                 max_size_log2));
     }
     s.layout = TextureLayout(h.size_log2);
     expect("tile_size", h.tile_size, tile_size);
@@ -548,7 +548,8 @@ void BakedTextureFile::verify_page(std::uint64_t page, std::span<const std::byte
     const State& s = *state_;
     check_page_argument(s, "BakedTextureFile::verify_page", page, bytes.size());
     for (std::uint32_t t = 0; t < tiles_per_page; ++t) {
-        const std::uint64_t sum = checksum64(bytes.subspan(std::size_t(t) * tile_bytes, tile_bytes));
+        const std::uint64_t sum =
+            checksum64(bytes.subspan(std::size_t(t) * tile_bytes, tile_bytes));
         if (sum != s.table[page * tiles_per_page + t]) {
             throw Error(Errc::corrupt_data, "BakedTextureFile::read_page",
                         detail::concat("tile checksum mismatch: ", tile_text(s.layout, page, t),

@@ -13,13 +13,12 @@ namespace {
 
 void check(cudaError_t error, const char* operation, const char* what, int device) {
     if (error == cudaSuccess) return;
-    throw Error(error == cudaErrorNoDevice || error == cudaErrorInsufficientDriver ||
-                        error == cudaErrorInvalidDevice
-                    ? Errc::device_unavailable
-                    : (error == cudaErrorMemoryAllocation ? Errc::out_of_memory
-                                                          : Errc::backend_failure),
-                operation, what, detail::concat("device=", device), error,
-                cudaGetErrorName(error));
+    throw Error(
+        error == cudaErrorNoDevice || error == cudaErrorInsufficientDriver ||
+                error == cudaErrorInvalidDevice
+            ? Errc::device_unavailable
+            : (error == cudaErrorMemoryAllocation ? Errc::out_of_memory : Errc::backend_failure),
+        operation, what, detail::concat("device=", device), error, cudaGetErrorName(error));
 }
 
 constexpr std::size_t staging_alignment = 256;
@@ -34,8 +33,8 @@ struct DeviceFillContext::State {
         std::byte* memory = nullptr;
         std::size_t capacity = 0;
         std::size_t used = 0;
-        std::uint64_t last_ticket = 0;       // the batch that used it last
-        std::vector<std::byte*> retired;     // outgrown buffers of the batch in progress
+        std::uint64_t last_ticket = 0;    // the batch that used it last
+        std::vector<std::byte*> retired;  // outgrown buffers of the batch in progress
     };
     int device = 0;
     cudaStream_t stream = nullptr;
@@ -74,8 +73,8 @@ int DeviceFillContext::device() const noexcept { return state_->device; }
 CudaStream DeviceFillContext::stream() const noexcept { return state_->stream; }
 
 void DeviceFillContext::make_current() const {
-    check(cudaSetDevice(state_->device), "DeviceFillContext::make_current",
-          "cudaSetDevice failed", state_->device);
+    check(cudaSetDevice(state_->device), "DeviceFillContext::make_current", "cudaSetDevice failed",
+          state_->device);
 }
 
 void DeviceFillContext::begin_batch() {
@@ -90,11 +89,11 @@ void DeviceFillContext::begin_batch() {
 
 std::byte* DeviceFillContext::staging(std::size_t bytes) {
     State::Arena& arena = state_->arenas[state_->current];
-    const std::size_t rounded = (bytes + staging_alignment - 1) / staging_alignment * staging_alignment;
+    const std::size_t rounded =
+        (bytes + staging_alignment - 1) / staging_alignment * staging_alignment;
     if (arena.used + rounded > arena.capacity) {
         // Grow: what this batch already staged stays valid in the retired buffer.
-        const std::size_t capacity =
-            std::max({rounded, 2 * arena.capacity, min_arena_bytes});
+        const std::size_t capacity = std::max({rounded, 2 * arena.capacity, min_arena_bytes});
         void* memory = nullptr;
         check(cudaHostAlloc(&memory, capacity, cudaHostAllocPortable), "DeviceFillContext::staging",
               "cudaHostAlloc of pinned staging memory failed", state_->device);
@@ -114,8 +113,8 @@ std::uint64_t DeviceFillContext::end_batch() {
         event = state_->spare_events.back();
         state_->spare_events.pop_back();
     } else {
-        check(cudaEventCreateWithFlags(&event, cudaEventDisableTiming), "DeviceFillContext::end_batch",
-              "cudaEventCreate failed", state_->device);
+        check(cudaEventCreateWithFlags(&event, cudaEventDisableTiming),
+              "DeviceFillContext::end_batch", "cudaEventCreate failed", state_->device);
     }
     const cudaError_t recorded = cudaEventRecord(event, state_->stream);
     if (recorded != cudaSuccess) {
@@ -162,8 +161,6 @@ void DeviceFillContext::synchronize() {
     check(status, "DeviceFillContext::synchronize", "the stream's work failed", state_->device);
 }
 
-bool DeviceFillContext::idle() const {
-    return cudaStreamQuery(state_->stream) == cudaSuccess;
-}
+bool DeviceFillContext::idle() const { return cudaStreamQuery(state_->stream) == cudaSuccess; }
 
 }  // namespace vtpage::vt

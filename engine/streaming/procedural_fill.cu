@@ -19,8 +19,8 @@ constexpr int block_threads = 256;
 constexpr int warps = block_threads / 32;
 constexpr int large_side = tile_size + 1;      // level m: a tile's texels need 129 corners
 constexpr int small_side = tile_size / 2 + 2;  // level m + 1: at most 66
-constexpr std::size_t shared_bytes =
-    sizeof(std::int32_t) * (std::size_t(large_side) * large_side + std::size_t(small_side) * small_side);
+constexpr std::size_t shared_bytes = sizeof(std::int32_t) * (std::size_t(large_side) * large_side +
+                                                             std::size_t(small_side) * small_side);
 constexpr std::size_t jobs_per_launch = 96;  // 96 x 40 bytes of kernel parameters
 
 struct JobBatch {
@@ -35,8 +35,8 @@ __global__ void __launch_bounds__(block_threads) procedural_fill_kernel(JobBatch
 
     const ProceduralPageJob& job = batch.jobs[blockIdx.y];
     const TileTask task = tile_task(job, blockIdx.x);
-    std::uint32_t* const out = reinterpret_cast<std::uint32_t*>(
-        job.destination + std::uint64_t(blockIdx.x) * tile_bytes);
+    std::uint32_t* const out =
+        reinterpret_cast<std::uint32_t*>(job.destination + std::uint64_t(blockIdx.x) * tile_bytes);
     const int lane = threadIdx.x % 32, warp = threadIdx.x / 32;
 
     if (!task.valid) {
@@ -79,7 +79,8 @@ __global__ void __launch_bounds__(block_threads) procedural_fill_kernel(JobBatch
     std::uint32_t columns[tile_size / 32];
 #pragma unroll
     for (int k = 0; k < int(tile_size / 32); ++k) {
-        columns[k] = level_texel(task.x, std::uint32_t(lane + 32 * k), size) - std::uint32_t(base.x0);
+        columns[k] =
+            level_texel(task.x, std::uint32_t(lane + 32 * k), size) - std::uint32_t(base.x0);
     }
     for (std::uint32_t ty = warp; ty < tile_size; ty += warps) {
         const std::uint32_t gy = level_texel(task.y, ty, size) - std::uint32_t(base.y0);

@@ -13,11 +13,11 @@ struct ProceduralPageJob {
     std::uint64_t destination = 0;  // page_bytes of memory (device or host)
     std::uint32_t seed = 0;
     std::uint32_t size_log2 = 0;
-    std::uint32_t mip = 0;          // the page's mip; for the tail page its first mip
-    std::uint32_t tail = 0;         // 1 for the tail page
+    std::uint32_t mip = 0;   // the page's mip; for the tail page its first mip
+    std::uint32_t tail = 0;  // 1 for the tail page
     std::uint32_t first_tile_x = 0;
     std::uint32_t first_tile_y = 0;
-    std::uint32_t tiles = 0;        // tiles per side of the mip
+    std::uint32_t tiles = 0;  // tiles per side of the mip
     std::uint32_t unused = 0;
 };
 

@@ -105,9 +105,9 @@ void ProceduralSource::fill_host(std::uint64_t page, std::span<std::byte> destin
     }
     const fill::ProceduralPageJob job = fill::make_job(layout, settings_.seed, page, 0);
     for (std::uint32_t tile = 0; tile < tiles_per_page; ++tile) {
-        fill_tile_cpu(settings_.seed, settings_.size_log2, fill::tile_task(job, tile),
-                      reinterpret_cast<std::uint32_t*>(destination.data() +
-                                                       std::size_t(tile) * tile_bytes));
+        fill_tile_cpu(
+            settings_.seed, settings_.size_log2, fill::tile_task(job, tile),
+            reinterpret_cast<std::uint32_t*>(destination.data() + std::size_t(tile) * tile_bytes));
     }
 }
 

@@ -91,8 +91,8 @@ struct Streamer::State {
 
     // Events: delivered one at a time, in order, under event_mutex; queued under queue_mutex.
     std::mutex event_mutex;
-    bool delivering = true;                     // guarded by event_mutex
-    std::atomic<bool> accepting_events{true};   // false from destruction on
+    bool delivering = true;                    // guarded by event_mutex
+    std::atomic<bool> accepting_events{true};  // false from destruction on
     std::mutex queue_mutex;
     std::vector<StreamerEvent> queue;
 
@@ -127,8 +127,8 @@ struct Streamer::State {
         page.page = mapping.page;
         page.physical = mapping.physical;
         page.generation = mapping.generation;
-        page.data = table->maps_into_region() ? table->address_of(mapping.page)
-                                              : mapping.physical.window;
+        page.data =
+            table->maps_into_region() ? table->address_of(mapping.page) : mapping.physical.window;
         if (auto owner = textures->find(mapping.page)) {
             page.texture = owner->texture;
             page.layout_page = owner->layout_page;
@@ -221,9 +221,9 @@ struct Streamer::State {
     // ---- fills ----
     void fill_on_host(BatchItem& item) {
         if (!gpu) {
-            item.source->fill_host(item.owner.layout_page,
-                                   std::span(reinterpret_cast<std::byte*>(item.page.data),
-                                             std::size_t(page_bytes)));
+            item.source->fill_host(
+                item.owner.layout_page,
+                std::span(reinterpret_cast<std::byte*>(item.page.data), std::size_t(page_bytes)));
             return;
         }
         // A source without a device fill on a GPU backend: fill host memory, then copy.
@@ -266,7 +266,8 @@ struct Streamer::State {
         for (auto& [source, group] : device_groups) {
             std::vector<DevicePageFill> fills;
             fills.reserve(group.size());
-            for (BatchItem* item : group) fills.push_back({item->owner.layout_page, item->page.data});
+            for (BatchItem* item : group)
+                fills.push_back({item->owner.layout_page, item->page.data});
             try {
                 source->fill_device(fills, *context);
                 enqueued = true;
@@ -402,7 +403,8 @@ struct Streamer::State {
             stats.pages_filled += ready_pages.size();
             stats.bytes_filled += ready_pages.size() * page_bytes;
             ++stats.batches;
-            stats.commit_seconds += std::chrono::duration<double>(fill_start - commit_start).count();
+            stats.commit_seconds +=
+                std::chrono::duration<double>(fill_start - commit_start).count();
             stats.fill_seconds += std::chrono::duration<double>(done - fill_start).count();
             ++reporting;
         }
@@ -523,7 +525,8 @@ Streamer::Streamer(Backend& backend, StreamerSettings settings)
                     "data could not be reached");
     }
     if (s.settings.worker_threads == 0 || s.settings.batch_pages == 0) {
-        throw Error(Errc::invalid_argument, "Streamer", "worker_threads and batch_pages must be > 0",
+        throw Error(Errc::invalid_argument, "Streamer",
+                    "worker_threads and batch_pages must be > 0",
                     detail::concat("worker_threads=", s.settings.worker_threads,
                                    ", batch_pages=", s.settings.batch_pages));
     }
@@ -547,13 +550,13 @@ Streamer::Streamer(Backend& backend, StreamerSettings settings)
 
     PageTableSettings table = table_settings;
     table.log = s.settings.log;
-    table.on_committed = [this, user = table_settings.on_committed](
-                             std::span<const PageMapping> mappings) {
-        if (user) user(mappings);
-        state_->on_committed(mappings);
-    };
-    table.on_evicted = [this, user = table_settings.on_evicted](
-                           std::span<const PageMapping> mappings) {
+    table.on_committed =
+        [this, user = table_settings.on_committed](std::span<const PageMapping> mappings) {
+            if (user) user(mappings);
+            state_->on_committed(mappings);
+        };
+    table.on_evicted = [this,
+                        user = table_settings.on_evicted](std::span<const PageMapping> mappings) {
         if (user) user(mappings);
         state_->on_evicted(mappings);
     };
@@ -653,8 +656,8 @@ StreamRequestResult Streamer::request(std::span<const PageRequest> requests) {
             throw Error(Errc::out_of_range, "Streamer::request", "the page belongs to no texture",
                         detail::concat("page=", request.page));
         }
-        keys.push_back({owner->position.mip, std::max<std::uint32_t>(request.count, 1), 0,
-                        request.page});
+        keys.push_back(
+            {owner->position.mip, std::max<std::uint32_t>(request.count, 1), 0, request.page});
     }
     std::vector<PageIndex> touched;
     std::vector<PendingKey> touched_keys;

@@ -49,9 +49,9 @@ TextureId TextureSet::add(std::shared_ptr<const TileSource> source) {
     const TextureLayout layout(size_log2);
     std::lock_guard lock(state_->mutex);
     if (state_->textures.size() >= FeedbackEntry::max_textures) {
-        throw Error(Errc::out_of_range, "TextureSet::add",
-                    detail::concat("the set holds at most ", FeedbackEntry::max_textures,
-                                   " textures"));
+        throw Error(
+            Errc::out_of_range, "TextureSet::add",
+            detail::concat("the set holds at most ", FeedbackEntry::max_textures, " textures"));
     }
     if (layout.page_count > capacity_ - state_->used) {
         throw Error(Errc::out_of_memory, "TextureSet::add",
@@ -111,7 +111,8 @@ PageIndex TextureSet::global_page(const TileId& tile) const {
     const TextureInfo& info = state_->at_nolock("TextureSet::global_page", tile.texture);
     if (tile.mip >= info.layout.mip_count || tile.x >= info.layout.mips[tile.mip].tiles ||
         tile.y >= info.layout.mips[tile.mip].tiles) {
-        throw Error(Errc::out_of_range, "TextureSet::global_page", "the tile is outside the texture",
+        throw Error(Errc::out_of_range, "TextureSet::global_page",
+                    "the tile is outside the texture",
                     detail::concat("texture=", tile.texture, ", mip=", tile.mip, ", x=", tile.x,
                                    ", y=", tile.y));
     }

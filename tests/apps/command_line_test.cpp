@@ -47,9 +47,10 @@ TEST(CommandLineTest, GoodFlagsGoOn) {
 }
 
 TEST(CommandLineTest, BadFlagsExitTwoNamingTheProgramAndTheFlag) {
-    for (const std::vector<std::string>& words :
-         {std::vector<std::string>{"--no-such-flag"}, {"--count", "11"}, {"--count", "x"},
-          {"--backend", "tape"}}) {
+    for (const std::vector<std::string>& words : {std::vector<std::string>{"--no-such-flag"},
+                                                  {"--count", "11"},
+                                                  {"--count", "x"},
+                                                  {"--backend", "tape"}}) {
         const Parsed parsed = parse(words);
         EXPECT_EQ(parsed.status, exit_usage) << words[0];
         EXPECT_EQ(parsed.err.rfind("vtpage-test-tool: ", 0), 0u) << parsed.err;

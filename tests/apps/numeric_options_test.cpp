@@ -50,12 +50,12 @@ TEST(NumericOptionsTest, GoodValuesAreParsed) {
 
 TEST(NumericOptionsTest, BadValuesExitTwoNamingTheFlag) {
     const std::vector<std::pair<std::string, std::string>> bad = {
-        {"--consumers", "-1"},   {"--consumers", "0"},     {"--consumers", "65"},
-        {"--consumers", "1.5"},  {"--consumers", "0x10"},  {"--consumers", "010"},
-        {"--consumers", "+3"},   {"--consumers", ""},      {"--consumers", "18446744073709551617"},
-        {"--seconds", "nan"},    {"--seconds", "NaN"},     {"--seconds", "inf"},
-        {"--seconds", "-inf"},   {"--seconds", "-1"},      {"--seconds", "1e300"},
-        {"--seconds", "3e7x"},   {"--seed", "-1"},         {"--seed", "4294967296"}};
+        {"--consumers", "-1"},  {"--consumers", "0"},    {"--consumers", "65"},
+        {"--consumers", "1.5"}, {"--consumers", "0x10"}, {"--consumers", "010"},
+        {"--consumers", "+3"},  {"--consumers", ""},     {"--consumers", "18446744073709551617"},
+        {"--seconds", "nan"},   {"--seconds", "NaN"},    {"--seconds", "inf"},
+        {"--seconds", "-inf"},  {"--seconds", "-1"},     {"--seconds", "1e300"},
+        {"--seconds", "3e7x"},  {"--seed", "-1"},        {"--seed", "4294967296"}};
     for (const auto& [flag, value] : bad) {
         Values values;
         std::string err;

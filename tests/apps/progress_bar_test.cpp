@@ -91,9 +91,9 @@ TEST(ProgressBarTest, FractionsOutsideZeroToOneAreClamped) {
     bar.update(-0.5, "below");
     bar.update(std::nan(""), "not a number");
     bar.update(7.0, "above");
-    EXPECT_EQ(capture.lines(), (std::vector<std::string>{"baking   0% below",
-                                                         "baking   0% not a number",
-                                                         "baking 100% above"}));
+    EXPECT_EQ(capture.lines(),
+              (std::vector<std::string>{"baking   0% below", "baking   0% not a number",
+                                        "baking 100% above"}));
 }
 
 TEST(ProgressBarTest, ALogThatStopsShortShowsTheLastState) {
@@ -103,7 +103,7 @@ TEST(ProgressBarTest, ALogThatStopsShortShowsTheLastState) {
         bar.update(0.0, "start");
         bar.update(0.1, "working");
         bar.update(0.2, "stuck here");  // within the first quarter: not printed yet
-    }  // ends without finish(), as on an error
+    }                                   // ends without finish(), as on an error
     EXPECT_EQ(capture.lines(),
               (std::vector<std::string>{"baking   0% start", "baking  20% stuck here"}));
 }
@@ -117,9 +117,10 @@ TEST(ProgressBarTest, ATerminalGetsFramesRedrawnInPlace) {
         bar.update(0.5, "half");
         bar.finish("all");
     }
-    EXPECT_EQ(capture.text(), "\rbaking [..........]   0% start\x1b[K"
-                              "\rbaking [#####.....]  50% half\x1b[K"
-                              "\rbaking [##########] 100% all\x1b[K\n");
+    EXPECT_EQ(capture.text(),
+              "\rbaking [..........]   0% start\x1b[K"
+              "\rbaking [#####.....]  50% half\x1b[K"
+              "\rbaking [##########] 100% all\x1b[K\n");
 }
 
 TEST(ProgressBarTest, ATerminalIsRedrawnAtMostAtTheRedrawRate) {
@@ -131,8 +132,9 @@ TEST(ProgressBarTest, ATerminalIsRedrawnAtMostAtTheRedrawRate) {
     }
     const std::string text = capture.text();
     EXPECT_EQ(std::count(text.begin(), text.end(), '\r'), 2) << text;
-    EXPECT_EQ(text, "\rbaking [..........]   0% step 0\x1b[K"
-                    "\rbaking [##########] 100% step 100\x1b[K\n");
+    EXPECT_EQ(text,
+              "\rbaking [..........]   0% step 0\x1b[K"
+              "\rbaking [##########] 100% step 100\x1b[K\n");
 }
 
 TEST(ProgressBarTest, ClearTakesTheBarOffATerminal) {

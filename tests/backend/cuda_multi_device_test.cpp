@@ -33,8 +33,8 @@ protected:
     // Skips unless the machine has two GPUs with virtual memory management.
     bool two_devices(std::string& reason) const {
         if (count_ < 2) {
-            reason = "this machine has " + std::to_string(count_) +
-                     " CUDA device(s); the test needs 2";
+            reason =
+                "this machine has " + std::to_string(count_) + " CUDA device(s); the test needs 2";
             return false;
         }
         if (!cuda_->supports_virtual_memory(1)) {
@@ -58,12 +58,12 @@ protected:
     int count_ = 0;
 };
 
-#define NEEDS(condition)                                  \
-    do {                                                  \
-        std::string needs_reason;                         \
-        if (!(condition(needs_reason))) {                 \
-            GTEST_SKIP() << needs_reason;                 \
-        }                                                 \
+#define NEEDS(condition)                  \
+    do {                                  \
+        std::string needs_reason;         \
+        if (!(condition(needs_reason))) { \
+            GTEST_SKIP() << needs_reason; \
+        }                                 \
     } while (0)
 
 TEST_F(CudaDevices, RefusesDevicesThatDoNotExistOrRepeat) {
@@ -90,7 +90,8 @@ TEST_F(CudaDevices, PagesLandOnTheDeviceAsked) {
     cuda_->memory_info(1);  // retains device 1's context first: its memory is not the pages'
     const MemoryInfo before0 = cuda_->memory_info(0), before1 = cuda_->memory_info(1);
     std::vector<PhysicalHandle> pages;
-    for (int i = 0; i < 32; ++i) pages.push_back(backend_->create(page_, PageOptions{1, true, false}));
+    for (int i = 0; i < 32; ++i)
+        pages.push_back(backend_->create(page_, PageOptions{1, true, false}));
     const MemoryInfo during0 = cuda_->memory_info(0), during1 = cuda_->memory_info(1);
     EXPECT_GE(before1.free - during1.free, 32 * page_);
     EXPECT_LT(before0.free > during0.free ? before0.free - during0.free : 0, 16 * page_);

@@ -34,7 +34,7 @@ TEST(LeakCheck, FindsAPageADescriptorAndAMappingLeft) {
     LeakReport report = leaks.check();
     EXPECT_FALSE(report.clean());
     EXPECT_EQ(report.leaked_descriptors(), 2u);  // the page's memfd and the exported one
-    EXPECT_GE(report.leaked_bytes(), page);  // the page, plus the reservation
+    EXPECT_GE(report.leaked_bytes(), page);      // the page, plus the reservation
     EXPECT_EQ(report.live_after.pages, report.live_before.pages + 1);
     bool page_mapping = false;
     for (const MappedRange& range : report.process.mappings) {
@@ -61,8 +61,8 @@ TEST(LeakCheck, CountsReservationsAndWatchedRangesNotArenas) {
     LeakCheck leaks(backend, host_only());
     // An arena-sized inaccessible range, as the C library keeps for threads: not counted.
     const std::size_t arena = 64 << 20;
-    void* small = mmap(nullptr, arena, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE,
-                       -1, 0);
+    void* small =
+        mmap(nullptr, arena, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
     ASSERT_NE(small, MAP_FAILED);
     LeakReport report = leaks.check();
     EXPECT_TRUE(report.clean()) << report.describe();
@@ -75,8 +75,8 @@ TEST(LeakCheck, CountsReservationsAndWatchedRangesNotArenas) {
     munmap(small, arena);
     // A large reservation counts anywhere.
     const std::size_t reservation = std::size_t(1) << 30;
-    void* large = mmap(nullptr, reservation, PROT_NONE,
-                       MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+    void* large =
+        mmap(nullptr, reservation, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
     ASSERT_NE(large, MAP_FAILED);
     report = leaks.check();
     EXPECT_FALSE(report.clean());

@@ -228,8 +228,7 @@ TEST_P(StreamOrderedPoolTest, AnIpcPoolIsSharedWithAnotherProcess) {
 }
 
 INSTANTIATE_TEST_SUITE_P(Backends, StreamOrderedPoolTest,
-                         testing::ValuesIn(test::all_backend_names()),
-                         test::backend_param_name);
+                         testing::ValuesIn(test::all_backend_names()), test::backend_param_name);
 
 }  // namespace
 }  // namespace vtpage

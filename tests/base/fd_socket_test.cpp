@@ -19,8 +19,9 @@ TEST(FdSocket, CarriesBytesAndDescriptors) {
     int fds[] = {read_end.get(), write_end.get()};
     left.send(std::as_bytes(std::span(text)), fds);
     auto message = right.receive();
-    EXPECT_EQ(std::string(reinterpret_cast<const char*>(message.bytes.data()), message.bytes.size()),
-              text);
+    EXPECT_EQ(
+        std::string(reinterpret_cast<const char*>(message.bytes.data()), message.bytes.size()),
+        text);
     ASSERT_EQ(message.fds.size(), 2u);
     // The received descriptors are new numbers for the same pipe.
     ASSERT_EQ(::write(message.fds[1].get(), "x", 1), 1);
@@ -86,7 +87,7 @@ TEST(FdSocket, ListensAndConnectsOnAPath) {
 
 TEST(FdSocket, ListenReplacesAStaleSocketButNeverAFile) {
     const std::string path = testing::TempDir() + "vtpage-stale-" + std::to_string(getpid());
-    { FdSocket first = FdSocket::listen(path); }  // leaves its socket file behind
+    { FdSocket first = FdSocket::listen(path); }   // leaves its socket file behind
     { FdSocket second = FdSocket::listen(path); }  // replaces it
     ::unlink(path.c_str());
     FILE* file = std::fopen(path.c_str(), "w");
@@ -107,7 +108,8 @@ TEST(FdSocket, ListenReplacesAStaleSocketButNeverAFile) {
 }
 
 TEST(Error, MessageNamesOperationArgumentsAndBackendCode) {
-    Error error(Errc::out_of_memory, "create", "no memory", "size=4", 2, "CUDA_ERROR_OUT_OF_MEMORY");
+    Error error(Errc::out_of_memory, "create", "no memory", "size=4", 2,
+                "CUDA_ERROR_OUT_OF_MEMORY");
     std::string text = error.what();
     EXPECT_NE(text.find("create(size=4)"), std::string::npos) << text;
     EXPECT_NE(text.find("out_of_memory"), std::string::npos) << text;

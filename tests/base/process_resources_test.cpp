@@ -53,9 +53,9 @@ TEST(ProcessResources, GrowthCountsOnlyWhatIsNew) {
     before.mappings = {{0x1000, 0x5000, "rw-p", "[heap]"}, {0x10000, 0x20000, "---p", ""}};
     ProcessResources after;
     after.descriptors = {{0, "/dev/null"}, {3, "/tmp/b"}, {4, "socket:[1]"}};
-    after.mappings = {{0x1000, 0x9000, "rw-p", "[heap]"},      // grown by 0x4000
-                      {0x10000, 0x12000, "rw-p", ""},          // made accessible: new
-                      {0x12000, 0x20000, "---p", ""}};         // the same as before
+    after.mappings = {{0x1000, 0x9000, "rw-p", "[heap]"},  // grown by 0x4000
+                      {0x10000, 0x12000, "rw-p", ""},      // made accessible: new
+                      {0x12000, 0x20000, "---p", ""}};     // the same as before
     const ProcessResourceGrowth growth = growth_between(before, after);
     ASSERT_EQ(growth.descriptors.size(), 2u);  // 3 points elsewhere, 4 is new
     EXPECT_EQ(growth.descriptors[0].target, "/tmp/b");

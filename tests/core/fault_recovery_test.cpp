@@ -86,7 +86,8 @@ public:
                     note("slot ", m.physical.slot, " backs pages ", owner_of_slot_[m.physical.slot],
                          " and ", m.page);
                 }
-                if (m.generation <= last_generation_[m.page]) note("generation went back: ", m.page);
+                if (m.generation <= last_generation_[m.page])
+                    note("generation went back: ", m.page);
                 last_generation_[m.page] = m.generation;
                 resident_[m.page] = m;
                 owner_of_slot_[m.physical.slot] = m.page;
@@ -154,13 +155,13 @@ bool expected_failure(const Error& error) {
            error.code() == Errc::busy;
 }
 
-class FaultRecoveryTest
-    : public testing::TestWithParam<std::tuple<std::string, FaultCase>> {
+class FaultRecoveryTest : public testing::TestWithParam<std::tuple<std::string, FaultCase>> {
 protected:
     void SetUp() override {
         std::string reason;
         backend_ = test::try_make_backend(std::get<0>(GetParam()), reason);
-        if (!backend_) GTEST_SKIP() << std::get<0>(GetParam()) << " backend unavailable: " << reason;
+        if (!backend_)
+            GTEST_SKIP() << std::get<0>(GetParam()) << " backend unavailable: " << reason;
     }
 
     PageTableSettings settings(std::size_t budget_pages) const {
@@ -208,8 +209,12 @@ TEST_P(FaultRecoveryTest, RandomOperationsLoseNothingAndLeakNothing) {
             const int kind = static_cast<int>(random() % 10);
             try {
                 switch (kind) {
-                    case 0: table.request(some_pages(4)); break;
-                    case 1: table.commit_queued(1 + random() % 4); break;
+                    case 0:
+                        table.request(some_pages(4));
+                        break;
+                    case 1:
+                        table.commit_queued(1 + random() % 4);
+                        break;
                     case 2:
                     case 3: {  // commit and pin, stamp the fresh ones, unpin
                         auto chosen = some_pages(3);
@@ -243,27 +248,31 @@ TEST_P(FaultRecoveryTest, RandomOperationsLoseNothingAndLeakNothing) {
                         std::vector<PageIndex> victims;
                         for (PageIndex page : some_pages(3)) {
                             if (table.is_resident(page) && !pinned.count(page) &&
-                                std::find(victims.begin(), victims.end(), page) ==
-                                    victims.end()) {
+                                std::find(victims.begin(), victims.end(), page) == victims.end()) {
                                 victims.push_back(page);
                             }
                         }
                         table.evict(victims);
                         break;
                     }
-                    case 6: table.set_budget((budget / 2 + random() % budget) *
-                                             table.page_size());
-                            break;
+                    case 6:
+                        table.set_budget((budget / 2 + random() % budget) * table.page_size());
+                        break;
                     case 7: {  // a frame: begin, and complete the one before
                         FrameId frame = table.begin_frame();
                         table.complete_frame(frame - 1);
                         break;
                     }
-                    case 8: table.cancel(some_pages(4)); break;
-                    case 9: table.pool().trim_to((random() % budget) * table.page_size()); break;
+                    case 8:
+                        table.cancel(some_pages(4));
+                        break;
+                    case 9:
+                        table.pool().trim_to((random() % budget) * table.page_size());
+                        break;
                 }
             } catch (const Error& error) {
-                if (!expected_failure(error)) ADD_FAILURE() << "operation " << kind << ": " << error.what();
+                if (!expected_failure(error))
+                    ADD_FAILURE() << "operation " << kind << ": " << error.what();
             }
             try {
                 table.check_invariants();
@@ -334,8 +343,12 @@ TEST_P(FaultRecoveryTest, ThreadsUnderFaultsLoseNothingAndLeakNothing) {
                     const PageIndex own = page - page % threads + t;
                     try {
                         switch (random() % 6) {
-                            case 0: table.request(std::span(&page, 1)); break;
-                            case 1: table.commit_queued(1 + random() % 4); break;
+                            case 0:
+                                table.request(std::span(&page, 1));
+                                break;
+                            case 1:
+                                table.commit_queued(1 + random() % 4);
+                                break;
                             case 2:
                                 if (table.is_resident(page)) table.evict(std::span(&page, 1));
                                 break;
@@ -380,12 +393,13 @@ TEST_P(FaultRecoveryTest, ThreadsUnderFaultsLoseNothingAndLeakNothing) {
     leaks.expect_clean();
 }
 
-INSTANTIATE_TEST_SUITE_P(
-    Faults, FaultRecoveryTest,
-    testing::Combine(testing::ValuesIn(test::all_backend_names()), testing::ValuesIn(fault_cases)),
-    [](const auto& param_info) {
-        return std::get<0>(param_info.param) + "_" + std::get<1>(param_info.param).name;
-    });
+INSTANTIATE_TEST_SUITE_P(Faults, FaultRecoveryTest,
+                         testing::Combine(testing::ValuesIn(test::all_backend_names()),
+                                          testing::ValuesIn(fault_cases)),
+                         [](const auto& param_info) {
+                             return std::get<0>(param_info.param) + "_" +
+                                    std::get<1>(param_info.param).name;
+                         });
 
 }  // namespace
 }  // namespace vtpage

@@ -626,8 +626,7 @@ TEST_P(GrowableBufferFaultTest, FailedUnmapsAreRetriedAndNothingLeaks) {
 }
 
 INSTANTIATE_TEST_SUITE_P(Backends, GrowableBufferFaultTest,
-                         testing::ValuesIn(test::all_backend_names()),
-                         test::backend_param_name);
+                         testing::ValuesIn(test::all_backend_names()), test::backend_param_name);
 
 #if VTPAGE_HAS_CUDA
 
@@ -664,18 +663,18 @@ TEST_F(GrowableBufferGpuTest, GrowsPastHalfOfDeviceMemoryKeepingEveryWord) {
     while (filled < target) {
         const std::size_t next = std::min(target, filled + step);
         buffer.resize(next);
-        ASSERT_EQ(test::gpu_fill_pattern(buffer.data() + filled, (next - filled) / 4, filled / 4,
-                                         seed),
-                  "cudaSuccess");
+        ASSERT_EQ(
+            test::gpu_fill_pattern(buffer.data() + filled, (next - filled) / 4, filled / 4, seed),
+            "cudaSuccess");
         filled = next;
     }
     EXPECT_GT(buffer.size(), half);
     EXPECT_EQ(buffer.data(), data);
     EXPECT_EQ(buffer.statistics().relocations, 0u);
     std::uint64_t mismatches = 1;
-    ASSERT_EQ(test::gpu_count_pattern_mismatches(buffer.data(), buffer.size() / 4, 0, seed,
-                                                 mismatches),
-              "cudaSuccess");
+    ASSERT_EQ(
+        test::gpu_count_pattern_mismatches(buffer.data(), buffer.size() / 4, 0, seed, mismatches),
+        "cudaSuccess");
     EXPECT_EQ(mismatches, 0u) << "of " << buffer.size() / 4 << " words";
     std::printf("grew to %.1f GiB of %.1f GiB (%.0f%% of the device) in %llu steps\n",
                 double(buffer.size()) / double(1_GiB), double(memory.total) / double(1_GiB),
@@ -722,13 +721,13 @@ TEST_F(GrowableBufferGpuTest, AMovedBufferKeepsEveryWordForKernels) {
     const DeviceAddress old = buffer.data();
     buffer.resize(32 * page_);
     EXPECT_NE(buffer.data(), old);
-    ASSERT_EQ(test::gpu_fill_pattern(buffer.data() + 8 * page_, 24 * page_ / 4, 8 * page_ / 4,
-                                     seed),
-              "cudaSuccess");
+    ASSERT_EQ(
+        test::gpu_fill_pattern(buffer.data() + 8 * page_, 24 * page_ / 4, 8 * page_ / 4, seed),
+        "cudaSuccess");
     std::uint64_t mismatches = 1;
-    ASSERT_EQ(test::gpu_count_pattern_mismatches(buffer.data(), 32 * page_ / 4, 0, seed,
-                                                 mismatches),
-              "cudaSuccess");
+    ASSERT_EQ(
+        test::gpu_count_pattern_mismatches(buffer.data(), 32 * page_ / 4, 0, seed, mismatches),
+        "cudaSuccess");
     EXPECT_EQ(mismatches, 0u);
     backend_->free_reservation(blocker, page_);
 }

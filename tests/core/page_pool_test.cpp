@@ -222,8 +222,8 @@ TEST(PagePoolWindows, MapsEachPageOnceForItsWholeLife) {
     HostBackend backend;
     const auto baseline = backend.live_resources();
     {
-        PagePool pool(backend, {.release_threshold = 2 * 2_MiB, .map_windows = true,
-                                .window_pages = 16});
+        PagePool pool(backend,
+                      {.release_threshold = 2 * 2_MiB, .map_windows = true, .window_pages = 16});
         EXPECT_TRUE(pool.maps_windows());
         auto pages = pool.acquire(4);
         for (const auto& page : pages) {
@@ -250,7 +250,9 @@ TEST(PagePoolWindows, APageWhoseReleaseFailsNeverComesBackWithoutItsWindow) {
     test::LeakGuard leaks(host);
     FaultInjectingBackend faulty(host);
     {
-        PagePool pool(faulty, {.release_threshold = 0, .map_windows = true, .window_pages = 4,
+        PagePool pool(faulty, {.release_threshold = 0,
+                               .map_windows = true,
+                               .window_pages = 4,
                                .log = Log(silent_log())});
         auto page = pool.acquire();
         faulty.add_rule({BackendOperation::release, Errc::backend_failure, 1});

@@ -108,8 +108,7 @@ TEST_P(PageTableTest, LruEvictsTheLeastRecentlyUsed) {
     table.commit(pages_of(5));  // 1 is older than 3 and 4
     EXPECT_FALSE(table.is_resident(1));
     EXPECT_TRUE(table.is_resident(3));
-    EXPECT_EQ(observer.order,
-              (std::vector<std::string>{"+1", "+2", "+3", "-2", "+4", "-1", "+5"}));
+    EXPECT_EQ(observer.order, (std::vector<std::string>{"+1", "+2", "+3", "-2", "+4", "-1", "+5"}));
     table.check_invariants();
 }
 
@@ -232,15 +231,13 @@ TEST_P(PageTableTest, CommitWithFramesInFlightEvictsAheadAndSucceedsLater) {
     table.commit(pages_of(1, 2));
     table.complete_frame(frame1);
     FrameId frame2 = table.begin_frame();
-    EXPECT_EQ(test::error_code_of([&] { table.commit(pages_of(3, 4)); }),
-              Errc::budget_exhausted);
+    EXPECT_EQ(test::error_code_of([&] { table.commit(pages_of(3, 4)); }), Errc::budget_exhausted);
     // The victims are gone from the table and held back; the pages did not commit.
     EXPECT_EQ(table.resident_count(), 0u);
     EXPECT_FALSE(table.is_resident(3));
     EXPECT_EQ(table.statistics().deferred_pages, 2u);
     // Retrying while the frame is in flight evicts nothing more and still waits.
-    EXPECT_EQ(test::error_code_of([&] { table.commit(pages_of(3, 4)); }),
-              Errc::budget_exhausted);
+    EXPECT_EQ(test::error_code_of([&] { table.commit(pages_of(3, 4)); }), Errc::budget_exhausted);
     EXPECT_EQ(table.statistics().evictions, 2u);
     table.complete_frame(frame2);
     EXPECT_EQ(table.commit(pages_of(3, 4)).size(), 2u);
@@ -442,7 +439,7 @@ TEST_P(PageTableTest, InvariantsWithABaselineCompareTheBackend) {
     const LiveResources held = table.held_resources();
     EXPECT_EQ(held.reservations, 2u);  // the region and the windows
     EXPECT_EQ(held.pages, 3u);
-    EXPECT_EQ(held.mappings, 6u);      // three pages in the region, three windows
+    EXPECT_EQ(held.mappings, 6u);  // three pages in the region, three windows
     // Something else in the backend is found.
     PhysicalHandle stray = backend_->create(page);
     EXPECT_EQ(test::error_code_of([&] { table.check_invariants(baseline_); }), Errc::corrupt_data);

@@ -70,7 +70,7 @@ TEST_P(VirtualRegionTest, CommitsBatchesWithOneSetAccessPerRun) {
     EXPECT_EQ(back, value);
     std::vector<PageIndex> pages{41, 10, 12, 11, 13, 40};
     auto returned = region.decommit(pages);
-    EXPECT_EQ(returned[0], handles[2]);  // in the order asked
+    EXPECT_EQ(returned[0], handles[2]);         // in the order asked
     EXPECT_EQ(region.statistics().unmaps, 2u);  // one per run
     EXPECT_EQ(region.committed_count(), 0u);
     release(handles);
@@ -177,8 +177,8 @@ TEST(VirtualRegionRollback, FailedSetAccessUndoesTheBatch) {
     for (int i = 0; i < 4; ++i) handles.push_back(faulty.create(2_MiB));
     const auto before = host.live_resources();
     faulty.add_rule({BackendOperation::set_access, Errc::backend_failure, 2});  // second run
-    std::vector<PagePlacement> batch{{1, handles[0]}, {2, handles[1]}, {9, handles[2]},
-                                     {10, handles[3]}};
+    std::vector<PagePlacement> batch{
+        {1, handles[0]}, {2, handles[1]}, {9, handles[2]}, {10, handles[3]}};
     EXPECT_THROW(region.commit(batch), Error);
     EXPECT_EQ(host.live_resources(), before);
     for (auto handle : handles) faulty.release(handle);

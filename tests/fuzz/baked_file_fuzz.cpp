@@ -70,8 +70,8 @@ std::vector<std::uint8_t> file_for(const std::uint8_t* data, std::size_t size) {
         const std::uint64_t table = header.page_count * tiles_per_page * 8;
         const std::uint64_t offset = header.checksum_offset;
         if (offset <= file.size() && table <= file.size() - offset) {
-            header.table_checksum = checksum64(std::as_bytes(
-                std::span(file.data() + offset, std::size_t(table))));
+            header.table_checksum =
+                checksum64(std::as_bytes(std::span(file.data() + offset, std::size_t(table))));
         }
         header.header_checksum = 0;
         header.header_checksum = checksum64(std::as_bytes(std::span(&header, 1)));
@@ -96,8 +96,7 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
         baked.verify_page(0, page);
         baked.verify_page(baked.header().page_count, page);  // must throw out_of_range
         std::abort();
-    } catch (const Error&) {
-    }
+    } catch (const Error&) {}
     ::close(fd);
     return 0;
 }

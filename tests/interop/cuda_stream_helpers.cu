@@ -14,9 +14,7 @@ __global__ void spin(unsigned long long nanoseconds) {
     } while (now - start < nanoseconds);
 }
 
-std::string name(cudaError_t error) {
-    return cudaGetErrorName(error);
-}
+std::string name(cudaError_t error) { return cudaGetErrorName(error); }
 
 }  // namespace
 
@@ -25,18 +23,14 @@ std::string cuda_stream_create(int device, CUstream_st** stream) {
     if (error == cudaSuccess) error = cudaStreamCreateWithFlags(stream, cudaStreamNonBlocking);
     return name(error);
 }
-std::string cuda_stream_destroy(CUstream_st* stream) {
-    return name(cudaStreamDestroy(stream));
-}
+std::string cuda_stream_destroy(CUstream_st* stream) { return name(cudaStreamDestroy(stream)); }
 std::string cuda_stream_synchronize(CUstream_st* stream) {
     return name(cudaStreamSynchronize(stream));
 }
 std::string cuda_host_alloc(void** memory, std::size_t bytes) {
     return name(cudaMallocHost(memory, bytes));
 }
-std::string cuda_host_free(void* memory) {
-    return name(cudaFreeHost(memory));
-}
+std::string cuda_host_free(void* memory) { return name(cudaFreeHost(memory)); }
 
 std::string cuda_spin(CUstream_st* stream, double milliseconds) {
     spin<<<1, 1, 0, stream>>>(static_cast<unsigned long long>(milliseconds * 1e6));

@@ -117,8 +117,7 @@ TEST_P(VulkanIndirectionTableTest, UploadsWhatChangedAsRunsOfEntries) {
 TEST_P(VulkanIndirectionTableTest, ScattersManyRunsWithOneDispatch) {
     PagePool pool(*owned_backend, pool_settings);
     auto pages = pool.acquire(24);
-    VulkanIndirectionTable table(*context, *importer,
-                                 {.page_count = 256, .max_copy_regions = 8});
+    VulkanIndirectionTable table(*context, *importer, {.page_count = 256, .max_copy_regions = 8});
     // 24 pages, no two neighbours: 24 runs, above the limit of 8 copy regions.
     std::map<PageIndex, std::uint32_t> expected;
     for (std::size_t i = 0; i < pages.size(); ++i) {
@@ -381,8 +380,7 @@ TEST_P(VulkanIndirectionTableTest, FramesInFlightEachSeeTheirOwnTable) {
 }
 
 INSTANTIATE_TEST_SUITE_P(Backends, VulkanIndirectionTableTest,
-                         testing::ValuesIn(test::all_backend_names()),
-                         test::backend_param_name);
+                         testing::ValuesIn(test::all_backend_names()), test::backend_param_name);
 
 }  // namespace
 }  // namespace vtpage

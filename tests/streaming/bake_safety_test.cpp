@@ -72,7 +72,8 @@ TEST_F(BakeSafetyTest, AFullDiskLeavesNoPartialFile) {
     const std::string out = folder_.file("out.vtex");
     struct rlimit saved {};
     ASSERT_EQ(::getrlimit(RLIMIT_FSIZE, &saved), 0);
-    struct sigaction ignore {}, previous {};
+    struct sigaction ignore {
+    }, previous{};
     ignore.sa_handler = SIG_IGN;
     ASSERT_EQ(::sigaction(SIGXFSZ, &ignore, &previous), 0);
     struct rlimit small = saved;
@@ -104,8 +105,8 @@ TEST_F(BakeSafetyTest, AFifoIsRefusedWithoutWaiting) {
 
 TEST_F(BakeSafetyTest, DegenerateShapesAreRefusedBeforeAnythingIsAllocated) {
     const BakeSettings settings;
-    std::string detail = detail_of([&] { check_bake_shape(1, 16384, settings); },
-                                   Errc::invalid_argument);
+    std::string detail =
+        detail_of([&] { check_bake_shape(1, 16384, settings); }, Errc::invalid_argument);
     EXPECT_NE(detail.find("a 1 x 16384 image pads to 16384 x 16384"), std::string::npos) << detail;
     EXPECT_ERRC(check_bake_shape(1, 65536, settings), Errc::invalid_argument);
     EXPECT_ERRC(check_bake_shape(0, 10, settings), Errc::invalid_argument);
@@ -162,8 +163,8 @@ TEST_F(BakeSafetyTest, PageFunctionsRefuseBadPagesAndSpans) {
     std::string detail = detail_of([&] { file.verify_page(999, page); }, Errc::out_of_range);
     EXPECT_NE(detail.find("page 999 is not in the file: it has 1 pages"), std::string::npos)
         << detail;
-    detail = detail_of([&] { file.verify_page(0, std::span(page).first(100)); },
-                       Errc::invalid_argument);
+    detail =
+        detail_of([&] { file.verify_page(0, std::span(page).first(100)); }, Errc::invalid_argument);
     EXPECT_NE(detail.find("100 given"), std::string::npos) << detail;
     EXPECT_ERRC(file.verify_page(UINT64_MAX, page), Errc::out_of_range);
     EXPECT_ERRC(file.verify_page(0, {}), Errc::invalid_argument);

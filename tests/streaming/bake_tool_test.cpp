@@ -71,7 +71,8 @@ TEST_F(BakeToolTest, BakesAndChecks) {
     const std::string out = folder_.file("image.vtex");
     const ToolRun bake = run("-q " + png_ + " -o " + out);
     ASSERT_EQ(bake.status, 0) << bake.output;
-    EXPECT_NE(bake.output.find("300x260 image -> 512 x 512 texels"), std::string::npos) << bake.output;
+    EXPECT_NE(bake.output.find("300x260 image -> 512 x 512 texels"), std::string::npos)
+        << bake.output;
     const ToolRun check = run("-q --check " + out);
     EXPECT_EQ(check.status, 0) << check.output;
     EXPECT_NE(check.output.find("ok"), std::string::npos) << check.output;
@@ -103,7 +104,8 @@ TEST_F(BakeToolTest, CorruptOrTruncatedFilesExitTwoNamingTheProblem) {
     }
     ToolRun check = run("-q --check " + damaged);
     EXPECT_EQ(check.status, 2) << check.output;
-    EXPECT_NE(check.output.find("tile checksum mismatch: page 2"), std::string::npos) << check.output;
+    EXPECT_NE(check.output.find("tile checksum mismatch: page 2"), std::string::npos)
+        << check.output;
     // The same message as the library's error.
     try {
         BakedTextureFile(damaged).check_all();
@@ -129,7 +131,11 @@ TEST_F(BakeToolTest, BadFlagsAndInputsExitTwo) {
     EXPECT_EQ(run("").status, 2);
     EXPECT_EQ(run(png_).status, 2);  // no -o
     const std::string not_an_image = folder_.file("text.png");
-    { std::FILE* f = std::fopen(not_an_image.c_str(), "w"); std::fputs("hello", f); std::fclose(f); }
+    {
+        std::FILE* f = std::fopen(not_an_image.c_str(), "w");
+        std::fputs("hello", f);
+        std::fclose(f);
+    }
     const ToolRun bad = run("-q " + not_an_image + " -o " + folder_.file("x.vtex"));
     EXPECT_EQ(bad.status, 2);
     EXPECT_NE(bad.output.find("cannot read the image"), std::string::npos) << bad.output;
@@ -139,7 +145,11 @@ TEST_F(BakeToolTest, BadFlagsAndInputsExitTwo) {
 TEST_F(BakeToolTest, InputProblemsNameTheInputAndExitTwo) {
     const std::string out = folder_.file("out.vtex");
     const std::string not_an_image = folder_.file("text.png");
-    { std::FILE* f = std::fopen(not_an_image.c_str(), "w"); std::fputs("hello", f); std::fclose(f); }
+    {
+        std::FILE* f = std::fopen(not_an_image.c_str(), "w");
+        std::fputs("hello", f);
+        std::fclose(f);
+    }
     ToolRun bad = run("-q " + not_an_image + " -o " + out);
     EXPECT_EQ(bad.status, 2) << bad.output;
     EXPECT_NE(bad.output.find("vtpage-bake: " + not_an_image + ": "), std::string::npos)
@@ -211,7 +221,11 @@ TEST_F(BakeToolTest, FifosAreRefusedNotWaitedOn) {
 TEST_F(BakeToolTest, APlantedLinkAtTheTemporaryFileIsNotWrittenThrough) {
     const std::string out = folder_.file("out.vtex");
     const std::string victim = folder_.file("victim");
-    { std::FILE* f = std::fopen(victim.c_str(), "w"); std::fputs("precious", f); std::fclose(f); }
+    {
+        std::FILE* f = std::fopen(victim.c_str(), "w");
+        std::fputs("precious", f);
+        std::fclose(f);
+    }
     std::filesystem::create_symlink(victim, out + ".partial");
     const ToolRun bad = run("-q " + png_ + " -o " + out);
     EXPECT_EQ(bad.status, 1) << bad.output;

@@ -92,8 +92,8 @@ TEST_F(BakedFileEveryByteTest, HeaderFieldsWithAFreshChecksumAreStillChecked) {
         {"flags", [](BakedHeader& h) { h.flags = 1; }},
         {"reserved", [](BakedHeader& h) { h.reserved[7] = 1; }},
         {"source_width", [](BakedHeader& h) { h.source_width = 0; }},
-        {"source_width", [](BakedHeader& h) { h.source_width = 65; }},   // pads to 128, not 64
-        {"source_width", [](BakedHeader& h) { h.source_width = 32; }},    // 32 x 23: 32
+        {"source_width", [](BakedHeader& h) { h.source_width = 65; }},  // pads to 128, not 64
+        {"source_width", [](BakedHeader& h) { h.source_width = 32; }},  // 32 x 23: 32
         {"source_height", [](BakedHeader& h) { h.source_height = 65; }},
         {"source_height", [](BakedHeader& h) { h.source_height = 0xffffffffu; }},
     };

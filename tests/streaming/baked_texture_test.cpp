@@ -26,10 +26,13 @@ void expect_file_matches(const BakedTextureFile& file, const RgbaImage& image) {
                 const std::byte* tile = page.data() + where.byte_offset();
                 for (std::uint32_t y = 0; y < tile_size; ++y) {
                     for (std::uint32_t x = 0; x < tile_size; ++x) {
-                        const std::uint32_t lx = level_texel(tx, x, size), ly = level_texel(ty, y, size);
+                        const std::uint32_t lx = level_texel(tx, x, size),
+                                            ly = level_texel(ty, y, size);
                         ASSERT_EQ(std::memcmp(tile + texel_offset(x, y),
-                                              &mips[mip][(std::size_t(ly) * size + lx) * 4], 4), 0)
-                            << "mip " << mip << " tile " << tx << "," << ty << " texel " << x << "," << y;
+                                              &mips[mip][(std::size_t(ly) * size + lx) * 4], 4),
+                                  0)
+                            << "mip " << mip << " tile " << tx << "," << ty << " texel " << x << ","
+                            << y;
                     }
                 }
             }
@@ -78,7 +81,8 @@ TEST_F(BakedTextureTest, SquareImageRoundTripsEveryTexelOfEveryMip) {
     std::vector<std::byte> page(page_bytes);
     file.read_page(0, page);
     EXPECT_EQ(std::memcmp(page.data() + texel_offset(tile_border + 7, tile_border + 3),
-                          &image.texels[(3 * 256 + 7) * 4], 4), 0);
+                          &image.texels[(3 * 256 + 7) * 4], 4),
+              0);
     file.check_all();
 }
 

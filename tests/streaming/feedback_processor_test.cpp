@@ -27,12 +27,12 @@ TEST_F(FeedbackProcessorTest, UniquePagesWithParentsCountedAndOrderedCoarseFirst
         auto more = entries(tile, count);
         feedback.insert(feedback.end(), more.begin(), more.end());
     };
-    add({1, 0, 0, 0}, 5);    // mip 0 page (0, 0) of texture 1
-    add({1, 0, 1, 1}, 2);    // the same page
-    add({1, 0, 60, 30}, 9);  // mip 0 page (7, 7)
-    add({1, 2, 0, 0}, 1);    // a mip 2 page that is also a parent
+    add({1, 0, 0, 0}, 5);                 // mip 0 page (0, 0) of texture 1
+    add({1, 0, 1, 1}, 2);                 // the same page
+    add({1, 0, 60, 30}, 9);               // mip 0 page (7, 7)
+    add({1, 2, 0, 0}, 1);                 // a mip 2 page that is also a parent
     feedback.push_back(FeedbackEntry{});  // empty
-    add({1, 0, 0, 0}, 1);    // the first page again, apart from its run
+    add({1, 0, 0, 0}, 1);                 // the first page again, apart from its run
 
     FeedbackProcessor processor(set_);
     const FeedbackResult result = processor.process(feedback);
@@ -44,7 +44,8 @@ TEST_F(FeedbackProcessorTest, UniquePagesWithParentsCountedAndOrderedCoarseFirst
     const PageIndex base = set_.base_page(1);
     std::map<PageIndex, PageRequest> by_page;
     for (const auto& request : result.requests) {
-        EXPECT_TRUE(by_page.emplace(request.page, request).second) << "page twice: " << request.page;
+        EXPECT_TRUE(by_page.emplace(request.page, request).second)
+            << "page twice: " << request.page;
     }
     const PageIndex first = base + layout.locate(0, 0, 0).page;
     const PageIndex second = base + layout.locate(0, 60, 30).page;
@@ -95,11 +96,11 @@ TEST_F(FeedbackProcessorTest, BoundedDropsTheFinestFirst) {
 
 TEST_F(FeedbackProcessorTest, InvalidTailAndParentlessEntries) {
     std::vector<FeedbackEntry> feedback;
-    feedback.push_back(FeedbackEntry::make({7, 0, 0, 0}));       // no such texture
-    feedback.push_back(FeedbackEntry::make({0, 10, 0, 0}));      // no such mip (2^9 has 10)
-    feedback.push_back(FeedbackEntry::make({0, 0, 5, 0}));       // tile outside mip 0 (5 tiles)
-    feedback.push_back(FeedbackEntry::make({0, 5, 0, 0}));       // tail mip of texture 0
-    feedback.push_back(FeedbackEntry::make({0, 0, 4, 4}));       // valid
+    feedback.push_back(FeedbackEntry::make({7, 0, 0, 0}));   // no such texture
+    feedback.push_back(FeedbackEntry::make({0, 10, 0, 0}));  // no such mip (2^9 has 10)
+    feedback.push_back(FeedbackEntry::make({0, 0, 5, 0}));   // tile outside mip 0 (5 tiles)
+    feedback.push_back(FeedbackEntry::make({0, 5, 0, 0}));   // tail mip of texture 0
+    feedback.push_back(FeedbackEntry::make({0, 0, 4, 4}));   // valid
     FeedbackProcessor processor(set_, {.include_parents = false});
     const auto result = processor.process(feedback);
     EXPECT_EQ(result.invalid, 3u);

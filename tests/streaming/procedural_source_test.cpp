@@ -123,9 +123,10 @@ TEST(ProceduralSourceTest, MipsAreConsistentAndDetailedAtEveryLevel) {
             for (std::uint32_t x = 0; x < size; ++x) {
                 for (int c = 0; c < 3; ++c) {
                     const std::size_t f = std::size_t(2 * y) * (2 * size) + 2 * x;
-                    const int box = (channel(fine[f], c) + channel(fine[f + 1], c) +
-                                     channel(fine[f + 2 * size], c) +
-                                     channel(fine[f + 2 * size + 1], c) + 2) / 4;
+                    const int box =
+                        (channel(fine[f], c) + channel(fine[f + 1], c) +
+                         channel(fine[f + 2 * size], c) + channel(fine[f + 2 * size + 1], c) + 2) /
+                        4;
                     error += std::abs(box - channel(coarse[std::size_t(y) * size + x], c));
                     baseline += std::abs(box - channel(unrelated[std::size_t(y) * size + x], c));
                 }
@@ -141,7 +142,8 @@ TEST(ProceduralSourceTest, MipsAreConsistentAndDetailedAtEveryLevel) {
         EXPECT_LT(error / texels, 12.0) << "mip " << mip + 1;
         EXPECT_LT(error, baseline / 3) << "mip " << mip + 1;
         // Texel-scale detail: most neighbours differ.
-        EXPECT_GT(double(differing_neighbours) / (double(size) * (size - 1)), 0.5) << "mip " << mip + 1;
+        EXPECT_GT(double(differing_neighbours) / (double(size) * (size - 1)), 0.5)
+            << "mip " << mip + 1;
     }
 }
 
@@ -177,7 +179,8 @@ TEST(ProceduralSourceGpuTest, CudaKernelBytesEqualCpuBytes) {
     const TextureLayout big_layout = big->layout(), mid_layout = mid->layout();
     std::vector<Case> cases = {
         {big, 0},
-        {big, big_layout.locate(0, big_layout.mips[0].tiles - 1, big_layout.mips[0].tiles - 1).page},
+        {big,
+         big_layout.locate(0, big_layout.mips[0].tiles - 1, big_layout.mips[0].tiles - 1).page},
         {big, big_layout.locate(0, 4000, 2000).page},
         {big, big_layout.locate(7, 30, 50).page},
         {big, big_layout.locate(13, 1, 1).page},
@@ -185,7 +188,8 @@ TEST(ProceduralSourceGpuTest, CudaKernelBytesEqualCpuBytes) {
         {tiny, 0},
     };
     // More than one launch's worth (96 pages) of one texture in one call.
-    for (std::uint64_t page = 0; page < mid_layout.page_count; page += 2) cases.push_back({mid, page});
+    for (std::uint64_t page = 0; page < mid_layout.page_count; page += 2)
+        cases.push_back({mid, page});
     cases.push_back({mid, mid_layout.tail_page()});
 
     std::vector<PageIndex> pages(cases.size());

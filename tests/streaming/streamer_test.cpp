@@ -2,9 +2,9 @@
 
 #include <algorithm>
 #include <cstring>
-#include <numeric>
 #include <map>
 #include <mutex>
+#include <numeric>
 #include <thread>
 
 #include "../support/backend_fixture.hpp"
@@ -127,7 +127,8 @@ TEST_P(StreamerTest, SmallBudgetMovingCameraNeverLosesARequest) {
         const std::uint32_t cx = std::uint32_t(f * 3) % (layout.mips[0].tiles - 10);
         const std::uint32_t cy = std::uint32_t(f * 2) % (layout.mips[0].tiles - 6);
         for (std::uint32_t y = cy; y < cy + 6; ++y) {
-            for (std::uint32_t x = cx; x < cx + 10; ++x) entries.push_back(FeedbackEntry::make({id, 0, x, y}));
+            for (std::uint32_t x = cx; x < cx + 10; ++x)
+                entries.push_back(FeedbackEntry::make({id, 0, x, y}));
         }
         entries.push_back(FeedbackEntry::make({id, 3, std::uint32_t(f) % layout.mips[3].tiles, 1}));
         const FeedbackResult result = feedback.process(entries);
@@ -155,8 +156,9 @@ TEST_P(StreamerTest, SmallBudgetMovingCameraNeverLosesARequest) {
     // The last frame's pages were all served: ready when asked, or ready since. (Some may have
     // been evicted since by older requests served after them.)
     for (const PageRequest& request : last_requests) {
-        EXPECT_TRUE(ready_when_asked[request.page] ||
-                    (ready_at.count(request.page) && ready_at[request.page] > asked_at[request.page]))
+        EXPECT_TRUE(
+            ready_when_asked[request.page] ||
+            (ready_at.count(request.page) && ready_at[request.page] > asked_at[request.page]))
             << "never served: " << request.page;
     }
     const auto stats = streamer.statistics();
@@ -213,7 +215,8 @@ TEST_P(StreamerTest, CoarseMipsAreServedFirst) {
     streamer.request(std::vector<PageIndex>{set.global_page(id, 40)});  // keeps the worker busy
     while (source->fills.load() == fills) std::this_thread::sleep_for(1ms);
     std::vector<PageRequest> requests;
-    for (std::uint64_t page : {std::uint64_t(0), std::uint64_t(1), std::uint64_t(2)}) requests.push_back({set.global_page(id, page), id, 0, 50});
+    for (std::uint64_t page : {std::uint64_t(0), std::uint64_t(1), std::uint64_t(2)})
+        requests.push_back({set.global_page(id, page), id, 0, 50});
     for (std::uint32_t mip : {2u, 4u, 3u}) {
         requests.push_back({set.global_page(id, layout.mips[mip].first_page), id, mip, 1});
     }
@@ -222,7 +225,8 @@ TEST_P(StreamerTest, CoarseMipsAreServedFirst) {
     ASSERT_TRUE(streamer.wait_idle(30s));
     std::vector<std::uint32_t> mips;
     for (const StreamerEvent& event : streamer.poll_events()) {
-        if (event.kind == StreamerEventKind::ready && event.page.layout_page != layout.tail_page()) {
+        if (event.kind == StreamerEventKind::ready &&
+            event.page.layout_page != layout.tail_page()) {
             mips.push_back(event.page.mip);
         }
     }
@@ -351,12 +355,18 @@ TEST_P(StreamerTest, BakedFilesStreamTheImageAndItsBoxFilteredMips) {
                 backend_->read(tile.data(), ready->data + where.byte_offset(), tile_bytes);
                 for (std::uint32_t y = 0; y < tile_size; ++y) {
                     for (std::uint32_t x = 0; x < tile_size; ++x) {
-                        const std::uint32_t lx = level_texel(tx, x, size), ly = level_texel(ty, y, size);
+                        const std::uint32_t lx = level_texel(tx, x, size),
+                                            ly = level_texel(ty, y, size);
                         const std::uint8_t* want = &mips[mip][(std::size_t(ly) * size + lx) * 4];
                         ASSERT_EQ(std::memcmp(tile.data() + texel_offset(x, y), want, 4), 0)
-                            << "mip " << mip << " tile " << tx << "," << ty << " texel " << x << "," << y;
+                            << "mip " << mip << " tile " << tx << "," << ty << " texel " << x << ","
+                            << y;
                         if (mip == 0 && lx < image.width && ly < image.height) {
-                            ASSERT_EQ(std::memcmp(want, &image.texels[(std::size_t(ly) * image.width + lx) * 4], 4), 0);
+                            ASSERT_EQ(
+                                std::memcmp(want,
+                                            &image.texels[(std::size_t(ly) * image.width + lx) * 4],
+                                            4),
+                                0);
                         }
                     }
                 }

@@ -25,14 +25,16 @@ namespace vtpage::test {
 // Can sleep per page, fail chosen pages, and count fills.
 class PatternSource final : public vt::TileSource {
 public:
-    PatternSource(std::uint32_t size_log2, std::uint64_t seed) : size_log2_(size_log2), seed_(seed) {}
+    PatternSource(std::uint32_t size_log2, std::uint64_t seed)
+        : size_log2_(size_log2), seed_(seed) {}
 
     std::uint32_t size_log2() const noexcept override { return size_log2_; }
     std::string name() const override { return "pattern " + std::to_string(seed_); }
     void fill_host(std::uint64_t page, std::span<std::byte> destination) const override {
         ++fills;
         if (delay.count() > 0) std::this_thread::sleep_for(delay);
-        while (page == held_page && hold.load()) std::this_thread::sleep_for(std::chrono::milliseconds(1));
+        while (page == held_page && hold.load())
+            std::this_thread::sleep_for(std::chrono::milliseconds(1));
         if (failing_pages.count(page)) {
             throw Error(Errc::corrupt_data, "PatternSource", "this page is made to fail",
                         "page=" + std::to_string(page));
@@ -73,12 +75,11 @@ inline std::vector<std::byte> source_page(const vt::TileSource& source, std::uin
     return bytes;
 }
 
-inline std::uint64_t hash_of(const std::vector<std::byte>& bytes) {
-    return vt::checksum64(bytes);
-}
+inline std::uint64_t hash_of(const std::vector<std::byte>& bytes) { return vt::checksum64(bytes); }
 
 // A deterministic test image: smooth gradients plus noise, so box filtering is exercised.
-inline vt::RgbaImage make_test_image(std::uint32_t width, std::uint32_t height, std::uint32_t seed) {
+inline vt::RgbaImage make_test_image(std::uint32_t width, std::uint32_t height,
+                                     std::uint32_t seed) {
     vt::RgbaImage image;
     image.width = width;
     image.height = height;
@@ -99,11 +100,14 @@ inline vt::RgbaImage make_test_image(std::uint32_t width, std::uint32_t height, 
 
 // The reference mip chain, written apart from the library: pad by repeating the edge, then
 // (a + b + c + d + 2) / 4 per channel.
-inline std::vector<std::vector<std::uint8_t>> reference_mips(const vt::RgbaImage& image, std::uint32_t side) {
-    std::vector<std::vector<std::uint8_t>> mips(1, std::vector<std::uint8_t>(std::size_t(side) * side * 4));
+inline std::vector<std::vector<std::uint8_t>> reference_mips(const vt::RgbaImage& image,
+                                                             std::uint32_t side) {
+    std::vector<std::vector<std::uint8_t>> mips(
+        1, std::vector<std::uint8_t>(std::size_t(side) * side * 4));
     for (std::uint32_t y = 0; y < side; ++y) {
         for (std::uint32_t x = 0; x < side; ++x) {
-            const std::uint32_t sx = std::min(x, image.width - 1), sy = std::min(y, image.height - 1);
+            const std::uint32_t sx = std::min(x, image.width - 1),
+                                sy = std::min(y, image.height - 1);
             for (int c = 0; c < 4; ++c) {
                 mips[0][(std::size_t(y) * side + x) * 4 + c] =
                     image.texels[(std::size_t(sy) * image.width + sx) * 4 + c];
@@ -119,9 +123,10 @@ inline std::vector<std::vector<std::uint8_t>> reference_mips(const vt::RgbaImage
                     auto at = [&](std::uint32_t fx, std::uint32_t fy) {
                         return unsigned(fine[(std::size_t(fy) * size * 2 + fx) * 4 + c]);
                     };
-                    coarse[(std::size_t(y) * size + x) * 4 + c] = std::uint8_t(
-                        (at(2 * x, 2 * y) + at(2 * x + 1, 2 * y) + at(2 * x, 2 * y + 1) +
-                         at(2 * x + 1, 2 * y + 1) + 2) / 4);
+                    coarse[(std::size_t(y) * size + x) * 4 + c] =
+                        std::uint8_t((at(2 * x, 2 * y) + at(2 * x + 1, 2 * y) +
+                                      at(2 * x, 2 * y + 1) + at(2 * x + 1, 2 * y + 1) + 2) /
+                                     4);
                 }
             }
         }

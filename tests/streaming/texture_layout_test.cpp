@@ -8,8 +8,8 @@ namespace vtpage::vt {
 namespace {
 
 TEST(TextureLayoutTest, LevelTexelRepeatsNeighboursAndClampsAtTheEdge) {
-    EXPECT_EQ(level_texel(0, 0, 1024), 0u);                // clamped at the left edge
-    EXPECT_EQ(level_texel(0, tile_border, 1024), 0u);      // first payload texel
+    EXPECT_EQ(level_texel(0, 0, 1024), 0u);            // clamped at the left edge
+    EXPECT_EQ(level_texel(0, tile_border, 1024), 0u);  // first payload texel
     EXPECT_EQ(level_texel(0, tile_border + 1, 1024), 1u);
     EXPECT_EQ(level_texel(1, 0, 1024), tile_payload - tile_border);
     // Tile n's left border is tile n - 1's last payload texels, for every tile.

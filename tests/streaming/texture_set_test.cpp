@@ -55,9 +55,13 @@ TEST(TextureSetTest, TilesAndParentsMapToGlobalPages) {
     ASSERT_TRUE(parent);
     EXPECT_EQ(*parent, set.global_page(TileId{id, 1, 10, 4}));
     EXPECT_FALSE(set.parent(set.tail_page(id)));
-    EXPECT_EQ(test::error_code_of([&] { set.global_page(TileId{id, 0, layout.mips[0].tiles, 0}); }),
+    EXPECT_EQ(test::error_code_of([&] {
+                  set.global_page(TileId{id, 0, layout.mips[0].tiles, 0});
+              }),
               Errc::out_of_range);
-    EXPECT_EQ(test::error_code_of([&] { set.global_page(TileId{id, layout.mip_count, 0, 0}); }),
+    EXPECT_EQ(test::error_code_of([&] {
+                  set.global_page(TileId{id, layout.mip_count, 0, 0});
+              }),
               Errc::out_of_range);
 }
 

@@ -89,8 +89,8 @@ TEST(PagePattern, ScanAndThrashSweepInOrderAcrossThreads) {
         EXPECT_EQ((i % 2 ? b : a)->next(random), i % span);
     }
     EXPECT_EQ(sweep_span(PatternKind::thrash, space()), space().budget_pages + 1);
-    auto thrash = make_pattern(PatternKind::thrash, space(),
-                               std::make_shared<std::atomic<std::uint64_t>>(0));
+    auto thrash =
+        make_pattern(PatternKind::thrash, space(), std::make_shared<std::atomic<std::uint64_t>>(0));
     std::set<PageIndex> working_set;
     for (int i = 0; i < 1000; ++i) working_set.insert(thrash->next(random));
     EXPECT_EQ(working_set.size(), space().budget_pages + 1);

@@ -57,11 +57,11 @@ protected:
 }  // namespace vtpage::test
 
 // In a test body or SetUp: makes `variable` or skips with the reason.
-#define VTPAGE_BACKEND_OR_SKIP(variable, name, ...)                                      \
-    std::string variable##_skip_reason;                                                   \
-    auto variable = ::vtpage::test::try_make_backend(name, variable##_skip_reason         \
-                                                     __VA_OPT__(, ) __VA_ARGS__);         \
-    if (!variable) {                                                                      \
-        GTEST_SKIP() << name << " backend unavailable: " << variable##_skip_reason;       \
-    }                                                                                     \
+#define VTPAGE_BACKEND_OR_SKIP(variable, name, ...)                                                \
+    std::string variable##_skip_reason;                                                            \
+    auto variable =                                                                                \
+        ::vtpage::test::try_make_backend(name, variable##_skip_reason __VA_OPT__(, ) __VA_ARGS__); \
+    if (!variable) {                                                                               \
+        GTEST_SKIP() << name << " backend unavailable: " << variable##_skip_reason;                \
+    }                                                                                              \
     static_assert(true)

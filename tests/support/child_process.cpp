@@ -113,8 +113,7 @@ bool ChildProcess::wait_for_output(const std::string& text, int timeout_seconds)
 
 ChildResult ChildProcess::wait(int timeout_seconds) {
     if (reaped_) return result_;
-    const auto deadline =
-        std::chrono::steady_clock::now() + std::chrono::seconds(timeout_seconds);
+    const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(timeout_seconds);
     int status = 0;
     bool killed = false;
     for (;;) {

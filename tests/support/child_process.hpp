@@ -20,9 +20,9 @@ bool register_child_mode(const char* name, ChildMain main);
 bool run_child_mode_if_asked(int argc, char** argv, int& exit_code);
 
 struct ChildResult {
-    int exit_code = -1;    // -1 when killed by a signal
+    int exit_code = -1;  // -1 when killed by a signal
     int signal = 0;
-    std::string output;    // stdout and stderr together
+    std::string output;  // stdout and stderr together
 };
 
 // Starts the child mode; inherited_fd (if >= 0) appears in the child as descriptor 3.
@@ -63,6 +63,6 @@ private:
 
 }  // namespace vtpage::test
 
-#define VTPAGE_CHILD_MODE(name, function) \
+#define VTPAGE_CHILD_MODE(name, function)            \
     static const bool vtpage_child_mode_##function = \
         ::vtpage::test::register_child_mode(name, function)

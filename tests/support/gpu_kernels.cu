@@ -7,8 +7,7 @@ namespace vtpage::test {
 
 namespace {
 
-__global__ void sum_words(const std::uint32_t* words, std::size_t count,
-                          unsigned long long* sum) {
+__global__ void sum_words(const std::uint32_t* words, std::size_t count, unsigned long long* sum) {
     unsigned long long local = 0;
     for (std::size_t i = blockIdx.x * blockDim.x + threadIdx.x; i < count;
          i += std::size_t(gridDim.x) * blockDim.x) {
@@ -77,8 +76,8 @@ std::string gpu_fill_words(std::uint64_t address, std::size_t words, std::uint32
 
 std::string gpu_fill_pattern(std::uint64_t address, std::size_t words, std::uint64_t first,
                              std::uint32_t seed) {
-    fill_pattern<<<pattern_blocks, 256>>>(reinterpret_cast<std::uint32_t*>(address), words,
-                                          first, seed);
+    fill_pattern<<<pattern_blocks, 256>>>(reinterpret_cast<std::uint32_t*>(address), words, first,
+                                          seed);
     return finish();
 }
 

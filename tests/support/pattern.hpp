@@ -15,8 +15,7 @@
 
 namespace vtpage::test {
 
-inline VTPAGE_TEST_HOST_DEVICE std::uint32_t pattern_word(std::uint64_t index,
-                                                          std::uint32_t seed) {
+inline VTPAGE_TEST_HOST_DEVICE std::uint32_t pattern_word(std::uint64_t index, std::uint32_t seed) {
     // splitmix64's finaliser: every bit of the index and the seed reaches every bit.
     std::uint64_t x = index * 0x9E3779B97F4A7C15ull + seed;
     x = (x ^ (x >> 30)) * 0xBF58476D1CE4E5B9ull;

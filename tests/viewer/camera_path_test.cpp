@@ -27,8 +27,7 @@ double distance(const CameraPose& a, const CameraPose& b) {
 
 // Texels of mip 0 across one pixel of an image `width` pixels across, at the middle of the
 // image (or at its bottom edge).
-double texels_per_pixel(const CameraPose& pose, double width, double aspect,
-                        bool bottom = false) {
+double texels_per_pixel(const CameraPose& pose, double width, double aspect, bool bottom = false) {
     const double fov_y = Camera{}.fov_y;
     const double fov_x = 2 * std::atan(std::tan(fov_y / 2) * aspect);
     const double depression = -pose.pitch + (bottom ? fov_y / 2 : 0.0);

@@ -53,8 +53,8 @@ TEST(FrameStatsTest, RatesCoverTheLastSecond) {
     FrameStats stats;
     SessionCounters counters;
     EXPECT_DOUBLE_EQ(stats.rates().commits, 0.0) << "no samples yet";
-    for (int step = 0; step <= 40; ++step) {  // 4 s, a sample every 100 ms
-        counters.frames = std::uint64_t(step) * 6;                 // 60 frames/s
+    for (int step = 0; step <= 40; ++step) {                          // 4 s, a sample every 100 ms
+        counters.frames = std::uint64_t(step) * 6;                    // 60 frames/s
         counters.streamer.table.commits = std::uint64_t(step) * 100;  // 1000/s
         counters.streamer.table.evictions = std::uint64_t(step) * 50;
         counters.streamer.pages_filled = std::uint64_t(step) * 100;
@@ -86,11 +86,26 @@ RunReport sample_report() {
 
 TEST(RunReportTest, JsonHasTheFieldsScriptsRead) {
     const nlohmann::json json = to_json(sample_report());
-    for (const char* field :
-         {"frames", "frame_ms_p50", "frame_ms_p99", "pages_committed", "pages_evicted",
-          "bytes_streamed", "pages_streamed", "pages_streamed_per_second", "validation_errors",
-          "validation_warnings", "validation_messages", "backend", "device", "seconds",
-          "gpu_ms", "pool", "camera_path", "width", "height", "budget_mib"}) {
+    for (const char* field : {"frames",
+                              "frame_ms_p50",
+                              "frame_ms_p99",
+                              "pages_committed",
+                              "pages_evicted",
+                              "bytes_streamed",
+                              "pages_streamed",
+                              "pages_streamed_per_second",
+                              "validation_errors",
+                              "validation_warnings",
+                              "validation_messages",
+                              "backend",
+                              "device",
+                              "seconds",
+                              "gpu_ms",
+                              "pool",
+                              "camera_path",
+                              "width",
+                              "height",
+                              "budget_mib"}) {
         EXPECT_TRUE(json.contains(field)) << field;
     }
     EXPECT_EQ(json["frames"], 600);

@@ -4,8 +4,8 @@
 
 #include <cmath>
 
-#include "../support/backend_fixture.hpp"
 #include "../interop/vulkan_test_support.hpp"
+#include "../support/backend_fixture.hpp"
 
 namespace vtpage::test {
 

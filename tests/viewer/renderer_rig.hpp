@@ -12,12 +12,12 @@
 #include <vector>
 
 #include "reference_virtual_texture.hpp"
+#include "renderer/vulkan_renderer.hpp"
 #include "vtpage/backend/backend.hpp"
 #include "vtpage/core/page_table.hpp"
 #include "vtpage/interop/vulkan_context.hpp"
 #include "vtpage/interop/vulkan_indirection_table.hpp"
 #include "vtpage/interop/vulkan_page_importer.hpp"
-#include "renderer/vulkan_renderer.hpp"
 #include "vtpage/interop/vulkan_texture_directory.hpp"
 
 namespace vtpage::test {

@@ -33,13 +33,45 @@ TEST(ViewerOptionsTest, DefaultsFlyAWindowOverTheMillionTexelTexture) {
 }
 
 TEST(ViewerOptionsTest, EveryFlagReachesItsOption) {
-    const ParsedOptions parsed =
-        parse({"--backend", "host", "--texture-size-log2", "12", "--seed", "9", "--budget-mib",
-               "64", "--width", "320", "--height", "200", "--headless", "--frames", "42",
-               "--camera-path", "dive", "--time-step-ms", "50", "--screenshot", "shot.png",
-               "--stats", "stats.json", "--validation", "--workers", "3", "--batch-pages", "8",
-               "--no-vsync", "--hud", "--mode", "residency", "--feedback-divisor", "2",
-               "--settle", "--preload-all", "--warmup-frames", "5", "--quiet"});
+    const ParsedOptions parsed = parse({"--backend",
+                                        "host",
+                                        "--texture-size-log2",
+                                        "12",
+                                        "--seed",
+                                        "9",
+                                        "--budget-mib",
+                                        "64",
+                                        "--width",
+                                        "320",
+                                        "--height",
+                                        "200",
+                                        "--headless",
+                                        "--frames",
+                                        "42",
+                                        "--camera-path",
+                                        "dive",
+                                        "--time-step-ms",
+                                        "50",
+                                        "--screenshot",
+                                        "shot.png",
+                                        "--stats",
+                                        "stats.json",
+                                        "--validation",
+                                        "--workers",
+                                        "3",
+                                        "--batch-pages",
+                                        "8",
+                                        "--no-vsync",
+                                        "--hud",
+                                        "--mode",
+                                        "residency",
+                                        "--feedback-divisor",
+                                        "2",
+                                        "--settle",
+                                        "--preload-all",
+                                        "--warmup-frames",
+                                        "5",
+                                        "--quiet"});
     ASSERT_TRUE(parsed.options) << parsed.message;
     const ViewerOptions& o = *parsed.options;
     EXPECT_EQ(o.backend, "host");
@@ -102,14 +134,12 @@ INSTANTIATE_TEST_SUITE_P(
     Flags, ViewerBadFlagsTest,
     testing::Values(
         BadFlags{{"--camera-path", "sideways"}, "unknown camera path 'sideways' (overview, dive"},
-        BadFlags{{"--backend", "opengl"}, "--backend"},
-        BadFlags{{"--width", "0"}, "--width"},
+        BadFlags{{"--backend", "opengl"}, "--backend"}, BadFlags{{"--width", "0"}, "--width"},
         BadFlags{{"--height", "100000"}, "--height"},
         BadFlags{{"--budget-mib", "1"}, "--budget-mib"},
         BadFlags{{"--texture", "/nonexistent/terrain.vtex"}, "no such file"},
         BadFlags{{"--texture-size-log2", "21"}, "--texture-size-log2"},
-        BadFlags{{"--mode", "wireframe"}, "--mode"},
-        BadFlags{{"--frames", "-3"}, "--frames"},
+        BadFlags{{"--mode", "wireframe"}, "--mode"}, BadFlags{{"--frames", "-3"}, "--frames"},
         BadFlags{{"--settle"}, "needs --headless"},
         BadFlags{{"--screenshot", "/nonexistent/folder/shot.png"}, "does not exist"},
         BadFlags{{"--stats", "/nonexistent/folder/stats.json"}, "does not exist"},
@@ -119,10 +149,8 @@ INSTANTIATE_TEST_SUITE_P(
         BadFlags{{"--time-step-ms", "1e-300"}, "--time-step-ms: 1e-300 is not"},
         BadFlags{{"--time-step-ms", "inf"}, "--time-step-ms"},
         BadFlags{{"--warmup-frames", "-1"}, "--warmup-frames: '-1' is not a whole number"},
-        BadFlags{{"--seed", "-1"}, "--seed"},
-        BadFlags{{"--width", "-16"}, "--width"},
-        BadFlags{{"--frobnicate"}, "frobnicate"},
-        BadFlags{{"--width"}, "--width"}));
+        BadFlags{{"--seed", "-1"}, "--seed"}, BadFlags{{"--width", "-16"}, "--width"},
+        BadFlags{{"--frobnicate"}, "frobnicate"}, BadFlags{{"--width"}, "--width"}));
 
 }  // namespace
 }  // namespace vtpage::viewer

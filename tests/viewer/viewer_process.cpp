@@ -51,7 +51,8 @@ ProgramResult run_program(const std::vector<std::string>& argv,
     posix_spawn_file_actions_adddup2(&actions, pipe_fds[1], 1);
     posix_spawn_file_actions_adddup2(&actions, pipe_fds[1], 2);
     std::vector<char*> arguments;
-    for (const std::string& argument : argv) arguments.push_back(const_cast<char*>(argument.c_str()));
+    for (const std::string& argument : argv)
+        arguments.push_back(const_cast<char*>(argument.c_str()));
     arguments.push_back(nullptr);
     const std::set<std::string> dropped(unset.begin(), unset.end());
     std::vector<char*> environment;
@@ -61,8 +62,8 @@ ProgramResult run_program(const std::vector<std::string>& argv,
     }
     environment.push_back(nullptr);
     pid_t pid = -1;
-    const int spawned = ::posix_spawn(&pid, arguments[0], &actions, nullptr, arguments.data(),
-                                      environment.data());
+    const int spawned =
+        ::posix_spawn(&pid, arguments[0], &actions, nullptr, arguments.data(), environment.data());
     posix_spawn_file_actions_destroy(&actions);
     ::close(pipe_fds[1]);
     if (spawned != 0) {
@@ -81,7 +82,8 @@ ProgramResult run_program(const std::vector<std::string>& argv,
             killed = true;
         }
         pollfd poll_fd{pipe_fds[0], POLLIN, 0};
-        const int ready = ::poll(&poll_fd, 1, killed ? 1000 : int(std::min<long>(left.count(), 1000)));
+        const int ready =
+            ::poll(&poll_fd, 1, killed ? 1000 : int(std::min<long>(left.count(), 1000)));
         if (ready < 0 && errno == EINTR) continue;
         if (ready <= 0) {
             if (killed) break;  // something it started may hold the pipe: stop reading
@@ -94,8 +96,7 @@ ProgramResult run_program(const std::vector<std::string>& argv,
     }
     ::close(pipe_fds[0]);
     int status = 0;
-    while (::waitpid(pid, &status, 0) < 0 && errno == EINTR) {
-    }
+    while (::waitpid(pid, &status, 0) < 0 && errno == EINTR) {}
     if (WIFEXITED(status)) {
         result.exit_code = WEXITSTATUS(status);
     } else if (WIFSIGNALED(status)) {

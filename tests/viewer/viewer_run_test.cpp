@@ -23,9 +23,12 @@ namespace fs = std::filesystem;
 
 // Small enough for the sanitizer builds: a 2^10 texture (11 pages, filled on the CPU; seed 2 has
 // a coast where the dive looks) in a small image.
-const std::vector<std::string> small_run = {"--headless", "--texture-size-log2", "10",
-                                            "--seed", "2", "--budget-mib", "64", "--width",
-                                            "192", "--height", "108", "--quiet"};
+const std::vector<std::string> small_run = {"--headless", "--texture-size-log2",
+                                            "10",         "--seed",
+                                            "2",          "--budget-mib",
+                                            "64",         "--width",
+                                            "192",        "--height",
+                                            "108",        "--quiet"};
 const std::vector<std::string> no_display = {"DISPLAY", "WAYLAND_DISPLAY"};
 constexpr std::uint64_t small_texture_pages = 11;
 
@@ -81,10 +84,10 @@ void expect_clean_validation(const nlohmann::json& stats) {
 }
 
 // Skips unless this machine has the backend and a Vulkan device for it.
-#define VTPAGE_VIEWER_BACKEND_OR_SKIP(name)                 \
-    VTPAGE_BACKEND_OR_SKIP(backend, name);                  \
-    VTPAGE_VULKAN_OR_SKIP(context, *backend);               \
-    context.reset();                                        \
+#define VTPAGE_VIEWER_BACKEND_OR_SKIP(name)   \
+    VTPAGE_BACKEND_OR_SKIP(backend, name);    \
+    VTPAGE_VULKAN_OR_SKIP(context, *backend); \
+    context.reset();                          \
     static_assert(true)
 
 class ViewerHeadlessTest : public testing::TestWithParam<std::string> {};
@@ -98,7 +101,7 @@ TEST_P(ViewerHeadlessTest, RunsValidationCleanAndReportsSaneStatistics) {
                      {"--backend", GetParam(), "--camera-path", "dive", "--time-step-ms", "250",
                       "--frames", "48", "--warmup-frames", "4", "--stats", stats_path,
                       "--screenshot", shot_path, "--settle"});  // streaming done at the end,
-                                                                 // however slow the machine
+                                                                // however slow the machine
     for (const std::string& flag : validation_flags()) arguments.push_back(flag);
     const test::ProgramResult run = run_viewer(arguments);
     ASSERT_EQ(run.exit_code, 0) << run.output;
@@ -154,23 +157,22 @@ TEST_P(ViewerSettleTest, TheSettledStreamedImageIsTheImageWithEveryPageResident)
     VTPAGE_VIEWER_BACKEND_OR_SKIP(c.backend);
     const std::string name = c.backend + "_" + c.path;
     std::vector<std::string> common = small_run;
-    common.insert(common.end(), {"--backend", c.backend, "--camera-path", c.path,
-                                 "--time-step-ms", "250", "--frames", c.frames, "--settle"});
+    common.insert(common.end(), {"--backend", c.backend, "--camera-path", c.path, "--time-step-ms",
+                                 "250", "--frames", c.frames, "--settle"});
     for (const std::string& flag : validation_flags()) common.push_back(flag);
 
     std::vector<std::string> streamed = common;
     const std::string streamed_png = scratch(name + "_streamed.png");
     const std::string streamed_json = scratch(name + "_streamed.json");
-    streamed.insert(streamed.end(),
-                    {"--screenshot", streamed_png, "--stats", streamed_json});
+    streamed.insert(streamed.end(), {"--screenshot", streamed_png, "--stats", streamed_json});
     const test::ProgramResult a = run_viewer(streamed);
     ASSERT_EQ(a.exit_code, 0) << a.output;
 
     std::vector<std::string> reference = common;
     const std::string reference_png = scratch(name + "_reference.png");
     const std::string reference_json = scratch(name + "_reference.json");
-    reference.insert(reference.end(), {"--preload-all", "--screenshot", reference_png,
-                                       "--stats", reference_json});
+    reference.insert(reference.end(),
+                     {"--preload-all", "--screenshot", reference_png, "--stats", reference_json});
     const test::ProgramResult b = run_viewer(reference);
     ASSERT_EQ(b.exit_code, 0) << b.output;
 
@@ -204,8 +206,8 @@ TEST_P(ViewerSettleTest, TheSettledStreamedImageIsTheImageWithEveryPageResident)
     // And not trivially: the image is not a flat colour.
     int spread = 0;
     for (std::size_t i = 0; i < reference_image.rgba.size(); i += 4) {
-        spread = std::max(spread, std::abs(int(reference_image.rgba[i]) -
-                                           int(reference_image.rgba[0])));
+        spread =
+            std::max(spread, std::abs(int(reference_image.rgba[i]) - int(reference_image.rgba[0])));
     }
     EXPECT_GT(spread, 10);
 }
@@ -256,15 +258,16 @@ TEST_P(ViewerCorruptPageTest, TheRunFinishesAndExitsWithTwoNamingThePage) {
         file.seekp(std::streamoff(header.data_offset + page * vt::page_bytes + 100));
         file.put('\x5a');
     }
-    const test::ProgramResult run =
-        run_viewer({"--headless", "--backend", "host", "--texture", path, "--budget-mib", "64",
-                    "--width", "96", "--height", "64", "--frames", "4", "--preload-all",
-                    "--quiet"});
+    const test::ProgramResult run = run_viewer(
+        {"--headless", "--backend", "host", "--texture", path, "--budget-mib", "64", "--width",
+         "96", "--height", "64", "--frames", "4", "--preload-all", "--quiet"});
     EXPECT_EQ(run.exit_code, 2) << run.output;
     const std::string named = "tile checksum mismatch: page " + std::to_string(page);
     if (tail) {
-        EXPECT_NE(run.output.find("cannot use " + path + " as a texture: its mip tail page "
-                                  "cannot be read: " + named),
+        EXPECT_NE(run.output.find("cannot use " + path +
+                                  " as a texture: its mip tail page "
+                                  "cannot be read: " +
+                                  named),
                   std::string::npos)
             << run.output;
     } else {
@@ -284,10 +287,25 @@ TEST(ViewerWindowTest, OpensRendersAndClosesCleanlyUnderXvfb) {
     const std::string xvfb_run = test::find_program("xvfb-run");
     if (xvfb_run.empty()) GTEST_SKIP() << "xvfb-run is not installed (Debian: xvfb)";
     const std::string stats_path = scratch("window.json");
-    std::vector<std::string> arguments = {
-        xvfb_run, "-a", test::viewer_path(), "--backend", "host", "--frames", "30",
-        "--width", "320", "--height", "180", "--texture-size-log2", "12", "--budget-mib", "64",
-        "--camera-path", "overview", "--stats", stats_path};
+    std::vector<std::string> arguments = {xvfb_run,
+                                          "-a",
+                                          test::viewer_path(),
+                                          "--backend",
+                                          "host",
+                                          "--frames",
+                                          "30",
+                                          "--width",
+                                          "320",
+                                          "--height",
+                                          "180",
+                                          "--texture-size-log2",
+                                          "12",
+                                          "--budget-mib",
+                                          "64",
+                                          "--camera-path",
+                                          "overview",
+                                          "--stats",
+                                          stats_path};
     for (const std::string& flag : validation_flags()) arguments.push_back(flag);
     const test::ProgramResult run = test::run_program(arguments, {"DISPLAY", "WAYLAND_DISPLAY"});
     ASSERT_EQ(run.exit_code, 0) << run.output;
@@ -299,19 +317,19 @@ TEST(ViewerWindowTest, OpensRendersAndClosesCleanlyUnderXvfb) {
     EXPECT_EQ(stats["width"], 320);
 }
 
-INSTANTIATE_TEST_SUITE_P(Backends, ViewerHeadlessTest,
-                         testing::ValuesIn(test::all_backend_names()),
+INSTANTIATE_TEST_SUITE_P(Backends, ViewerHeadlessTest, testing::ValuesIn(test::all_backend_names()),
                          [](const testing::TestParamInfo<std::string>& param) {
                              return param.param;
                          });
 
-INSTANTIATE_TEST_SUITE_P(
-    Paths, ViewerSettleTest,
-    testing::Values(SettleCase{"host", "dive", "24"}, SettleCase{"host", "overview", "40"},
-                    SettleCase{"cuda", "dive", "24"}, SettleCase{"cuda", "overview", "40"}),
-    [](const testing::TestParamInfo<SettleCase>& param) {
-        return param.param.backend + "_" + param.param.path;
-    });
+INSTANTIATE_TEST_SUITE_P(Paths, ViewerSettleTest,
+                         testing::Values(SettleCase{"host", "dive", "24"},
+                                         SettleCase{"host", "overview", "40"},
+                                         SettleCase{"cuda", "dive", "24"},
+                                         SettleCase{"cuda", "overview", "40"}),
+                         [](const testing::TestParamInfo<SettleCase>& param) {
+                             return param.param.backend + "_" + param.param.path;
+                         });
 
 }  // namespace
 }  // namespace vtpage

@@ -12,11 +12,11 @@
 #include <map>
 #include <set>
 
+#include "../interop/vulkan_test_support.hpp"
 #include "../support/backend_fixture.hpp"
+#include "renderer/vulkan_screenshot.hpp"
 #include "renderer_rig.hpp"
 #include "vtpage/interop/vulkan_timeline.hpp"
-#include "renderer/vulkan_screenshot.hpp"
-#include "../interop/vulkan_test_support.hpp"
 
 #define STB_IMAGE_STATIC
 #define STB_IMAGE_IMPLEMENTATION
@@ -63,9 +63,7 @@ struct LodCase {
     const char* name;
     float lod, u0, v0;
 };
-void PrintTo(const LodCase& c, std::ostream* out) {
-    *out << c.name;
-}
+void PrintTo(const LodCase& c, std::ostream* out) { *out << c.name; }
 
 class VulkanRendererLodTest : public testing::TestWithParam<std::tuple<std::string, LodCase>>,
                               protected test::RendererRig {

@@ -9,19 +9,19 @@
 #include <chrono>
 #include <set>
 
+#include "../interop/vulkan_test_support.hpp"
 #include "../support/backend_fixture.hpp"
 #include "reference_virtual_texture.hpp"
+#include "renderer/vulkan_renderer.hpp"
 #include "renderer_rig.hpp"
 #include "vtpage/interop/vulkan_cuda_timeline.hpp"
 #include "vtpage/interop/vulkan_indirection_table.hpp"
 #include "vtpage/interop/vulkan_page_importer.hpp"
-#include "renderer/vulkan_renderer.hpp"
 #include "vtpage/interop/vulkan_texture_directory.hpp"
 #include "vtpage/streaming/feedback_processor.hpp"
 #include "vtpage/streaming/procedural_pattern.hpp"
 #include "vtpage/streaming/procedural_source.hpp"
 #include "vtpage/streaming/streamer.hpp"
-#include "../interop/vulkan_test_support.hpp"
 
 namespace vtpage {
 namespace {
@@ -137,8 +137,7 @@ TEST_P(VulkanStreamingTest, StreamedFramesSettleOnTheReference) {
 }
 
 INSTANTIATE_TEST_SUITE_P(Backends, VulkanStreamingTest,
-                         testing::ValuesIn(test::all_backend_names()),
-                         test::backend_param_name);
+                         testing::ValuesIn(test::all_backend_names()), test::backend_param_name);
 
 }  // namespace
 }  // namespace vtpage

@@ -7,10 +7,10 @@
 
 #include <cstdlib>
 
-#include "../support/backend_fixture.hpp"
-#include "renderer_rig.hpp"
-#include "renderer/vulkan_swapchain.hpp"
 #include "../interop/vulkan_test_support.hpp"
+#include "../support/backend_fixture.hpp"
+#include "renderer/vulkan_swapchain.hpp"
+#include "renderer_rig.hpp"
 
 namespace vtpage {
 namespace {

@@ -26,8 +26,7 @@ namespace {
 // stb_image reads lengths as int.
 void check_length(std::span<const std::uint8_t> bytes, const char* operation) {
     if (bytes.size() > std::size_t(INT_MAX)) {
-        throw Error(Errc::invalid_argument, operation,
-                    "images of 2 GiB or more cannot be decoded",
+        throw Error(Errc::invalid_argument, operation, "images of 2 GiB or more cannot be decoded",
                     detail::concat("bytes=", bytes.size()));
     }
 }

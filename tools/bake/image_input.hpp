@@ -18,7 +18,7 @@ namespace vtpage::bake {
 
 struct ImageLimits {
     std::uint64_t max_file_bytes = std::uint64_t(1) << 30;
-    std::uint32_t max_side = 1u << vt::max_size_log2;  // texels, either side
+    std::uint32_t max_side = 1u << vt::max_size_log2;   // texels, either side
     std::uint64_t max_texels = std::uint64_t(1) << 32;  // width * height (16 GiB as RGBA8)
 };
 

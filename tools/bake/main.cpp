@@ -11,8 +11,8 @@
 // message names the file it is about: the image for an input problem, the output for a write.
 // The shape of the image and the size of the file it would make are checked from the image's
 // header, before anything is decoded or allocated (--max-output-gib, --max-padding).
-#include <CLI/CLI.hpp>
 #include <stb_image_write.h>
+#include <CLI/CLI.hpp>
 
 #include <cstdio>
 #include <cstring>
@@ -40,9 +40,9 @@ int fail(const std::string& path, const std::string& message, int code = app::ex
 // The library's errors name the problem in their detail. Reading bad input is exit 2; a file
 // that cannot be written (a full disk, a link in the way) is a failure of the work, exit 1.
 int fail(const std::string& path, const Error& error, bool writing = false) {
-    const bool bad_input = !writing && (error.code() == Errc::corrupt_data ||
-                                        error.code() == Errc::io_error ||
-                                        error.code() == Errc::invalid_argument);
+    const bool bad_input =
+        !writing && (error.code() == Errc::corrupt_data || error.code() == Errc::io_error ||
+                     error.code() == Errc::invalid_argument);
     std::string message = error.detail();
     if (error.code() != Errc::corrupt_data) {
         message = std::string(to_string(error.code())) + ": " + message;
@@ -51,8 +51,7 @@ int fail(const std::string& path, const Error& error, bool writing = false) {
 }
 
 // The image, once its shape is known to bake within the settings' limits; errors name it.
-std::optional<RgbaImage> load(const std::string& input, const BakeSettings& settings,
-                              int& status) {
+std::optional<RgbaImage> load(const std::string& input, const BakeSettings& settings, int& status) {
     try {
         const bake::ImageLimits limits;
         const std::vector<std::uint8_t> bytes = bake::read_image_file(input, limits);
@@ -71,7 +70,9 @@ int bake_image(const std::string& input, const std::string& output, BakeSettings
     const std::optional<RgbaImage> image = load(input, settings, status);
     if (!image) return status;
     app::ProgressBar bar({.enabled = !quiet});
-    settings.progress = [&](double fraction, std::string_view stage) { bar.update(fraction, stage); };
+    settings.progress = [&](double fraction, std::string_view stage) {
+        bar.update(fraction, stage);
+    };
     try {
         bake_texture(*image, output, settings);
     } catch (const Error& error) {
@@ -120,9 +121,10 @@ int write_procedural(const std::string& path, std::uint32_t size_log2, std::uint
             source.fill_tile(0, tx, ty, tile);
             for (std::uint32_t y = 0; y < tile_payload && ty * tile_payload + y < size; ++y) {
                 for (std::uint32_t x = 0; x < tile_payload && tx * tile_payload + x < size; ++x) {
-                    std::memcpy(&image[(std::size_t(ty * tile_payload + y) * size +
-                                        tx * tile_payload + x) * 4],
-                                &tile[texel_offset(x + tile_border, y + tile_border)], 4);
+                    std::memcpy(
+                        &image[(std::size_t(ty * tile_payload + y) * size + tx * tile_payload + x) *
+                               4],
+                        &tile[texel_offset(x + tile_border, y + tile_border)], 4);
                 }
             }
         }
@@ -181,7 +183,8 @@ int main(int argc, char** argv) {
     }
     try {
         if (!check_path.empty()) return check(check_path, quiet);
-        if (!procedural_path.empty()) return write_procedural(procedural_path, size_log2, seed, quiet);
+        if (!procedural_path.empty())
+            return write_procedural(procedural_path, size_log2, seed, quiet);
         settings.max_output_bytes = std::uint64_t(max_output_gib * double(1 << 30));
         return bake_image(input, output, settings, quiet);
     } catch (const std::exception& error) {

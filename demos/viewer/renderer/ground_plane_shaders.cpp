@@ -15,12 +15,8 @@ constexpr std::uint32_t ground_plane_feedback_frag[] = {
 };
 }  // namespace
 
-std::span<const std::uint32_t> ground_plane_vertex_spirv() {
-    return ground_plane_vert;
-}
-std::span<const std::uint32_t> ground_plane_fragment_spirv() {
-    return ground_plane_frag;
-}
+std::span<const std::uint32_t> ground_plane_vertex_spirv() { return ground_plane_vert; }
+std::span<const std::uint32_t> ground_plane_fragment_spirv() { return ground_plane_frag; }
 std::span<const std::uint32_t> ground_plane_feedback_fragment_spirv() {
     return ground_plane_feedback_frag;
 }

@@ -1,8 +1,8 @@
 #include "renderer/vulkan_ground_plane_pipeline.hpp"
 
+#include "renderer/ground_plane_shaders.hpp"
 #include "vtpage/interop/vulkan_context.hpp"
 #include "vtpage/interop/vulkan_error.hpp"
-#include "renderer/ground_plane_shaders.hpp"
 #include "vtpage/interop/vulkan_shader_module.hpp"
 
 namespace vtpage::viewer {

@@ -3,14 +3,14 @@
 #include <cmath>
 #include <cstring>
 
+#include "renderer/vulkan_frame_slot.hpp"
+#include "renderer/vulkan_ground_plane_pipeline.hpp"
+#include "renderer/vulkan_swapchain.hpp"
 #include "vtpage/interop/vulkan_buffer.hpp"
 #include "vtpage/interop/vulkan_context.hpp"
 #include "vtpage/interop/vulkan_error.hpp"
 #include "vtpage/interop/vulkan_image.hpp"
-#include "renderer/vulkan_swapchain.hpp"
 #include "vtpage/interop/vulkan_texture_directory.hpp"
-#include "renderer/vulkan_frame_slot.hpp"
-#include "renderer/vulkan_ground_plane_pipeline.hpp"
 
 namespace vtpage::viewer {
 
@@ -128,8 +128,8 @@ struct VulkanRenderer::State {
         vkGetSemaphoreCounterValue(context.device(), timeline.get(), &frames_done);
         throw Error(Errc::busy, "VulkanRenderer::wait",
                     detail::concat("the device has not finished frame ", number, " in ",
-                                   settings.frame_timeout_ms, " ms (frames finished: ",
-                                   frames_done, "); it waits for ", waits_for),
+                                   settings.frame_timeout_ms, " ms (frames finished: ", frames_done,
+                                   "); it waits for ", waits_for),
                     detail::concat("frame=", number));
     }
     VkExtent2D feedback_extent() const {
@@ -446,12 +446,8 @@ void VulkanRenderer::resize(std::uint32_t width, std::uint32_t height) {
     s.make_targets();
 }
 
-std::uint32_t VulkanRenderer::width() const noexcept {
-    return state_->settings.width;
-}
-std::uint32_t VulkanRenderer::height() const noexcept {
-    return state_->settings.height;
-}
+std::uint32_t VulkanRenderer::width() const noexcept { return state_->settings.width; }
+std::uint32_t VulkanRenderer::height() const noexcept { return state_->settings.height; }
 std::uint32_t VulkanRenderer::feedback_width() const noexcept {
     return state_->feedback_extent().width;
 }
@@ -461,14 +457,8 @@ std::uint32_t VulkanRenderer::feedback_height() const noexcept {
 float VulkanRenderer::feedback_lod_bias() const noexcept {
     return -std::log2(float(state_->settings.feedback_divisor));
 }
-VkFormat VulkanRenderer::colour_format() const noexcept {
-    return colour_format_used;
-}
-std::uint64_t VulkanRenderer::frames_submitted() const noexcept {
-    return state_->submitted;
-}
-const VulkanTimeline& VulkanRenderer::timeline() const noexcept {
-    return state_->timeline;
-}
+VkFormat VulkanRenderer::colour_format() const noexcept { return colour_format_used; }
+std::uint64_t VulkanRenderer::frames_submitted() const noexcept { return state_->submitted; }
+const VulkanTimeline& VulkanRenderer::timeline() const noexcept { return state_->timeline; }
 
 }  // namespace vtpage::viewer

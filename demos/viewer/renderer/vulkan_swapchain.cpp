@@ -134,24 +134,14 @@ void VulkanSwapchain::recreate(std::uint32_t width, std::uint32_t height) {
     state_->create(width, height);
 }
 
-bool VulkanSwapchain::out_of_date() const noexcept {
-    return state_->out_of_date;
-}
-VkSwapchainKHR VulkanSwapchain::get() const noexcept {
-    return state_->swapchain.get();
-}
-VkFormat VulkanSwapchain::format() const noexcept {
-    return state_->format;
-}
-VkExtent2D VulkanSwapchain::extent() const noexcept {
-    return state_->extent;
-}
+bool VulkanSwapchain::out_of_date() const noexcept { return state_->out_of_date; }
+VkSwapchainKHR VulkanSwapchain::get() const noexcept { return state_->swapchain.get(); }
+VkFormat VulkanSwapchain::format() const noexcept { return state_->format; }
+VkExtent2D VulkanSwapchain::extent() const noexcept { return state_->extent; }
 std::uint32_t VulkanSwapchain::image_count() const noexcept {
     return static_cast<std::uint32_t>(state_->images.size());
 }
-VkImage VulkanSwapchain::image(std::uint32_t index) const {
-    return state_->images.at(index);
-}
+VkImage VulkanSwapchain::image(std::uint32_t index) const { return state_->images.at(index); }
 VkSemaphore VulkanSwapchain::render_finished(std::uint32_t index) const {
     return state_->render_finished.at(index).get();
 }

@@ -14,8 +14,8 @@ namespace vtpage {
 
 struct BackendSettings {
     std::string name = "auto";
-    int device = 0;        // CUDA device ordinal
-    bool probe = true;     // CUDA: probe fd export, compression and read-only access
+    int device = 0;            // CUDA device ordinal
+    bool probe = true;         // CUDA: probe fd export, compression and read-only access
     HostBackendSettings host;  // its log is replaced by the log below
     Log log;
 };

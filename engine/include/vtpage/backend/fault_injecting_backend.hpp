@@ -16,8 +16,17 @@
 namespace vtpage {
 
 enum class BackendOperation {
-    reserve, free_reservation, create, release, map, unmap, set_access, export_fd, import_fd,
-    write, read,
+    reserve,
+    free_reservation,
+    create,
+    release,
+    map,
+    unmap,
+    set_access,
+    export_fd,
+    import_fd,
+    write,
+    read,
 };
 inline constexpr std::size_t backend_operation_count = 11;
 std::string_view to_string(BackendOperation operation) noexcept;

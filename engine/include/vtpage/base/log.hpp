@@ -29,13 +29,21 @@ public:
     explicit Log(LogCallback callback) : callback_(std::move(callback)) {}
 
     template <typename... Parts>
-    void debug(const Parts&... parts) const { write(LogLevel::debug, parts...); }
+    void debug(const Parts&... parts) const {
+        write(LogLevel::debug, parts...);
+    }
     template <typename... Parts>
-    void info(const Parts&... parts) const { write(LogLevel::info, parts...); }
+    void info(const Parts&... parts) const {
+        write(LogLevel::info, parts...);
+    }
     template <typename... Parts>
-    void warning(const Parts&... parts) const { write(LogLevel::warning, parts...); }
+    void warning(const Parts&... parts) const {
+        write(LogLevel::warning, parts...);
+    }
     template <typename... Parts>
-    void error(const Parts&... parts) const { write(LogLevel::error, parts...); }
+    void error(const Parts&... parts) const {
+        write(LogLevel::error, parts...);
+    }
 
     const LogCallback& callback() const noexcept { return callback_; }
 

@@ -43,8 +43,7 @@ struct ProcessResourceGrowth {
     std::size_t mapped_bytes = 0;
     bool empty() const noexcept { return descriptors.empty() && mappings.empty(); }
 };
-ProcessResourceGrowth growth_between(const ProcessResources& before,
-                                     const ProcessResources& after);
+ProcessResourceGrowth growth_between(const ProcessResources& before, const ProcessResources& after);
 
 // "fd 7 -> /memfd:x (deleted)" and "7f00..-7f01.. rw-p 2 MiB /path" lines, at most `limit`
 // of each, for messages.

@@ -43,7 +43,9 @@ public:
     bool empty() const noexcept { return size() == 0; }
     // Elements that fit in the mapped memory.
     size_type capacity() const noexcept { return buffer_.capacity() / sizeof(T); }
-    static constexpr size_type max_size() noexcept { return GrowableBuffer::max_size() / sizeof(T); }
+    static constexpr size_type max_size() noexcept {
+        return GrowableBuffer::max_size() / sizeof(T);
+    }
 
     void reserve(size_type count) { buffer_.reserve(bytes("reserve", count)); }
     void resize(size_type count) { buffer_.resize(bytes("resize", count)); }

@@ -22,9 +22,9 @@
 //
 // Callbacks report commits and evictions in batches, in the order they happen, so that higher
 // layers (the indirection table, IPC peers) stay current: an eviction is reported before its
-// physical page can be committed anywhere else, and generations grow in callback order. They run one at a time on the thread
-// that made the change, with no lock held: they may call the table's queries (lookup,
-// statistics...) but not its mutating members.
+// physical page can be committed anywhere else, and generations grow in callback order. They run
+// one at a time on the thread that made the change, with no lock held: they may call the table's
+// queries (lookup, statistics...) but not its mutating members.
 //
 // All members are thread-safe. Backend calls run outside the table's lock, so requests from
 // other threads are not held up by a commit in progress.
@@ -108,8 +108,8 @@ struct PageTableStatistics {
     std::size_t deferred_peak = 0;
     std::uint64_t deferred_total = 0;   // pages ever held back
     std::uint64_t deferred_reused = 0;  // ... and reused once their frames were complete
-    LatencySummary commit_latency;     // per page, batch time / pages, pool and maps included
-    LatencySummary evict_latency;      // per page
+    LatencySummary commit_latency;      // per page, batch time / pages, pool and maps included
+    LatencySummary evict_latency;       // per page
     RegionStatistics region;
     PagePoolStatistics pool;
 };

@@ -74,10 +74,10 @@ struct VulkanIndirectionTableSettings {
 
 // What one record_upload() did, and what the frame must wait for.
 struct IndirectionUpload {
-    std::size_t entries = 0;                      // entries copied
-    std::size_t regions = 0;                      // runs of neighbouring entries
-    bool scattered = false;                       // written by the compute scatter, not copies
-    bool cleared = false;                         // the first upload also zeroes the whole table
+    std::size_t entries = 0;       // entries copied
+    std::size_t regions = 0;       // runs of neighbouring entries
+    bool scattered = false;        // written by the compute scatter, not copies
+    bool cleared = false;          // the first upload also zeroes the whole table
     std::uint64_t fill_value = 0;  // the fill timeline value the published pages need
     // What the frame waits for on the device: fill_value, unless the host has already read the
     // timeline at or past it (then nothing, and wait_value is 0).
@@ -86,8 +86,8 @@ struct IndirectionUpload {
 };
 
 struct VulkanIndirectionTableStatistics {
-    std::size_t published = 0;  // entries pointing at a page now
-    std::size_t pending = 0;    // entries changed since the last upload
+    std::size_t published = 0;      // entries pointing at a page now
+    std::size_t pending = 0;        // entries changed since the last upload
     std::size_t awaiting_fill = 0;  // ready pages held back until their fill completes
     std::uint64_t ready_pages = 0;
     std::uint64_t stale_ready_pages = 0;  // ready() calls dropped as stale

@@ -46,15 +46,15 @@ inline constexpr std::uint64_t baked_data_alignment = 4096;
 struct BakedHeader {
     char magic[8] = {};
     std::uint32_t version = 0;
-    std::uint32_t header_bytes = 0;   // sizeof(BakedHeader)
+    std::uint32_t header_bytes = 0;  // sizeof(BakedHeader)
     std::uint32_t size_log2 = 0;
-    std::uint32_t tile_size = 0;      // 128
-    std::uint32_t tile_border = 0;    // 4
-    std::uint32_t texel_bytes = 0;    // 4 (RGBA8)
+    std::uint32_t tile_size = 0;       // 128
+    std::uint32_t tile_border = 0;     // 4
+    std::uint32_t texel_bytes = 0;     // 4 (RGBA8)
     std::uint32_t tiles_per_page = 0;  // 32
     std::uint32_t source_width = 0;
     std::uint32_t source_height = 0;
-    std::uint32_t flags = 0;          // 0
+    std::uint32_t flags = 0;  // 0
     std::uint64_t page_count = 0;
     std::uint64_t page_bytes = 0;
     std::uint64_t checksum_offset = 0;
@@ -107,7 +107,8 @@ void check_bake_shape(std::uint32_t width, std::uint32_t height, const BakeSetti
 // the file cannot be written (a full disk included), and then nothing is left at the path or
 // beside it. The file is made as `<path>.partial`, created exclusively and never through a
 // symbolic link (one planted there is refused), then renamed over path.
-void bake_texture(const RgbaImage& image, const std::string& path, const BakeSettings& settings = {});
+void bake_texture(const RgbaImage& image, const std::string& path,
+                  const BakeSettings& settings = {});
 
 // A baked texture file opened for reading. Opening checks the header, the checksum table and
 // the file's size; reads check each tile's checksum. Thread-safe (pread).

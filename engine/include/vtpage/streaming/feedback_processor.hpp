@@ -22,10 +22,10 @@
 namespace vtpage::vt {
 
 struct PageRequest {
-    PageIndex page = 0;          // global page
+    PageIndex page = 0;  // global page
     TextureId texture = 0;
     std::uint32_t mip = 0;
-    std::uint32_t count = 0;     // samples that asked for this page or a page below it
+    std::uint32_t count = 0;  // samples that asked for this page or a page below it
     friend bool operator==(const PageRequest&, const PageRequest&) = default;
 };
 

@@ -65,14 +65,14 @@ namespace vtpage::vt {
 
 // A page and where it lives; what every event carries.
 struct StreamedPage {
-    PageIndex page = 0;              // global page (texture base + layout page)
+    PageIndex page = 0;  // global page (texture base + layout page)
     TextureId texture = 0;
-    std::uint64_t layout_page = 0;   // page within the texture
-    std::uint32_t mip = 0;           // the tail page reports its first mip (tail_first_mip)
-    PooledPage physical;             // .slot, .handle, .window
-    std::uint64_t generation = 0;    // PageMapping::generation of the commit
-    DeviceAddress data = 0;          // where the page's page_bytes bytes are
-    std::uint64_t fence = 0;         // ready: on_fills_enqueued's value; 0 when waited for
+    std::uint64_t layout_page = 0;  // page within the texture
+    std::uint32_t mip = 0;          // the tail page reports its first mip (tail_first_mip)
+    PooledPage physical;            // .slot, .handle, .window
+    std::uint64_t generation = 0;   // PageMapping::generation of the commit
+    DeviceAddress data = 0;         // where the page's page_bytes bytes are
+    std::uint64_t fence = 0;        // ready: on_fills_enqueued's value; 0 when waited for
 };
 
 enum class StreamerEventKind : std::uint8_t { committed, ready, evicted };
@@ -94,8 +94,8 @@ struct StreamerSettings {
     // Its on_committed / on_evicted, if set, are called too (before the streamer's own).
     PageTableSettings table = recommended_table_settings();
     std::size_t worker_threads = 2;
-    std::size_t batch_pages = 64;      // pages committed and filled together
-    std::size_t max_pending = 65536;   // requests waiting beyond this are dropped
+    std::size_t batch_pages = 64;     // pages committed and filled together
+    std::size_t max_pending = 65536;  // requests waiting beyond this are dropped
     // Keep events for poll_events() (besides calling the callbacks). Poll regularly when set.
     bool queue_events = false;
     // Called one at a time, in order, on the thread that made the change (a worker, or the
@@ -118,17 +118,17 @@ struct StreamRequestResult {
 struct StreamerStatistics {
     std::size_t textures = 0;
     std::size_t pending = 0;
-    std::size_t in_flight = 0;        // being committed or filled
-    std::size_t ready_pages = 0;      // resident and filled, tails included
+    std::size_t in_flight = 0;    // being committed or filled
+    std::size_t ready_pages = 0;  // resident and filled, tails included
     std::uint64_t requests = 0;
-    std::uint64_t pages_filled = 0;   // reported ready
+    std::uint64_t pages_filled = 0;  // reported ready
     std::uint64_t bytes_filled = 0;
     std::uint64_t batches = 0;
     std::uint64_t budget_stalls = 0;  // times nothing fitted (pinned or fenced pages)
     std::uint64_t dropped_requests = 0;
-    std::uint64_t failed_pages = 0;   // fills or commits that failed
+    std::uint64_t failed_pages = 0;  // fills or commits that failed
     std::uint64_t errors = 0;
-    double commit_seconds = 0;        // summed over workers
+    double commit_seconds = 0;  // summed over workers
     double fill_seconds = 0;
     PageTableStatistics table;
 };

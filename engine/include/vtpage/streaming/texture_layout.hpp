@@ -22,14 +22,14 @@
 
 namespace vtpage::vt {
 
-inline constexpr std::uint32_t tile_size = 128;   // texels per side, border included
-inline constexpr std::uint32_t tile_border = 4;   // texels of border on each side
-inline constexpr std::uint32_t tile_payload = tile_size - 2 * tile_border;  // 120
-inline constexpr std::uint32_t texel_bytes = 4;   // RGBA8
+inline constexpr std::uint32_t tile_size = 128;  // texels per side, border included
+inline constexpr std::uint32_t tile_border = 4;  // texels of border on each side
+inline constexpr std::uint32_t tile_payload = tile_size - 2 * tile_border;        // 120
+inline constexpr std::uint32_t texel_bytes = 4;                                   // RGBA8
 inline constexpr std::uint32_t tile_bytes = tile_size * tile_size * texel_bytes;  // 64 KiB
 inline constexpr std::uint32_t page_tiles_x = 8;  // a page is a block of 8 x 4 tiles
 inline constexpr std::uint32_t page_tiles_y = 4;
-inline constexpr std::uint32_t tiles_per_page = page_tiles_x * page_tiles_y;  // 32
+inline constexpr std::uint32_t tiles_per_page = page_tiles_x * page_tiles_y;             // 32
 inline constexpr std::uint64_t page_bytes = std::uint64_t(tile_bytes) * tiles_per_page;  // 2 MiB
 inline constexpr std::uint32_t max_size_log2 = 20;  // 1M x 1M texels
 inline constexpr std::uint32_t max_mips = max_size_log2 + 1;
@@ -100,9 +100,8 @@ struct TextureLayout {
                                                      std::uint32_t y) const {
         if (in_tail(mip)) return {tail_page(), mip - tail_first_mip};
         const MipLevel& level = mips[mip];
-        const std::uint64_t page = level.first_page +
-                                   std::uint64_t(y / page_tiles_y) * level.pages_x +
-                                   x / page_tiles_x;
+        const std::uint64_t page =
+            level.first_page + std::uint64_t(y / page_tiles_y) * level.pages_x + x / page_tiles_x;
         return {page, (y % page_tiles_y) * page_tiles_x + x % page_tiles_x};
     }
     // The mip level a page belongs to.

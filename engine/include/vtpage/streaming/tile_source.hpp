@@ -24,8 +24,8 @@ class DeviceFillContext;
 
 // One page to fill in device memory: page_bytes bytes at destination.
 struct DevicePageFill {
-    std::uint64_t page = 0;          // page of the texture (its TextureLayout page)
-    DeviceAddress destination = 0;   // a device address the context's device can write
+    std::uint64_t page = 0;         // page of the texture (its TextureLayout page)
+    DeviceAddress destination = 0;  // a device address the context's device can write
 };
 
 class TileSource {

@@ -18,14 +18,14 @@
 namespace vtpage::app {
 
 struct ProgressSettings {
-    std::string label;                // printed before the bar; may be empty
-    bool enabled = true;              // false: prints nothing at all (--quiet)
+    std::string label;    // printed before the bar; may be empty
+    bool enabled = true;  // false: prints nothing at all (--quiet)
     std::FILE* out = stderr;
-    std::optional<bool> terminal;     // unset: whether `out` is a terminal
-    double redraw_seconds = 0.1;      // on a terminal: the shortest time between two frames
-    double line_seconds = 5;          // elsewhere: the shortest time between two plain lines
-                                      // (the quarters of the work print regardless)
-    int width = 30;                   // characters of the bar
+    std::optional<bool> terminal;  // unset: whether `out` is a terminal
+    double redraw_seconds = 0.1;   // on a terminal: the shortest time between two frames
+    double line_seconds = 5;       // elsewhere: the shortest time between two plain lines
+                                   // (the quarters of the work print regardless)
+    int width = 30;                // characters of the bar
 };
 
 class ProgressBar {
@@ -57,12 +57,12 @@ private:
 
     ProgressSettings settings_;
     bool terminal_;
-    int columns_ = 0;               // the terminal's width, 0 when unknown
+    int columns_ = 0;  // the terminal's width, 0 when unknown
     std::mutex mutex_;
-    bool on_screen_ = false;        // a frame is drawn and its line not ended
+    bool on_screen_ = false;  // a frame is drawn and its line not ended
     bool finished_ = false;
-    bool shown_latest_ = true;      // the latest update was drawn or printed
-    int next_quarter_ = 0;          // elsewhere: the next quarter that prints a line
+    bool shown_latest_ = true;  // the latest update was drawn or printed
+    int next_quarter_ = 0;      // elsewhere: the next quarter that prints a line
     double fraction_ = 0;
     std::string status_;
     std::optional<Clock::time_point> last_output_;
