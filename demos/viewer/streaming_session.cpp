@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include "vtpage/backend/backend_factory.hpp"
+#include "vtpage/interop/vulkan_cuda_timeline.hpp"
 #include "vtpage/streaming/baked_texture.hpp"
 #include "vtpage/streaming/procedural_source.hpp"
 
@@ -190,6 +191,16 @@ CompletedSummary StreamingSession::consume(const CompletedFrame& done) {
     return summary;
 }
 
+// VirtualTextureStreaming::wait_idle rethrows every worker error; the viewer keeps going past a
+// corrupt page of its input (named at the end), so it waits on the parts itself.
+bool StreamingSession::wait_idle_keeping_input_errors(std::chrono::milliseconds timeout) {
+    if (!streaming_->streamer().wait_idle(timeout)) return false;
+    if (CudaVulkanTimeline* fills = streaming_->fills()) {
+        fills->timeline().wait(fills->last_signaled());
+    }
+    return true;
+}
+
 void StreamingSession::rethrow_unless_input_error() {
     while (std::exception_ptr error = streaming_->streamer().take_error()) {
         try {
@@ -211,7 +222,8 @@ bool StreamingSession::settle(SessionFrame frame, std::chrono::milliseconds time
         for (const CompletedFrame& done : renderer_->finish()) last = consume(done);
         const auto left =
             std::chrono::duration_cast<std::chrono::milliseconds>(deadline - Clock::now());
-        if (!streaming_->wait_idle(std::max(left, std::chrono::milliseconds(0)))) return false;
+        if (!wait_idle_keeping_input_errors(std::max(left, std::chrono::milliseconds(0))))
+            return false;
         rethrow_unless_input_error();
         // Clean: every page the frame asked for was resident when it was drawn. Twice in a row,
         // so that the last image was drawn after the table had every one of them.
@@ -234,7 +246,7 @@ void StreamingSession::preload_all(std::chrono::milliseconds timeout) {
     const PageIndex base = streaming_->streamer().textures().base_page(texture_id_);
     for (std::uint64_t page = 0; page < pages; ++page) all.push_back(base + page);
     streaming_->streamer().request(all);
-    if (!streaming_->wait_idle(timeout)) {
+    if (!wait_idle_keeping_input_errors(timeout)) {
         throw Error(Errc::busy, "StreamingSession::preload_all",
                     "streaming did not finish in time");
     }

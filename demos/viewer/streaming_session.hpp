@@ -147,6 +147,7 @@ public:
 
 private:
     CompletedSummary consume(const CompletedFrame& done);
+    bool wait_idle_keeping_input_errors(std::chrono::milliseconds timeout);
     // Throws the streamer's errors, other than the input errors kept in input_errors_.
     void rethrow_unless_input_error();
 
