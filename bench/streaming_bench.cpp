@@ -140,17 +140,17 @@ StreamResult measure_streamer(Backend& backend, const Options& options, std::siz
     const std::uint64_t start_ready = ready.load();
 
     // A camera sweeping mip 0 row by row: every frame asks for frame_pages pages it has not
-    // seen, and the frame before completes.
+    // seen. The frame completes before the wait for its pages: a frame left in flight would hold
+    // back the pages evicted meanwhile (deferred reuse) until it completes, and the wait would
+    // never end. This measures the streamer's own rate; frames in flight are the viewer's.
     std::uint64_t next = 0;
-    FrameId previous = 0;
     bench::Stopwatch clock;
     while (ready.load() - start_ready < total) {
         const FrameId frame = streamer.begin_frame();
         std::vector<PageIndex> pages(options.frame_pages);
         for (auto& page : pages) page = base + (next++ % mip0_pages);
         streamer.request(pages);
-        if (previous != 0) streamer.complete_frame(previous);
-        previous = frame;
+        streamer.complete_frame(frame);
         while (streamer.pending_count() > options.frame_pages / 2 &&
                ready.load() - start_ready < total) {
             std::this_thread::sleep_for(std::chrono::microseconds(50));
@@ -160,7 +160,6 @@ StreamResult measure_streamer(Backend& backend, const Options& options, std::siz
     backend.synchronize();  // with the hook, fills may still run
     StreamResult result;
     result.pages_per_s = double(ready.load() - start_ready) / clock.seconds();
-    streamer.complete_frame(previous);
     streamer.clear_pending();
     streamer.wait_idle(std::chrono::seconds(30));
     result.statistics = streamer.statistics();
