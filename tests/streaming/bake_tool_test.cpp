@@ -207,6 +207,33 @@ TEST_F(BakeToolTest, AJpegHuffmanTableOfMoreThan256CodesIsRefused) {
         << bad.output;
 }
 
+// Found by the image fuzz target: a PNG chunk declaring 2 GiB made stb_image allocate that
+// much before reading it. A chunk longer than the file is refused before decoding.
+TEST_F(BakeToolTest, APngChunkLongerThanTheFileIsRefused) {
+    std::vector<char> bytes;
+    {
+        std::ifstream in(png_, std::ios::binary);
+        bytes.assign(std::istreambuf_iterator<char>(in), {});
+    }
+    std::size_t idat = 8;
+    while (idat + 8 < bytes.size() && std::string(&bytes[idat + 4], 4) != "IDAT") {
+        const auto length = std::uint32_t(std::uint8_t(bytes[idat])) << 24 |
+                            std::uint32_t(std::uint8_t(bytes[idat + 1])) << 16 |
+                            std::uint32_t(std::uint8_t(bytes[idat + 2])) << 8 |
+                            std::uint8_t(bytes[idat + 3]);
+        idat += length + 12;
+    }
+    ASSERT_LT(idat + 8, bytes.size()) << "no IDAT chunk";
+    bytes[idat] = char(0x7f);  // about 2 GiB
+    const std::string png = folder_.file("bad.png");
+    { std::ofstream(png, std::ios::binary).write(bytes.data(), std::streamsize(bytes.size())); }
+    const ToolRun bad = run("-q " + png + " -o " + folder_.file("bad.vtex"));
+    EXPECT_EQ(bad.status, 2) << bad.output;
+    EXPECT_NE(bad.output.find("a PNG chunk declares more bytes than the file has"),
+              std::string::npos)
+        << bad.output;
+}
+
 TEST_F(BakeToolTest, FifosAreRefusedNotWaitedOn) {
     const std::string fifo = folder_.file("fifo");
     ASSERT_EQ(::mkfifo(fifo.c_str(), 0600), 0);

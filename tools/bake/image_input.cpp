@@ -73,6 +73,26 @@ bool jpeg_huffman_tables_fit(std::span<const std::uint8_t> bytes) {
     return true;
 }
 
+// Debian's stb_image (2.26) grows its IDAT buffer to the length a chunk declares before it
+// reads the chunk, so a 200-byte PNG can make it allocate 2 GiB (found by the image fuzz
+// target). Every chunk up to IEND must fit in the bytes there are before stb sees them.
+bool png_chunks_fit(std::span<const std::uint8_t> bytes) {
+    static constexpr std::uint8_t signature[8] = {0x89, 'P', 'N', 'G', 0x0d, 0x0a, 0x1a, 0x0a};
+    if (bytes.size() < 8 || !std::equal(signature, signature + 8, bytes.begin())) return true;
+    std::size_t at = 8;
+    while (at + 8 <= bytes.size()) {
+        const std::uint64_t length = std::uint64_t(bytes[at]) << 24 |
+                                     std::uint64_t(bytes[at + 1]) << 16 |
+                                     std::uint64_t(bytes[at + 2]) << 8 | bytes[at + 3];
+        const bool end = std::memcmp(&bytes[at + 4], "IEND", 4) == 0;
+        // length, type, data and CRC
+        if (length + 12 > bytes.size() - at) return false;
+        if (end) return true;
+        at += std::size_t(length) + 12;
+    }
+    return true;  // the data ends between chunks: stb reports that itself
+}
+
 }  // namespace
 
 std::vector<std::uint8_t> read_image_file(const std::string& path, const ImageLimits& limits) {
@@ -112,6 +132,10 @@ ImageSize image_size(std::span<const std::uint8_t> bytes, const ImageLimits& lim
     if (!jpeg_huffman_tables_fit(bytes)) {
         throw Error(Errc::corrupt_data, "image_size",
                     "cannot read the image: a JPEG Huffman table declares more than 256 codes");
+    }
+    if (!png_chunks_fit(bytes)) {
+        throw Error(Errc::corrupt_data, "image_size",
+                    "cannot read the image: a PNG chunk declares more bytes than the file has");
     }
     int width = 0, height = 0, channels = 0;
     if (!stbi_info_from_memory(bytes.data(), int(bytes.size()), &width, &height, &channels)) {
