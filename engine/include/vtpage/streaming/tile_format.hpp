@@ -98,17 +98,19 @@ constexpr const char* tile_format_name(TileFormat format) {
     return "unknown";
 }
 
-namespace detail {
+namespace tile_format_checks {
 constexpr bool fills_a_page(TileFormat format) {
     const TileFormatInfo info = tile_format_info(format);
     return std::uint64_t(info.tile_bytes()) * info.tiles_per_page() == format_page_bytes &&
            info.tile_border % info.block_size == 0 && info.tile_size % info.block_size == 0 &&
            info.tile_payload() % 2 == 0;
 }
-}  // namespace detail
-static_assert(detail::fills_a_page(TileFormat::rgba8) && detail::fills_a_page(TileFormat::bc1) &&
-                  detail::fills_a_page(TileFormat::bc3) && detail::fills_a_page(TileFormat::bc4) &&
-                  detail::fills_a_page(TileFormat::bc5),
+}  // namespace tile_format_checks
+static_assert(tile_format_checks::fills_a_page(TileFormat::rgba8) &&
+                  tile_format_checks::fills_a_page(TileFormat::bc1) &&
+                  tile_format_checks::fills_a_page(TileFormat::bc3) &&
+                  tile_format_checks::fills_a_page(TileFormat::bc4) &&
+                  tile_format_checks::fills_a_page(TileFormat::bc5),
               "every format fills a 2 MiB page with whole tiles, borders of whole blocks");
 
 }  // namespace vtpage::vt
