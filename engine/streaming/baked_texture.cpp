@@ -191,8 +191,7 @@ void build_tile(const std::vector<RgbaImage>& mips, const TextureLayout& layout,
         tile_x = position.x * page_tiles_x + tile % page_tiles_x;
         tile_y = position.y * page_tiles_y + tile / page_tiles_x;
     }
-    if (mip >= layout.mip_count || tile_x >= layout.mips[mip].tiles ||
-        tile_y >= layout.mips[mip].tiles) {
+    if (!layout.has_tile(mip, tile_x, tile_y)) {
         std::memset(out, 0, tile_bytes);
         return;
     }
@@ -588,7 +587,7 @@ BakedFileSource::BakedFileSource(const std::string& path, BakedFileSettings sett
 
 BakedFileSource::~BakedFileSource() = default;
 
-std::uint32_t BakedFileSource::size_log2() const noexcept { return file_->header().size_log2; }
+TextureShape BakedFileSource::shape() const noexcept { return file_->layout().shape(); }
 
 std::string BakedFileSource::name() const { return file_->path(); }
 

@@ -153,7 +153,7 @@ public:
     ~BakedFileSource() override;
 
     const BakedTextureFile& file() const noexcept { return *file_; }
-    std::uint32_t size_log2() const noexcept override;
+    TextureShape shape() const noexcept override;
     std::string name() const override;
     void fill_host(std::uint64_t page, std::span<std::byte> destination) const override;
     bool fills_device() const noexcept override;
