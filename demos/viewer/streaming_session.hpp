@@ -11,8 +11,8 @@
 // image falls back to coarser levels until then.
 #pragma once
 
-#include <array>
 #include <algorithm>
+#include <array>
 #include <chrono>
 #include <cstdint>
 #include <functional>

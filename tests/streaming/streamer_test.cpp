@@ -130,7 +130,8 @@ TEST_P(StreamerTest, SmallBudgetMovingCameraNeverLosesARequest) {
             for (std::uint32_t x = cx; x < cx + 10; ++x)
                 entries.push_back(FeedbackEntry::make({id, 0, x, y}));
         }
-        entries.push_back(FeedbackEntry::make({id, 3, std::uint32_t(f) % layout.mips[3].tiles_x, 1}));
+        entries.push_back(
+            FeedbackEntry::make({id, 3, std::uint32_t(f) % layout.mips[3].tiles_x, 1}));
         const FeedbackResult result = feedback.process(entries);
         drain();
         const std::uint64_t before = event_number;  // ready events after this serve the request
