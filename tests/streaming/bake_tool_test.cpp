@@ -234,6 +234,21 @@ TEST_F(BakeToolTest, APngChunkLongerThanTheFileIsRefused) {
         << bad.output;
 }
 
+TEST_F(BakeToolTest, FormatsOtherThanPngAndJpegAreRefusedUnread) {
+    // A binary PPM whose header is a long run of digits: stb's PNM reader would overflow a
+    // signed int parsing it. The bake reads PNG and JPEG only, so it never gets that far; a
+    // well-formed 2 x 2 PGM, which stb's PNM reader would decode, is refused the same way.
+    for (const std::string& bytes :
+         {std::string("P6") + std::string(200, '6'), std::string("P5 2 2 255\n\x10\x20\x30\x40")}) {
+        const std::string path = folder_.file("other.img");
+        { std::ofstream(path, std::ios::binary) << bytes; }
+        const ToolRun bad = run("-q " + path + " -o " + folder_.file("other.vtex"));
+        EXPECT_EQ(bad.status, 2) << bad.output;
+        EXPECT_NE(bad.output.find("cannot read the image"), std::string::npos) << bad.output;
+        EXPECT_FALSE(std::filesystem::exists(folder_.file("other.vtex")));
+    }
+}
+
 TEST_F(BakeToolTest, FifosAreRefusedNotWaitedOn) {
     const std::string fifo = folder_.file("fifo");
     ASSERT_EQ(::mkfifo(fifo.c_str(), 0600), 0);
