@@ -38,9 +38,9 @@ struct PageArchive::State {
     }
     // Reads a region that opening checked lies inside the file.
     void read(void* destination, std::uint64_t bytes, std::uint64_t offset,
-              const char* what) const {
+              const std::string& what) const {
         if (!file_io::read_exact(fd.get(), destination, bytes, offset, reader_operation, path)) {
-            corrupt(detail::concat("truncated: the ", what, " ends past the end of the file"));
+            corrupt(detail::concat("truncated: ", what, " ends past the end of the file"));
         }
     }
     void read_header();
@@ -66,7 +66,7 @@ void PageArchive::State::read_header() {
         corrupt(detail::concat("truncated: the file has ", file_bytes, " bytes, less than the ",
                                sizeof(PageArchiveHeader), "-byte header"));
     }
-    read(&header, sizeof(header), 0, "header");
+    read(&header, sizeof(header), 0, "the header");
     if (std::memcmp(header.magic, page_archive_magic, sizeof(header.magic)) != 0) {
         corrupt("bad magic: not a vtpage page archive");
     }
@@ -121,7 +121,7 @@ std::vector<std::byte> PageArchive::State::read_region(std::uint64_t offset, std
                                                        std::uint64_t checksum,
                                                        const char* what) const {
     std::vector<std::byte> region(bytes);  // inside the file: check_header saw to that
-    read(region.data(), bytes, offset, what);
+    read(region.data(), bytes, offset, detail::concat("the ", what));
     if (checksum64(region) != checksum) {
         corrupt(detail::concat(what, " checksum mismatch: the ", what, " is corrupt"));
     }
@@ -133,7 +133,7 @@ void PageArchive::State::check_zero(std::uint64_t from, std::uint64_t to, const 
     std::byte chunk[4096];
     for (std::uint64_t at = from; at < to; at += sizeof(chunk)) {
         const std::uint64_t size = std::min<std::uint64_t>(sizeof(chunk), to - at);
-        read(chunk, size, at, "padding");
+        read(chunk, size, at, "the padding");
         for (std::uint64_t i = 0; i < size; ++i) {
             if (chunk[i] != std::byte{0}) {
                 corrupt(
@@ -189,7 +189,7 @@ void PageArchive::State::check_overlaps() const {
 void PageArchive::State::read_index() {
     index.resize(shape.page_count);
     const auto bytes = std::as_writable_bytes(std::span(index));
-    read(bytes.data(), bytes.size(), header.index_offset, "index");
+    read(bytes.data(), bytes.size(), header.index_offset, "the index");
     for (std::uint64_t page = 0; page < shape.page_count; ++page) check_entry(page, index[page]);
     if (checksum64(bytes) != header.index_checksum) {
         corrupt("index checksum mismatch: the page index is corrupt");
@@ -200,7 +200,7 @@ void PageArchive::State::read_index() {
 void PageArchive::State::read_table() {
     table.resize(shape.page_count * shape.tiles_per_page);
     const auto bytes = std::as_writable_bytes(std::span(table));
-    read(bytes.data(), bytes.size(), header.table_offset, "tile checksum table");
+    read(bytes.data(), bytes.size(), header.table_offset, "the tile checksum table");
     if (checksum64(bytes) != header.table_checksum) {
         corrupt("tile checksum table checksum mismatch: the tile checksum table is corrupt");
     }
@@ -319,12 +319,12 @@ void PageArchive::read_page(std::uint64_t page, std::span<std::byte> destination
     s.check_page_argument("PageArchive::read_page", page, destination.size());
     const PageIndexEntry& e = s.index[page];
     if (e.encoding == std::uint32_t(PageEncoding::raw)) {
-        s.read(destination.data(), e.stored_bytes, e.offset, "page");
+        s.read(destination.data(), e.stored_bytes, e.offset, detail::concat("page ", page));
         s.decode(page, destination.first(e.stored_bytes), destination);
         return;
     }
     std::vector<std::byte> stored(e.stored_bytes);  // at most ZSTD_compressBound(page_bytes)
-    s.read(stored.data(), stored.size(), e.offset, "page");
+    s.read(stored.data(), stored.size(), e.offset, detail::concat("page ", page));
     s.decode(page, stored, destination);
 }
 

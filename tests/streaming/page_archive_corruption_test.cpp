@@ -116,6 +116,14 @@ TEST_F(PageArchiveCorruptionTest, TruncationAnywhereIsFound) {
     EXPECT_MENTIONS(damage(longer), "size mismatch");
 }
 
+TEST_F(PageArchiveCorruptionTest, AFileCutShortAfterOpeningIsCorruptDataNamingThePage) {
+    const PageArchive archive(path_);
+    ASSERT_EQ(::truncate(path_.c_str(), off_t(good_.header().data_offset)), 0);
+    std::vector<std::byte> page(4096);
+    EXPECT_MENTIONS(detail_of([&] { archive.read_page(1, page); }, Errc::corrupt_data),
+                    "truncated: page 1 ends past the end of the file");
+}
+
 TEST_F(PageArchiveCorruptionTest, HeaderFieldsWithFreshChecksumsAreChecked) {
     auto rewrite = [&](auto&& edit) {
         test::ArchiveBytes file = good_;
