@@ -6,11 +6,14 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <atomic>
 #include <chrono>
 #include <cmath>
 #include <cstring>
+#include <filesystem>
 #include <fstream>
 #include <future>
+#include <thread>
 
 #include "../support/expect_error.hpp"
 #include "../support/pattern.hpp"
@@ -165,7 +168,13 @@ TEST_F(VipsImageReaderTest, TiffTiledAndStrippedAreExact) {
     test::save_image(image, stripped, [](VipsImage* in, const char* to) {
         return vips_tiffsave(in, to, "compression", VIPS_FOREIGN_TIFF_COMPRESSION_LZW, nullptr);
     });
-    for (const std::string& path : {tiled, stripped}) {
+    // BigTIFF, under a name ending in brackets (which libvips would take for load options).
+    const std::string big = folder.file("big.tif[1]");
+    test::save_image(image, big, [](VipsImage* in, const char* to) {
+        return vips_tiffsave(in, to, "bigtiff", TRUE, nullptr);
+    });
+    ASSERT_TRUE(std::filesystem::exists(big));
+    for (const std::string& path : {tiled, stripped, big}) {
         const Read read = read_all(path);
         EXPECT_EQ(read.info.loader, "tiffload") << path;
         EXPECT_FALSE(read.info.has_alpha);
@@ -231,6 +240,25 @@ TEST_F(VipsImageReaderTest, WebpLosslessIsExact) {
     EXPECT_EQ(read.info.loader, "webpload");
     EXPECT_TRUE(read.info.has_alpha);
     EXPECT_TRUE(read.rgba == expected_rgba(image));
+}
+
+// libvips starts once, whichever thread comes first; readers on several threads each get their
+// own rows.
+TEST_F(VipsImageReaderTest, ReadersOnSeveralThreads) {
+    const SampleImage image = eight_bit(64, 48, 4, VIPS_INTERPRETATION_sRGB, busy);
+    const std::string path = folder.file("shared.png");
+    test::save_image(image, path,
+                     [](VipsImage* in, const char* to) { return vips_pngsave(in, to, nullptr); });
+    const std::vector<std::uint8_t> expected = expected_rgba(image);
+    std::atomic<int> matches{0};
+    std::vector<std::thread> threads;
+    for (int t = 0; t < 4; ++t) {
+        threads.emplace_back([&] {
+            for (int i = 0; i < 10; ++i) matches += read_all(path).rgba == expected;
+        });
+    }
+    for (std::thread& thread : threads) thread.join();
+    EXPECT_EQ(matches.load(), 40);
 }
 
 void write_bytes(const std::string& path, const std::vector<std::uint8_t>& bytes) {

@@ -51,8 +51,8 @@ void initialise_vips() {
 namespace {
 
 // libvips would block opening a FIFO (and never end reading a device), and its message for a
-// missing file does not say so: the file is looked at first.
-void check_regular_file(const std::string& path) {
+// missing file does not say so: the file is opened and looked at first.
+UniqueFd open_regular_file(const std::string& path) {
     UniqueFd fd(::open(path.c_str(), O_RDONLY | O_NONBLOCK | O_CLOEXEC));
     struct stat status {};
     if (!fd || ::fstat(fd.get(), &status) != 0) {
@@ -66,6 +66,7 @@ void check_regular_file(const std::string& path) {
                     "not a regular file (a FIFO, device or folder cannot be an image)",
                     detail::concat("path=", path), EINVAL, errno_name(EINVAL));
     }
+    return fd;
 }
 
 struct ImageDeleter {
@@ -156,6 +157,7 @@ void row_to_rgba(int bands, const void* row, std::uint32_t width, std::uint8_t* 
 }  // namespace
 
 struct VipsImageReader::Pipeline {
+    UniqueFd file;   // open while libvips may read it again by name (loads are lazy)
     ImagePtr image;  // 1 to 4 bands of uchar or ushort
     VipsRegion* region = nullptr;
 
@@ -168,10 +170,10 @@ namespace {
 
 // Sequential access: the loader decodes rows as they are asked for and keeps only a few.
 // fail_on error: a truncated or damaged file is an error, not rows of grey.
-ImagePtr open_image(const std::string& path) {
-    // "[]" ends the name with an empty option string, so that a name that itself ends in
-    // brackets is not read as options.
-    const std::string name = path + "[]";
+ImagePtr open_image(const std::string& path, const UniqueFd& fd) {
+    // libvips reads "name[options]": a name that ends in brackets is given as the open file.
+    const std::string name =
+        path.ends_with(']') ? detail::concat("/proc/self/fd/", fd.get()) : path;
     VipsImage* image = vips_image_new_from_file(name.c_str(), "access", VIPS_ACCESS_SEQUENTIAL,
                                                 "fail_on", VIPS_FAIL_ON_ERROR, nullptr);
     if (!image) vips_failure(Errc::corrupt_data, "VipsImageReader", "cannot load the image", path);
@@ -197,8 +199,9 @@ VipsImageInfo describe(VipsImage* image) {
 
 VipsImageReader::VipsImageReader(const std::string& path) : path_(path) {
     initialise_vips();
-    check_regular_file(path);
-    ImagePtr image = open_image(path);
+    auto pipeline = std::make_unique<Pipeline>();
+    pipeline->file = open_regular_file(path);
+    ImagePtr image = open_image(path, pipeline->file);
     info_ = describe(image.get());
     if (info_.width == 0 || info_.height == 0 || info_.width > max_side ||
         info_.height > max_side) {
@@ -207,7 +210,7 @@ VipsImageReader::VipsImageReader(const std::string& path) : path_(path) {
                                    "must be 1 to ", max_side, " texels"),
                     detail::concat("path=", path));
     }
-    pipeline_ = std::make_unique<Pipeline>();
+    pipeline_ = std::move(pipeline);
     pipeline_->image = displayable(std::move(image), path);
     pipeline_->region = vips_region_new(pipeline_->image.get());
     if (!pipeline_->region) {
