@@ -117,7 +117,7 @@ struct TextureLayout {
         const std::uint32_t payload = info.tile_payload();
         std::uint64_t next_page = 0;
         tail_first_mip = mip_count;
-        for (std::uint32_t mip = 0; mip < mip_count; ++mip) {
+        for (std::uint32_t mip = 0; mip < mip_count && mip < max_mips; ++mip) {
             MipLevel& level = mips[mip];
             level.width = level_size(width, mip);
             level.height = level_size(height, mip);
@@ -132,7 +132,7 @@ struct TextureLayout {
             level.first_page = next_page;
             next_page += std::uint64_t(level.pages_x) * level.pages_y;
         }
-        for (std::uint32_t mip = tail_first_mip; mip < mip_count; ++mip) {
+        for (std::uint32_t mip = tail_first_mip; mip < mip_count && mip < max_mips; ++mip) {
             mips[mip].first_page = next_page;  // all tail levels share the one tail page
         }
         page_count = next_page + 1;
@@ -150,7 +150,7 @@ struct TextureLayout {
     // Levels down to 1 x 1: floor(log2(largest side)) + 1.
     VTPAGE_HOST_DEVICE static constexpr std::uint32_t mip_count_of(std::uint32_t largest) {
         std::uint32_t count = 1;
-        while (largest > 1) {
+        while (largest > 1 && count < max_mips) {
             largest >>= 1;
             ++count;
         }
