@@ -6,9 +6,13 @@ set(VTPAGE_SHADER_SOURCE_DIR ${PROJECT_SOURCE_DIR}/shaders)
 set(VTPAGE_SHADER_OUTPUT_DIR ${PROJECT_BINARY_DIR}/shaders)
 set(VTPAGE_LAYOUT_GLSL ${VTPAGE_SHADER_OUTPUT_DIR}/vtpage/layout.glsl)
 
-# Compiles `SHADERS` (names in shaders/) for `target`, which includes the results.
+# Compiles `SHADERS` (names in shaders/, or in SOURCE_DIR where given: a test's own shaders)
+# for `target`, which includes the results.
 function(vtpage_add_shaders target)
-  cmake_parse_arguments(ARG "" "" "SHADERS" ${ARGN})
+  cmake_parse_arguments(ARG "" "SOURCE_DIR" "SHADERS" ${ARGN})
+  if(NOT ARG_SOURCE_DIR)
+    set(ARG_SOURCE_DIR ${VTPAGE_SHADER_SOURCE_DIR})
+  endif()
   set(outputs "")
   foreach(shader ${ARG_SHADERS})
     set(output ${VTPAGE_SHADER_OUTPUT_DIR}/${shader}.spv.inc)
@@ -23,8 +27,8 @@ function(vtpage_add_shaders target)
       COMMAND ${Vulkan_GLSLC_EXECUTABLE} --target-env=${target_env} -O -Werror -mfmt=num
               -I ${VTPAGE_SHADER_SOURCE_DIR} -I ${VTPAGE_SHADER_OUTPUT_DIR}
               -MD -MF ${output}.d -MT ${output}
-              ${VTPAGE_SHADER_SOURCE_DIR}/${shader} -o ${output}
-      DEPENDS ${VTPAGE_SHADER_SOURCE_DIR}/${shader} ${VTPAGE_LAYOUT_GLSL}
+              ${ARG_SOURCE_DIR}/${shader} -o ${output}
+      DEPENDS ${ARG_SOURCE_DIR}/${shader} ${VTPAGE_LAYOUT_GLSL}
       DEPFILE ${output}.d
       COMMENT "Compiling shader ${shader}")
     list(APPEND outputs ${output})

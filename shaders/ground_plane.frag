@@ -23,12 +23,12 @@ void main() {
         return;
     }
     // Tile edges of the level actually sampled, drawn as thin dark lines.
-    const uint size_log2 = t.directory.textures[t.id].size_log2;
-    const VtLevelPosition position = vt_level_position(size_log2, info.resident_mip, uv);
-    const vec2 in_tile = mod(position.c, float(VT_TILE_PAYLOAD));
+    const VtLevelPosition position = vt_level_position(t, info.resident_mip, uv);
+    const float payload = float(t.directory.textures[t.id].tile_payload);
+    const vec2 in_tile = mod(position.c, payload);
     const vec2 edge_width = fwidth(position.c) * 1.5;
     const bool edge = any(lessThan(in_tile, edge_width)) ||
-                      any(greaterThan(in_tile, vec2(VT_TILE_PAYLOAD) - edge_width));
+                      any(greaterThan(in_tile, vec2(payload) - edge_width));
     vec3 tint;
     if (frame.mode == 1u) {
         // Residency: green where the wanted level was resident, yellow to red as the sample

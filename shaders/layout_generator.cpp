@@ -68,6 +68,7 @@ int main(int argc, char** argv) {
     define("VT_TILES_PER_PAGE", vt::tiles_per_page);
     define("VT_PAGE_BYTES", vt::page_bytes);
     define("VT_MAX_SIZE_LOG2", vt::max_size_log2);
+    define("VT_MAX_SIZE", vt::max_size);
     define("VT_MAX_MIPS", vt::max_mips);
     define("VT_FEEDBACK_EMPTY", vt::FeedbackEntry::empty);
     define("VT_FEEDBACK_MAX_TEXTURES", vt::FeedbackEntry::max_textures);
@@ -80,6 +81,11 @@ int main(int argc, char** argv) {
     define("VT_FEEDBACK_TILE_Y_SHIFT", tile_y.shift);
     define("VT_FEEDBACK_TILE_Y_MASK", tile_y.mask);
     define("VT_TEXTURE_INFO_BYTES", sizeof(vtpage::VulkanTextureInfo));
+    define("VT_FORMAT_RGBA8", std::uint32_t(vt::TileFormat::rgba8));
+    define("VT_FORMAT_BC1", std::uint32_t(vt::TileFormat::bc1));
+    define("VT_FORMAT_BC3", std::uint32_t(vt::TileFormat::bc3));
+    define("VT_FORMAT_BC4", std::uint32_t(vt::TileFormat::bc4));
+    define("VT_FORMAT_BC5", std::uint32_t(vt::TileFormat::bc5));
     std::fprintf(out, "\n#endif\n");
     if (std::fclose(out) != 0) {
         std::perror(argv[1]);

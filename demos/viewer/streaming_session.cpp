@@ -49,9 +49,9 @@ StreamingSession::StreamingSession(SessionSettings settings) : settings_(std::mo
     const SessionSettings& s = settings_;
     // The texture first: a bad file is the user's problem, said before any device work.
     std::shared_ptr<const vt::TileSource> source = make_source(s);
-    size_log2_ = source->size_log2();
+    shape_ = source->shape();
     texture_name_ = source->name();
-    const vt::TextureLayout layout(size_log2_);
+    const vt::TextureLayout layout(shape_);
 
     backend_ = make_backend({.name = s.backend, .log = s.log});
     VulkanContextSettings context_settings;
@@ -235,7 +235,7 @@ bool StreamingSession::settle(SessionFrame frame, std::chrono::milliseconds time
 }
 
 void StreamingSession::preload_all(std::chrono::milliseconds timeout) {
-    const vt::TextureLayout layout(size_log2_);
+    const vt::TextureLayout layout(shape_);
     const std::size_t pages = layout.page_count;
     if (pages > budget_pages()) {
         throw UsageError(detail::concat("--preload-all: the texture has ", pages,
@@ -285,7 +285,7 @@ std::size_t StreamingSession::budget_pages() const {
 }
 
 std::uint64_t StreamingSession::texture_pages() const noexcept {
-    return vt::TextureLayout(size_log2_).page_count;
+    return vt::TextureLayout(shape_).page_count;
 }
 
 }  // namespace vtpage::viewer

@@ -11,6 +11,7 @@
 // image falls back to coarser levels until then.
 #pragma once
 
+#include <algorithm>
 #include <array>
 #include <chrono>
 #include <cstdint>
@@ -136,8 +137,9 @@ public:
     std::string backend_name() const;
     std::string device_name() const;
     std::string texture_name() const;
-    std::uint32_t texture_size_log2() const noexcept { return size_log2_; }
-    double plane_size() const noexcept { return double(1u << size_log2_); }
+    vt::TextureShape texture_shape() const noexcept { return shape_; }
+    // The ground plane's side: the texture's larger side, one texel per unit.
+    double plane_size() const noexcept { return double(std::max(shape_.width, shape_.height)); }
     std::size_t budget_pages() const;
     std::uint64_t texture_pages() const noexcept;
     double startup_seconds() const noexcept { return startup_seconds_; }
@@ -160,7 +162,7 @@ private:
     std::unique_ptr<vt::FeedbackProcessor> feedback_;
     std::unique_ptr<VulkanRenderer> renderer_;
     vt::TextureId texture_id_ = 0;
-    std::uint32_t size_log2_ = 0;
+    vt::TextureShape shape_;
     std::string texture_name_;
     std::unordered_set<PageIndex> requested_;  // what the last feedback asked for
     std::uint64_t withdrawn_ = 0;

@@ -81,10 +81,10 @@ vt::TextureId VirtualTextureStreaming::add_texture(std::shared_ptr<const vt::Til
         throw Error(Errc::invalid_argument, "VirtualTextureStreaming::add_texture", "no source");
     }
     // Checked before the streamer has it: its tail page is committed and published at once.
-    const std::uint32_t size_log2 = source->size_log2();
+    const vt::TextureShape shape = source->shape();
     const vt::TextureSet& set = streamer_->textures();
     const PageIndex base = set.first_page() + set.pages_used();
-    const std::uint64_t pages = vt::TextureLayout(size_log2).page_count;
+    const std::uint64_t pages = vt::TextureLayout(shape).page_count;
     if (base + pages > indirection_->page_count()) {
         throw Error(Errc::out_of_range, "VirtualTextureStreaming::add_texture",
                     "the texture's pages pass the indirection table (raise page_count)",
@@ -92,7 +92,7 @@ vt::TextureId VirtualTextureStreaming::add_texture(std::shared_ptr<const vt::Til
                                    " page_count=", indirection_->page_count()));
     }
     const vt::TextureId id = streamer_->add_texture(std::move(source));
-    directory_->set(id, static_cast<std::uint32_t>(set.base_page(id)), size_log2);
+    directory_->set(id, static_cast<std::uint32_t>(set.base_page(id)), shape);
     return id;
 }
 

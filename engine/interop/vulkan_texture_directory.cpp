@@ -48,18 +48,30 @@ std::uint32_t VulkanTextureDirectory::max_textures() const noexcept {
 
 void VulkanTextureDirectory::set(std::uint32_t id, std::uint32_t base_page,
                                  std::uint32_t size_log2) {
-    State& s = *state_;
-    if (id >= s.settings.max_textures || size_log2 > vt::max_size_log2) {
+    if (size_log2 > vt::max_size_log2) {
         throw Error(Errc::out_of_range, "VulkanTextureDirectory::set",
-                    detail::concat("ids go up to ", s.settings.max_textures - 1, ", sizes up to 2^",
-                                   vt::max_size_log2),
+                    detail::concat("sizes go up to 2^", vt::max_size_log2),
                     detail::concat("id=", id, " size_log2=", size_log2));
     }
-    const VulkanTextureInfo info = VulkanTextureInfo::make(base_page, size_log2);
-    if (std::uint64_t(base_page) + vt::TextureLayout(size_log2).page_count > UINT32_MAX) {
+    set(id, base_page, vt::TextureShape::square(size_log2));
+}
+
+void VulkanTextureDirectory::set(std::uint32_t id, std::uint32_t base_page,
+                                 vt::TextureShape shape) {
+    State& s = *state_;
+    if (id >= s.settings.max_textures || !shape.valid()) {
+        throw Error(Errc::out_of_range, "VulkanTextureDirectory::set",
+                    detail::concat("ids go up to ", s.settings.max_textures - 1, ", sides up to ",
+                                   vt::max_size, " texels, in a known format"),
+                    detail::concat("id=", id, " width=", shape.width, " height=", shape.height,
+                                   " format=", std::uint32_t(shape.format)));
+    }
+    const VulkanTextureInfo info = VulkanTextureInfo::make(base_page, shape);
+    if (std::uint64_t(base_page) + vt::TextureLayout(shape).page_count > UINT32_MAX) {
         throw Error(Errc::out_of_range, "VulkanTextureDirectory::set",
                     "the texture's pages go beyond 32-bit page indices",
-                    detail::concat("base_page=", base_page, " size_log2=", size_log2));
+                    detail::concat("base_page=", base_page, " width=", shape.width,
+                                   " height=", shape.height));
     }
     std::lock_guard lock(s.mutex);
     s.textures[id] = info;

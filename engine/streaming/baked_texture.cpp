@@ -10,6 +10,7 @@
 #include <cstring>
 #include <vector>
 
+#include "file_io.hpp"
 #include "vtpage/base/system_error.hpp"
 #include "vtpage/base/unique_fd.hpp"
 #include "vtpage/config.hpp"
@@ -26,18 +27,8 @@ static_assert(std::endian::native == std::endian::little,
 
 namespace {
 
-constexpr std::uint64_t prime1 = 0x9e3779b185ebca87ull;
-constexpr std::uint64_t prime2 = 0xc2b2ae3d27d4eb4full;
-constexpr std::uint64_t prime3 = 0x165667b19e3779f9ull;
-
-constexpr std::uint64_t rotl(std::uint64_t x, int r) { return (x << r) | (x >> (64 - r)); }
-constexpr std::uint64_t round_lane(std::uint64_t lane, std::uint64_t word) {
-    return rotl(lane + word * prime2, 31) * prime1;
-}
-
-std::uint64_t align_up(std::uint64_t value, std::uint64_t alignment) {
-    return (value + alignment - 1) / alignment * alignment;
-}
+using file_io::align_up;
+using file_io::read_exact;
 
 std::uint64_t table_bytes(std::uint64_t page_count) {
     return page_count * tiles_per_page * sizeof(std::uint64_t);
@@ -92,36 +83,6 @@ void allocate_texels(RgbaImage& image, const char* operation) {
     }
 }
 
-// Opens `<path>.partial` for writing: created here and now (O_EXCL), never through a symbolic
-// link (O_NOFOLLOW), so that a link planted at that name cannot send the bake's bytes to
-// another file. A regular file left there by an interrupted bake is removed first (unlink
-// removes the name, it writes nothing); anything else there is refused.
-UniqueFd create_temporary(const std::string& temporary) {
-    constexpr int flags = O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC;
-    UniqueFd fd(::open(temporary.c_str(), flags, 0644));
-    if (!fd && errno == EEXIST) {
-        struct stat info {};
-        if (::lstat(temporary.c_str(), &info) == 0 && S_ISREG(info.st_mode) &&
-            ::unlink(temporary.c_str()) == 0) {
-            fd = UniqueFd(::open(temporary.c_str(), flags, 0644));
-        } else {
-            errno = EEXIST;
-        }
-    }
-    if (!fd) {
-        const int error = errno;
-        throw Error(Errc::io_error, "bake_texture",
-                    error == EEXIST || error == ELOOP
-                        ? detail::concat("cannot create the temporary file ", temporary,
-                                         ": something other than a regular file (a symbolic "
-                                         "link?) is in the way; refusing to write through it")
-                        : detail::concat("cannot create the temporary file ", temporary, ": ",
-                                         std::strerror(error)),
-                    detail::concat("path=", temporary), error, errno_name(error));
-    }
-    return fd;
-}
-
 std::uint64_t header_checksum(BakedHeader header) {
     header.header_checksum = 0;
     return checksum64(std::as_bytes(std::span(&header, 1)));
@@ -145,41 +106,6 @@ std::string tile_text(const TextureLayout& layout, std::uint64_t page, std::uint
         position.y * page_tiles_y + tile / page_tiles_x, " of mip ", position.mip, ")");
 }
 
-// Reads exactly size bytes at offset; false when the file ends first.
-bool read_exact(int fd, void* destination, std::size_t size, std::uint64_t offset,
-                const char* operation, const std::string& path) {
-    auto* bytes = static_cast<std::byte*>(destination);
-    std::size_t done = 0;
-    while (done < size) {
-        const ssize_t n = ::pread(fd, bytes + done, size - done, off_t(offset + done));
-        if (n < 0) {
-            if (errno == EINTR) continue;
-            throw Error(Errc::io_error, operation,
-                        detail::concat("read failed: ", std::strerror(errno)),
-                        detail::concat("path=", path), errno, errno_name(errno));
-        }
-        if (n == 0) return false;
-        done += std::size_t(n);
-    }
-    return true;
-}
-
-void write_exact(int fd, const void* source, std::size_t size, std::uint64_t offset,
-                 const std::string& path) {
-    const auto* bytes = static_cast<const std::byte*>(source);
-    std::size_t done = 0;
-    while (done < size) {
-        const ssize_t n = ::pwrite(fd, bytes + done, size - done, off_t(offset + done));
-        if (n < 0) {
-            if (errno == EINTR) continue;
-            throw Error(Errc::io_error, "bake_texture",
-                        detail::concat("write failed: ", std::strerror(errno)),
-                        detail::concat("path=", path), errno, errno_name(errno));
-        }
-        done += std::size_t(n);
-    }
-}
-
 // Tile `tile` of a page from the mip images (each a square power of two).
 void build_tile(const std::vector<RgbaImage>& mips, const TextureLayout& layout, std::uint64_t page,
                 std::uint32_t tile, std::byte* out) {
@@ -191,8 +117,7 @@ void build_tile(const std::vector<RgbaImage>& mips, const TextureLayout& layout,
         tile_x = position.x * page_tiles_x + tile % page_tiles_x;
         tile_y = position.y * page_tiles_y + tile / page_tiles_x;
     }
-    if (mip >= layout.mip_count || tile_x >= layout.mips[mip].tiles ||
-        tile_y >= layout.mips[mip].tiles) {
+    if (!layout.has_tile(mip, tile_x, tile_y)) {
         std::memset(out, 0, tile_bytes);
         return;
     }
@@ -237,37 +162,6 @@ void check_bake_shape(std::uint32_t width, std::uint32_t height, const BakeSetti
                                settings.max_output_bytes),
                 width, height);
     }
-}
-
-std::uint64_t checksum64(std::span<const std::byte> bytes) noexcept {
-    std::uint64_t lanes[4] = {prime1 + prime2, prime2, 0, 0 - prime1};
-    const std::size_t words = bytes.size() / 8;
-    const std::byte* data = bytes.data();
-    std::size_t i = 0;
-    for (; i + 4 <= words; i += 4) {
-        for (int k = 0; k < 4; ++k) {
-            std::uint64_t word;
-            std::memcpy(&word, data + (i + k) * 8, 8);
-            lanes[k] = round_lane(lanes[k], word);
-        }
-    }
-    std::uint64_t h =
-        rotl(lanes[0], 1) + rotl(lanes[1], 7) + rotl(lanes[2], 12) + rotl(lanes[3], 18);
-    for (; i < words; ++i) {
-        std::uint64_t word;
-        std::memcpy(&word, data + i * 8, 8);
-        h = rotl(h ^ round_lane(0, word), 27) * prime1 + prime3;
-    }
-    for (std::size_t b = words * 8; b < bytes.size(); ++b) {
-        h = rotl(h ^ (std::uint64_t(std::to_integer<std::uint8_t>(data[b])) * prime3), 11) * prime1;
-    }
-    h ^= std::uint64_t(bytes.size());
-    h ^= h >> 33;
-    h *= prime2;
-    h ^= h >> 29;
-    h *= prime3;
-    h ^= h >> 32;
-    return h;
 }
 
 RgbaImage pad_to_square_power_of_two(const RgbaImage& image) {
@@ -347,7 +241,7 @@ void bake_texture(const RgbaImage& image, const std::string& path, const BakeSet
     header.file_bytes = header.data_offset + layout.page_count * page_bytes;
 
     const std::string temporary = path + ".partial";
-    UniqueFd fd = create_temporary(temporary);
+    UniqueFd fd = file_io::create_temporary(temporary, "bake_texture");
     try {
         std::vector<std::uint64_t> table(layout.page_count * tiles_per_page);
         std::vector<std::byte> page(page_bytes);
@@ -357,27 +251,22 @@ void bake_texture(const RgbaImage& image, const std::string& path, const BakeSet
                 build_tile(mips, layout, p, t, tile);
                 table[p * tiles_per_page + t] = checksum64(std::span(tile, tile_bytes));
             }
-            write_exact(fd.get(), page.data(), page.size(), header.data_offset + p * page_bytes,
-                        temporary);
+            file_io::write_exact(fd.get(), page.data(), page.size(),
+                                 header.data_offset + p * page_bytes, "bake_texture", temporary);
             progress(0.1 + 0.9 * double(p + 1) / double(layout.page_count), "writing pages");
         }
         const auto table_span = std::as_bytes(std::span(table));
         header.table_checksum = checksum64(table_span);
         header.header_checksum = header_checksum(header);
-        write_exact(fd.get(), table_span.data(), table_span.size(), header.checksum_offset,
-                    temporary);
-        write_exact(fd.get(), &header, sizeof(header), 0, temporary);
-        if (::ftruncate(fd.get(), off_t(header.file_bytes)) != 0 || ::fsync(fd.get()) != 0) {
+        file_io::write_exact(fd.get(), table_span.data(), table_span.size(), header.checksum_offset,
+                             "bake_texture", temporary);
+        file_io::write_exact(fd.get(), &header, sizeof(header), 0, "bake_texture", temporary);
+        if (::ftruncate(fd.get(), off_t(header.file_bytes)) != 0) {
             throw Error(Errc::io_error, "bake_texture",
                         detail::concat("cannot finish the file: ", std::strerror(errno)),
                         detail::concat("path=", temporary), errno, errno_name(errno));
         }
-        fd.reset();
-        if (::rename(temporary.c_str(), path.c_str()) != 0) {
-            throw Error(Errc::io_error, "bake_texture",
-                        detail::concat("cannot rename the finished file: ", std::strerror(errno)),
-                        detail::concat("path=", path), errno, errno_name(errno));
-        }
+        file_io::commit_temporary(fd, temporary, path, "bake_texture");
     } catch (...) {
         fd.reset();
         ::unlink(temporary.c_str());
@@ -424,25 +313,8 @@ void check_header_fields(const BakedTextureFile::State& s) {
 BakedTextureFile::BakedTextureFile(const std::string& path) : state_(std::make_unique<State>()) {
     State& s = *state_;
     s.path = path;
-    // O_NONBLOCK: opening a FIFO for reading would wait for a writer; its type is refused below.
-    s.fd = UniqueFd(::open(path.c_str(), O_RDONLY | O_NONBLOCK | O_CLOEXEC));
-    if (!s.fd) {
-        throw Error(Errc::io_error, "BakedTextureFile",
-                    detail::concat("cannot open: ", std::strerror(errno)),
-                    detail::concat("path=", path), errno, errno_name(errno));
-    }
-    struct stat info {};
-    if (::fstat(s.fd.get(), &info) != 0) {
-        throw Error(Errc::io_error, "BakedTextureFile",
-                    detail::concat("cannot stat: ", std::strerror(errno)),
-                    detail::concat("path=", path), errno, errno_name(errno));
-    }
-    if (!S_ISREG(info.st_mode)) {
-        throw Error(Errc::io_error, "BakedTextureFile",
-                    "not a regular file (a FIFO, device or folder cannot be a baked texture)",
-                    detail::concat("path=", path), EINVAL, errno_name(EINVAL));
-    }
-    const std::uint64_t file_size = std::uint64_t(info.st_size);
+    std::uint64_t file_size = 0;
+    s.fd = file_io::open_regular_file(path, "BakedTextureFile", file_size);
     if (file_size < sizeof(BakedHeader)) {
         s.corrupt(detail::concat("truncated: the file has ", file_size, " bytes, less than the ",
                                  sizeof(BakedHeader), "-byte header"));
@@ -588,7 +460,7 @@ BakedFileSource::BakedFileSource(const std::string& path, BakedFileSettings sett
 
 BakedFileSource::~BakedFileSource() = default;
 
-std::uint32_t BakedFileSource::size_log2() const noexcept { return file_->header().size_log2; }
+TextureShape BakedFileSource::shape() const noexcept { return file_->layout().shape(); }
 
 std::string BakedFileSource::name() const { return file_->path(); }
 

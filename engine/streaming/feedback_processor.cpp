@@ -57,8 +57,7 @@ FeedbackResult FeedbackProcessor::process(std::span<const FeedbackEntry> entries
         }
         const TextureInfo& info = infos[tile.texture];
         const TextureLayout& layout = info.layout;
-        if (tile.mip >= layout.mip_count || tile.x >= layout.mips[tile.mip].tiles ||
-            tile.y >= layout.mips[tile.mip].tiles) {
+        if (!layout.has_tile(tile.mip, tile.x, tile.y)) {
             result.invalid += count;
             continue;
         }
@@ -66,17 +65,19 @@ FeedbackResult FeedbackProcessor::process(std::span<const FeedbackEntry> entries
             result.tail_samples += count;
             continue;
         }
-        std::uint64_t page = layout.locate(tile.mip, tile.x, tile.y).page;
-        // The page, then its parents up to (not including) the tail, each counted.
-        while (true) {
-            const PagePosition position = page_position(layout, page);
+        // The tile's page, then the pages that cover the tile's centre at each coarser level
+        // up to (not including) the tail, each counted: the levels a sample there falls back to.
+        const std::uint32_t payload = layout.tile_format().tile_payload();
+        const MipLevel& level = layout.mips[tile.mip];
+        const std::uint32_t x = page_centre_texel(tile.x, 1, payload, level.width);
+        const std::uint32_t y = page_centre_texel(tile.y, 1, payload, level.height);
+        const std::uint32_t last_mip =
+            settings_.include_parents ? layout.tail_first_mip : tile.mip + 1;
+        for (std::uint32_t mip = tile.mip; mip < last_mip; ++mip) {
+            const std::uint64_t page = covering_page(layout, tile.mip, x, y, mip);
             auto [it, inserted] =
-                pages.try_emplace(info.base_page + page, Counted{tile.texture, position.mip, 0});
+                pages.try_emplace(info.base_page + page, Counted{tile.texture, mip, 0});
             it->second.count += count;
-            if (!settings_.include_parents) break;
-            const std::uint64_t parent = parent_page(layout, page);
-            if (parent == layout.tail_page()) break;
-            page = parent;
         }
     }
 

@@ -45,12 +45,12 @@ inline ProceduralPageJob make_job(const TextureLayout& layout, std::uint32_t see
     ProceduralPageJob job;
     job.destination = destination;
     job.seed = seed;
-    job.size_log2 = layout.size_log2;
+    job.size_log2 = layout.mip_count - 1;  // square: 2^(mip_count - 1) texels
     job.mip = position.mip;
     job.tail = layout.in_tail(position.mip) ? 1 : 0;
     job.first_tile_x = position.x * page_tiles_x;
     job.first_tile_y = position.y * page_tiles_y;
-    job.tiles = layout.mips[position.mip].tiles;
+    job.tiles = layout.mips[position.mip].tiles_x;  // square: tiles_x == tiles_y
     return job;
 }
 

@@ -84,9 +84,7 @@ void ProceduralSource::fill_tile(std::uint32_t mip, std::uint32_t tile_x, std::u
                     "the destination holds less than a tile",
                     detail::concat("bytes=", destination.size()));
     }
-    fill::TileTask task{mip < layout.mip_count && tile_x < layout.mips[mip].tiles &&
-                            tile_y < layout.mips[mip].tiles,
-                        mip, tile_x, tile_y};
+    fill::TileTask task{layout.has_tile(mip, tile_x, tile_y), mip, tile_x, tile_y};
     fill_tile_cpu(settings_.seed, settings_.size_log2, task,
                   reinterpret_cast<std::uint32_t*>(destination.data()));
 }

@@ -40,13 +40,15 @@ TextureSet::~TextureSet() = default;
 
 TextureId TextureSet::add(std::shared_ptr<const TileSource> source) {
     if (!source) throw Error(Errc::invalid_argument, "TextureSet::add", "the source is null");
-    const std::uint32_t size_log2 = source->size_log2();
-    if (size_log2 > max_size_log2) {
+    const TextureShape shape = source->shape();
+    if (!shape.valid()) {
         throw Error(Errc::invalid_argument, "TextureSet::add",
-                    detail::concat("textures are at most 2^", max_size_log2, " texels on a side"),
-                    detail::concat("size_log2=", size_log2));
+                    detail::concat("textures are 1 to ", max_size,
+                                   " texels on a side, in a known tile format"),
+                    detail::concat("width=", shape.width, ", height=", shape.height,
+                                   ", format=", std::uint32_t(shape.format)));
     }
-    const TextureLayout layout(size_log2);
+    const TextureLayout layout(shape);
     std::lock_guard lock(state_->mutex);
     if (state_->textures.size() >= FeedbackEntry::max_textures) {
         throw Error(
@@ -58,7 +60,8 @@ TextureId TextureSet::add(std::shared_ptr<const TileSource> source) {
                     detail::concat("the texture needs ", layout.page_count, " pages and only ",
                                    capacity_ - state_->used, " of ", capacity_,
                                    " are left; use a larger region"),
-                    detail::concat("size_log2=", size_log2, ", source=", source->name()));
+                    detail::concat("width=", shape.width, ", height=", shape.height,
+                                   ", source=", source->name()));
     }
     TextureInfo info;
     info.id = static_cast<TextureId>(state_->textures.size());
@@ -109,8 +112,7 @@ PageIndex TextureSet::global_page(TextureId texture, std::uint64_t layout_page) 
 PageIndex TextureSet::global_page(const TileId& tile) const {
     std::lock_guard lock(state_->mutex);
     const TextureInfo& info = state_->at_nolock("TextureSet::global_page", tile.texture);
-    if (tile.mip >= info.layout.mip_count || tile.x >= info.layout.mips[tile.mip].tiles ||
-        tile.y >= info.layout.mips[tile.mip].tiles) {
+    if (!info.layout.has_tile(tile.mip, tile.x, tile.y)) {
         throw Error(Errc::out_of_range, "TextureSet::global_page",
                     "the tile is outside the texture",
                     detail::concat("texture=", tile.texture, ", mip=", tile.mip, ", x=", tile.x,

@@ -24,9 +24,17 @@
 
 struct VtTextureInfo {
     uint base_page;  // global page index of the texture's first page
-    uint size_log2;
+    uint width;      // texels of mip 0
+    uint height;
     uint mip_count;
     uint tail_first_mip;
+    uint format;  // VT_FORMAT_*
+    uint tile_size;
+    uint tile_border;
+    uint tile_payload;
+    uint tile_bytes;
+    uint page_tiles_x;
+    uint page_tiles_y;
     uint mip_first_page[VT_MAX_MIPS];  // relative to base_page
     uint mip_pages_x[VT_MAX_MIPS];
 };
@@ -38,7 +46,7 @@ layout(buffer_reference, std430, buffer_reference_align = 4) readonly buffer VtT
 layout(buffer_reference, std430, buffer_reference_align = 8) readonly buffer VtIndirection {
     uint64_t page_address[];
 };
-// The texels of one tile: 128 x 128 RGBA8, row by row, border included.
+// The texels of one RGBA8 tile: tile_size x tile_size, row by row, border included.
 layout(buffer_reference, std430, buffer_reference_align = 4) readonly buffer VtTileTexels {
     uint texels[];
 };
@@ -60,27 +68,37 @@ struct VtLevelPosition {
     uvec2 tile;
 };
 
-VtLevelPosition vt_level_position(uint size_log2, uint mip, vec2 uv) {
-    const float size = float(1u << (size_log2 - mip));
+// Texels of mip 0 along u and v.
+uvec2 vt_size(VtTexture t) {
+    return uvec2(t.directory.textures[t.id].width, t.directory.textures[t.id].height);
+}
+
+// Texels of a mip level: Vulkan's chain, each side max(1, side >> mip).
+vec2 vt_level_size(uvec2 size, uint mip) { return vec2(max(size >> mip, uvec2(1u))); }
+
+VtLevelPosition vt_level_position(uvec2 size, uint payload, uint mip, vec2 uv) {
+    const vec2 level = vt_level_size(size, mip);
     VtLevelPosition position;
-    position.c = clamp(uv * size, vec2(0.5), vec2(size - 0.5));
-    position.tile = uvec2(floor(position.c)) / VT_TILE_PAYLOAD;
+    position.c = clamp(uv * level, vec2(0.5), level - 0.5);
+    position.tile = uvec2(floor(position.c)) / payload;
     return position;
 }
 
+VtLevelPosition vt_level_position(VtTexture t, uint mip, vec2 uv) {
+    return vt_level_position(vt_size(t), t.directory.textures[t.id].tile_payload, mip, uv);
+}
+
 // The level of detail for uv derivatives (in uv units per pixel), before clamping.
-float vt_lod(uint size_log2, vec2 duv_dx, vec2 duv_dy, float lod_bias) {
-    const float size = float(1u << size_log2);
-    const vec2 dx = duv_dx * size;
-    const vec2 dy = duv_dy * size;
+float vt_lod(uvec2 size, vec2 duv_dx, vec2 duv_dy, float lod_bias) {
+    const vec2 dx = duv_dx * vec2(size);
+    const vec2 dy = duv_dy * vec2(size);
     const float rho2 = max(max(dot(dx, dx), dot(dy, dy)), 1e-20);
     return 0.5 * log2(rho2) + lod_bias;
 }
 
 float vt_clamped_lod(VtTexture t, vec2 duv_dx, vec2 duv_dy, float lod_bias) {
-    const uint size_log2 = t.directory.textures[t.id].size_log2;
     const uint mip_count = t.directory.textures[t.id].mip_count;
-    return clamp(vt_lod(size_log2, duv_dx, duv_dy, lod_bias), 0.0, float(mip_count - 1u));
+    return clamp(vt_lod(vt_size(t), duv_dx, duv_dy, lod_bias), 0.0, float(mip_count - 1u));
 }
 
 // The global page and the tile's slot in it for a tile of a mip level.
@@ -91,9 +109,11 @@ uint vt_tile_page(VtTexture t, uint mip, uvec2 tile, out uint tile_in_page) {
     if (mip >= tail) {
         tile_in_page = mip - tail;
     } else {
-        page += (tile.y / VT_PAGE_TILES_Y) * t.directory.textures[t.id].mip_pages_x[mip] +
-                tile.x / VT_PAGE_TILES_X;
-        tile_in_page = (tile.y % VT_PAGE_TILES_Y) * VT_PAGE_TILES_X + tile.x % VT_PAGE_TILES_X;
+        const uint page_tiles_x = t.directory.textures[t.id].page_tiles_x;
+        const uint page_tiles_y = t.directory.textures[t.id].page_tiles_y;
+        page += (tile.y / page_tiles_y) * t.directory.textures[t.id].mip_pages_x[mip] +
+                tile.x / page_tiles_x;
+        tile_in_page = (tile.y % page_tiles_y) * page_tiles_x + tile.x % page_tiles_x;
     }
     return t.directory.textures[t.id].base_page + page;
 }
@@ -106,45 +126,47 @@ struct VtResolved {
 };
 
 // Whether the page holding a tile of a level is resident.
-bool vt_level_resident(VtTexture t, uint size_log2, uint mip, vec2 uv) {
-    const VtLevelPosition position = vt_level_position(size_log2, mip, uv);
+bool vt_level_resident(VtTexture t, uint mip, vec2 uv) {
+    const VtLevelPosition position = vt_level_position(t, mip, uv);
     uint tile_in_page;
     return t.indirection.page_address[vt_tile_page(t, mip, position.tile, tile_in_page)] != 0ul;
 }
 
 VtResolved vt_resolve(VtTexture t, uint wanted_mip, vec2 uv) {
-    const uint size_log2 = t.directory.textures[t.id].size_log2;
     const uint tail = t.directory.textures[t.id].tail_first_mip;
     // The tail page holds every level from `tail` on: no coarser page to try. Only the level
     // crosses iterations: llvmpipe (Mesa 22.3) loses 64-bit values carried through a loop that
     // the lanes of a SIMD group leave at different iterations.
     uint mip = wanted_mip;
-    while (mip < tail && !vt_level_resident(t, size_log2, mip, uv)) ++mip;
+    while (mip < tail && !vt_level_resident(t, mip, uv)) ++mip;
     VtResolved found;
     found.mip = mip;
-    found.position = vt_level_position(size_log2, mip, uv);
+    found.position = vt_level_position(t, mip, uv);
     uint tile_in_page;
     const uint64_t page_address =
         t.indirection.page_address[vt_tile_page(t, mip, found.position.tile, tile_in_page)];
+    const uint tile_bytes = t.directory.textures[t.id].tile_bytes;
     found.tile_address = page_address == 0ul
                              ? 0ul
-                             : page_address + uint64_t(tile_in_page) * uint64_t(VT_TILE_BYTES);
+                             : page_address + uint64_t(tile_in_page) * uint64_t(tile_bytes);
     return found;
 }
 
-// Bilinear inside the tile that holds position.c.
-vec4 vt_bilinear(uint64_t tile_address, VtLevelPosition position) {
+// Bilinear inside the (RGBA8) tile that holds position.c.
+vec4 vt_bilinear(VtTexture t, uint64_t tile_address, VtLevelPosition position) {
+    const uint tile_size = t.directory.textures[t.id].tile_size;
+    const uint payload = t.directory.textures[t.id].tile_payload;
+    const uint border = t.directory.textures[t.id].tile_border;
     const vec2 p = position.c - 0.5;
     const vec2 corner = floor(p);
     const vec2 weight = p - corner;
-    const uvec2 local = uvec2(ivec2(corner) - ivec2(position.tile * VT_TILE_PAYLOAD) +
-                              int(VT_TILE_BORDER));
+    const uvec2 local = uvec2(ivec2(corner) - ivec2(position.tile * payload) + int(border));
     VtTileTexels tile = VtTileTexels(tile_address);
-    const uint i = local.y * VT_TILE_SIZE + local.x;
+    const uint i = local.y * tile_size + local.x;
     const vec4 t00 = unpackUnorm4x8(tile.texels[i]);
     const vec4 t10 = unpackUnorm4x8(tile.texels[i + 1u]);
-    const vec4 t01 = unpackUnorm4x8(tile.texels[i + VT_TILE_SIZE]);
-    const vec4 t11 = unpackUnorm4x8(tile.texels[i + VT_TILE_SIZE + 1u]);
+    const vec4 t01 = unpackUnorm4x8(tile.texels[i + tile_size]);
+    const vec4 t11 = unpackUnorm4x8(tile.texels[i + tile_size + 1u]);
     return mix(mix(t00, t10, weight.x), mix(t01, t11, weight.x), weight.y);
 }
 
@@ -155,7 +177,7 @@ vec4 vt_sample_level(VtTexture t, uint mip, vec2 uv, out uint resident_mip) {
     const VtResolved found = vt_resolve(t, mip, uv);
     resident_mip = found.mip;
     if (found.tile_address == 0ul) return vt_missing_tail_colour;
-    return vt_bilinear(found.tile_address, found.position);
+    return vt_bilinear(t, found.tile_address, found.position);
 }
 
 // What one trilinear sample wanted and what it got.
@@ -189,8 +211,7 @@ vec4 vt_sample_grad(VtTexture t, vec2 uv, vec2 duv_dx, vec2 duv_dy, float lod_bi
 // pass runs at a reduced resolution, so that it asks for what the full-resolution pass samples.
 uvec2 vt_feedback(VtTexture t, vec2 uv, vec2 duv_dx, vec2 duv_dy, float lod_bias) {
     const uint mip = uint(floor(vt_clamped_lod(t, duv_dx, duv_dy, lod_bias)));
-    const uint size_log2 = t.directory.textures[t.id].size_log2;
-    const VtLevelPosition position = vt_level_position(size_log2, mip, uv);
+    const VtLevelPosition position = vt_level_position(t, mip, uv);
     return uvec2((t.id & VT_FEEDBACK_TEXTURE_MASK) << VT_FEEDBACK_TEXTURE_SHIFT |
                      (mip & VT_FEEDBACK_MIP_MASK) << VT_FEEDBACK_MIP_SHIFT,
                  (position.tile.x & VT_FEEDBACK_TILE_X_MASK) << VT_FEEDBACK_TILE_X_SHIFT |

@@ -15,12 +15,12 @@ namespace {
 // Compares every texel of every tile of the file (borders included) with the reference.
 void expect_file_matches(const BakedTextureFile& file, const RgbaImage& image) {
     const TextureLayout layout = file.layout();
-    const auto mips = test::reference_mips(image, layout.size());
+    const auto mips = test::reference_mips(image, layout.width);
     std::vector<std::byte> page(page_bytes);
     for (std::uint32_t mip = 0; mip < layout.mip_count; ++mip) {
-        const std::uint32_t size = layout.mips[mip].size;
-        for (std::uint32_t ty = 0; ty < layout.mips[mip].tiles; ++ty) {
-            for (std::uint32_t tx = 0; tx < layout.mips[mip].tiles; ++tx) {
+        const std::uint32_t size = layout.mips[mip].width;
+        for (std::uint32_t ty = 0; ty < layout.mips[mip].tiles_y; ++ty) {
+            for (std::uint32_t tx = 0; tx < layout.mips[mip].tiles_x; ++tx) {
                 const TileLocation where = layout.locate(mip, tx, ty);
                 file.read_page(where.page, page);
                 const std::byte* tile = page.data() + where.byte_offset();

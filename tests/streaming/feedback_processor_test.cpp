@@ -79,8 +79,8 @@ TEST_F(FeedbackProcessorTest, UniquePagesWithParentsCountedAndOrderedCoarseFirst
 TEST_F(FeedbackProcessorTest, BoundedDropsTheFinestFirst) {
     std::vector<FeedbackEntry> feedback;
     const TextureLayout layout = set_.layout(1);
-    for (std::uint32_t y = 0; y < layout.mips[0].tiles; y += 4) {
-        for (std::uint32_t x = 0; x < layout.mips[0].tiles; x += 8) {
+    for (std::uint32_t y = 0; y < layout.mips[0].tiles_y; y += 4) {
+        for (std::uint32_t x = 0; x < layout.mips[0].tiles_x; x += 8) {
             feedback.push_back(FeedbackEntry::make({1, 0, x, y}));
         }
     }

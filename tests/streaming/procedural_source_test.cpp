@@ -31,10 +31,10 @@ std::vector<std::byte> tile_of(const ProceduralSource& source, std::uint32_t mip
 // Mip m of a procedural texture as a flat image, from its tiles' payloads.
 std::vector<std::uint32_t> level_image(const ProceduralSource& source, std::uint32_t mip) {
     const TextureLayout layout = source.layout();
-    const std::uint32_t size = layout.mips[mip].size;
+    const std::uint32_t size = layout.mips[mip].width;
     std::vector<std::uint32_t> image(std::size_t(size) * size);
-    for (std::uint32_t ty = 0; ty < layout.mips[mip].tiles; ++ty) {
-        for (std::uint32_t tx = 0; tx < layout.mips[mip].tiles; ++tx) {
+    for (std::uint32_t ty = 0; ty < layout.mips[mip].tiles_y; ++ty) {
+        for (std::uint32_t tx = 0; tx < layout.mips[mip].tiles_x; ++tx) {
             const auto tile = tile_of(source, mip, tx, ty);
             for (std::uint32_t y = 0; y < tile_payload && ty * tile_payload + y < size; ++y) {
                 for (std::uint32_t x = 0; x < tile_payload && tx * tile_payload + x < size; ++x) {
@@ -59,7 +59,7 @@ TEST(ProceduralSourceTest, TilesMatchTheSingleTexelReference) {
     for (Case c : {Case{0, 0, 0}, Case{0, 17, 3}, Case{0, 34, 34}, Case{2, 4, 8}, Case{5, 0, 0},
                    Case{6, 0, 0}, Case{12, 0, 0}}) {
         const auto tile = tile_of(source, c.mip, c.x, c.y);
-        const std::uint32_t size = layout.mips[c.mip].size;
+        const std::uint32_t size = layout.mips[c.mip].width;
         for (std::uint32_t ty = 0; ty < tile_size; ty += 3) {
             for (std::uint32_t tx = 0; tx < tile_size; ++tx) {
                 const std::uint32_t expected = procedural::texel(
@@ -180,7 +180,7 @@ TEST(ProceduralSourceGpuTest, CudaKernelBytesEqualCpuBytes) {
     std::vector<Case> cases = {
         {big, 0},
         {big,
-         big_layout.locate(0, big_layout.mips[0].tiles - 1, big_layout.mips[0].tiles - 1).page},
+         big_layout.locate(0, big_layout.mips[0].tiles_x - 1, big_layout.mips[0].tiles_x - 1).page},
         {big, big_layout.locate(0, 4000, 2000).page},
         {big, big_layout.locate(7, 30, 50).page},
         {big, big_layout.locate(13, 1, 1).page},

@@ -124,13 +124,14 @@ TEST_P(StreamerTest, SmallBudgetMovingCameraNeverLosesARequest) {
         // The camera sees a 10 x 6 tile window of mip 0 moving diagonally, and a far area at
         // mip 3.
         std::vector<FeedbackEntry> entries;
-        const std::uint32_t cx = std::uint32_t(f * 3) % (layout.mips[0].tiles - 10);
-        const std::uint32_t cy = std::uint32_t(f * 2) % (layout.mips[0].tiles - 6);
+        const std::uint32_t cx = std::uint32_t(f * 3) % (layout.mips[0].tiles_x - 10);
+        const std::uint32_t cy = std::uint32_t(f * 2) % (layout.mips[0].tiles_y - 6);
         for (std::uint32_t y = cy; y < cy + 6; ++y) {
             for (std::uint32_t x = cx; x < cx + 10; ++x)
                 entries.push_back(FeedbackEntry::make({id, 0, x, y}));
         }
-        entries.push_back(FeedbackEntry::make({id, 3, std::uint32_t(f) % layout.mips[3].tiles, 1}));
+        entries.push_back(
+            FeedbackEntry::make({id, 3, std::uint32_t(f) % layout.mips[3].tiles_x, 1}));
         const FeedbackResult result = feedback.process(entries);
         drain();
         const std::uint64_t before = event_number;  // ready events after this serve the request
@@ -339,15 +340,15 @@ TEST_P(StreamerTest, BakedFilesStreamTheImageAndItsBoxFilteredMips) {
     const TextureId id = streamer.add_texture(std::make_shared<BakedFileSource>(path));
     const TextureSet& set = streamer.textures();
     const TextureLayout layout = set.layout(id);
-    ASSERT_EQ(layout.size_log2, 9u);
+    ASSERT_EQ((layout.mip_count - 1), 9u);
     streamer.request(all_pages(set, id));
     ASSERT_TRUE(streamer.wait_idle(60s));
     streamer.rethrow_error();
-    const auto mips = test::reference_mips(image, layout.size());
+    const auto mips = test::reference_mips(image, layout.width);
     for (std::uint32_t mip = 0; mip < layout.mip_count; ++mip) {
-        const std::uint32_t size = layout.mips[mip].size;
-        for (std::uint32_t ty = 0; ty < layout.mips[mip].tiles; ++ty) {
-            for (std::uint32_t tx = 0; tx < layout.mips[mip].tiles; ++tx) {
+        const std::uint32_t size = layout.mips[mip].width;
+        for (std::uint32_t ty = 0; ty < layout.mips[mip].tiles_y; ++ty) {
+            for (std::uint32_t tx = 0; tx < layout.mips[mip].tiles_x; ++tx) {
                 const TileLocation where = layout.locate(mip, tx, ty);
                 const auto ready = streamer.ready_page(set.base_page(id) + where.page);
                 ASSERT_TRUE(ready);

@@ -28,7 +28,9 @@ public:
     PatternSource(std::uint32_t size_log2, std::uint64_t seed)
         : size_log2_(size_log2), seed_(seed) {}
 
-    std::uint32_t size_log2() const noexcept override { return size_log2_; }
+    vt::TextureShape shape() const noexcept override {
+        return vt::TextureShape::square(size_log2_);
+    }
     std::string name() const override { return "pattern " + std::to_string(seed_); }
     void fill_host(std::uint64_t page, std::span<std::byte> destination) const override {
         ++fills;

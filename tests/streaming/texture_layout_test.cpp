@@ -1,6 +1,8 @@
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <set>
+#include <vector>
 
 #include "vtpage/streaming/texture_layout.hpp"
 
@@ -39,8 +41,8 @@ TEST(TextureLayoutTest, EveryTileLivesInExactlyOnePageSlot) {
     std::set<std::pair<std::uint64_t, std::uint32_t>> slots;
     std::size_t tiles = 0;
     for (std::uint32_t mip = 0; mip < layout.mip_count; ++mip) {
-        for (std::uint32_t y = 0; y < layout.mips[mip].tiles; ++y) {
-            for (std::uint32_t x = 0; x < layout.mips[mip].tiles; ++x) {
+        for (std::uint32_t y = 0; y < layout.mips[mip].tiles_y; ++y) {
+            for (std::uint32_t x = 0; x < layout.mips[mip].tiles_x; ++x) {
                 const TileLocation where = layout.locate(mip, x, y);
                 ASSERT_LT(where.page, layout.page_count);
                 ASSERT_LT(where.tile_in_page, tiles_per_page);
@@ -56,8 +58,8 @@ TEST(TextureLayoutTest, ParentPageCoversEveryTileOfThePage) {
     for (std::uint32_t log2 : {9u, 12u, 14u}) {
         const TextureLayout layout(log2);
         for (std::uint32_t mip = 0; mip < layout.tail_first_mip; ++mip) {
-            for (std::uint32_t y = 0; y < layout.mips[mip].tiles; ++y) {
-                for (std::uint32_t x = 0; x < layout.mips[mip].tiles; ++x) {
+            for (std::uint32_t y = 0; y < layout.mips[mip].tiles_y; ++y) {
+                for (std::uint32_t x = 0; x < layout.mips[mip].tiles_x; ++x) {
                     const std::uint64_t page = layout.locate(mip, x, y).page;
                     // The payload of tile x at mip m lies in tile x / 2 at mip m + 1.
                     const std::uint64_t covering = layout.locate(mip + 1, x / 2, y / 2).page;
@@ -65,7 +67,7 @@ TEST(TextureLayoutTest, ParentPageCoversEveryTileOfThePage) {
                         << "size 2^" << log2 << " mip " << mip << " tile " << x << "," << y;
                     const std::uint32_t first = x * tile_payload, last = first + tile_payload - 1;
                     EXPECT_EQ(first / 2 / tile_payload, x / 2);
-                    EXPECT_EQ(std::min(last, layout.mips[mip].size - 1) / 2 / tile_payload, x / 2);
+                    EXPECT_EQ(std::min(last, layout.mips[mip].width - 1) / 2 / tile_payload, x / 2);
                 }
             }
         }
@@ -75,11 +77,171 @@ TEST(TextureLayoutTest, ParentPageCoversEveryTileOfThePage) {
 
 TEST(TextureLayoutTest, LargestTextureFitsItsLimits) {
     constexpr TextureLayout layout(max_size_log2);
-    static_assert(layout.mips[0].tiles == 8739);
+    static_assert(layout.mips[0].tiles_x == 8739);
     EXPECT_EQ(layout.tail_first_mip, 14u);
     EXPECT_EQ(layout.mip_count - layout.tail_first_mip, 7u);  // seven tiles in the tail page
     EXPECT_LE(layout.mip_count - layout.tail_first_mip, tiles_per_page);
     EXPECT_GT(layout.page_count, 3'000'000u);
+}
+
+// Shapes of every kind: a texel, strips, odd sizes, a photo's aspect, the widest strip.
+struct Shape {
+    std::uint32_t width, height;
+};
+const std::vector<Shape> shapes = {{1, 1},     {1, 1000},    {1000, 1},      {3, 5},
+                                   {241, 481}, {5120, 2880}, {1u << 20, 17}, {1024, 1024}};
+const std::vector<TileFormat> formats = {TileFormat::rgba8, TileFormat::bc1, TileFormat::bc3,
+                                         TileFormat::bc4, TileFormat::bc5};
+
+std::uint32_t reference_mip_count(std::uint32_t width, std::uint32_t height) {
+    std::uint32_t count = 1;
+    while ((std::max(width, height) >> (count - 1)) > 1) ++count;
+    return count;
+}
+
+TEST(TextureLayoutShapes, LevelsFollowVulkansChain) {
+    for (const Shape& shape : shapes) {
+        const TextureLayout layout(shape.width, shape.height);
+        ASSERT_EQ(layout.mip_count, reference_mip_count(shape.width, shape.height));
+        for (std::uint32_t mip = 0; mip < layout.mip_count; ++mip) {
+            EXPECT_EQ(layout.mips[mip].width, std::max(1u, shape.width >> mip));
+            EXPECT_EQ(layout.mips[mip].height, std::max(1u, shape.height >> mip));
+        }
+        EXPECT_EQ(layout.mips[layout.mip_count - 1].width, 1u);
+        EXPECT_EQ(layout.mips[layout.mip_count - 1].height, 1u);
+    }
+}
+
+TEST(TextureLayoutShapes, PaddingStopsAtWholeTilesAndPages) {
+    for (const TileFormat format : formats) {
+        const TileFormatInfo info = tile_format_info(format);
+        for (const Shape& shape : shapes) {
+            const TextureLayout layout(shape.width, shape.height, format);
+            for (std::uint32_t mip = 0; mip < layout.tail_first_mip; ++mip) {
+                const MipLevel& level = layout.mips[mip];
+                // The last tile and page of a row still hold texels of the level.
+                EXPECT_LT((level.tiles_x - 1) * info.tile_payload(), level.width);
+                EXPECT_LT((level.tiles_y - 1) * info.tile_payload(), level.height);
+                EXPECT_LT((level.pages_x - 1) * info.page_tiles_x, level.tiles_x);
+                EXPECT_LT((level.pages_y - 1) * info.page_tiles_y, level.tiles_y);
+            }
+            // The tail: every level from tail_first_mip fits one tile, one slot each.
+            EXPECT_LE(layout.mips[layout.tail_first_mip].width, info.tile_payload());
+            EXPECT_LE(layout.mips[layout.tail_first_mip].height, info.tile_payload());
+            EXPECT_LE(layout.mip_count - layout.tail_first_mip, info.tiles_per_page());
+        }
+    }
+    // The photo of the issue: 5120 x 2880 in RGBA8 needs 53 pages, not the 8192 x 8192
+    // square's 1,398 (4.5x the texels).
+    EXPECT_EQ(TextureLayout(5120, 2880).page_count, 53u);
+    EXPECT_EQ(TextureLayout(13).page_count, TextureLayout(8192, 8192).page_count);
+}
+
+TEST(TextureLayoutShapes, EveryTileLivesInExactlyOnePageSlot) {
+    for (const TileFormat format : formats) {
+        for (const Shape& shape : {Shape{3, 5}, Shape{241, 481}, Shape{5120, 2880}}) {
+            const TextureLayout layout(shape.width, shape.height, format);
+            std::set<std::pair<std::uint64_t, std::uint32_t>> slots;
+            for (std::uint32_t mip = 0; mip < layout.mip_count; ++mip) {
+                for (std::uint32_t y = 0; y < layout.mips[mip].tiles_y; ++y) {
+                    for (std::uint32_t x = 0; x < layout.mips[mip].tiles_x; ++x) {
+                        const TileLocation where = layout.locate(mip, x, y);
+                        ASSERT_LT(where.page, layout.page_count);
+                        ASSERT_LT(where.tile_in_page, tile_format_info(format).tiles_per_page());
+                        EXPECT_EQ(page_position(layout, where.page).mip,
+                                  std::min(mip, layout.tail_first_mip));
+                        EXPECT_TRUE(slots.insert({where.page, where.tile_in_page}).second);
+                        EXPECT_EQ(where.byte_offset() + where.tile_bytes,
+                                  std::uint64_t(where.tile_in_page + 1) *
+                                      tile_format_info(format).tile_bytes());
+                    }
+                }
+            }
+            // Every page holds at least one tile.
+            std::set<std::uint64_t> pages;
+            for (const auto& slot : slots) pages.insert(slot.first);
+            EXPECT_EQ(pages.size(), layout.page_count);
+        }
+    }
+}
+
+TEST(TextureLayoutShapes, TheCoveringPageHoldsThePlaceAtEveryLevel) {
+    for (const Shape& shape : shapes) {
+        const TextureLayout layout(shape.width, shape.height);
+        for (std::uint32_t from = 0; from < layout.mip_count; ++from) {
+            const MipLevel& level = layout.mips[from];
+            for (std::uint32_t i = 0; i < 7; ++i) {
+                const std::uint32_t x = std::uint32_t(std::uint64_t(level.width - 1) * i / 6);
+                const std::uint32_t y = std::uint32_t(std::uint64_t(level.height - 1) * i / 6);
+                // The place's uv, as the shader sees it (float), on every coarser level.
+                const double u = (x + 0.5) / level.width, v = (y + 0.5) / level.height;
+                for (std::uint32_t to = from; to < layout.mip_count; ++to) {
+                    const MipLevel& target = layout.mips[to];
+                    const auto tx =
+                        std::uint32_t(std::min<double>(u * target.width, target.width - 1));
+                    const auto ty =
+                        std::uint32_t(std::min<double>(v * target.height, target.height - 1));
+                    const std::uint64_t expected =
+                        layout.in_tail(to)
+                            ? layout.tail_page()
+                            : layout.locate(to, tx / tile_payload, ty / tile_payload).page;
+                    EXPECT_EQ(covering_page(layout, from, x, y, to), expected)
+                        << shape.width << "x" << shape.height << " mip " << from << " -> " << to
+                        << " texel " << x << "," << y;
+                }
+            }
+        }
+    }
+}
+
+// How many texels of the levels above the tail lie, at the next level, in another tile than
+// (tile x / 2): the tile x / 2 rule of square powers of two.
+std::size_t places_whose_coarser_tile_is_not_half(const TextureLayout& layout) {
+    std::size_t differ = 0;
+    for (std::uint32_t mip = 0; mip + 1 < layout.tail_first_mip; ++mip) {
+        const MipLevel& level = layout.mips[mip];
+        const MipLevel& next = layout.mips[mip + 1];
+        for (std::uint32_t x = 0; x < level.width; ++x) {
+            differ +=
+                place_texel(x, level.width, next.width) / tile_payload != x / tile_payload / 2;
+        }
+    }
+    return differ;
+}
+
+TEST(TextureLayoutShapes, AtNonPowerOfTwoSizesTheParentIsFoundFromThePlace) {
+    // At powers of two the place and x / 2 agree; at odd sizes (a 1500-wide image has levels of
+    // 375 and 187 texels) they do not, which is why coarser pages are found from the place.
+    EXPECT_EQ(places_whose_coarser_tile_is_not_half(TextureLayout(14)), 0u);
+    EXPECT_GT(places_whose_coarser_tile_is_not_half(TextureLayout(1500, 700)), 0u);
+    // Every chain of parents ends at the tail, one level coarser each step.
+    const TextureLayout layout(1500, 700);
+    for (std::uint64_t page = 0; page + 1 < layout.page_count; ++page) {
+        std::uint64_t p = page;
+        std::uint32_t steps = 0;
+        while (p != layout.tail_page() && steps < layout.mip_count) {
+            const std::uint64_t parent = parent_page(layout, p);
+            EXPECT_GT(page_position(layout, parent).mip, page_position(layout, p).mip);
+            p = parent;
+            ++steps;
+        }
+        EXPECT_EQ(p, layout.tail_page());
+    }
+}
+
+TEST(TextureLayoutShapes, ShapesOutsideTheLimitsAreNotValid) {
+    EXPECT_TRUE((TextureShape{1, 1}).valid());
+    EXPECT_TRUE((TextureShape{max_size, max_size}).valid());
+    EXPECT_FALSE((TextureShape{0, 5}).valid());
+    EXPECT_FALSE((TextureShape{5, max_size + 1}).valid());
+    EXPECT_FALSE((TextureShape{5, 5, TileFormat(7)}).valid());
+    EXPECT_FALSE(TextureShape::square(21).valid());
+    EXPECT_FALSE(TextureShape::square(40).valid());
+    // A layout made from one anyway is clamped into range, never out of bounds.
+    const TextureLayout clamped(TextureShape{0, max_size + 5, TileFormat(9)});
+    EXPECT_EQ(clamped.width, 1u);
+    EXPECT_EQ(clamped.height, max_size);
+    EXPECT_EQ(clamped.format, TileFormat::rgba8);
 }
 
 }  // namespace

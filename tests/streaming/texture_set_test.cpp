@@ -56,7 +56,7 @@ TEST(TextureSetTest, TilesAndParentsMapToGlobalPages) {
     EXPECT_EQ(*parent, set.global_page(TileId{id, 1, 10, 4}));
     EXPECT_FALSE(set.parent(set.tail_page(id)));
     EXPECT_EQ(test::error_code_of([&] {
-                  set.global_page(TileId{id, 0, layout.mips[0].tiles, 0});
+                  set.global_page(TileId{id, 0, layout.mips[0].tiles_x, 0});
               }),
               Errc::out_of_range);
     EXPECT_EQ(test::error_code_of([&] {

@@ -42,16 +42,17 @@ void fill_page(const vt::TextureLayout& layout, std::uint64_t page, void* memory
     auto* bytes = static_cast<std::uint8_t*>(memory);
     auto fill_tile = [&](std::uint32_t mip, std::uint32_t tile_x, std::uint32_t tile_y,
                          std::uint32_t tile_in_page) {
-        const std::int64_t size = layout.mips[mip].size;
+        const std::int64_t width = layout.mips[mip].width;
+        const std::int64_t height = layout.mips[mip].height;
         auto* texels =
             reinterpret_cast<std::uint32_t*>(bytes + std::size_t(tile_in_page) * vt::tile_bytes);
         for (std::uint32_t ty = 0; ty < vt::tile_size; ++ty) {
             // The border repeats the neighbours' texels; beyond the level's edge, the edge's.
             const std::int64_t y = std::clamp<std::int64_t>(
-                std::int64_t(tile_y) * vt::tile_payload + ty - vt::tile_border, 0, size - 1);
+                std::int64_t(tile_y) * vt::tile_payload + ty - vt::tile_border, 0, height - 1);
             for (std::uint32_t tx = 0; tx < vt::tile_size; ++tx) {
                 const std::int64_t x = std::clamp<std::int64_t>(
-                    std::int64_t(tile_x) * vt::tile_payload + tx - vt::tile_border, 0, size - 1);
+                    std::int64_t(tile_x) * vt::tile_payload + tx - vt::tile_border, 0, width - 1);
                 texels[ty * vt::tile_size + tx] =
                     pattern_texel(mip, std::uint32_t(x), std::uint32_t(y));
             }
@@ -72,7 +73,7 @@ void fill_page(const vt::TextureLayout& layout, std::uint64_t page, void* memory
         for (std::uint32_t i = 0; i < vt::page_tiles_x; ++i) {
             const std::uint32_t tile_x = page_x * vt::page_tiles_x + i;
             const std::uint32_t tile_y = page_y * vt::page_tiles_y + j;
-            if (tile_x >= level.tiles || tile_y >= level.tiles) continue;
+            if (tile_x >= level.tiles_x || tile_y >= level.tiles_y) continue;
             fill_tile(mip, tile_x, tile_y, j * vt::page_tiles_x + i);
         }
     }
@@ -82,13 +83,19 @@ std::uint8_t to_unorm8(float value) {
     return static_cast<std::uint8_t>(std::lround(std::clamp(value, 0.0f, 1.0f) * 255.0f));
 }
 
+ReferenceSampler::ReferenceSampler(vt::TextureShape shape,
+                                   std::function<bool(std::uint64_t)> resident, TexelFunction texel)
+    : layout_(shape), resident_(std::move(resident)), texel_(std::move(texel)) {}
+
 ReferenceSampler::ReferenceSampler(std::uint32_t size_log2,
                                    std::function<bool(std::uint64_t)> resident, TexelFunction texel)
-    : layout_(size_log2), resident_(std::move(resident)), texel_(std::move(texel)) {}
+    : ReferenceSampler(vt::TextureShape::square(size_log2), std::move(resident), std::move(texel)) {
+}
 
 float ReferenceSampler::lod(float dudx, float dvdx, float dudy, float dvdy, float bias) const {
-    const float size = float(1u << layout_.size_log2);
-    const float dx_u = dudx * size, dx_v = dvdx * size, dy_u = dudy * size, dy_v = dvdy * size;
+    const float width = float(layout_.width), height = float(layout_.height);
+    const float dx_u = dudx * width, dx_v = dvdx * height, dy_u = dudy * width,
+                dy_v = dvdy * height;
     const float rho2 =
         std::max(std::max(dx_u * dx_u + dx_v * dx_v, dy_u * dy_u + dy_v * dy_v), 1e-20f);
     const float lod = 0.5f * std::log2(rho2) + bias;
@@ -97,9 +104,10 @@ float ReferenceSampler::lod(float dudx, float dvdx, float dudy, float dvdy, floa
 
 void ReferenceSampler::level_position(std::uint32_t mip, float u, float v, float& cx,
                                       float& cy) const {
-    const float size = float(1u << (layout_.size_log2 - mip));
-    cx = std::clamp(u * size, 0.5f, size - 0.5f);
-    cy = std::clamp(v * size, 0.5f, size - 0.5f);
+    const float width = float(layout_.mips[mip].width);
+    const float height = float(layout_.mips[mip].height);
+    cx = std::clamp(u * width, 0.5f, width - 0.5f);
+    cy = std::clamp(v * height, 0.5f, height - 0.5f);
 }
 
 Colour ReferenceSampler::sample_level(std::uint32_t wanted, float u, float v,
@@ -114,13 +122,14 @@ Colour ReferenceSampler::sample_level(std::uint32_t wanted, float u, float v,
         if (layout_.in_tail(mip) || resident_(page)) break;
     }
     resident_mip = mip;
-    const std::int64_t last = std::int64_t(layout_.mips[mip].size) - 1;
+    const std::int64_t last_x = std::int64_t(layout_.mips[mip].width) - 1;
+    const std::int64_t last_y = std::int64_t(layout_.mips[mip].height) - 1;
     const float px = cx - 0.5f, py = cy - 0.5f;
     const float corner_x = std::floor(px), corner_y = std::floor(py);
     const float wx = px - corner_x, wy = py - corner_y;
     auto texel = [&](std::int64_t x, std::int64_t y) {
-        return unpack(texel_(mip, std::uint32_t(std::clamp<std::int64_t>(x, 0, last)),
-                             std::uint32_t(std::clamp<std::int64_t>(y, 0, last))));
+        return unpack(texel_(mip, std::uint32_t(std::clamp<std::int64_t>(x, 0, last_x)),
+                             std::uint32_t(std::clamp<std::int64_t>(y, 0, last_y))));
     };
     const std::int64_t x0 = std::int64_t(corner_x), y0 = std::int64_t(corner_y);
     return mix(mix(texel(x0, y0), texel(x0 + 1, y0), wx),

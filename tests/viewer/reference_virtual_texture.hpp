@@ -33,6 +33,9 @@ class ReferenceSampler {
 public:
     // resident(page): whether a page (relative to the texture) is resident; the tail always is.
     // texel: the flat texture sampled (the pattern above by default).
+    ReferenceSampler(vt::TextureShape shape, std::function<bool(std::uint64_t)> resident,
+                     TexelFunction texel = pattern_texel);
+    // A square RGBA8 texture 2^size_log2 texels on a side.
     ReferenceSampler(std::uint32_t size_log2, std::function<bool(std::uint64_t)> resident,
                      TexelFunction texel = pattern_texel);
 

@@ -36,7 +36,10 @@ Difference compare(const std::vector<std::uint8_t>& a, const std::vector<std::ui
     return d;
 }
 
-bool RendererRig::set_up(const std::string& backend_name, std::string& reason) {
+bool RendererRig::set_up(const std::string& backend_name, std::string& reason,
+                         vt::TextureShape texture_shape) {
+    shape = texture_shape;
+    layout = vt::TextureLayout(shape);
     backend = try_make_backend(backend_name, reason);
     if (!backend) return false;
     context = try_make_vulkan_context(*backend, reason);
@@ -55,7 +58,7 @@ bool RendererRig::set_up(const std::string& backend_name, std::string& reason) {
     table = std::make_unique<PageTable>(*backend, settings);
     indirection->check_against(table.get());
     textures = std::make_unique<VulkanTextureDirectory>(*context);
-    textures->set(rig_texture_id, rig_base_page, rig_size_log2);
+    textures->set(rig_texture_id, rig_base_page, shape);
     renderer = std::make_unique<VulkanRenderer>(
         *context, *indirection, *textures,
         VulkanRendererSettings{
@@ -141,7 +144,7 @@ Frame RendererRig::render(const OrthoView& view, RenderMode mode) {
 }
 
 std::vector<std::uint8_t> RendererRig::reference(const OrthoView& view) const {
-    ReferenceSampler sampler(rig_size_log2, [this](std::uint64_t page) { return resident(page); });
+    ReferenceSampler sampler(shape, [this](std::uint64_t page) { return resident(page); });
     std::vector<std::uint8_t> image(rig_width * rig_height * 4);
     const float dudx = view.su / rig_width, dvdy = view.sv / rig_height;
     for (std::uint32_t y = 0; y < rig_height; ++y) {

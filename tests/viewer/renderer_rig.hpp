@@ -69,7 +69,8 @@ class RendererRig {
 public:
     // Builds everything on the named backend; false and the reason where this machine has no
     // such backend or no Vulkan device for it.
-    bool set_up(const std::string& backend_name, std::string& reason);
+    bool set_up(const std::string& backend_name, std::string& reason,
+                vt::TextureShape shape = vt::TextureShape::square(rig_size_log2));
     // Renderer and page table first (the table's shutdown calls back into the indirection
     // table), then checks that the validation layer said nothing.
     void tear_down();
@@ -94,7 +95,8 @@ public:
     std::vector<std::uint8_t> reference(const OrthoView& view) const;
 
     std::unique_ptr<Backend> backend;
-    vt::TextureLayout layout{rig_size_log2};
+    vt::TextureShape shape = vt::TextureShape::square(rig_size_log2);
+    vt::TextureLayout layout{shape};
     std::unique_ptr<VulkanContext> context;
     std::unique_ptr<VulkanPageImporter> importer;
     std::unique_ptr<VulkanIndirectionTable> indirection;

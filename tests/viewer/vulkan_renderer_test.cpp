@@ -319,8 +319,8 @@ TEST_P(VulkanRendererTest, PerspectiveFeedbackGetsCoarserWithDistance) {
             const vt::TileId tile = entry.tile();
             EXPECT_EQ(tile.texture, texture_id);
             ASSERT_LT(tile.mip, layout.mip_count);
-            ASSERT_LT(tile.x, layout.mips[tile.mip].tiles);
-            ASSERT_LT(tile.y, layout.mips[tile.mip].tiles);
+            ASSERT_LT(tile.x, layout.mips[tile.mip].tiles_x);
+            ASSERT_LT(tile.y, layout.mips[tile.mip].tiles_y);
             sum += tile.mip;
             ++count;
         }

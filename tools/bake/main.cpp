@@ -115,7 +115,7 @@ int write_procedural(const std::string& path, std::uint32_t size_log2, std::uint
     std::vector<std::uint8_t> image(std::size_t(size) * size * 4);
     std::vector<std::byte> tile(tile_bytes);
     app::ProgressBar bar({.enabled = !quiet});
-    const std::uint32_t tiles = layout.mips[0].tiles;
+    const std::uint32_t tiles = layout.mips[0].tiles_x;
     for (std::uint32_t ty = 0; ty < tiles; ++ty) {
         for (std::uint32_t tx = 0; tx < tiles; ++tx) {
             source.fill_tile(0, tx, ty, tile);

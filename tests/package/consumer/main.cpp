@@ -1,9 +1,38 @@
-// Commits, writes, evicts and reads back pages through the installed library's public headers.
+// Commits, writes, evicts and reads back pages through the installed library's public headers,
+// and writes and reads a page archive (which links zstd, a private dependency of the library).
+#include <stdlib.h>
+#include <unistd.h>
+
 #include <cstdio>
+#include <string>
 #include <vector>
 
 #include "vtpage/backend/backend_factory.hpp"
 #include "vtpage/core/page_table.hpp"
+#include "vtpage/streaming/page_archive.hpp"
+
+namespace {
+
+// One compressible page through a page archive in a temporary folder: whether it came back.
+bool archive_round_trip() {
+    char folder[] = "/tmp/vtpage-consumer-XXXXXX";
+    if (!::mkdtemp(folder)) return false;
+    const std::string path = std::string(folder) + "/one.vtpa";
+    std::vector<std::byte> page(4096, std::byte{42}), back(4096);
+    {
+        vtpage::vt::PageArchiveWriter writer(path, {1, 4096, 1024, 4}, {});
+        writer.add_page(0, page);
+        writer.finish();
+    }
+    const vtpage::vt::PageArchive archive(path);
+    archive.read_page(0, back);
+    const bool compressed = archive.stored_extent(0).encoding == vtpage::vt::PageEncoding::zstd;
+    ::unlink(path.c_str());
+    ::rmdir(folder);
+    return compressed && back == page;
+}
+
+}  // namespace
 
 int main() {
     using namespace vtpage;
@@ -18,7 +47,8 @@ int main() {
         backend->read(&seen, table.address_of(7), sizeof(seen));
         const std::vector<PageIndex> more{9};
         table.commit(more);  // the budget holds two pages: page 3 is evicted
-        if (seen != value || table.is_resident(3) || !table.is_resident(9)) {
+        if (seen != value || table.is_resident(3) || !table.is_resident(9) ||
+            !archive_round_trip()) {
             std::fprintf(stderr, "consumer: unexpected state\n");
             return 1;
         }

@@ -30,8 +30,10 @@ public:
     VkDeviceAddress device_address() const noexcept;
     std::uint32_t max_textures() const noexcept;
 
-    // Describes texture `id`: 2^size_log2 texels square, its first page at global page
-    // base_page. out_of_range for an id >= max_textures or a size_log2 above vt::max_size_log2.
+    // Describes texture `id`: its shape (vt::TextureShape), its first page at global page
+    // base_page. out_of_range for an id >= max_textures or a shape that is not valid().
+    void set(std::uint32_t id, std::uint32_t base_page, vt::TextureShape shape);
+    // The same for a square RGBA8 texture 2^size_log2 texels on a side.
     void set(std::uint32_t id, std::uint32_t base_page, std::uint32_t size_log2);
     VulkanTextureInfo get(std::uint32_t id) const;
 

@@ -12,31 +12,53 @@ namespace vtpage {
 
 struct VulkanTextureInfo {
     std::uint32_t base_page = 0;  // global page index of the texture's first page
-    std::uint32_t size_log2 = 0;
+    std::uint32_t width = 0;      // texels of mip 0
+    std::uint32_t height = 0;
     std::uint32_t mip_count = 0;
     std::uint32_t tail_first_mip = 0;
+    std::uint32_t format = 0;  // vt::TileFormat
+    // The format's tile and page shape (vt::TileFormatInfo), so that the shader reads them once.
+    std::uint32_t tile_size = 0;
+    std::uint32_t tile_border = 0;
+    std::uint32_t tile_payload = 0;
+    std::uint32_t tile_bytes = 0;
+    std::uint32_t page_tiles_x = 0;
+    std::uint32_t page_tiles_y = 0;
     std::uint32_t mip_first_page[vt::max_mips] = {};  // relative to base_page; the tail page
                                                       // for every level in the tail
     std::uint32_t mip_pages_x[vt::max_mips] = {};
 
     // Page indices are 32-bit in the shaders: 2^32 pages of 2 MiB is 8 PiB, far beyond any
     // reservation (a process has 128 TiB of address space).
-    static constexpr VulkanTextureInfo make(std::uint32_t base_page, std::uint32_t size_log2) {
-        const vt::TextureLayout layout(size_log2);
+    static constexpr VulkanTextureInfo make(std::uint32_t base_page, vt::TextureShape shape) {
+        const vt::TextureLayout layout(shape);
+        const vt::TileFormatInfo format = layout.tile_format();
         VulkanTextureInfo info;
         info.base_page = base_page;
-        info.size_log2 = layout.size_log2;
+        info.width = layout.width;
+        info.height = layout.height;
         info.mip_count = layout.mip_count;
         info.tail_first_mip = layout.tail_first_mip;
+        info.format = static_cast<std::uint32_t>(layout.format);
+        info.tile_size = format.tile_size;
+        info.tile_border = format.tile_border;
+        info.tile_payload = format.tile_payload();
+        info.tile_bytes = format.tile_bytes();
+        info.page_tiles_x = format.page_tiles_x;
+        info.page_tiles_y = format.page_tiles_y;
         for (std::uint32_t mip = 0; mip < layout.mip_count; ++mip) {
             info.mip_first_page[mip] = static_cast<std::uint32_t>(layout.mips[mip].first_page);
             info.mip_pages_x[mip] = layout.mips[mip].pages_x;
         }
         return info;
     }
+    // A square RGBA8 texture of 2^size_log2 texels on a side.
+    static constexpr VulkanTextureInfo make(std::uint32_t base_page, std::uint32_t size_log2) {
+        return make(base_page, vt::TextureShape::square(size_log2));
+    }
 };
 
-static_assert(sizeof(VulkanTextureInfo) == (4 + 2 * vt::max_mips) * 4,
+static_assert(sizeof(VulkanTextureInfo) == (12 + 2 * vt::max_mips) * 4,
               "tightly packed 32-bit words, as std430 lays out the GLSL struct");
 
 }  // namespace vtpage

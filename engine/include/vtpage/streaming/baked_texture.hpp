@@ -34,6 +34,7 @@
 #include <string_view>
 #include <vector>
 
+#include "vtpage/streaming/checksum64.hpp"  // the checksum of the format
 #include "vtpage/streaming/texture_layout.hpp"
 #include "vtpage/streaming/tile_source.hpp"
 
@@ -65,9 +66,6 @@ struct BakedHeader {
     std::uint8_t reserved[24] = {};
 };
 static_assert(sizeof(BakedHeader) == 128, "the header is 128 bytes on disk");
-
-// The checksum of the format: 64 bits, four interleaved multiply-rotate lanes (several GB/s).
-std::uint64_t checksum64(std::span<const std::byte> bytes) noexcept;
 
 // An RGBA8 image, rows top to bottom, 4 bytes per texel.
 struct RgbaImage {
@@ -153,7 +151,7 @@ public:
     ~BakedFileSource() override;
 
     const BakedTextureFile& file() const noexcept { return *file_; }
-    std::uint32_t size_log2() const noexcept override;
+    TextureShape shape() const noexcept override;
     std::string name() const override;
     void fill_host(std::uint64_t page, std::span<std::byte> destination) const override;
     bool fills_device() const noexcept override;

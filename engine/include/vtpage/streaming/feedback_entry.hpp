@@ -26,7 +26,7 @@ struct FeedbackEntry {
 };
 
 static_assert(sizeof(FeedbackEntry) == 8, "the shaders write feedback as one uvec2 per entry");
-static_assert((TextureLayout(max_size_log2).mips[0].tiles - 1) <= 0xffffu,
+static_assert((TextureLayout(max_size, 1).mips[0].tiles_x - 1) <= 0xffffu,
               "tile coordinates fit 16 bits");
 
 }  // namespace vtpage::vt

@@ -19,7 +19,9 @@ public:
     // invalid_argument for size_log2 > max_size_log2.
     explicit IdentitySource(IdentitySettings settings = {});
 
-    std::uint32_t size_log2() const noexcept override { return settings_.size_log2; }
+    TextureShape shape() const noexcept override {
+        return TextureShape::square(settings_.size_log2);
+    }
     std::uint32_t texture() const noexcept { return settings_.texture; }
     std::string name() const override;
     // out_of_range for a page past the texture.

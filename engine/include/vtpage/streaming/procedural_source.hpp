@@ -19,7 +19,9 @@ public:
     // invalid_argument for size_log2 > max_size_log2.
     explicit ProceduralSource(ProceduralSettings settings = {});
 
-    std::uint32_t size_log2() const noexcept override { return settings_.size_log2; }
+    TextureShape shape() const noexcept override {
+        return TextureShape::square(settings_.size_log2);
+    }
     std::uint32_t seed() const noexcept { return settings_.seed; }
     std::string name() const override;
     void fill_host(std::uint64_t page, std::span<std::byte> destination) const override;

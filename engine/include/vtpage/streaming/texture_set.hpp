@@ -47,8 +47,8 @@ public:
     TextureSet(const TextureSet&) = delete;
     TextureSet& operator=(const TextureSet&) = delete;
 
-    // Adds a texture of the source's size. invalid_argument for a null source or a size over
-    // max_size_log2; out_of_memory when its pages do not fit the capacity left; out_of_range
+    // Adds a texture of the source's shape. invalid_argument for a null source or a shape that
+    // is not valid(); out_of_memory when its pages do not fit the capacity left; out_of_range
     // past FeedbackEntry::max_textures textures.
     TextureId add(std::shared_ptr<const TileSource> source);
 
@@ -65,7 +65,8 @@ public:
     PageIndex global_page(const TileId& tile) const;
     // The global page of the texture's mip tail (kept resident by the streamer).
     PageIndex tail_page(TextureId texture) const;
-    // The page of the next coarser mip covering the same area; nullopt for a tail page.
+    // The page of the next coarser mip covering the centre of the page's area (parent_page);
+    // nullopt for a tail page.
     std::optional<PageIndex> parent(PageIndex global_page) const;
     // Reverse lookup; nullopt for a page that belongs to no texture.
     std::optional<PageOwner> find(PageIndex global_page) const;

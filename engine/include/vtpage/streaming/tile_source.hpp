@@ -34,8 +34,8 @@ public:
     TileSource(const TileSource&) = delete;
     TileSource& operator=(const TileSource&) = delete;
 
-    // The texture is 2^size_log2 texels on a side (size_log2 <= max_size_log2).
-    virtual std::uint32_t size_log2() const noexcept = 0;
+    // The texture's size and tile format (shape().valid() holds for every source).
+    virtual TextureShape shape() const noexcept = 0;
     // For logs and error messages: "procedural seed 7" or the file's path.
     virtual std::string name() const = 0;
 
@@ -50,7 +50,7 @@ public:
     virtual void fill_device(std::span<const DevicePageFill> fills,
                              DeviceFillContext& context) const;
 
-    TextureLayout layout() const noexcept { return TextureLayout(size_log2()); }
+    TextureLayout layout() const noexcept { return TextureLayout(shape()); }
 
 protected:
     TileSource() = default;

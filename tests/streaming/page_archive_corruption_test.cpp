@@ -1,0 +1,226 @@
+// Damaged page archives: every byte flipped in turn, truncations, headers and index entries
+// rewritten with fresh checksums, and zstd frames that are valid but of the wrong size or not
+// frames at all. Each must be corrupt_data naming the page (and tile) where there is one.
+#include <gtest/gtest.h>
+
+#include <zstd.h>
+
+#include "../support/temporary_folder.hpp"
+#include "page_archive_test_support.hpp"
+
+namespace vtpage::vt {
+namespace {
+
+using test::detail_of;
+
+class PageArchiveCorruptionTest : public testing::Test {
+protected:
+    void SetUp() override {
+        // Page 0 compresses, page 1 is random (raw), page 2 compresses; the descriptor's 11
+        // bytes leave 5 bytes of padding before the index.
+        PageArchiveWriter writer(path_, test::small_shape(3), test::bytes_of("descriptor!"));
+        writer.add_page(0, test::smooth_page(4096, 0));
+        writer.add_page(2, test::smooth_page(4096, 2));
+        writer.add_page(1, test::random_page(4096, 1));
+        writer.finish();
+        good_.bytes = test::read_file(path_);
+    }
+    // The detail of the corrupt_data that opening and checking `file` throws.
+    std::string damage(const test::ArchiveBytes& file) {
+        test::write_file(path_, file.bytes);
+        return detail_of(
+            [&] {
+                const PageArchive archive(path_);
+                archive.check_all();
+            },
+            Errc::corrupt_data);
+    }
+    // Whether opening and checking `file` throws corrupt_data (and nothing else).
+    bool detected(const test::ArchiveBytes& file) {
+        test::write_file(path_, file.bytes);
+        return detected_in_place();
+    }
+    bool detected_in_place() {
+        try {
+            const PageArchive archive(path_);
+            archive.check_all();
+        } catch (const Error& error) {
+            return error.code() == Errc::corrupt_data;
+        }
+        return false;
+    }
+
+    test::TemporaryFolder folder_;
+    std::string path_ = folder_.file("damaged.vtpa");
+    test::ArchiveBytes good_;
+};
+
+#define EXPECT_MENTIONS(detail, words) \
+    EXPECT_NE((detail).find(words), std::string::npos) << "detail: " << (detail)
+
+// Every byte of the file, each of two bits in turn (flipped in place, then back).
+TEST_F(PageArchiveCorruptionTest, EveryFlippedByteIsFound) {
+    ASSERT_FALSE(detected(good_));
+    const int fd = ::open(path_.c_str(), O_RDWR);
+    ASSERT_GE(fd, 0);
+    std::size_t missed = 0;
+    for (std::size_t offset = 0; offset < good_.bytes.size() && missed < 10; ++offset) {
+        for (std::uint8_t bit : {0x01, 0x10}) {
+            const std::byte flipped = good_.bytes[offset] ^ std::byte{bit};
+            ASSERT_EQ(::pwrite(fd, &flipped, 1, off_t(offset)), 1);
+            if (!detected_in_place()) {
+                ADD_FAILURE() << "bit " << int(bit) << " of byte " << offset << " is not found";
+                ++missed;
+            }
+            ASSERT_EQ(::pwrite(fd, &good_.bytes[offset], 1, off_t(offset)), 1);
+        }
+    }
+    ::close(fd);
+    EXPECT_FALSE(detected_in_place());
+}
+
+TEST_F(PageArchiveCorruptionTest, EachRegionNamesWhatIsWrong) {
+    const PageArchiveHeader h = good_.header();
+    auto flip = [&](std::uint64_t offset) {
+        test::ArchiveBytes file = good_;
+        file.bytes[offset] ^= std::byte{1};
+        return damage(file);
+    };
+    EXPECT_MENTIONS(flip(20), "header checksum mismatch");
+    EXPECT_MENTIONS(flip(h.descriptor_offset + 3), "descriptor checksum mismatch");
+    EXPECT_MENTIONS(flip(h.descriptor_offset + 12), "after the descriptor");
+    const std::uint64_t entry_1 = h.index_offset + sizeof(PageIndexEntry);
+    EXPECT_MENTIONS(flip(entry_1 + 16), "index checksum mismatch");  // its stored checksum
+    EXPECT_MENTIONS(flip(entry_1 + 1), "page 1: bad index entry");   // its offset
+    EXPECT_MENTIONS(flip(h.table_offset + 40), "tile checksum table checksum mismatch");
+    EXPECT_MENTIONS(flip(h.table_offset + 3 * 4 * 8), "after the tile checksum table");
+    const PageIndexEntry zstd_page = good_.entry(0), raw_page = good_.entry(1);
+    EXPECT_MENTIONS(flip(zstd_page.offset + zstd_page.stored_bytes / 2),
+                    "page 0: stored bytes checksum mismatch");
+    EXPECT_MENTIONS(flip(raw_page.offset + 3000), "page 1: stored bytes checksum mismatch");
+    EXPECT_MENTIONS(flip(zstd_page.offset + zstd_page.stored_bytes + 1),
+                    "between the stored pages");
+}
+
+TEST_F(PageArchiveCorruptionTest, TruncationAnywhereIsFound) {
+    const PageArchiveHeader h = good_.header();
+    for (std::uint64_t size : {std::uint64_t(0), std::uint64_t(7), std::uint64_t(127),
+                               std::uint64_t(128), h.index_offset + 5, h.table_offset + 9,
+                               h.data_offset, h.data_offset + 100, h.file_bytes - 1}) {
+        test::ArchiveBytes file = good_;
+        file.bytes.resize(size);
+        EXPECT_MENTIONS(damage(file), "truncated");
+    }
+    test::ArchiveBytes longer = good_;
+    longer.bytes.resize(longer.bytes.size() + 4096);
+    EXPECT_MENTIONS(damage(longer), "size mismatch");
+}
+
+TEST_F(PageArchiveCorruptionTest, AFileCutShortAfterOpeningIsCorruptDataNamingThePage) {
+    const PageArchive archive(path_);
+    ASSERT_EQ(::truncate(path_.c_str(), off_t(good_.header().data_offset)), 0);
+    std::vector<std::byte> page(4096);
+    EXPECT_MENTIONS(detail_of([&] { archive.read_page(1, page); }, Errc::corrupt_data),
+                    "truncated: page 1 ends past the end of the file");
+}
+
+TEST_F(PageArchiveCorruptionTest, HeaderFieldsWithFreshChecksumsAreChecked) {
+    auto rewrite = [&](auto&& edit) {
+        test::ArchiveBytes file = good_;
+        PageArchiveHeader h = file.header();
+        edit(h);
+        file.set_header(h);
+        file.fix_checksums();
+        return damage(file);
+    };
+    EXPECT_MENTIONS(rewrite([](auto& h) { h.version = 1; }), "unsupported version 1");
+    EXPECT_MENTIONS(rewrite([](auto& h) { h.data_offset += 4096; }), "data_offset");
+    EXPECT_MENTIONS(rewrite([](auto& h) { h.page_count = 1000; }), "table_offset");
+    EXPECT_MENTIONS(rewrite([](auto& h) { h.page_count = UINT64_MAX / 8; }), "pages of");
+    EXPECT_MENTIONS(rewrite([](auto& h) { h.page_bytes = 8192; }), "not tile_bytes");
+    EXPECT_MENTIONS(rewrite([](auto& h) { h.descriptor_bytes = 1u << 30; }), "descriptor_bytes");
+    EXPECT_MENTIONS(rewrite([](auto& h) { h.file_bytes += 4096; }), "truncated");
+    EXPECT_MENTIONS(rewrite([](auto& h) { h.reserved[3] = 1; }), "reserved");
+    EXPECT_MENTIONS(rewrite([](auto& h) { h.magic[0] = 'X'; }), "bad magic");
+}
+
+TEST_F(PageArchiveCorruptionTest, IndexEntriesWithFreshChecksumsAreChecked) {
+    auto rewrite = [&](std::uint64_t page, auto&& edit) {
+        test::ArchiveBytes file = good_;
+        PageIndexEntry e = file.entry(page);
+        edit(e);
+        file.set_entry(page, e);
+        file.fix_checksums();
+        return damage(file);
+    };
+    const PageIndexEntry first = good_.entry(0);
+    EXPECT_MENTIONS(rewrite(2, [&](auto& e) { e.offset = first.offset; }), "overlap those of page");
+    EXPECT_MENTIONS(rewrite(2, [](auto& e) { e.offset += 8; }), "page 2: bad index entry");
+    EXPECT_MENTIONS(rewrite(1, [](auto& e) { e.offset += 4096 * 100; }), "page 1: bad index");
+    EXPECT_MENTIONS(rewrite(1, [](auto& e) { e.offset = UINT64_MAX - 4095; }), "page 1: bad");
+    EXPECT_MENTIONS(rewrite(0, [](auto& e) { e.offset = 0; }), "page 0: bad index entry");
+    EXPECT_MENTIONS(rewrite(1, [](auto& e) { e.stored_bytes = 100; }), "page 1: bad index");
+    EXPECT_MENTIONS(rewrite(0, [](auto& e) { e.stored_bytes = 5000; }), "page 0: bad index");
+    EXPECT_MENTIONS(rewrite(0, [](auto& e) { e.stored_bytes = 0; }), "page 0: bad index");
+    EXPECT_MENTIONS(rewrite(0, [](auto& e) { e.encoding = 2; }), "page 0: bad index entry");
+    EXPECT_MENTIONS(rewrite(0, [](auto& e) { e.page_bytes = 8192; }), "page 0: bad index");
+    // A compressed page read as raw, and a raw page read as a zstd frame.
+    EXPECT_MENTIONS(rewrite(2, [](auto& e) { e.encoding = 0; }), "page 2: bad index entry");
+    EXPECT_MENTIONS(rewrite(1, [](auto& e) { e.encoding = 1; }), "page 1: bad zstd frame");
+}
+
+// Page 0's stored bytes replaced by `stored` (its index entry and checksums to match).
+test::ArchiveBytes with_stored_page_0(const test::ArchiveBytes& good,
+                                      std::span<const std::byte> stored) {
+    test::ArchiveBytes file = good;
+    PageIndexEntry e = file.entry(0);
+    EXPECT_LE(stored.size(), 4096u);
+    std::fill_n(file.bytes.begin() + std::ptrdiff_t(e.offset), 4096, std::byte{0});
+    std::copy(stored.begin(), stored.end(), file.bytes.begin() + std::ptrdiff_t(e.offset));
+    e.stored_bytes = stored.size();
+    file.set_entry(0, e);
+    file.fix_stored_checksum(0);
+    file.fix_checksums();
+    return file;
+}
+
+std::vector<std::byte> zstd_frame(std::span<const std::byte> bytes) {
+    std::vector<std::byte> frame(ZSTD_compressBound(bytes.size()));
+    const std::size_t size =
+        ZSTD_compress(frame.data(), frame.size(), bytes.data(), bytes.size(), 3);
+    EXPECT_FALSE(ZSTD_isError(size));
+    frame.resize(size);
+    return frame;
+}
+
+TEST_F(PageArchiveCorruptionTest, BadZstdFramesAreCorruptDataNamingThePage) {
+    const auto page = test::smooth_page(4096, 0);
+    EXPECT_MENTIONS(damage(with_stored_page_0(good_, zstd_frame(std::span(page).first(2048)))),
+                    "page 0: the zstd frame decodes to 2048 bytes, the page is 4096");
+    EXPECT_MENTIONS(damage(with_stored_page_0(good_, test::random_page(300, 9))),
+                    "page 0: bad zstd frame");
+    // A right frame with bytes after it, and two frames that make a page together.
+    std::vector<std::byte> trailing = zstd_frame(page);
+    trailing.resize(trailing.size() + 8);
+    EXPECT_MENTIONS(damage(with_stored_page_0(good_, trailing)), "page 0: bad zstd frame");
+    std::vector<std::byte> two = zstd_frame(std::span(page).first(2048));
+    const auto second = zstd_frame(std::span(page).last(2048));
+    two.insert(two.end(), second.begin(), second.end());
+    EXPECT_MENTIONS(damage(with_stored_page_0(good_, two)), "page 0:");
+    // A frame of the right size with other bytes in it: the tile checksums catch it.
+    EXPECT_MENTIONS(damage(with_stored_page_0(good_, zstd_frame(test::smooth_page(4096, 5)))),
+                    "page 0, tile 0: tile checksum mismatch");
+    // The same frames through the split read.
+    const test::ArchiveBytes bad = with_stored_page_0(good_, test::random_page(300, 9));
+    test::write_file(path_, bad.bytes);
+    const PageArchive archive(path_);
+    const StoredExtent extent = archive.stored_extent(0);
+    std::vector<std::byte> out(4096);
+    EXPECT_MENTIONS(
+        detail_of([&] { archive.decode_page(0, bad.region(extent.offset, extent.bytes), out); },
+                  Errc::corrupt_data),
+        "page 0: bad zstd frame");
+}
+
+}  // namespace
+}  // namespace vtpage::vt

@@ -1,0 +1,255 @@
+#include "vips_image_reader.hpp"
+
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <vips/vips.h>
+
+#include <cerrno>
+#include <cstring>
+#include <mutex>
+
+#include "vtpage/base/error.hpp"
+#include "vtpage/base/system_error.hpp"
+#include "vtpage/base/unique_fd.hpp"
+
+namespace vtpage::bake {
+
+namespace {
+
+// libvips' message for the failure just reported, which also empties its error buffer.
+std::string take_vips_error() {
+    char* text = vips_error_buffer_copy();
+    std::string message = text ? text : "";
+    g_free(text);
+    while (!message.empty() && (message.back() == '\n' || message.back() == ' ')) {
+        message.pop_back();
+    }
+    return message.empty() ? "libvips gave no reason" : message;
+}
+
+[[noreturn]] void vips_failure(Errc code, const char* operation, const std::string& what,
+                               const std::string& path) {
+    throw Error(code, operation, detail::concat(what, ": ", take_vips_error()),
+                detail::concat("path=", path));
+}
+
+}  // namespace
+
+// The operation cache is off: a bake reads each file once, and cached operations would keep
+// their images (and memory) alive.
+void initialise_vips() {
+    static std::once_flag once;
+    std::call_once(once, [] {
+        if (VIPS_INIT("vtpage-bake") != 0) {
+            throw Error(Errc::backend_failure, "VipsImageReader",
+                        detail::concat("libvips failed to start: ", take_vips_error()));
+        }
+        vips_cache_set_max(0);
+    });
+}
+
+namespace {
+
+// libvips would block opening a FIFO (and never end reading a device), and its message for a
+// missing file does not say so: the file is opened and looked at first.
+UniqueFd open_regular_file(const std::string& path) {
+    UniqueFd fd(::open(path.c_str(), O_RDONLY | O_NONBLOCK | O_CLOEXEC));
+    struct stat status {};
+    if (!fd || ::fstat(fd.get(), &status) != 0) {
+        const int error = errno;
+        throw Error(Errc::io_error, "VipsImageReader",
+                    detail::concat("cannot open the file: ", std::strerror(error)),
+                    detail::concat("path=", path), error, errno_name(error));
+    }
+    if (!S_ISREG(status.st_mode)) {
+        throw Error(Errc::io_error, "VipsImageReader",
+                    "not a regular file (a FIFO, device or folder cannot be an image)",
+                    detail::concat("path=", path), EINVAL, errno_name(EINVAL));
+    }
+    return fd;
+}
+
+struct ImageDeleter {
+    void operator()(VipsImage* image) const { g_object_unref(image); }
+};
+using ImagePtr = std::unique_ptr<VipsImage, ImageDeleter>;
+
+// Steps of the pipeline from the file's image to one of 1 to 4 bands of 8 or 16 bits in grey or
+// sRGB, which read_rows turns into RGBA8 itself (so that 16-bit scaling is exact and known).
+using Step = int (*)(VipsImage* in, VipsImage** out);
+
+int to_srgb(VipsImage* in, VipsImage** out) {
+    return vips_colourspace(in, out, VIPS_INTERPRETATION_sRGB, nullptr);
+}
+int to_uchar(VipsImage* in, VipsImage** out) {
+    return vips_cast(in, out, VIPS_FORMAT_UCHAR, nullptr);
+}
+int first_four_bands(VipsImage* in, VipsImage** out) {
+    return vips_extract_band(in, out, 0, "n", 4, nullptr);
+}
+
+bool grey_or_rgb(VipsInterpretation interpretation) {
+    switch (interpretation) {
+        case VIPS_INTERPRETATION_B_W:
+        case VIPS_INTERPRETATION_GREY16:
+        case VIPS_INTERPRETATION_sRGB:
+        case VIPS_INTERPRETATION_RGB16:
+        case VIPS_INTERPRETATION_MULTIBAND:
+            return true;
+        default:
+            return false;
+    }
+}
+
+ImagePtr apply(ImagePtr in, Step step, const std::string& path) {
+    VipsImage* out = nullptr;
+    if (step(in.get(), &out) != 0) {
+        vips_failure(Errc::corrupt_data, "VipsImageReader", "cannot convert the image to RGBA8",
+                     path);
+    }
+    return ImagePtr(out);
+}
+
+ImagePtr displayable(ImagePtr image, const std::string& path) {
+    if (!grey_or_rgb(vips_image_guess_interpretation(image.get()))) {
+        image = apply(std::move(image), to_srgb, path);  // CMYK, Lab, XYZ, scRGB, ...
+    }
+    const VipsBandFormat format = image->BandFmt;
+    if (format != VIPS_FORMAT_UCHAR && format != VIPS_FORMAT_USHORT) {
+        image = apply(std::move(image), to_uchar, path);
+    }
+    if (image->Bands > 4) image = apply(std::move(image), first_four_bands, path);
+    return image;
+}
+
+std::uint8_t eight_bits(std::uint8_t value) { return value; }
+std::uint8_t eight_bits(std::uint16_t value) {
+    return std::uint8_t((std::uint32_t(value) * 255 + 32767) / 65535);
+}
+
+// One row of `bands` samples a texel into RGBA8: grey replicated, alpha 255 where there is none.
+template <int bands, typename Sample>
+void row_to_rgba(const void* row, std::uint32_t width, std::uint8_t* out) {
+    const auto* in = static_cast<const Sample*>(row);
+    for (std::uint32_t x = 0; x < width; ++x, in += bands, out += 4) {
+        const std::uint8_t first = eight_bits(in[0]);
+        out[0] = first;
+        out[1] = bands >= 3 ? eight_bits(in[1]) : first;
+        out[2] = bands >= 3 ? eight_bits(in[2]) : first;
+        out[3] = bands == 2 ? eight_bits(in[1]) : bands == 4 ? eight_bits(in[3]) : 255;
+    }
+}
+
+template <typename Sample>
+void row_to_rgba(int bands, const void* row, std::uint32_t width, std::uint8_t* out) {
+    switch (bands) {
+        case 1:
+            return row_to_rgba<1, Sample>(row, width, out);
+        case 2:
+            return row_to_rgba<2, Sample>(row, width, out);
+        case 3:
+            return row_to_rgba<3, Sample>(row, width, out);
+        default:
+            return row_to_rgba<4, Sample>(row, width, out);
+    }
+}
+
+}  // namespace
+
+struct VipsImageReader::Pipeline {
+    UniqueFd file;   // open while libvips may read it again by name (loads are lazy)
+    ImagePtr image;  // 1 to 4 bands of uchar or ushort
+    VipsRegion* region = nullptr;
+
+    ~Pipeline() {
+        if (region) g_object_unref(region);
+    }
+};
+
+namespace {
+
+// Sequential access: the loader decodes rows as they are asked for and keeps only a few.
+// fail_on error: a truncated or damaged file is an error, not rows of grey.
+ImagePtr open_image(const std::string& path, const UniqueFd& fd) {
+    // libvips reads "name[options]": a name that ends in brackets is given as the open file.
+    const std::string name =
+        path.ends_with(']') ? detail::concat("/proc/self/fd/", fd.get()) : path;
+    VipsImage* image = vips_image_new_from_file(name.c_str(), "access", VIPS_ACCESS_SEQUENTIAL,
+                                                "fail_on", VIPS_FAIL_ON_ERROR, nullptr);
+    if (!image) vips_failure(Errc::corrupt_data, "VipsImageReader", "cannot load the image", path);
+    return ImagePtr(image);
+}
+
+VipsImageInfo describe(VipsImage* image) {
+    VipsImageInfo info;
+    info.width = std::uint32_t(vips_image_get_width(image));
+    info.height = std::uint32_t(vips_image_get_height(image));
+    info.bands = std::uint32_t(vips_image_get_bands(image));
+    info.bits_per_sample = std::uint32_t(vips_format_sizeof(image->BandFmt) * 8);
+    info.has_alpha = vips_image_hasalpha(image);
+    const char* loader = nullptr;
+    if (vips_image_get_typeof(image, "vips-loader") &&
+        vips_image_get_string(image, "vips-loader", &loader) == 0 && loader) {
+        info.loader = loader;
+    }
+    return info;
+}
+
+}  // namespace
+
+VipsImageReader::VipsImageReader(const std::string& path) : path_(path) {
+    initialise_vips();
+    auto pipeline = std::make_unique<Pipeline>();
+    pipeline->file = open_regular_file(path);
+    ImagePtr image = open_image(path, pipeline->file);
+    info_ = describe(image.get());
+    if (info_.width == 0 || info_.height == 0 || info_.width > max_side ||
+        info_.height > max_side) {
+        throw Error(Errc::invalid_argument, "VipsImageReader",
+                    detail::concat("a ", info_.width, " x ", info_.height, " image: each side ",
+                                   "must be 1 to ", max_side, " texels"),
+                    detail::concat("path=", path));
+    }
+    pipeline_ = std::move(pipeline);
+    pipeline_->image = displayable(std::move(image), path);
+    pipeline_->region = vips_region_new(pipeline_->image.get());
+    if (!pipeline_->region) {
+        vips_failure(Errc::corrupt_data, "VipsImageReader", "cannot read the image", path);
+    }
+}
+
+VipsImageReader::~VipsImageReader() = default;
+VipsImageReader::VipsImageReader(VipsImageReader&&) noexcept = default;
+VipsImageReader& VipsImageReader::operator=(VipsImageReader&&) noexcept = default;
+
+void VipsImageReader::read_rows(std::uint32_t count, std::span<std::uint8_t> out) {
+    const std::size_t row_bytes = std::size_t(info_.width) * 4;
+    if (!pipeline_ || count > info_.height - rows_read_ || out.size() != count * row_bytes) {
+        throw Error(Errc::invalid_argument, "VipsImageReader::read_rows",
+                    detail::concat(count, " rows into ", out.size(), " bytes: rows of ", row_bytes,
+                                   " bytes, ", info_.height - rows_read_, " rows left"),
+                    detail::concat("path=", path_));
+    }
+    if (count == 0) return;
+    VipsRect rows{0, int(rows_read_), int(info_.width), int(count)};
+    if (vips_region_prepare(pipeline_->region, &rows) != 0) {
+        vips_failure(
+            Errc::corrupt_data, "VipsImageReader::read_rows",
+            detail::concat("cannot decode rows ", rows_read_, " to ", rows_read_ + count - 1),
+            path_);
+    }
+    const int bands = pipeline_->image->Bands;
+    const bool sixteen = pipeline_->image->BandFmt == VIPS_FORMAT_USHORT;
+    for (std::uint32_t i = 0; i < count; ++i) {
+        const void* row = VIPS_REGION_ADDR(pipeline_->region, 0, int(rows_read_ + i));
+        std::uint8_t* target = out.data() + i * row_bytes;
+        if (sixteen) {
+            row_to_rgba<std::uint16_t>(bands, row, info_.width, target);
+        } else {
+            row_to_rgba<std::uint8_t>(bands, row, info_.width, target);
+        }
+    }
+    rows_read_ += count;
+}
+
+}  // namespace vtpage::bake
