@@ -20,6 +20,7 @@
 #extension GL_EXT_buffer_reference2 : require
 #extension GL_EXT_shader_explicit_arithmetic_types_int64 : require
 
+#include "vtpage/block_decode.glsl"
 #include "vtpage/layout.glsl"
 
 struct VtTextureInfo {
@@ -46,9 +47,10 @@ layout(buffer_reference, std430, buffer_reference_align = 4) readonly buffer VtT
 layout(buffer_reference, std430, buffer_reference_align = 8) readonly buffer VtIndirection {
     uint64_t page_address[];
 };
-// The texels of one RGBA8 tile: tile_size x tile_size, row by row, border included.
-layout(buffer_reference, std430, buffer_reference_align = 4) readonly buffer VtTileTexels {
-    uint texels[];
+// The words of one tile: RGBA8 texels row by row, or 4 x 4 blocks row by row (8 bytes a block
+// in BC1 and BC4, 16 in BC3 and BC5), border included.
+layout(buffer_reference, std430, buffer_reference_align = 4) readonly buffer VtTileWords {
+    uint words[];
 };
 
 struct VtTexture {
@@ -152,8 +154,27 @@ VtResolved vt_resolve(VtTexture t, uint wanted_mip, vec2 uv) {
     return found;
 }
 
-// Bilinear inside the (RGBA8) tile that holds position.c.
+// Texel p (border included) of a tile in any format. Block-compressed tiles are decoded here,
+// from page memory: Vulkan images cannot sit on imported CUDA pages (see docs/gpu.md).
+vec4 vt_tile_texel(VtTileWords tile, uint format, uint tile_size, uvec2 p) {
+    if (format == VT_FORMAT_RGBA8) return unpackUnorm4x8(tile.words[p.y * tile_size + p.x]);
+    const uint block = (p.y / 4u) * (tile_size / 4u) + p.x / 4u;
+    const uvec2 texel = p % 4u;
+    if (format == VT_FORMAT_BC1 || format == VT_FORMAT_BC4) {
+        const uvec2 words = uvec2(tile.words[2u * block], tile.words[2u * block + 1u]);
+        // BC1 is RGB: the 3-colour palette's transparent black is black here.
+        if (format == VT_FORMAT_BC1) return vec4(vt_decode_bc1(words, texel).rgb, 1.0);
+        return vt_decode_bc4(words, texel);
+    }
+    const uint first = 4u * block;
+    const uvec4 words = uvec4(tile.words[first], tile.words[first + 1u], tile.words[first + 2u],
+                              tile.words[first + 3u]);
+    return format == VT_FORMAT_BC3 ? vt_decode_bc3(words, texel) : vt_decode_bc5(words, texel);
+}
+
+// Bilinear inside the tile that holds position.c.
 vec4 vt_bilinear(VtTexture t, uint64_t tile_address, VtLevelPosition position) {
+    const uint format = t.directory.textures[t.id].format;
     const uint tile_size = t.directory.textures[t.id].tile_size;
     const uint payload = t.directory.textures[t.id].tile_payload;
     const uint border = t.directory.textures[t.id].tile_border;
@@ -161,12 +182,11 @@ vec4 vt_bilinear(VtTexture t, uint64_t tile_address, VtLevelPosition position) {
     const vec2 corner = floor(p);
     const vec2 weight = p - corner;
     const uvec2 local = uvec2(ivec2(corner) - ivec2(position.tile * payload) + int(border));
-    VtTileTexels tile = VtTileTexels(tile_address);
-    const uint i = local.y * tile_size + local.x;
-    const vec4 t00 = unpackUnorm4x8(tile.texels[i]);
-    const vec4 t10 = unpackUnorm4x8(tile.texels[i + 1u]);
-    const vec4 t01 = unpackUnorm4x8(tile.texels[i + tile_size]);
-    const vec4 t11 = unpackUnorm4x8(tile.texels[i + tile_size + 1u]);
+    VtTileWords tile = VtTileWords(tile_address);
+    const vec4 t00 = vt_tile_texel(tile, format, tile_size, local);
+    const vec4 t10 = vt_tile_texel(tile, format, tile_size, local + uvec2(1u, 0u));
+    const vec4 t01 = vt_tile_texel(tile, format, tile_size, local + uvec2(0u, 1u));
+    const vec4 t11 = vt_tile_texel(tile, format, tile_size, local + uvec2(1u, 1u));
     return mix(mix(t00, t10, weight.x), mix(t01, t11, weight.x), weight.y);
 }
 

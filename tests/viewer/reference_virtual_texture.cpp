@@ -1,8 +1,15 @@
 #include "reference_virtual_texture.hpp"
 
 #include <algorithm>
+#include <array>
 #include <cmath>
 #include <cstring>
+#include <map>
+#include <memory>
+#include <span>
+#include <vector>
+
+#include "block_codec.hpp"
 
 namespace vtpage::test {
 
@@ -38,45 +45,80 @@ std::uint32_t pattern_texel(std::uint32_t mip, std::uint32_t x, std::uint32_t y)
     return r | g << 8 | b << 16 | a << 24;
 }
 
-void fill_page(const vt::TextureLayout& layout, std::uint64_t page, void* memory) {
-    auto* bytes = static_cast<std::uint8_t*>(memory);
-    auto fill_tile = [&](std::uint32_t mip, std::uint32_t tile_x, std::uint32_t tile_y,
-                         std::uint32_t tile_in_page) {
-        const std::int64_t width = layout.mips[mip].width;
-        const std::int64_t height = layout.mips[mip].height;
-        auto* texels =
-            reinterpret_cast<std::uint32_t*>(bytes + std::size_t(tile_in_page) * vt::tile_bytes);
-        for (std::uint32_t ty = 0; ty < vt::tile_size; ++ty) {
-            // The border repeats the neighbours' texels; beyond the level's edge, the edge's.
-            const std::int64_t y = std::clamp<std::int64_t>(
-                std::int64_t(tile_y) * vt::tile_payload + ty - vt::tile_border, 0, height - 1);
-            for (std::uint32_t tx = 0; tx < vt::tile_size; ++tx) {
-                const std::int64_t x = std::clamp<std::int64_t>(
-                    std::int64_t(tile_x) * vt::tile_payload + tx - vt::tile_border, 0, width - 1);
-                texels[ty * vt::tile_size + tx] =
-                    pattern_texel(mip, std::uint32_t(x), std::uint32_t(y));
-            }
+std::vector<std::uint8_t> pattern_tile(const vt::TextureLayout& layout, std::uint32_t mip,
+                                       std::uint32_t tile_x, std::uint32_t tile_y) {
+    const vt::TileFormatInfo info = layout.tile_format();
+    const std::uint32_t size = info.tile_size;
+    std::vector<std::uint8_t> rgba(std::size_t(size) * size * 4);
+    const vt::MipLevel& level = layout.mips[mip];
+    for (std::uint32_t ty = 0; ty < size; ++ty) {
+        // The border repeats the neighbours' texels; beyond the level's edge, the edge's.
+        const std::uint32_t y =
+            vt::level_texel(tile_y, ty, level.height, info.tile_payload(), info.tile_border);
+        for (std::uint32_t tx = 0; tx < size; ++tx) {
+            const std::uint32_t x =
+                vt::level_texel(tile_x, tx, level.width, info.tile_payload(), info.tile_border);
+            const std::uint32_t texel = pattern_texel(mip, x, y);
+            std::memcpy(&rgba[(std::size_t(ty) * size + tx) * 4], &texel, 4);
         }
+    }
+    return rgba;
+}
+
+void fill_tile(const vt::TextureLayout& layout, std::uint32_t mip, std::uint32_t tile_x,
+               std::uint32_t tile_y, std::span<std::byte> out) {
+    const std::vector<std::uint8_t> rgba = pattern_tile(layout, mip, tile_x, tile_y);
+    bake::encode_tile(layout.format, rgba, out, bake::EncodeQuality::fast);
+}
+
+void fill_page(const vt::TextureLayout& layout, std::uint64_t page, void* memory) {
+    auto* bytes = static_cast<std::byte*>(memory);
+    const vt::TileFormatInfo info = layout.tile_format();
+    std::memset(bytes, 0, vt::page_bytes);
+    auto slot = [&](std::uint32_t tile_in_page) {
+        return std::span<std::byte>(bytes + std::size_t(tile_in_page) * info.tile_bytes(),
+                                    info.tile_bytes());
     };
     const std::uint32_t mip = layout.mip_of_page(page);
     if (layout.in_tail(mip)) {
         for (std::uint32_t level = layout.tail_first_mip; level < layout.mip_count; ++level) {
-            fill_tile(level, 0, 0, level - layout.tail_first_mip);
+            fill_tile(layout, level, 0, 0, slot(level - layout.tail_first_mip));
         }
         return;
     }
+    const vt::PagePosition position = vt::page_position(layout, page);
     const vt::MipLevel& level = layout.mips[mip];
-    const std::uint64_t in_level = page - level.first_page;
-    const std::uint32_t page_x = std::uint32_t(in_level % level.pages_x);
-    const std::uint32_t page_y = std::uint32_t(in_level / level.pages_x);
-    for (std::uint32_t j = 0; j < vt::page_tiles_y; ++j) {
-        for (std::uint32_t i = 0; i < vt::page_tiles_x; ++i) {
-            const std::uint32_t tile_x = page_x * vt::page_tiles_x + i;
-            const std::uint32_t tile_y = page_y * vt::page_tiles_y + j;
+    for (std::uint32_t j = 0; j < info.page_tiles_y; ++j) {
+        for (std::uint32_t i = 0; i < info.page_tiles_x; ++i) {
+            const std::uint32_t tile_x = position.x * info.page_tiles_x + i;
+            const std::uint32_t tile_y = position.y * info.page_tiles_y + j;
             if (tile_x >= level.tiles_x || tile_y >= level.tiles_y) continue;
-            fill_tile(mip, tile_x, tile_y, j * vt::page_tiles_x + i);
+            fill_tile(layout, mip, tile_x, tile_y, slot(j * info.page_tiles_x + i));
         }
     }
+}
+
+TexelFunction decoded_pattern(const vt::TextureLayout& layout) {
+    if (layout.format == vt::TileFormat::rgba8) return pattern_texel;
+    // Decoded tiles by (mip, tile x, tile y), filled on first use.
+    auto tiles =
+        std::make_shared<std::map<std::array<std::uint32_t, 3>, std::vector<std::uint8_t>>>();
+    return [layout, tiles](std::uint32_t mip, std::uint32_t x, std::uint32_t y) {
+        const vt::TileFormatInfo info = layout.tile_format();
+        const std::uint32_t tile_x = x / info.tile_payload(), tile_y = y / info.tile_payload();
+        auto [it, fresh] = tiles->try_emplace({mip, tile_x, tile_y});
+        if (fresh) {
+            std::vector<std::byte> encoded(info.tile_bytes());
+            fill_tile(layout, mip, tile_x, tile_y, encoded);
+            it->second.resize(std::size_t(info.tile_size) * info.tile_size * 4);
+            bake::decode_tile(layout.format, encoded, it->second);
+        }
+        const std::uint32_t lx = x - tile_x * info.tile_payload() + info.tile_border;
+        const std::uint32_t ly = y - tile_y * info.tile_payload() + info.tile_border;
+        std::uint32_t texel = 0;
+        std::memcpy(&texel, &it->second[(std::size_t(ly) * info.tile_size + lx) * 4], 4);
+        return texel;
+    };
 }
 
 std::uint8_t to_unorm8(float value) {
@@ -116,8 +158,10 @@ Colour ReferenceSampler::sample_level(std::uint32_t wanted, float u, float v,
     float cx = 0, cy = 0;
     for (;; ++mip) {
         level_position(mip, u, v, cx, cy);
-        const std::uint32_t tile_x = std::uint32_t(std::floor(cx)) / vt::tile_payload;
-        const std::uint32_t tile_y = std::uint32_t(std::floor(cy)) / vt::tile_payload;
+        const std::uint32_t tile_x =
+            std::uint32_t(std::floor(cx)) / layout_.tile_format().tile_payload();
+        const std::uint32_t tile_y =
+            std::uint32_t(std::floor(cy)) / layout_.tile_format().tile_payload();
         const std::uint64_t page = layout_.locate(mip, tile_x, tile_y).page;
         if (layout_.in_tail(mip) || resident_(page)) break;
     }
@@ -156,8 +200,9 @@ vt::FeedbackEntry ReferenceSampler::feedback(std::uint32_t texture, float u, flo
     const std::uint32_t mip = std::uint32_t(std::floor(lod(dudx, dvdx, dudy, dvdy, bias)));
     float cx = 0, cy = 0;
     level_position(mip, u, v, cx, cy);
-    return vt::FeedbackEntry::make({texture, mip, std::uint32_t(std::floor(cx)) / vt::tile_payload,
-                                    std::uint32_t(std::floor(cy)) / vt::tile_payload});
+    const std::uint32_t payload = layout_.tile_format().tile_payload();
+    return vt::FeedbackEntry::make({texture, mip, std::uint32_t(std::floor(cx)) / payload,
+                                    std::uint32_t(std::floor(cy)) / payload});
 }
 
 }  // namespace vtpage::test

@@ -6,6 +6,7 @@
 
 #include <cstdint>
 #include <functional>
+#include <vector>
 
 #include "vtpage/streaming/feedback_entry.hpp"
 #include "vtpage/streaming/texture_layout.hpp"
@@ -15,7 +16,12 @@ namespace vtpage::test {
 // RGBA8 of texel (x, y) of a mip level, packed as the shaders read it (R in the low byte).
 std::uint32_t pattern_texel(std::uint32_t mip, std::uint32_t x, std::uint32_t y);
 
-// Writes every tile of page `page` (relative to the texture) into `memory` (2 MiB).
+// The pattern's RGBA8 texels of one tile of the layout's format (tile_size x tile_size, the
+// border included).
+std::vector<std::uint8_t> pattern_tile(const vt::TextureLayout& layout, std::uint32_t mip,
+                                       std::uint32_t tile_x, std::uint32_t tile_y);
+// Writes every tile of page `page` (relative to the texture) into `memory` (2 MiB), encoded in
+// the layout's format (libsquish for the block-compressed ones).
 void fill_page(const vt::TextureLayout& layout, std::uint64_t page, void* memory);
 
 struct Colour {
@@ -28,6 +34,11 @@ std::uint8_t to_unorm8(float value);
 // Texel (x, y) of a mip level as RGBA8, R in the low byte; x, y < the level's size.
 using TexelFunction =
     std::function<std::uint32_t(std::uint32_t mip, std::uint32_t x, std::uint32_t y)>;
+
+// The texels a renderer shows for the pattern in the layout's format: the pattern itself for
+// RGBA8; for the block-compressed formats, libsquish's decode of the blocks fill_page wrote (the
+// reference decoder, independent of the shader's).
+TexelFunction decoded_pattern(const vt::TextureLayout& layout);
 
 class ReferenceSampler {
 public:

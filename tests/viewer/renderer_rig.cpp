@@ -40,6 +40,7 @@ bool RendererRig::set_up(const std::string& backend_name, std::string& reason,
                          vt::TextureShape texture_shape) {
     shape = texture_shape;
     layout = vt::TextureLayout(shape);
+    texels = decoded_pattern(layout);
     backend = try_make_backend(backend_name, reason);
     if (!backend) return false;
     context = try_make_vulkan_context(*backend, reason);
@@ -144,7 +145,8 @@ Frame RendererRig::render(const OrthoView& view, RenderMode mode) {
 }
 
 std::vector<std::uint8_t> RendererRig::reference(const OrthoView& view) const {
-    ReferenceSampler sampler(shape, [this](std::uint64_t page) { return resident(page); });
+    ReferenceSampler sampler(
+        shape, [this](std::uint64_t page) { return resident(page); }, texels);
     std::vector<std::uint8_t> image(rig_width * rig_height * 4);
     const float dudx = view.su / rig_width, dvdy = view.sv / rig_height;
     for (std::uint32_t y = 0; y < rig_height; ++y) {

@@ -97,6 +97,7 @@ public:
     std::unique_ptr<Backend> backend;
     vt::TextureShape shape = vt::TextureShape::square(rig_size_log2);
     vt::TextureLayout layout{shape};
+    TexelFunction texels = pattern_texel;  // what the texture shows (decoded_pattern)
     std::unique_ptr<VulkanContext> context;
     std::unique_ptr<VulkanPageImporter> importer;
     std::unique_ptr<VulkanIndirectionTable> indirection;

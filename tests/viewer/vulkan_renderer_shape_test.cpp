@@ -1,7 +1,8 @@
-// Textures of any shape through the renderer: non-square, not powers of two, down to 1 x 1. Each
-// pixel must be what the reference sampler computes from the flat pattern (levels of Vulkan's
-// chain, clamp-to-edge at the real edge), and the feedback must name the tiles the reference
-// names, so that the shader's addressing equals the C++ layout's at every level.
+// Textures of any shape and tile format through the renderer: non-square, not powers of two, down
+// to 1 x 1, RGBA8 and block-compressed. Each pixel must be what the reference sampler computes
+// from the flat pattern (levels of Vulkan's chain, clamp-to-edge at the real edge; for the BC
+// formats the pattern as libsquish decodes the blocks), and the feedback must name the tiles the
+// reference names, so that the shader's addressing equals the C++ layout's at every level.
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -20,6 +21,7 @@ using test::OrthoView;
 struct ShapeCase {
     const char* name;
     std::uint32_t width, height;
+    vt::TileFormat format = vt::TileFormat::rgba8;
 };
 void PrintTo(const ShapeCase& c, std::ostream* out) { *out << c.name; }
 
@@ -30,7 +32,7 @@ protected:
         std::string reason;
         const std::string& name = std::get<0>(GetParam());
         const ShapeCase c = std::get<1>(GetParam());
-        if (!set_up(name, reason, {c.width, c.height, vt::TileFormat::rgba8})) {
+        if (!set_up(name, reason, {c.width, c.height, c.format})) {
             GTEST_SKIP() << name << ": " << reason;
         }
     }
@@ -99,7 +101,7 @@ TEST_P(VulkanRendererShapeTest, FeedbackNamesTheTilesTheReferenceNames) {
                 // A sample within a hundredth of a texel of a tile edge may land either side.
                 float cx = 0, cy = 0;
                 sampler.level_position(want.mip, u, v, cx, cy);
-                const float payload = float(vt::tile_payload);
+                const float payload = float(layout.tile_format().tile_payload());
                 const float ex = std::fmod(cx, payload), ey = std::fmod(cy, payload);
                 if (std::min(ex, payload - ex) < 0.01f || std::min(ey, payload - ey) < 0.01f) {
                     continue;
@@ -120,7 +122,14 @@ INSTANTIATE_TEST_SUITE_P(
                      testing::Values(ShapeCase{"1x1", 1, 1}, ShapeCase{"1x37", 1, 37},
                                      ShapeCase{"3x5", 3, 5}, ShapeCase{"241x481", 241, 481},
                                      ShapeCase{"1500x700", 1500, 700},
-                                     ShapeCase{"2000x13", 2000, 13})),
+                                     ShapeCase{"2000x13", 2000, 13},
+                                     // Block-compressed tiles, decoded by the shader, against
+                                     // libsquish's decode of the same blocks.
+                                     ShapeCase{"bc1_1500x700", 1500, 700, vt::TileFormat::bc1},
+                                     ShapeCase{"bc3_241x481", 241, 481, vt::TileFormat::bc3},
+                                     ShapeCase{"bc4_700x1500", 700, 1500, vt::TileFormat::bc4},
+                                     ShapeCase{"bc5_3x5", 3, 5, vt::TileFormat::bc5},
+                                     ShapeCase{"bc5_1000x1000", 1000, 1000, vt::TileFormat::bc5})),
     [](const testing::TestParamInfo<std::tuple<std::string, ShapeCase>>& param) {
         return std::get<0>(param.param) + "_" + std::get<1>(param.param).name;
     });
