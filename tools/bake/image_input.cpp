@@ -10,6 +10,7 @@
 #include <climits>
 #include <cstring>
 #include <memory>
+#include <string>
 
 #include "vtpage/base/system_error.hpp"
 #include "vtpage/base/unique_fd.hpp"
@@ -31,15 +32,62 @@ void check_length(std::span<const std::uint8_t> bytes, const char* operation) {
     }
 }
 
-// Debian's stb_image (2.26) writes past its Huffman size table for a JPEG table that declares
-// more than 256 codes (found by the image fuzz target; later stb versions check it). Every
-// DHT segment, before and between scans, is checked here before stb sees the bytes.
-bool jpeg_huffman_tables_fit(std::span<const std::uint8_t> bytes) {
+// Huffman tables a JPEG has defined so far: [class: 0 DC, 1 AC][id 0..3].
+struct JpegTables {
+    bool defined[2][4] = {};
+};
+
+// A DHT segment's tables (class/id, 16 counts, symbols), read as stb reads them: table after
+// table while the segment's length lasts, past its end and the data's (as zeros). Debian's
+// stb_image (2.26) writes past its Huffman size table for a table of more than 256 codes.
+std::string jpeg_dht_problem(std::span<const std::uint8_t> bytes, std::size_t at,
+                             std::size_t length, JpegTables& tables) {
+    auto byte = [&](std::size_t i) -> std::size_t { return i < bytes.size() ? bytes[i] : 0; };
+    std::ptrdiff_t left = std::ptrdiff_t(length) - 2;
+    for (std::size_t table = at + 4; left > 0;) {
+        std::size_t codes = 0;
+        for (std::size_t i = 1; i <= 16; ++i) codes += byte(table + i);
+        if (codes > 256) return "a JPEG Huffman table declares more than 256 codes";
+        const std::size_t kind = byte(table) >> 4, id = byte(table) & 15;
+        if (kind < 2 && id < 4) tables.defined[kind][id] = true;
+        table += 17 + codes;
+        left -= std::ptrdiff_t(17 + codes);
+    }
+    return {};
+}
+
+// A scan's components name the Huffman tables they decode with. Debian's stb_image (2.26) reads
+// a table that was never defined as it finds it in memory, and indexes its symbols with codes
+// from it (found by the image fuzz target). DC tables serve scans that start at coefficient 0,
+// AC tables scans that go past it.
+std::string jpeg_sos_problem(std::span<const std::uint8_t> bytes, std::size_t at,
+                             const JpegTables& tables) {
+    auto byte = [&](std::size_t i) -> std::size_t { return i < bytes.size() ? bytes[i] : 0; };
+    const std::size_t components = byte(at + 4);
+    const std::size_t spectral_start = byte(at + 5 + 2 * components);
+    const std::size_t spectral_end = byte(at + 6 + 2 * components);
+    for (std::size_t c = 0; c < components; ++c) {
+        const std::size_t dc = byte(at + 6 + 2 * c) >> 4, ac = byte(at + 6 + 2 * c) & 15;
+        if (spectral_start == 0 && (dc > 3 || !tables.defined[0][dc])) {
+            return "a JPEG scan uses a DC Huffman table that was never defined";
+        }
+        if (spectral_end > 0 && (ac > 3 || !tables.defined[1][ac])) {
+            return "a JPEG scan uses an AC Huffman table that was never defined";
+        }
+    }
+    return {};
+}
+
+// What in a JPEG's tables stb cannot be trusted with, or nothing (also for bytes that are not
+// a JPEG). Every DHT and SOS segment, before and between scans, is checked before stb sees the
+// bytes.
+std::string jpeg_table_problem(std::span<const std::uint8_t> bytes) {
     // A JPEG to stb: 0xff, any number of 0xff fill bytes, then SOI (0xd8).
     std::size_t at = 1;
     while (at < bytes.size() && bytes[at] == 0xff) ++at;
-    if (bytes.empty() || bytes[0] != 0xff || at >= bytes.size() || bytes[at] != 0xd8) return true;
+    if (bytes.empty() || bytes[0] != 0xff || at >= bytes.size() || bytes[at] != 0xd8) return {};
     ++at;
+    JpegTables tables;
     while (at + 4 <= bytes.size()) {
         if (bytes[at] != 0xff) {  // entropy-coded data (after SOS): skip to the next marker
             ++at;
@@ -53,24 +101,13 @@ bool jpeg_huffman_tables_fit(std::span<const std::uint8_t> bytes) {
             continue;
         }
         const std::size_t length = std::size_t(bytes[at + 2]) << 8 | bytes[at + 3];
-        if (marker == 0xc4) {
-            // DHT: tables of (class/id, 16 counts, symbols), read as stb reads them: table after
-            // table while the segment's length lasts, past its end and the data's (as zeros).
-            auto byte = [&](std::size_t i) -> std::size_t {
-                return i < bytes.size() ? bytes[i] : 0;
-            };
-            std::ptrdiff_t left = std::ptrdiff_t(length) - 2;
-            for (std::size_t table = at + 4; left > 0;) {
-                std::size_t codes = 0;
-                for (std::size_t i = 1; i <= 16; ++i) codes += byte(table + i);
-                if (codes > 256) return false;
-                table += 17 + codes;
-                left -= std::ptrdiff_t(17 + codes);
-            }
-        }
+        std::string problem;
+        if (marker == 0xc4) problem = jpeg_dht_problem(bytes, at, length, tables);
+        if (marker == 0xda) problem = jpeg_sos_problem(bytes, at, tables);
+        if (!problem.empty()) return problem;
         at = at + 2 + std::max<std::size_t>(length, 2);
     }
-    return true;
+    return {};
 }
 
 // Debian's stb_image (2.26) grows its IDAT buffer to the length a chunk declares before it
@@ -129,9 +166,8 @@ std::vector<std::uint8_t> read_image_file(const std::string& path, const ImageLi
 ImageSize image_size(std::span<const std::uint8_t> bytes, const ImageLimits& limits) {
     check_length(bytes, "image_size");
     // Before stb reads anything: reading the header alone builds the Huffman tables.
-    if (!jpeg_huffman_tables_fit(bytes)) {
-        throw Error(Errc::corrupt_data, "image_size",
-                    "cannot read the image: a JPEG Huffman table declares more than 256 codes");
+    if (const std::string problem = jpeg_table_problem(bytes); !problem.empty()) {
+        throw Error(Errc::corrupt_data, "image_size", "cannot read the image: " + problem);
     }
     if (!png_chunks_fit(bytes)) {
         throw Error(Errc::corrupt_data, "image_size",
