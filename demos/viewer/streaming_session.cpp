@@ -16,7 +16,9 @@ using Clock = std::chrono::steady_clock;
 std::shared_ptr<const vt::TileSource> make_source(const SessionSettings& settings) {
     if (settings.texture == "procedural") {
         return std::make_shared<vt::ProceduralSource>(
-            vt::ProceduralSettings{.seed = settings.seed, .size_log2 = settings.texture_size_log2});
+            vt::ProceduralSettings{.seed = settings.seed,
+                                   .size_log2 = settings.texture_size_log2,
+                                   .format = settings.texture_format});
     }
     try {
         return std::make_shared<vt::BakedFileSource>(settings.texture);

@@ -45,6 +45,7 @@ struct SessionSettings {
     std::string texture = "procedural";  // or a baked texture file
     std::uint32_t texture_size_log2 = 20;
     std::uint32_t seed = 3;
+    vt::TileFormat texture_format = vt::TileFormat::rgba8;  // of the procedural texture
     std::size_t budget_bytes = std::size_t(1) << 30;
     std::uint32_t width = 1280;
     std::uint32_t height = 720;

@@ -18,6 +18,12 @@ const std::map<std::string, RenderMode> render_modes = {
     {"mips", RenderMode::mip_levels},
 };
 
+// The formats the procedural texture can be made in.
+const std::map<std::string, vt::TileFormat> texture_formats = {
+    {"rgba8", vt::TileFormat::rgba8},
+    {"bc1", vt::TileFormat::bc1},
+};
+
 std::string path_names() {
     std::string names;
     for (const CameraPath& path : camera_paths()) names += (names.empty() ? "" : ", ") + path.name;
@@ -70,6 +76,15 @@ ParsedOptions parse_viewer_options(int argc, const char* const* argv) {
                    "Procedural texture: 2^N texels on a side (20: 1M x 1M)")
         ->check(app::count_in(8, 20))
         ->capture_default_str();
+    std::string texture_format = "rgba8";
+    auto* format_flag =
+        app.add_option("--texture-format", texture_format,
+                       "Procedural texture: its tiles, rgba8 or bc1 (8.5x the texels per page)")
+            ->check([](const std::string& value) -> std::string {
+                if (texture_formats.count(value)) return {};
+                return "unknown texture format '" + value + "' (rgba8, bc1)";
+            })
+            ->capture_default_str();
     app.add_option("--seed", o.seed, "Procedural texture: its seed")
         ->check(app::any_count<decltype(o.seed)>())
         ->capture_default_str();
@@ -145,6 +160,10 @@ ParsedOptions parse_viewer_options(int argc, const char* const* argv) {
         if (o.settle && !o.headless) {
             throw CLI::ValidationError("--settle", "needs --headless");
         }
+        if (format_flag->count() > 0 && o.texture != "procedural") {
+            throw CLI::ValidationError("--texture-format",
+                                       "is for the procedural texture (a baked file has its own)");
+        }
     } catch (const CLI::CallForHelp&) {
         parsed.message = app.help();
         return parsed;
@@ -156,6 +175,7 @@ ParsedOptions parse_viewer_options(int argc, const char* const* argv) {
     }
     o.hud = hud_flag->count() > 0 ? std::optional<bool>(hud) : std::nullopt;
     o.mode = render_modes.at(mode);
+    o.texture_format = texture_formats.at(texture_format);
     o.progress = !quiet;
     if (o.headless && o.camera_path.empty()) o.camera_path = "overview";
     parsed.options = o;

@@ -7,6 +7,7 @@
 #include <string>
 
 #include "renderer/vulkan_renderer.hpp"
+#include "vtpage/streaming/tile_format.hpp"
 
 namespace vtpage::viewer {
 
@@ -15,6 +16,7 @@ struct ViewerOptions {
     std::string texture = "procedural";    // procedural, or a baked texture file
     std::uint32_t texture_size_log2 = 20;  // of the procedural texture: 1M x 1M texels
     std::uint32_t seed = 3;                // of the procedural texture (assets/terrain-512.png)
+    vt::TileFormat texture_format = vt::TileFormat::rgba8;  // of the procedural texture
     std::size_t budget_mib = 1024;
     std::uint32_t width = 1280;
     std::uint32_t height = 720;

@@ -12,6 +12,7 @@ SessionSettings session_settings(const ViewerOptions& o, const Log& log) {
     s.texture = o.texture;
     s.texture_size_log2 = o.texture_size_log2;
     s.seed = o.seed;
+    s.texture_format = o.texture_format;
     s.budget_bytes = o.budget_mib * std::size_t(1024 * 1024);
     s.width = o.width;
     s.height = o.height;

@@ -17,8 +17,8 @@ struct ProceduralPageJob {
     std::uint32_t tail = 0;  // 1 for the tail page
     std::uint32_t first_tile_x = 0;
     std::uint32_t first_tile_y = 0;
-    std::uint32_t tiles = 0;  // tiles per side of the mip
-    std::uint32_t unused = 0;
+    std::uint32_t tiles = 0;   // tiles per side of the mip
+    std::uint32_t format = 0;  // a TileFormat: rgba8 or bc1
 };
 
 struct TileTask {
@@ -34,23 +34,26 @@ VTPAGE_HOST_DEVICE constexpr TileTask tile_task(const ProceduralPageJob& job,
         const std::uint32_t mip = job.mip + tile_in_page;
         return {mip <= job.size_log2, mip, 0, 0};
     }
-    const std::uint32_t x = job.first_tile_x + tile_in_page % page_tiles_x;
-    const std::uint32_t y = job.first_tile_y + tile_in_page / page_tiles_x;
+    const TileFormatInfo info = tile_format_info(TileFormat(job.format));
+    const std::uint32_t x = job.first_tile_x + tile_in_page % info.page_tiles_x;
+    const std::uint32_t y = job.first_tile_y + tile_in_page / info.page_tiles_x;
     return {x < job.tiles && y < job.tiles, job.mip, x, y};
 }
 
 inline ProceduralPageJob make_job(const TextureLayout& layout, std::uint32_t seed,
                                   std::uint64_t page, std::uint64_t destination) {
     const PagePosition position = page_position(layout, page);
+    const TileFormatInfo info = layout.tile_format();
     ProceduralPageJob job;
     job.destination = destination;
     job.seed = seed;
     job.size_log2 = layout.mip_count - 1;  // square: 2^(mip_count - 1) texels
     job.mip = position.mip;
     job.tail = layout.in_tail(position.mip) ? 1 : 0;
-    job.first_tile_x = position.x * page_tiles_x;
-    job.first_tile_y = position.y * page_tiles_y;
+    job.first_tile_x = position.x * info.page_tiles_x;
+    job.first_tile_y = position.y * info.page_tiles_y;
     job.tiles = layout.mips[position.mip].tiles_x;  // square: tiles_x == tiles_y
+    job.format = std::uint32_t(layout.format);
     return job;
 }
 

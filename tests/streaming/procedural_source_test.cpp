@@ -8,6 +8,7 @@
 #include "../support/backend_fixture.hpp"
 #include "streaming_test_support.hpp"
 #include "vtpage/core/page_table.hpp"
+#include "vtpage/streaming/bc1_encoder.hpp"
 #include "vtpage/streaming/device_fill_context.hpp"
 #include "vtpage/streaming/procedural_pattern.hpp"
 #include "vtpage/streaming/procedural_source.hpp"
@@ -48,6 +49,66 @@ std::vector<std::uint32_t> level_image(const ProceduralSource& source, std::uint
 }
 
 int channel(std::uint32_t texel, int c) { return int((texel >> (8 * c)) & 0xff); }
+
+// The RGBA8 source of the same texture as a BC1 one.
+ProceduralSource rgba8_twin(std::uint32_t seed, std::uint32_t size_log2) {
+    return ProceduralSource({.seed = seed, .size_log2 = size_log2, .format = TileFormat::rgba8});
+}
+
+// What a BC1 tile must hold: the level's texels (here from the RGBA8 tiles' payloads) cut with
+// BC1's geometry (payload 248, border 4), each 4 x 4 block encoded.
+std::vector<std::byte> expected_bc1_tile(const std::vector<std::uint32_t>& level,
+                                         std::uint32_t size, std::uint32_t x, std::uint32_t y) {
+    const TileFormatInfo info = tile_format_info(TileFormat::bc1);
+    std::vector<std::byte> tile(info.tile_bytes());
+    for (std::uint32_t by = 0; by < info.blocks_per_row(); ++by) {
+        for (std::uint32_t bx = 0; bx < info.blocks_per_row(); ++bx) {
+            std::uint32_t texels[16];
+            for (std::uint32_t i = 0; i < 16; ++i) {
+                const std::uint32_t lx =
+                    level_texel(x, 4 * bx + i % 4, size, info.tile_payload(), info.tile_border);
+                const std::uint32_t ly =
+                    level_texel(y, 4 * by + i / 4, size, info.tile_payload(), info.tile_border);
+                texels[i] = level[std::size_t(ly) * size + lx];
+            }
+            const Bc1Block block = encode_bc1_block(reinterpret_cast<const std::uint8_t*>(texels));
+            std::memcpy(tile.data() + (by * info.blocks_per_row() + bx) * 8, block.bytes, 8);
+        }
+    }
+    return tile;
+}
+
+// The tile (mip, x, y) that slot `slot` of a page holds; has_tile is false for unused slots.
+TileId tile_in_slot(const TextureLayout& layout, std::uint64_t page, std::uint32_t slot) {
+    const PagePosition position = page_position(layout, page);
+    if (layout.in_tail(position.mip)) return {0, layout.tail_first_mip + slot, 0, 0};
+    const TileFormatInfo info = layout.tile_format();
+    return {0, position.mip, position.x * info.page_tiles_x + slot % info.page_tiles_x,
+            position.y * info.page_tiles_y + slot / info.page_tiles_x};
+}
+
+// Every tile slot of a BC1 page against the RGBA8 texels encoded; unused slots zero.
+void expect_bc1_page(const ProceduralSource& bc1, const ProceduralSource& rgba8,
+                     std::uint64_t page) {
+    const TextureLayout layout = bc1.layout();
+    const TileFormatInfo info = layout.tile_format();
+    const auto bytes = test::source_page(bc1, page);
+    std::map<std::uint32_t, std::vector<std::uint32_t>> levels;  // by mip, made once
+    for (std::uint32_t slot = 0; slot < info.tiles_per_page(); ++slot) {
+        const TileId t = tile_in_slot(layout, page, slot);
+        const auto* got = bytes.data() + std::size_t(slot) * info.tile_bytes();
+        if (!layout.has_tile(t.mip, t.x, t.y)) {
+            const std::vector<std::byte> zeros(info.tile_bytes());
+            ASSERT_EQ(std::memcmp(got, zeros.data(), zeros.size()), 0) << "slot " << slot;
+            continue;
+        }
+        if (!levels.count(t.mip)) levels[t.mip] = level_image(rgba8, t.mip);
+        const auto expected = expected_bc1_tile(levels[t.mip], layout.mips[t.mip].width, t.x, t.y);
+        ASSERT_EQ(std::memcmp(got, expected.data(), expected.size()), 0)
+            << "page " << page << " slot " << slot << ": mip " << t.mip << " tile " << t.x << ","
+            << t.y;
+    }
+}
 
 TEST(ProceduralSourceTest, TilesMatchTheSingleTexelReference) {
     const ProceduralSource source({.seed = 11, .size_log2 = 12});
@@ -154,10 +215,98 @@ TEST(ProceduralSourceTest, RefusesBadArguments) {
     EXPECT_THROW(source.fill_host(source.layout().page_count, page), Error);
     std::vector<std::byte> small(100);
     EXPECT_THROW(source.fill_host(0, small), Error);
+    // Formats other than RGBA8 and BC1 are refused by name.
+    for (TileFormat format : {TileFormat::bc3, TileFormat::bc4, TileFormat::bc5, TileFormat(9)}) {
+        try {
+            ProceduralSource bad({.seed = 1, .size_log2 = 8, .format = format});
+            ADD_FAILURE() << tile_format_name(format) << " was taken";
+        } catch (const Error& error) {
+            EXPECT_EQ(error.code(), Errc::invalid_argument);
+            EXPECT_NE(std::string(error.what()).find(tile_format_name(format)), std::string::npos)
+                << error.what();
+        }
+    }
+    // A BC1 tile is 32 KiB: less is refused.
+    const ProceduralSource bc1({.seed = 1, .size_log2 = 10, .format = TileFormat::bc1});
+    std::vector<std::byte> short_tile(tile_format_info(TileFormat::bc1).tile_bytes() - 1);
+    EXPECT_THROW(bc1.fill_tile(0, 0, 0, short_tile), Error);
+}
+
+TEST(ProceduralSourceTest, Bc1ShapeIsTheSameSquareInBc1) {
+    const ProceduralSource bc1({.seed = 4, .size_log2 = 12, .format = TileFormat::bc1});
+    EXPECT_EQ(bc1.shape(), (TextureShape{4096, 4096, TileFormat::bc1}));
+    EXPECT_EQ(ProceduralSource({.seed = 4, .size_log2 = 12}).shape(), TextureShape::square(12));
+    EXPECT_NE(bc1.name(), rgba8_twin(4, 12).name());
+}
+
+// Every page of a BC1 texture (4 pages of mip 0, one each of mips 1 to 3, the tail): each tile
+// is the RGBA8 texture's texels of the same level, cut with BC1's geometry and encoded.
+TEST(ProceduralSourceTest, Bc1PagesEncodeTheRgba8TexelsInBc1Geometry) {
+    const ProceduralSource bc1({.seed = 6, .size_log2 = 11, .format = TileFormat::bc1});
+    const ProceduralSource rgba8 = rgba8_twin(6, 11);
+    const TextureLayout layout = bc1.layout();
+    ASSERT_EQ(layout.mips[0].tiles_x, 9u);  // 2048 / 248: the last tile part outside
+    ASSERT_EQ(layout.page_count, 8u);
+    for (std::uint64_t page = 0; page < layout.page_count; ++page) {
+        ASSERT_NO_FATAL_FAILURE(expect_bc1_page(bc1, rgba8, page));
+    }
+    // fill_tile writes what the page holds in the tile's slot.
+    std::vector<std::byte> tile(tile_format_info(TileFormat::bc1).tile_bytes());
+    bc1.fill_tile(0, 8, 3, tile);
+    const TileLocation where = layout.locate(0, 8, 3);
+    const auto page = test::source_page(bc1, where.page);
+    EXPECT_EQ(std::memcmp(page.data() + where.byte_offset(), tile.data(), tile.size()), 0);
+}
+
+// The tail page of BC1 holds the levels of 128 texels and less (256 does not fit a 248 payload),
+// one per slot, each the encoded RGBA8 texels; the other 56 slots are zero.
+TEST(ProceduralSourceTest, Bc1TailPage) {
+    const ProceduralSource bc1({.seed = 8, .size_log2 = 14, .format = TileFormat::bc1});
+    const TextureLayout layout = bc1.layout();
+    ASSERT_EQ(layout.tail_first_mip, 7u);
+    ASSERT_EQ(layout.mips[7].width, 128u);
+    expect_bc1_page(bc1, rgba8_twin(8, 14), layout.tail_page());
+    // A texture that is all tail.
+    const ProceduralSource tiny({.seed = 8, .size_log2 = 6, .format = TileFormat::bc1});
+    ASSERT_EQ(tiny.layout().page_count, 1u);
+    expect_bc1_page(tiny, rgba8_twin(8, 6), 0);
+}
+
+// Payload texels per page, counted from the layouts: page 0 of mip 0 of a 2^20 texture (full),
+// and all texels of all levels over all pages.
+TEST(ProceduralSourceTest, Bc1PagesHold8Point5TimesTheTexels) {
+    const auto full_page_texels = [](const TextureLayout& layout) {
+        const TileFormatInfo info = layout.tile_format();
+        std::uint64_t texels = 0;
+        for (std::uint32_t slot = 0; slot < info.tiles_per_page(); ++slot) {
+            const TileId t = tile_in_slot(layout, 0, slot);
+            const std::uint64_t w =
+                std::min(info.tile_payload(), layout.width - t.x * info.tile_payload());
+            const std::uint64_t h =
+                std::min(info.tile_payload(), layout.height - t.y * info.tile_payload());
+            texels += w * h;
+        }
+        return texels;
+    };
+    const auto texels_per_page = [](const TextureLayout& layout) {
+        double texels = 0;
+        for (std::uint32_t mip = 0; mip < layout.mip_count; ++mip) {
+            texels += double(layout.mips[mip].width) * layout.mips[mip].height;
+        }
+        return texels / double(layout.page_count);
+    };
+    const TextureLayout rgba8 = ProceduralSource({.seed = 1, .size_log2 = 20}).layout();
+    const TextureLayout bc1 =
+        ProceduralSource({.seed = 1, .size_log2 = 20, .format = TileFormat::bc1}).layout();
+    EXPECT_EQ(full_page_texels(rgba8), 460800u);
+    EXPECT_EQ(full_page_texels(bc1), 3936256u);
+    EXPECT_NEAR(double(full_page_texels(bc1)) / double(full_page_texels(rgba8)), 8.54, 0.005);
+    // With the padding of the last tiles and pages of each level.
+    EXPECT_NEAR(texels_per_page(bc1) / texels_per_page(rgba8), 8.54, 0.02);
 }
 
 // The CUDA kernel writes the same bytes as the CPU code, for pages of every kind: inner and edge
-// pages of several mips, the tail, and far corners of the largest texture.
+// pages of several mips, the tail, and far corners of the largest texture, in RGBA8 and BC1.
 TEST(ProceduralSourceGpuTest, CudaKernelBytesEqualCpuBytes) {
     VTPAGE_BACKEND_OR_SKIP(backend, "cuda");
     if (!device_fills_built()) GTEST_SKIP() << "built without CUDA";
@@ -176,7 +325,12 @@ TEST(ProceduralSourceGpuTest, CudaKernelBytesEqualCpuBytes) {
     auto big = std::make_shared<ProceduralSource>(ProceduralSettings{.seed = 77, .size_log2 = 20});
     auto mid = std::make_shared<ProceduralSource>(ProceduralSettings{.seed = 9, .size_log2 = 13});
     auto tiny = std::make_shared<ProceduralSource>(ProceduralSettings{.seed = 2, .size_log2 = 5});
+    auto big_bc1 = std::make_shared<ProceduralSource>(
+        ProceduralSettings{.seed = 77, .size_log2 = 20, .format = TileFormat::bc1});
+    auto small_bc1 = std::make_shared<ProceduralSource>(
+        ProceduralSettings{.seed = 9, .size_log2 = 12, .format = TileFormat::bc1});
     const TextureLayout big_layout = big->layout(), mid_layout = mid->layout();
+    const TextureLayout big_bc1_layout = big_bc1->layout();
     std::vector<Case> cases = {
         {big, 0},
         {big,
@@ -191,6 +345,14 @@ TEST(ProceduralSourceGpuTest, CudaKernelBytesEqualCpuBytes) {
     for (std::uint64_t page = 0; page < mid_layout.page_count; page += 2)
         cases.push_back({mid, page});
     cases.push_back({mid, mid_layout.tail_page()});
+    // BC1: every page of a small texture (17: edge pages with unused slots, the tail), and the
+    // far corner and the tail of the largest.
+    for (std::uint64_t page = 0; page < small_bc1->layout().page_count; ++page)
+        cases.push_back({small_bc1, page});
+    const std::uint32_t last_bc1_tile = big_bc1_layout.mips[0].tiles_x - 1;
+    cases.push_back({big_bc1, big_bc1_layout.locate(0, last_bc1_tile, last_bc1_tile).page});
+    cases.push_back({big_bc1, big_bc1_layout.locate(6, 100, 7).page});
+    cases.push_back({big_bc1, big_bc1_layout.tail_page()});
 
     std::vector<PageIndex> pages(cases.size());
     std::iota(pages.begin(), pages.end(), PageIndex(0));

@@ -25,6 +25,7 @@ TEST(ViewerOptionsTest, DefaultsFlyAWindowOverTheMillionTexelTexture) {
     EXPECT_EQ(o.backend, "auto");
     EXPECT_EQ(o.texture, "procedural");
     EXPECT_EQ(o.texture_size_log2, 20u);
+    EXPECT_EQ(o.texture_format, vt::TileFormat::rgba8);
     EXPECT_EQ(o.budget_mib, 1024u);
     EXPECT_EQ(o.frames, 0u);
     EXPECT_TRUE(o.camera_path.empty()) << "the mouse and keyboard fly a window";
@@ -39,6 +40,8 @@ TEST(ViewerOptionsTest, EveryFlagReachesItsOption) {
                                         "12",
                                         "--seed",
                                         "9",
+                                        "--texture-format",
+                                        "bc1",
                                         "--budget-mib",
                                         "64",
                                         "--width",
@@ -77,6 +80,7 @@ TEST(ViewerOptionsTest, EveryFlagReachesItsOption) {
     EXPECT_EQ(o.backend, "host");
     EXPECT_EQ(o.texture_size_log2, 12u);
     EXPECT_EQ(o.seed, 9u);
+    EXPECT_EQ(o.texture_format, vt::TileFormat::bc1);
     EXPECT_EQ(o.budget_mib, 64u);
     EXPECT_EQ(o.width, 320u);
     EXPECT_EQ(o.height, 200u);
@@ -110,10 +114,27 @@ TEST(ViewerOptionsTest, HelpExitsZeroWithTheFlags) {
     const ParsedOptions parsed = parse({"--help"});
     EXPECT_FALSE(parsed.options);
     EXPECT_EQ(parsed.exit_code, 0);
-    for (const char* flag : {"--backend", "--texture", "--budget-mib", "--headless", "--frames",
-                             "--camera-path", "--screenshot", "--stats", "--validation"}) {
+    for (const char* flag :
+         {"--backend", "--texture", "--texture-format", "--budget-mib", "--headless", "--frames",
+          "--camera-path", "--screenshot", "--stats", "--validation"}) {
         EXPECT_NE(parsed.message.find(flag), std::string::npos) << flag;
     }
+}
+
+TEST(ViewerOptionsTest, TextureFormatIsForTheProceduralTexture) {
+    const ParsedOptions bc1 = parse({"--texture", "procedural", "--texture-format", "bc1"});
+    ASSERT_TRUE(bc1.options) << bc1.message;
+    EXPECT_EQ(bc1.options->texture_format, vt::TileFormat::bc1);
+    // A baked file has its format in its header: the flag with one is a mistake.
+    const std::string file = testing::TempDir() + "viewer_options_texture.vtex";
+    std::ofstream(file) << "a file";
+    const ParsedOptions baked = parse({"--texture", file, "--texture-format", "bc1"});
+    EXPECT_FALSE(baked.options);
+    EXPECT_EQ(baked.exit_code, 2);
+    EXPECT_NE(baked.message.find("--texture-format"), std::string::npos) << baked.message;
+    EXPECT_NE(baked.message.find("procedural"), std::string::npos) << baked.message;
+    ASSERT_TRUE(parse({"--texture", file}).options);  // without the flag the file is taken
+    std::filesystem::remove(file);
 }
 
 struct BadFlags {
@@ -139,6 +160,8 @@ INSTANTIATE_TEST_SUITE_P(
         BadFlags{{"--budget-mib", "1"}, "--budget-mib"},
         BadFlags{{"--texture", "/nonexistent/terrain.vtex"}, "no such file"},
         BadFlags{{"--texture-size-log2", "21"}, "--texture-size-log2"},
+        BadFlags{{"--texture-format", "bc3"}, "unknown texture format 'bc3' (rgba8, bc1)"},
+        BadFlags{{"--texture-format", "RGBA8"}, "unknown texture format 'RGBA8'"},
         BadFlags{{"--mode", "wireframe"}, "--mode"}, BadFlags{{"--frames", "-3"}, "--frames"},
         BadFlags{{"--settle"}, "needs --headless"},
         BadFlags{{"--screenshot", "/nonexistent/folder/shot.png"}, "does not exist"},

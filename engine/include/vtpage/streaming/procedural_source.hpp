@@ -1,6 +1,7 @@
 // The procedural tile source: terrain-like colour from procedural_pattern.hpp, the same bytes
 // from the CPU (fill_host) and from a CUDA kernel (fill_device). Cheap to make: one per texture,
-// told apart by the seed.
+// told apart by the seed. In RGBA8 or BC1 tiles: the same texel at the same place of a level in
+// both, cut into the format's tiles; BC1 encodes each 4 x 4 block with encode_bc1_block.
 #pragma once
 
 #include <cstdint>
@@ -11,27 +12,31 @@ namespace vtpage::vt {
 
 struct ProceduralSettings {
     std::uint32_t seed = 1;
-    std::uint32_t size_log2 = 16;  // 64Ki x 64Ki texels
+    std::uint32_t size_log2 = 16;           // 64Ki x 64Ki texels
+    TileFormat format = TileFormat::rgba8;  // rgba8 or bc1
 };
 
 class ProceduralSource final : public TileSource {
 public:
-    // invalid_argument for size_log2 > max_size_log2.
+    // invalid_argument for size_log2 > max_size_log2 or a format other than rgba8 and bc1.
     explicit ProceduralSource(ProceduralSettings settings = {});
 
     TextureShape shape() const noexcept override {
-        return TextureShape::square(settings_.size_log2);
+        const std::uint32_t size = 1u << settings_.size_log2;
+        return {size, size, settings_.format};
     }
     std::uint32_t seed() const noexcept { return settings_.seed; }
     std::string name() const override;
     void fill_host(std::uint64_t page, std::span<std::byte> destination) const override;
     bool fills_device() const noexcept override;
-    // One kernel launch per 96 pages; a block per tile.
+    // One kernel launch per 96 pages; a block per 128 x 128 texels of a tile (one RGBA8 tile,
+    // a quarter of a BC1 tile).
     void fill_device(std::span<const DevicePageFill> fills,
                      DeviceFillContext& context) const override;
 
-    // One tile (tile_bytes, RGBA8 rows of 128 texels) of a mip level; tiles outside the level
-    // are zero. What fill_host writes for each tile of a page.
+    // One tile of a mip level in the source's format (the format's tile_bytes: RGBA8 rows of
+    // 128 texels, or BC1 blocks row by row); tiles outside the level are zero. What fill_host
+    // writes for each tile of a page.
     void fill_tile(std::uint32_t mip, std::uint32_t tile_x, std::uint32_t tile_y,
                    std::span<std::byte> destination) const;
 
