@@ -102,10 +102,11 @@ struct ToolRun {
     std::string output;  // stdout and stderr
 };
 
-inline ToolRun run_bake_tool(const std::string& arguments) {
+// Runs the tool with the arguments; `shell` goes before it (ulimit, trap).
+inline ToolRun run_bake_tool(const std::string& arguments, const std::string& shell = "") {
     ToolRun result;
     const std::string command =
-        "timeout 300 " + bake_tool_path().string() + " " + arguments + " 2>&1";
+        shell + "timeout 300 " + bake_tool_path().string() + " " + arguments + " 2>&1";
     FILE* pipe = ::popen(command.c_str(), "r");
     if (!pipe) return result;
     std::array<char, 4096> buffer{};

@@ -133,6 +133,20 @@ TEST_F(BakeArchiveToolTest, AutoChoosesByAlphaAndChannels) {
     EXPECT_EQ(run_bake_tool("-q --quality best " + png + " -o " + out).status, 2);
 }
 
+// A write that fails midway (a full disk; a file size limit stands in for it, its signal
+// ignored) while the workers add pages: exit 1 naming the output, and nothing left behind.
+TEST_F(BakeArchiveToolTest, AFailedWriteLeavesNothing) {
+    const std::string png = folder_.file("in.png"), out = folder_.file("out.vtex");
+    test::save_image(test::photo_like(2000, 1500, 3, 9), png, test::save_png);
+    const ToolRun run =
+        run_bake_tool("-q --format rgba8 " + png + " -o " + out, "trap '' XFSZ; ulimit -f 2048; ");
+    EXPECT_EQ(run.status, 1) << run.output;
+    EXPECT_NE(run.output.find("vtpage-bake: " + out + ": io_error: "), std::string::npos)
+        << run.output;
+    EXPECT_FALSE(std::filesystem::exists(out));
+    EXPECT_FALSE(std::filesystem::exists(out + ".partial"));
+}
+
 // A file copied from the baked one with a change, and helpers to change it.
 class CorruptArchiveTest : public BakeArchiveToolTest {
 protected:

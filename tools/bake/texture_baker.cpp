@@ -91,16 +91,54 @@ void check_bake_limits(const VipsImageInfo& image, const TextureBakeSettings& se
     }
 }
 
+namespace {
+
+// Reads every row into the pyramid; each band's tiles go to the pool as the band completes.
+void encode_every_tile(VipsImageReader& reader, const Bake& bake, BoundedThreadPool& pool) {
+    const VipsImageInfo& image = reader.info();
+    const vt::TileFormatInfo info = bake.layout.tile_format();
+    MipPyramidBuilder pyramid(
+        image.width, image.height, info.tile_payload(), info.tile_border, [&](const MipBand& band) {
+            for (std::uint32_t x = 0; x < bake.layout.mips[band.mip].tiles_x; ++x) {
+                auto tile = std::make_shared<std::vector<std::uint8_t>>(cut_tile(band, x, info));
+                pool.submit([&bake, tile, mip = band.mip, x, y = band.tile_row] {
+                    bake.encode(mip, x, y, *tile);
+                });
+            }
+        });
+    std::vector<std::uint8_t> rows(std::size_t(rows_a_read) * image.width * 4);
+    for (std::uint32_t y = 0; y < image.height; y += rows_a_read) {
+        const std::uint32_t count = std::min(rows_a_read, image.height - y);
+        const auto piece = std::span(rows).first(std::size_t(count) * image.width * 4);
+        reader.read_rows(count, piece);
+        pyramid.add_rows(count, piece);
+        report_progress(bake.settings, double(y + count) / image.height, "encoding tiles");
+    }
+    pyramid.finish();
+    pool.finish();
+}
+
+std::uint64_t size_of(const std::string& path) {
+    std::error_code error;
+    const std::uint64_t bytes = std::filesystem::file_size(path, error);
+    if (error) {
+        throw Error(Errc::io_error, "bake_texture_archive",
+                    "cannot read the size of the file written: " + error.message(),
+                    detail::concat("path=", path));
+    }
+    return bytes;
+}
+
+}  // namespace
+
 TextureBakeReport bake_texture_archive(VipsImageReader& reader, const std::string& path,
                                        const TextureBakeSettings& settings) {
     const auto start = std::chrono::steady_clock::now();
-    const VipsImageInfo& image = reader.info();
-    check_bake_limits(image, settings);
-    const vt::TextureShape shape{image.width, image.height, settings.format};
+    check_bake_limits(reader.info(), settings);
+    const vt::TextureShape shape{reader.info().width, reader.info().height, settings.format};
     const vt::TextureLayout layout(shape);
-    const vt::TileFormatInfo info = layout.tile_format();
     const vt::BakedTextureDescriptor descriptor =
-        vt::make_baked_texture_descriptor(shape, image.bits_per_sample);
+        vt::make_baked_texture_descriptor(shape, reader.info().bits_per_sample);
     vt::PageArchiveWriter writer(path, vt::baked_archive_shape(shape),
                                  std::as_bytes(std::span(&descriptor, 1)),
                                  {.zstd_level = settings.zstd_level});
@@ -108,28 +146,8 @@ TextureBakeReport bake_texture_archive(VipsImageReader& reader, const std::strin
     TileQuality quality(layout);
     const Bake bake{layout, settings, pages, quality};
     {
-        BoundedThreadPool pool(settings.threads);
-        MipPyramidBuilder pyramid(
-            image.width, image.height, info.tile_payload(), info.tile_border,
-            [&](const MipBand& band) {
-                for (std::uint32_t x = 0; x < layout.mips[band.mip].tiles_x; ++x) {
-                    auto tile =
-                        std::make_shared<std::vector<std::uint8_t>>(cut_tile(band, x, info));
-                    pool.submit([&bake, tile, mip = band.mip, x, y = band.tile_row] {
-                        bake.encode(mip, x, y, *tile);
-                    });
-                }
-            });
-        std::vector<std::uint8_t> rows(std::size_t(rows_a_read) * image.width * 4);
-        for (std::uint32_t y = 0; y < image.height; y += rows_a_read) {
-            const std::uint32_t count = std::min(rows_a_read, image.height - y);
-            const auto piece = std::span(rows).first(std::size_t(count) * image.width * 4);
-            reader.read_rows(count, piece);
-            pyramid.add_rows(count, piece);
-            report_progress(settings, double(y + count) / image.height, "encoding tiles");
-        }
-        pyramid.finish();
-        pool.finish();
+        BoundedThreadPool pool(settings.threads);  // joined before what its jobs use goes
+        encode_every_tile(reader, bake, pool);
     }
     report_progress(settings, 1.0, "writing the index");
     writer.finish();
@@ -137,7 +155,7 @@ TextureBakeReport bake_texture_archive(VipsImageReader& reader, const std::strin
     report.shape = shape;
     report.mip_count = layout.mip_count;
     report.page_count = layout.page_count;
-    report.file_bytes = std::filesystem::file_size(path);
+    report.file_bytes = size_of(path);
     report.levels = quality.levels();
     report.seconds =
         std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
