@@ -14,6 +14,7 @@
 #include "vtpage/base/system_error.hpp"
 #include "vtpage/base/unique_fd.hpp"
 #include "vtpage/config.hpp"
+#include "vtpage/streaming/baked_texture_archive.hpp"
 #include "vtpage/streaming/device_fill_context.hpp"
 
 #if VTPAGE_HAS_CUDA
@@ -456,16 +457,32 @@ void BakedTextureFile::check_all(const std::function<void(double)>& progress) co
 }
 
 BakedFileSource::BakedFileSource(const std::string& path, BakedFileSettings settings)
-    : file_(std::make_unique<BakedTextureFile>(path)), settings_(settings) {}
+    : settings_(settings) {
+    if (baked_file_version(path) == 1) {
+        v1_ = std::make_unique<BakedTextureFile>(path);
+    } else {
+        v2_ = std::make_unique<BakedTextureArchive>(path);
+    }
+}
 
 BakedFileSource::~BakedFileSource() = default;
 
-TextureShape BakedFileSource::shape() const noexcept { return file_->layout().shape(); }
+TextureShape BakedFileSource::shape() const noexcept {
+    return v1_ ? v1_->layout().shape() : v2_->shape();
+}
 
-std::string BakedFileSource::name() const { return file_->path(); }
+std::string BakedFileSource::name() const { return v1_ ? v1_->path() : v2_->path(); }
+
+void BakedFileSource::read(std::uint64_t page, std::span<std::byte> destination) const {
+    if (v1_) {
+        v1_->read_page(page, destination, settings_.verify_checksums);
+    } else {
+        v2_->read_page(page, destination);
+    }
+}
 
 void BakedFileSource::fill_host(std::uint64_t page, std::span<std::byte> destination) const {
-    file_->read_page(page, destination, settings_.verify_checksums);
+    read(page, destination);
 }
 
 bool BakedFileSource::fills_device() const noexcept { return device_fills_built(); }
@@ -475,15 +492,14 @@ void BakedFileSource::fill_device(std::span<const DevicePageFill> fills,
 #if VTPAGE_HAS_CUDA
     for (const DevicePageFill& f : fills) {
         std::byte* staging = context.staging(page_bytes);
-        file_->read_page(f.page, std::span(staging, page_bytes), settings_.verify_checksums);
+        read(f.page, std::span(staging, page_bytes));
         const cudaError_t error =
             cudaMemcpyAsync(reinterpret_cast<void*>(f.destination), staging, page_bytes,
                             cudaMemcpyHostToDevice, static_cast<cudaStream_t>(context.stream()));
         if (error != cudaSuccess) {
-            throw Error(Errc::backend_failure, "BakedFileSource::fill_device",
-                        "cudaMemcpyAsync failed",
-                        detail::concat("path=", file_->path(), ", page=", f.page), error,
-                        cudaGetErrorName(error));
+            throw Error(
+                Errc::backend_failure, "BakedFileSource::fill_device", "cudaMemcpyAsync failed",
+                detail::concat("path=", name(), ", page=", f.page), error, cudaGetErrorName(error));
         }
     }
 #else

@@ -12,6 +12,7 @@
 #include "vtpage/streaming/baked_texture.hpp"
 #include "vtpage/streaming/device_fill_context.hpp"
 #include "vtpage/streaming/feedback_processor.hpp"
+#include "vtpage/streaming/page_archive.hpp"
 #include "vtpage/streaming/procedural_source.hpp"
 #include "vtpage/streaming/streamer.hpp"
 
@@ -372,6 +373,61 @@ TEST_P(StreamerTest, BakedFilesStreamTheImageAndItsBoxFilteredMips) {
                     }
                 }
             }
+        }
+    }
+}
+
+// Version 2 files stream too; a page whose stored bytes are damaged is marked failed, named in
+// the error, and the others still stream.
+TEST_P(StreamerTest, BakedArchivesStreamAndADamagedPageIsMarkedFailed) {
+    test::TemporaryFolder folder;
+    const RgbaImage image = test::make_test_image(1000, 700, 5);
+    const std::string path = folder.file("image.vtex");
+    test::write_rgba8_archive(image, path);
+    const StoredExtent extent = PageArchive(path).stored_extent(2);
+    {
+        std::FILE* file = std::fopen(path.c_str(), "r+b");
+        ASSERT_TRUE(file);
+        std::fseek(file, long(extent.offset + extent.bytes / 2), SEEK_SET);
+        const int byte = std::fgetc(file);
+        std::fseek(file, long(extent.offset + extent.bytes / 2), SEEK_SET);
+        std::fputc(byte ^ 0x20, file);
+        std::fclose(file);
+    }
+    auto s = settings(32);
+    std::atomic<int> reported{0};
+    s.on_error = [&](const Error&) { ++reported; };
+    Streamer streamer(*backend_, s);
+    const auto source = std::make_shared<BakedFileSource>(path);
+    EXPECT_EQ(source->version(), 2);
+    const TextureId id = streamer.add_texture(source);
+    const TextureLayout layout = streamer.textures().layout(id);
+    ASSERT_EQ(layout.shape(), (TextureShape{1000, 700, TileFormat::rgba8}));
+    ASSERT_EQ(layout.page_count, 8u);
+    const auto pages = all_pages(streamer.textures(), id);
+    streamer.request(pages);
+    ASSERT_TRUE(streamer.wait_idle(30s));
+    for (std::size_t i = 0; i < pages.size(); ++i) EXPECT_EQ(streamer.is_ready(pages[i]), i != 2);
+    try {
+        streamer.rethrow_error();
+        ADD_FAILURE() << "the damaged page's error was swallowed";
+    } catch (const Error& error) {
+        EXPECT_EQ(error.code(), Errc::corrupt_data);
+        EXPECT_NE(error.detail().find("page 2"), std::string::npos) << error.what();
+    }
+    EXPECT_EQ(reported.load(), 1);
+    EXPECT_EQ(streamer.statistics().failed_pages, 1u);
+    expect_ready_pages_match(streamer);
+    // Mip 0's first tile holds the image's texels.
+    const auto ready = streamer.ready_page(pages[0]);
+    ASSERT_TRUE(ready);
+    const auto got = test::read_device_page(*backend_, ready->data);
+    for (std::uint32_t y = 0; y < tile_payload; ++y) {
+        for (std::uint32_t x = 0; x < tile_payload; ++x) {
+            ASSERT_EQ(std::memcmp(&got[texel_offset(x + tile_border, y + tile_border)],
+                                  &image.texels[(std::size_t(y) * 1000 + x) * 4], 4),
+                      0)
+                << x << "," << y;
         }
     }
 }

@@ -17,6 +17,8 @@
 #include "../support/temporary_folder.hpp"
 #include "vtpage/backend/backend.hpp"
 #include "vtpage/streaming/baked_texture.hpp"
+#include "vtpage/streaming/baked_texture_descriptor.hpp"
+#include "vtpage/streaming/page_archive.hpp"
 #include "vtpage/streaming/tile_source.hpp"
 
 namespace vtpage::test {
@@ -135,6 +137,64 @@ inline std::vector<std::vector<std::uint8_t>> reference_mips(const vt::RgbaImage
         mips.push_back(std::move(coarse));
     }
     return mips;
+}
+
+// The next level of Vulkan's chain for any W x H: the rounded mean of the four texels below,
+// coordinates clamped to the level.
+inline vt::RgbaImage next_box_level(const vt::RgbaImage& fine) {
+    vt::RgbaImage coarse;
+    coarse.width = std::max(1u, fine.width / 2);
+    coarse.height = std::max(1u, fine.height / 2);
+    coarse.texels.resize(std::size_t(coarse.width) * coarse.height * 4);
+    auto at = [&](std::uint32_t x, std::uint32_t y, int c) {
+        x = std::min(x, fine.width - 1);
+        y = std::min(y, fine.height - 1);
+        return unsigned(fine.texels[(std::size_t(y) * fine.width + x) * 4 + c]);
+    };
+    for (std::uint32_t y = 0; y < coarse.height; ++y) {
+        for (std::uint32_t x = 0; x < coarse.width; ++x) {
+            for (int c = 0; c < 4; ++c) {
+                const unsigned sum = at(2 * x, 2 * y, c) + at(2 * x + 1, 2 * y, c) +
+                                     at(2 * x, 2 * y + 1, c) + at(2 * x + 1, 2 * y + 1, c);
+                coarse.texels[(std::size_t(y) * coarse.width + x) * 4 + c] =
+                    std::uint8_t((sum + 2) / 4);
+            }
+        }
+    }
+    return coarse;
+}
+
+// A baked texture of version 2 in rgba8, W x H as the image, written here in core and page by
+// page (the bake tool's own tests are in tests/bake): what the streamer tests read.
+inline void write_rgba8_archive(const vt::RgbaImage& image, const std::string& path) {
+    const vt::TextureShape shape{image.width, image.height, vt::TileFormat::rgba8};
+    const vt::TextureLayout layout(shape);
+    std::vector<vt::RgbaImage> levels{image};
+    while (levels.size() < layout.mip_count) levels.push_back(next_box_level(levels.back()));
+    std::vector<std::vector<std::byte>> pages(layout.page_count,
+                                              std::vector<std::byte>(vt::page_bytes));
+    for (std::uint32_t mip = 0; mip < layout.mip_count; ++mip) {
+        const vt::RgbaImage& level = levels[mip];
+        for (std::uint32_t ty = 0; ty < layout.mips[mip].tiles_y; ++ty) {
+            for (std::uint32_t tx = 0; tx < layout.mips[mip].tiles_x; ++tx) {
+                const vt::TileLocation where = layout.locate(mip, tx, ty);
+                std::byte* tile = pages[where.page].data() + where.byte_offset();
+                for (std::uint32_t y = 0; y < vt::tile_size; ++y) {
+                    for (std::uint32_t x = 0; x < vt::tile_size; ++x) {
+                        const std::uint32_t lx = vt::level_texel(tx, x, level.width),
+                                            ly = vt::level_texel(ty, y, level.height);
+                        std::memcpy(tile + vt::texel_offset(x, y),
+                                    &level.texels[(std::size_t(ly) * level.width + lx) * 4], 4);
+                    }
+                }
+            }
+        }
+    }
+    const vt::BakedTextureDescriptor descriptor = vt::make_baked_texture_descriptor(shape, 8);
+    vt::PageArchiveWriter writer(path, vt::baked_archive_shape(shape),
+                                 std::as_bytes(std::span(&descriptor, 1)));
+    for (std::uint64_t p = 0; p < layout.page_count; ++p) writer.add_page(p, pages[p]);
+    writer.finish();
 }
 
 }  // namespace vtpage::test

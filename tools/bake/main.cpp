@@ -1,29 +1,39 @@
-// vtpage-bake: turns a PNG or JPEG into a baked virtual texture (tiled, mip-mapped, bordered,
-// checksummed; see vtpage/streaming/baked_texture.hpp), or checks a baked file.
+// vtpage-bake: turns an image (any format libvips reads: PNG, JPEG, TIFF and BigTIFF, WebP,
+// 16-bit, ...) into a baked virtual texture of version 2 (tiled, mip-mapped, bordered, encoded
+// in a tile format, zstd-compressed, checksummed; see vtpage/streaming/baked_texture_archive.hpp),
+// or checks a baked file of version 1 or 2. The image is read row by row, so memory follows its
+// width and not its height.
 //
-//   vtpage-bake photo.png -o photo.vtex      bake
-//   vtpage-bake --check photo.vtex           verify every byte; exit 2 with the problem if corrupt
+//   vtpage-bake photo.tif -o photo.vtex      bake (--format auto: bc3 with alpha, bc4 for grey,
+//                                            bc1 otherwise), then PSNR per level and a summary
+//   vtpage-bake --check photo.vtex           verify every page; exit 2 with the problem if corrupt
 //   vtpage-bake --procedural out.png --size-log2 9 --seed 7
 //                                            write mip 0 of the procedural texture as a PNG
 //
 // Exit status: 0 done, 1 an unexpected failure (or a file that cannot be written), 2 bad flags or
 // bad input (a missing, unreadable, corrupt or oversized image, or not a regular file). The
 // message names the file it is about: the image for an input problem, the output for a write.
-// The shape of the image and the size of the file it would make are checked from the image's
-// header, before anything is decoded or allocated (--max-output-gib, --max-padding).
+// The image's shape and the most the file could take are checked from the image's header, before
+// anything is decoded (--max-output-gib).
 #include <stb_image_write.h>
 #include <CLI/CLI.hpp>
 
+#include <sys/resource.h>
+
+#include <cmath>
 #include <cstdio>
 #include <cstring>
 #include <optional>
 #include <vector>
 
-#include "image_input.hpp"
+#include "format_choice.hpp"
+#include "texture_baker.hpp"
+#include "vips_image_reader.hpp"
 #include "vtpage/app/command_line.hpp"
 #include "vtpage/app/numeric_options.hpp"
 #include "vtpage/app/progress_bar.hpp"
 #include "vtpage/streaming/baked_texture.hpp"
+#include "vtpage/streaming/baked_texture_archive.hpp"
 #include "vtpage/streaming/procedural_source.hpp"
 
 namespace {
@@ -50,57 +60,110 @@ int fail(const std::string& path, const Error& error, bool writing = false) {
     return fail(path, message, bad_input ? app::exit_usage : app::exit_failure);
 }
 
-// The image, once its shape is known to bake within the settings' limits; errors name it.
-std::optional<RgbaImage> load(const std::string& input, const BakeSettings& settings, int& status) {
-    try {
-        const bake::ImageLimits limits;
-        const std::vector<std::uint8_t> bytes = bake::read_image_file(input, limits);
-        const bake::ImageSize size = bake::image_size(bytes, limits);
-        check_bake_shape(size.width, size.height, settings);
-        return bake::decode_image(bytes, limits);
-    } catch (const Error& error) {
-        status = fail(input, error);
-        return std::nullopt;
-    }
+struct BakeFlags {
+    std::string format = "auto";
+    std::string quality = "good";
+    double max_output_gib = 16;
+    bool quiet = false;
+};
+
+double peak_memory_mib() {
+    rusage usage{};
+    ::getrusage(RUSAGE_SELF, &usage);
+    return double(usage.ru_maxrss) / 1024.0;  // KiB on Linux
 }
 
-int bake_image(const std::string& input, const std::string& output, BakeSettings settings,
-               bool quiet) {
-    int status = 0;
-    const std::optional<RgbaImage> image = load(input, settings, status);
-    if (!image) return status;
-    app::ProgressBar bar({.enabled = !quiet});
+void print_report(const std::string& output, const bake::TextureBakeReport& report) {
+    for (const bake::LevelQuality& level : report.levels) {
+        if (level.exact()) {
+            std::printf("mip %2u  %7u x %-7u  exact\n", level.mip, level.width, level.height);
+        } else {
+            std::printf("mip %2u  %7u x %-7u  PSNR %.2f dB\n", level.mip, level.width, level.height,
+                        level.psnr());
+        }
+    }
+    const double texels = double(report.shape.width) * report.shape.height;
+    std::printf(
+        "%s: %u x %u, %s, %u mips, %llu pages, %.1f MiB, %.1f megatexels/s, peak memory "
+        "%.1f MiB\n",
+        output.c_str(), report.shape.width, report.shape.height,
+        tile_format_name(report.shape.format), report.mip_count,
+        static_cast<unsigned long long>(report.page_count),
+        double(report.file_bytes) / double(1 << 20), texels / 1e6 / std::max(report.seconds, 1e-9),
+        peak_memory_mib());
+}
+
+// The settings for this image: its format chosen and its limits checked, from the header alone.
+bake::TextureBakeSettings settings_for(const bake::VipsImageReader& reader,
+                                       const BakeFlags& flags) {
+    const bake::FormatChoice choice =
+        bake::choose_format(bake::parse_format(flags.format), reader.info());
+    bake::TextureBakeSettings settings;
+    settings.format = choice.format;
+    settings.quality =
+        flags.quality == "fast" ? bake::EncodeQuality::fast : bake::EncodeQuality::good;
+    settings.max_output_bytes = std::uint64_t(flags.max_output_gib * double(1 << 30));
+    bake::check_bake_limits(reader.info(), settings);
+    std::printf("format %s (%s), quality %s\n", tile_format_name(choice.format),
+                choice.reason.c_str(), flags.quality.c_str());
+    return settings;
+}
+
+int bake_image(const std::string& input, const std::string& output, const BakeFlags& flags) {
+    std::optional<bake::VipsImageReader> reader;
+    bake::TextureBakeSettings settings;
+    try {
+        reader.emplace(input);
+        settings = settings_for(*reader, flags);
+    } catch (const Error& error) {
+        return fail(input, error);
+    }
+    app::ProgressBar bar({.enabled = !flags.quiet});
     settings.progress = [&](double fraction, std::string_view stage) {
         bar.update(fraction, stage);
     };
     try {
-        bake_texture(*image, output, settings);
+        const bake::TextureBakeReport report =
+            bake::bake_texture_archive(*reader, output, settings);
+        bar.finish("baked");
+        print_report(output, report);
+        return 0;
     } catch (const Error& error) {
         bar.end();
+        // Bytes libvips cannot decode are the input's fault; anything else is the output's.
+        if (error.code() == Errc::corrupt_data) return fail(input, error);
         return fail(output, error, /*writing=*/true);
     }
-    bar.finish("baked");
-    const BakedTextureFile file(output);
+}
+
+int check_v1(const std::string& path, app::ProgressBar& bar) {
+    const BakedTextureFile file(path);
+    file.check_all([&](double fraction) { bar.update(fraction, "checking tiles"); });
+    bar.finish("checked");
     const BakedHeader& header = file.header();
-    std::printf("%s: %ux%u image -> %u x %u texels (2^%u), %u mips, %llu pages, %.1f MiB\n",
-                output.c_str(), header.source_width, header.source_height, 1u << header.size_log2,
-                1u << header.size_log2, header.size_log2, header.size_log2 + 1,
-                static_cast<unsigned long long>(header.page_count),
-                double(header.file_bytes) / double(1 << 20));
+    std::printf("%s: ok: version 1, 2^%u texels, %llu pages, %llu tiles checked\n", path.c_str(),
+                header.size_log2, static_cast<unsigned long long>(header.page_count),
+                static_cast<unsigned long long>(header.page_count * tiles_per_page));
+    return 0;
+}
+
+int check_v2(const std::string& path, app::ProgressBar& bar) {
+    const BakedTextureArchive file(path);
+    file.check_all([&](double fraction) { bar.update(fraction, "checking pages"); });
+    bar.finish("checked");
+    const TextureShape shape = file.shape();
+    const PageArchiveShape archive = file.archive().shape();
+    std::printf("%s: ok: version 2, %u x %u, %s, %llu pages, %llu tiles checked\n", path.c_str(),
+                shape.width, shape.height, tile_format_name(shape.format),
+                static_cast<unsigned long long>(archive.page_count),
+                static_cast<unsigned long long>(archive.page_count * archive.tiles_per_page));
     return 0;
 }
 
 int check(const std::string& path, bool quiet) {
     app::ProgressBar bar({.enabled = !quiet});
     try {
-        const BakedTextureFile file(path);
-        file.check_all([&](double fraction) { bar.update(fraction, "checking tiles"); });
-        bar.finish("checked");
-        const BakedHeader& header = file.header();
-        std::printf("%s: ok: 2^%u texels, %llu pages, %llu tiles checked\n", path.c_str(),
-                    header.size_log2, static_cast<unsigned long long>(header.page_count),
-                    static_cast<unsigned long long>(header.page_count * tiles_per_page));
-        return 0;
+        return baked_file_version(path) == 1 ? check_v1(path, bar) : check_v2(path, bar);
     } catch (const Error& error) {
         bar.end();
         return fail(path, error);
@@ -142,14 +205,11 @@ int write_procedural(const std::string& path, std::uint32_t size_log2, std::uint
 }  // namespace
 
 int main(int argc, char** argv) {
-    CLI::App app{"vtpage-bake: bake a PNG or JPEG into a virtual texture file, or check one",
-                 program};
+    CLI::App app{"vtpage-bake: bake an image into a virtual texture file, or check one", program};
     std::string input, output, check_path, procedural_path;
     std::uint32_t size_log2 = 9, seed = 1;
-    double max_output_gib = 16;
-    BakeSettings settings;
-    bool quiet = false;
-    app.add_option("image", input, "PNG or JPEG to bake")->check(CLI::ExistingFile);
+    BakeFlags flags;
+    app.add_option("image", input, "The image to bake (any format libvips reads)");
     app.add_option("-o,--output", output, "The baked file to write");
     app.add_option("--check", check_path, "Verify a baked file (header, table, every tile)");
     app.add_option("--procedural", procedural_path,
@@ -158,16 +218,21 @@ int main(int argc, char** argv) {
         ->check(app::count_in(0, 14));
     app.add_option("--seed", seed, "With --procedural: the texture's seed")
         ->check(app::any_count<std::uint32_t>());
-    app.add_option("--max-output-gib", max_output_gib,
-                   "Refuse to bake a file larger than this many GiB (checked before decoding)")
+    app.add_option("--format", flags.format,
+                   "Tile format: rgba8, bc1, bc3, bc4, bc5, or auto (bc3 with alpha, bc4 for one "
+                   "grey channel, bc1 otherwise)")
+        ->check(CLI::IsMember({"auto", "rgba8", "bc1", "bc3", "bc4", "bc5"}))
+        ->capture_default_str();
+    app.add_option("--quality", flags.quality,
+                   "Block encoding: fast (range fit) or good (cluster fit)")
+        ->check(CLI::IsMember({"fast", "good"}))
+        ->capture_default_str();
+    app.add_option("--max-output-gib", flags.max_output_gib,
+                   "Refuse to bake a file that could take more than this many GiB, pages stored "
+                   "raw (checked before decoding)")
         ->check(app::number_in(0.001, 1 << 20))
         ->capture_default_str();
-    app.add_option("--max-padding", settings.max_padding_factor,
-                   "Refuse an image whose power-of-two square would hold more than N times its "
-                   "texels (a thin strip pads to a huge square)")
-        ->check(app::count_in(1, std::uint64_t(1) << 40))
-        ->capture_default_str();
-    app.add_flag("-q,--quiet", quiet, "No progress bar");
+    app.add_flag("-q,--quiet", flags.quiet, "No progress bar");
     if (auto status = app::parse_command_line(app, argc, argv, [&] {
             const int modes =
                 int(!input.empty()) + int(!check_path.empty()) + int(!procedural_path.empty());
@@ -182,11 +247,10 @@ int main(int argc, char** argv) {
         return *status;
     }
     try {
-        if (!check_path.empty()) return check(check_path, quiet);
+        if (!check_path.empty()) return check(check_path, flags.quiet);
         if (!procedural_path.empty())
-            return write_procedural(procedural_path, size_log2, seed, quiet);
-        settings.max_output_bytes = std::uint64_t(max_output_gib * double(1 << 30));
-        return bake_image(input, output, settings, quiet);
+            return write_procedural(procedural_path, size_log2, seed, flags.quiet);
+        return bake_image(input, output, flags);
     } catch (const std::exception& error) {
         return app::report(program, app::exit_failure, error.what());
     }

@@ -140,17 +140,23 @@ private:
 };
 
 struct BakedFileSettings {
-    bool verify_checksums = true;  // check each tile as it is streamed (about 0.3 ms a page)
+    // Check each tile as it is streamed (about 0.3 ms a page). Version 2 files are always
+    // checked: their pages are decompressed, and the check comes with that.
+    bool verify_checksums = true;
 };
 
-// Streams a baked file: pread into the page on the host backend, or into pinned staging and
-// cudaMemcpyAsync to the page on CUDA.
+class BakedTextureArchive;
+
+// Streams a baked file of version 1 (BakedTextureFile) or 2 (BakedTextureArchive), told apart by
+// the magic: on the host backend the page is read (and, for version 2, decompressed and
+// verified) into the destination; on CUDA into pinned staging, then cudaMemcpyAsync to the page.
 class BakedFileSource final : public TileSource {
 public:
     explicit BakedFileSource(const std::string& path, BakedFileSettings settings = {});
     ~BakedFileSource() override;
 
-    const BakedTextureFile& file() const noexcept { return *file_; }
+    // 1 or 2: the file's format version.
+    int version() const noexcept { return v1_ ? 1 : 2; }
     TextureShape shape() const noexcept override;
     std::string name() const override;
     void fill_host(std::uint64_t page, std::span<std::byte> destination) const override;
@@ -159,7 +165,10 @@ public:
                      DeviceFillContext& context) const override;
 
 private:
-    std::unique_ptr<BakedTextureFile> file_;
+    void read(std::uint64_t page, std::span<std::byte> destination) const;
+
+    std::unique_ptr<BakedTextureFile> v1_;
+    std::unique_ptr<BakedTextureArchive> v2_;
     BakedFileSettings settings_;
 };
 

@@ -1,0 +1,56 @@
+// The out-of-core bake: an image read row by row (VipsImageReader), its mip pyramid built in one
+// pass (MipPyramidBuilder, tiles of the chosen format), each band cut into tiles with clamped
+// borders, tiles encoded on every core, pages assembled and written to a baked texture of
+// version 2 (baked_texture_archive.hpp) as they complete. Memory follows the image's width, not
+// its height: the pyramid's row rings, a page row per level and a bounded queue of tiles.
+//
+// Errors (vtpage::Error): invalid_argument for a shape past the limits (checked from the header,
+// before any row is decoded); corrupt_data from the reader for bytes libvips cannot decode;
+// io_error when the output cannot be written (nothing is left at the path or beside it).
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "block_codec.hpp"
+#include "tile_quality.hpp"
+#include "vips_image_reader.hpp"
+#include "vtpage/streaming/texture_layout.hpp"
+
+namespace vtpage::bake {
+
+struct TextureBakeSettings {
+    vt::TileFormat format = vt::TileFormat::bc1;
+    EncodeQuality quality = EncodeQuality::good;
+    // The largest file the bake may write, counted as if no page compressed.
+    std::uint64_t max_output_bytes = std::uint64_t(16) << 30;
+    unsigned threads = 0;  // 0: one per core
+    int zstd_level = 3;
+    // Called now and then with the fraction done (0 .. 1) and what is being done.
+    std::function<void(double fraction, std::string_view stage)> progress;
+};
+
+struct TextureBakeReport {
+    vt::TextureShape shape;
+    std::uint32_t mip_count = 0;
+    std::uint64_t page_count = 0;
+    std::uint64_t file_bytes = 0;
+    double seconds = 0;
+    std::vector<LevelQuality> levels;
+};
+
+// The most bytes the file of a texture of this shape can take (every page stored raw).
+std::uint64_t baked_archive_bytes_bound(vt::TextureShape shape);
+
+// invalid_argument naming the numbers when the image's texture would pass the settings' limit.
+void check_bake_limits(const VipsImageInfo& image, const TextureBakeSettings& settings);
+
+// Bakes the reader's remaining rows (all of them: none may have been read) to path.
+TextureBakeReport bake_texture_archive(VipsImageReader& reader, const std::string& path,
+                                       const TextureBakeSettings& settings);
+
+}  // namespace vtpage::bake
