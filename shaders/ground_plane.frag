@@ -24,7 +24,7 @@ void main() {
     }
     // Tile edges of the level actually sampled, drawn as thin dark lines.
     const VtLevelPosition position = vt_level_position(t, info.resident_mip, uv);
-    const float payload = float(t.directory.textures[t.id].tile_payload);
+    const float payload = float(t.tile_payload);
     const vec2 in_tile = mod(position.c, payload);
     const vec2 edge_width = fwidth(position.c) * 1.5;
     const bool edge = any(lessThan(in_tile, edge_width)) ||

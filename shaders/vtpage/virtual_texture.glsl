@@ -53,14 +53,47 @@ layout(buffer_reference, std430, buffer_reference_align = 4) readonly buffer VtT
     uint words[];
 };
 
+// A texture as a sample sees it: its directory entry's fixed fields read once (every sample
+// needs them), the per-level tables left in the directory.
 struct VtTexture {
     VtTextureDirectory directory;
     VtIndirection indirection;
     uint id;
+    uint base_page;
+    uvec2 size;  // texels of mip 0
+    uint mip_count;
+    uint tail_first_mip;
+    uint format;
+    uint tile_size;
+    uint tile_border;
+    uint tile_payload;  // 120 or 248: vt_div_payload divides by constants
+    uint tile_bytes;
+    uvec2 page_tiles_log2;  // tiles per page are powers of two: shifts and masks
 };
 
 VtTexture vt_texture(uint64_t directory, uint64_t indirection, uint id) {
-    return VtTexture(VtTextureDirectory(directory), VtIndirection(indirection), id);
+    VtTexture t;
+    t.directory = VtTextureDirectory(directory);
+    t.indirection = VtIndirection(indirection);
+    t.id = id;
+    t.base_page = t.directory.textures[id].base_page;
+    t.size = uvec2(t.directory.textures[id].width, t.directory.textures[id].height);
+    t.mip_count = t.directory.textures[id].mip_count;
+    t.tail_first_mip = t.directory.textures[id].tail_first_mip;
+    t.format = t.directory.textures[id].format;
+    t.tile_size = t.directory.textures[id].tile_size;
+    t.tile_border = t.directory.textures[id].tile_border;
+    t.tile_payload = t.directory.textures[id].tile_payload;
+    t.tile_bytes = t.directory.textures[id].tile_bytes;
+    t.page_tiles_log2 = uvec2(findLSB(t.directory.textures[id].page_tiles_x),
+                              findLSB(t.directory.textures[id].page_tiles_y));
+    return t;
+}
+
+// v / payload for the two payloads there are (RGBA8's 120, the BC formats' 248): a division by a
+// constant is a multiply and a shift, a division by a variable a long sequence.
+uvec2 vt_div_payload(uvec2 v, uint payload) {
+    return payload == 120u ? v / 120u : v / 248u;
 }
 
 // Where one mip level is sampled: the continuous texel position c (clamped so that the
@@ -70,10 +103,6 @@ struct VtLevelPosition {
     uvec2 tile;
 };
 
-// Texels of mip 0 along u and v.
-uvec2 vt_size(VtTexture t) {
-    return uvec2(t.directory.textures[t.id].width, t.directory.textures[t.id].height);
-}
 
 // Texels of a mip level: Vulkan's chain, each side max(1, side >> mip).
 vec2 vt_level_size(uvec2 size, uint mip) { return vec2(max(size >> mip, uvec2(1u))); }
@@ -82,12 +111,12 @@ VtLevelPosition vt_level_position(uvec2 size, uint payload, uint mip, vec2 uv) {
     const vec2 level = vt_level_size(size, mip);
     VtLevelPosition position;
     position.c = clamp(uv * level, vec2(0.5), level - 0.5);
-    position.tile = uvec2(floor(position.c)) / payload;
+    position.tile = vt_div_payload(uvec2(floor(position.c)), payload);
     return position;
 }
 
 VtLevelPosition vt_level_position(VtTexture t, uint mip, vec2 uv) {
-    return vt_level_position(vt_size(t), t.directory.textures[t.id].tile_payload, mip, uv);
+    return vt_level_position(t.size, t.tile_payload, mip, uv);
 }
 
 // The level of detail for uv derivatives (in uv units per pixel), before clamping.
@@ -99,25 +128,21 @@ float vt_lod(uvec2 size, vec2 duv_dx, vec2 duv_dy, float lod_bias) {
 }
 
 float vt_clamped_lod(VtTexture t, vec2 duv_dx, vec2 duv_dy, float lod_bias) {
-    const uint mip_count = t.directory.textures[t.id].mip_count;
-    return clamp(vt_lod(vt_size(t), duv_dx, duv_dy, lod_bias), 0.0, float(mip_count - 1u));
+    return clamp(vt_lod(t.size, duv_dx, duv_dy, lod_bias), 0.0, float(t.mip_count - 1u));
 }
 
 // The global page and the tile's slot in it for a tile of a mip level.
 uint vt_tile_page(VtTexture t, uint mip, uvec2 tile, out uint tile_in_page) {
-    const uint tail = t.directory.textures[t.id].tail_first_mip;
-    const uint first = t.directory.textures[t.id].mip_first_page[mip];
-    uint page = first;
-    if (mip >= tail) {
-        tile_in_page = mip - tail;
+    uint page = t.directory.textures[t.id].mip_first_page[mip];
+    if (mip >= t.tail_first_mip) {
+        tile_in_page = mip - t.tail_first_mip;
     } else {
-        const uint page_tiles_x = t.directory.textures[t.id].page_tiles_x;
-        const uint page_tiles_y = t.directory.textures[t.id].page_tiles_y;
-        page += (tile.y / page_tiles_y) * t.directory.textures[t.id].mip_pages_x[mip] +
-                tile.x / page_tiles_x;
-        tile_in_page = (tile.y % page_tiles_y) * page_tiles_x + tile.x % page_tiles_x;
+        const uvec2 page_xy = tile >> t.page_tiles_log2;
+        const uvec2 in_page = tile & ((uvec2(1u) << t.page_tiles_log2) - 1u);
+        page += page_xy.y * t.directory.textures[t.id].mip_pages_x[mip] + page_xy.x;
+        tile_in_page = (in_page.y << t.page_tiles_log2.x) + in_page.x;
     }
-    return t.directory.textures[t.id].base_page + page;
+    return t.base_page + page;
 }
 
 // A resident level found for a wanted one.
@@ -135,7 +160,7 @@ bool vt_level_resident(VtTexture t, uint mip, vec2 uv) {
 }
 
 VtResolved vt_resolve(VtTexture t, uint wanted_mip, vec2 uv) {
-    const uint tail = t.directory.textures[t.id].tail_first_mip;
+    const uint tail = t.tail_first_mip;
     // The tail page holds every level from `tail` on: no coarser page to try. Only the level
     // crosses iterations: llvmpipe (Mesa 22.3) loses 64-bit values carried through a loop that
     // the lanes of a SIMD group leave at different iterations.
@@ -147,10 +172,9 @@ VtResolved vt_resolve(VtTexture t, uint wanted_mip, vec2 uv) {
     uint tile_in_page;
     const uint64_t page_address =
         t.indirection.page_address[vt_tile_page(t, mip, found.position.tile, tile_in_page)];
-    const uint tile_bytes = t.directory.textures[t.id].tile_bytes;
     found.tile_address = page_address == 0ul
                              ? 0ul
-                             : page_address + uint64_t(tile_in_page) * uint64_t(tile_bytes);
+                             : page_address + uint64_t(tile_in_page) * uint64_t(t.tile_bytes);
     return found;
 }
 
@@ -174,10 +198,10 @@ vec4 vt_tile_texel(VtTileWords tile, uint format, uint tile_size, uvec2 p) {
 
 // Bilinear inside the tile that holds position.c.
 vec4 vt_bilinear(VtTexture t, uint64_t tile_address, VtLevelPosition position) {
-    const uint format = t.directory.textures[t.id].format;
-    const uint tile_size = t.directory.textures[t.id].tile_size;
-    const uint payload = t.directory.textures[t.id].tile_payload;
-    const uint border = t.directory.textures[t.id].tile_border;
+    const uint format = t.format;
+    const uint tile_size = t.tile_size;
+    const uint payload = t.tile_payload;
+    const uint border = t.tile_border;
     const vec2 p = position.c - 0.5;
     const vec2 corner = floor(p);
     const vec2 weight = p - corner;
@@ -215,7 +239,7 @@ vec4 vt_sample_grad_info(VtTexture t, vec2 uv, vec2 duv_dx, vec2 duv_dy, float l
     info.lod = lod;
     info.wanted_mip = mip0;
     const vec4 fine = vt_sample_level(t, mip0, uv, info.resident_mip);
-    if (mip0 + 1u >= t.directory.textures[t.id].mip_count) return fine;
+    if (mip0 + 1u >= t.mip_count) return fine;
     uint coarse_mip;
     const vec4 coarse = vt_sample_level(t, mip0 + 1u, uv, coarse_mip);
     return mix(fine, coarse, blend);

@@ -62,7 +62,7 @@ int fail(const std::string& path, const Error& error, bool writing = false) {
 
 struct BakeFlags {
     std::string format = "auto";
-    std::string quality = "good";
+    std::string quality = "fast";
     double max_output_gib = 16;
     bool quiet = false;
 };
@@ -224,7 +224,8 @@ int main(int argc, char** argv) {
         ->check(CLI::IsMember({"auto", "rgba8", "bc1", "bc3", "bc4", "bc5"}))
         ->capture_default_str();
     app.add_option("--quality", flags.quality,
-                   "Block encoding: fast (range fit) or good (cluster fit)")
+                   "Block encoding: fast (range fit, the default) or good (cluster fit: about 1.5 "
+                   "dB better, 40x slower)")
         ->check(CLI::IsMember({"fast", "good"}))
         ->capture_default_str();
     app.add_option("--max-output-gib", flags.max_output_gib,

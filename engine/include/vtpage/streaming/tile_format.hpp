@@ -103,7 +103,12 @@ constexpr bool fills_a_page(TileFormat format) {
     const TileFormatInfo info = tile_format_info(format);
     return std::uint64_t(info.tile_bytes()) * info.tiles_per_page() == format_page_bytes &&
            info.tile_border % info.block_size == 0 && info.tile_size % info.block_size == 0 &&
-           info.tile_payload() % 2 == 0;
+           info.tile_payload() % 2 == 0 &&
+           // The shader divides by these two payloads as constants (vt_div_payload) and
+           // addresses tiles in a page with shifts.
+           (info.tile_payload() == 120 || info.tile_payload() == 248) &&
+           (info.page_tiles_x & (info.page_tiles_x - 1)) == 0 &&
+           (info.page_tiles_y & (info.page_tiles_y - 1)) == 0;
 }
 }  // namespace tile_format_checks
 static_assert(tile_format_checks::fills_a_page(TileFormat::rgba8) &&
