@@ -232,6 +232,32 @@ struct Streamer::State {
         backend.write(item.page.data, staging.data(), staging.size());
     }
 
+    // After a device fill of several pages failed: one page that cannot be read (a damaged
+    // page of a file) fails the call for all of them, so each is filled again on its own and
+    // only those that fail again are marked failed, each error recorded. A page the failed
+    // call had enqueued already is copied twice, with the same bytes. True when any was
+    // enqueued.
+    bool fill_device_one_by_one(const TileSource& source, const std::vector<DevicePageFill>& fills,
+                                const std::vector<BatchItem*>& group, DeviceFillContext& context,
+                                std::exception_ptr group_error) {
+        if (fills.size() == 1) {
+            group.front()->failed = true;
+            record_error(group_error);
+            return false;
+        }
+        bool enqueued = false;
+        for (std::size_t i = 0; i < fills.size(); ++i) {
+            try {
+                source.fill_device(std::span(&fills[i], 1), context);
+                enqueued = true;
+            } catch (...) {
+                group[i]->failed = true;
+                record_error(std::current_exception());
+            }
+        }
+        return enqueued;
+    }
+
     // Fills the items; marks those that failed. Returns the fence of the device fills (0 when
     // waited for) and, in `async_ticket`, the batch to wait for before unpinning device pages.
     std::uint64_t fill(std::vector<BatchItem>& items, DeviceFillContext* context,
@@ -272,8 +298,8 @@ struct Streamer::State {
                 source->fill_device(fills, *context);
                 enqueued = true;
             } catch (...) {
-                for (BatchItem* item : group) item->failed = true;
-                record_error(std::current_exception());
+                enqueued |= fill_device_one_by_one(*source, fills, group, *context,
+                                                   std::current_exception());
             }
         }
         bool waited = true;
