@@ -31,11 +31,11 @@ std::array<float, 16> Camera::view_projection(double aspect) const {
 
 double max_altitude(double plane_size) { return std::max(plane_size * 2.0, 64.0); }
 
-CameraPose clamp_pose(CameraPose pose, double plane_size) {
-    const double margin = plane_size * 0.5;
-    pose.x = std::clamp(pose.x, -margin, plane_size + margin);
-    pose.z = std::clamp(pose.z, -margin, plane_size + margin);
-    pose.altitude = std::clamp(pose.altitude, min_altitude, max_altitude(plane_size));
+CameraPose clamp_pose(CameraPose pose, PlaneExtent plane) {
+    const double margin = plane.larger() * 0.5;
+    pose.x = std::clamp(pose.x, -margin, plane.x + margin);
+    pose.z = std::clamp(pose.z, -margin, plane.z + margin);
+    pose.altitude = std::clamp(pose.altitude, min_altitude, max_altitude(plane.larger()));
     pose.pitch = std::clamp(pose.pitch, max_pitch_down, max_pitch_up);
     pose.yaw = std::remainder(pose.yaw, 2 * glm::pi<double>());
     return pose;

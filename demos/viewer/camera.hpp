@@ -1,10 +1,24 @@
 // The viewer's camera over the ground plane. World units are texels of mip 0: the plane covers
-// [0, plane_size] in x and z at y = 0 (uv = xz / plane_size), and y is the altitude.
+// [0, extent.x] x [0, extent.z] at y = 0 (uv = (x / extent.x, z / extent.z)), the texture at its
+// aspect, and y is the altitude.
 #pragma once
 
+#include <algorithm>
 #include <array>
 
 namespace vtpage::viewer {
+
+// The ground plane's size along x and z (the texture's width and height in texels).
+struct PlaneExtent {
+    double x = 1;
+    double z = 1;
+
+    constexpr PlaneExtent() = default;
+    constexpr PlaneExtent(double x_extent, double z_extent) : x(x_extent), z(z_extent) {}
+    // A square plane of this side (what every texture had before textures had any shape).
+    constexpr PlaneExtent(double side) : x(side), z(side) {}  // NOLINT(google-explicit-constructor)
+    constexpr double larger() const { return std::max(x, z); }
+};
 
 struct CameraPose {
     double x = 0;
@@ -30,7 +44,7 @@ inline constexpr double max_pitch_down = -1.5620696805349924;  // -89.5 degrees
 inline constexpr double max_pitch_up = 0.5;
 
 // Keeps the pose over (or near) the plane and the pitch in range.
-CameraPose clamp_pose(CameraPose pose, double plane_size);
+CameraPose clamp_pose(CameraPose pose, PlaneExtent plane);
 
 // The point of the plane the camera looks at; nothing when it looks at or above the horizon.
 bool looked_at_point(const CameraPose& pose, double& x, double& z);

@@ -31,33 +31,36 @@ constexpr double dive_seconds = 12;
 constexpr double dive_moving_seconds = 10;  // then still
 constexpr double benchmark_seconds = 10;
 
-CameraPose overview(double t, double plane) {
+CameraPose overview(double t, PlaneExtent extent) {
+    const double plane = extent.larger();
     // Around the centre, looking inwards, one turn per pass; low on one side, high on the other.
     const double angle = 2 * pi * t / overview_seconds;
     const double height = 0.5 - 0.5 * std::cos(angle);  // 0 .. 1 .. 0
     const double altitude = log_lerp(plane * 0.25, plane * 0.01, height);
     const double yaw = angle + pi;  // the camera at angle `angle` looks back at the centre
     const double radius = plane * 0.3;
-    const double x = plane * 0.5 + std::sin(angle) * radius * 0.4;
-    const double z = plane * 0.5 + std::cos(angle) * radius * 0.4;
+    const double x = extent.x * 0.5 + std::sin(angle) * radius * 0.4;
+    const double z = extent.z * 0.5 + std::cos(angle) * radius * 0.4;
     return looking_at(x, z, altitude, yaw, -0.45 - 0.3 * (1 - height));
 }
 
-CameraPose dive(double t, double plane) {
+CameraPose dive(double t, PlaneExtent extent) {
+    const double plane = extent.larger();
     const double s = smoothstep(t / dive_moving_seconds);
     const double altitude = log_lerp(plane * 1.5, std::min(48.0, plane * 0.05), s);
     const double yaw = 0.7 * s;
     const double pitch = -1.55 + (1.55 - 1.2) * s;  // straight down, then tilting up a little
-    return looking_at(plane * 0.70, plane * 0.42, altitude, yaw, pitch);
+    return looking_at(extent.x * 0.70, extent.z * 0.42, altitude, yaw, pitch);
 }
 
-CameraPose benchmark(double t, double plane) {
+CameraPose benchmark(double t, PlaneExtent extent) {
+    const double plane = extent.larger();
     // A wide circle around the centre, flown forwards, once per pass: new ground every frame
     // (143,000 texels from the centre on a 2^20 texture), and a loop that joins its start.
     const double radius = benchmark_speed(plane) * benchmark_seconds / (2 * pi);
     const double angle = 2 * pi * t / benchmark_seconds;
-    const double x = plane * 0.5 + radius * std::sin(angle);
-    const double z = plane * 0.5 + radius * std::cos(angle);
+    const double x = extent.x * 0.5 + radius * std::sin(angle);
+    const double z = extent.z * 0.5 + radius * std::cos(angle);
     const double yaw = angle + pi / 2;  // the tangent
     // A slow swell of altitude and pitch: the levels of detail in view change too.
     const double swell = std::sin(2 * pi * t / benchmark_seconds);
@@ -71,10 +74,10 @@ double benchmark_speed(double plane) { return std::min(90000.0, plane * 0.09); }
 
 double benchmark_altitude(double plane) { return std::min(400.0, plane * 0.05); }
 
-CameraPose CameraPath::at(double t, double plane_size) const {
+CameraPose CameraPath::at(double t, PlaneExtent plane) const {
     t = std::max(t, 0.0);
     if (t > seconds) t = holds_end ? seconds : std::fmod(t, seconds);
-    return pose(t, plane_size);
+    return pose(t, plane);
 }
 
 const std::vector<CameraPath>& camera_paths() {
@@ -96,8 +99,8 @@ const CameraPath* find_camera_path(std::string_view name) {
     return nullptr;
 }
 
-CameraPose starting_pose(double plane) {
-    return looking_at(plane * 0.5, plane * 0.5, plane * 0.05, 0.3, -0.6);
+CameraPose starting_pose(PlaneExtent plane) {
+    return looking_at(plane.x * 0.5, plane.z * 0.5, plane.larger() * 0.05, 0.3, -0.6);
 }
 
 }  // namespace vtpage::viewer

@@ -55,7 +55,7 @@ double fly_path(StreamingSession& session, const CameraPath& path, std::uint64_t
     auto frame_start = start;
     SessionFrame frame;
     for (std::uint64_t i = 0; i < frames; ++i) {
-        camera.pose = path.at(double(i) * step, session.plane_size());
+        camera.pose = path.at(double(i) * step, session.plane_extent());
         frame.view_projection = camera.view_projection(aspect);
         frame.mode = options.mode;
         frame.capture = !options.screenshot.empty() && !options.settle && i + 1 == frames;
@@ -120,7 +120,7 @@ int run_headless(const ViewerOptions& options, const Log& log) {
         // state).
         SessionFrame frame;
         const Camera camera{
-            path.at(double(frames - 1) * options.time_step_ms / 1000.0, session.plane_size())};
+            path.at(double(frames - 1) * options.time_step_ms / 1000.0, session.plane_extent())};
         frame.view_projection = camera.view_projection(double(options.width) / options.height);
         frame.mode = options.mode;
         if (hud) {

@@ -109,7 +109,7 @@ bool key_down(GLFWwindow* window, int key) { return glfwGetKey(window, key) == G
 
 // Flies the camera from the keys held and the input gathered since the last frame. Speeds
 // follow the altitude, so that a second of flight looks the same at every level of detail.
-void fly(GLFWwindow* window, Input& input, CameraPose& pose, double dt, double plane_size) {
+void fly(GLFWwindow* window, Input& input, CameraPose& pose, double dt, PlaneExtent plane) {
     const bool fast =
         key_down(window, GLFW_KEY_LEFT_SHIFT) || key_down(window, GLFW_KEY_RIGHT_SHIFT);
     const double speed = pose.altitude * (fast ? 6.0 : 1.5) * dt;
@@ -128,7 +128,7 @@ void fly(GLFWwindow* window, Input& input, CameraPose& pose, double dt, double p
     pose.yaw -= input.drag_x * 0.004;
     pose.pitch -= input.drag_y * 0.004;
     input.scroll = input.drag_x = input.drag_y = 0;
-    pose = clamp_pose(pose, plane_size);
+    pose = clamp_pose(pose, plane);
 }
 
 }  // namespace
@@ -201,7 +201,7 @@ int run_window(const ViewerOptions& options, const Log& log) {
             options.camera_path.empty() ? nullptr : find_camera_path(options.camera_path);
         double path_time = 0;
         Camera camera;
-        camera.pose = starting_pose(session.plane_size());
+        camera.pose = starting_pose(session.plane_extent());
         double last_gpu_ms = 0;
         const auto start = Clock::now();
         auto last = start;
@@ -248,12 +248,12 @@ int run_window(const ViewerOptions& options, const Log& log) {
             }
             if (input.reset) {
                 path = nullptr;
-                camera.pose = starting_pose(session.plane_size());
+                camera.pose = starting_pose(session.plane_extent());
                 input.reset = false;
             }
             if (path) {
                 path_time += dt;
-                camera.pose = path->at(path_time, session.plane_size());
+                camera.pose = path->at(path_time, session.plane_extent());
                 // Any flying takes over from the path, where it is.
                 const bool steering =
                     input.dragging || input.scroll != 0 || key_down(window.window, GLFW_KEY_W) ||
@@ -261,7 +261,7 @@ int run_window(const ViewerOptions& options, const Log& log) {
                     key_down(window.window, GLFW_KEY_D);
                 if (steering) path = nullptr;
             }
-            if (!path) fly(window.window, input, camera.pose, dt, session.plane_size());
+            if (!path) fly(window.window, input, camera.pose, dt, session.plane_extent());
 
             SessionFrame desc;
             desc.view_projection = camera.view_projection(double(image_width) / image_height);

@@ -118,6 +118,26 @@ TEST(CameraPathTest, TheBenchmarkFliesLowAndFastOverNewGround) {
     EXPECT_GT(std::hypot(start.x - middle.x, start.z - middle.z), 100000.0);
 }
 
+TEST(CameraPathTest, PathsOverAWidePlaneStayOverItsBothExtents) {
+    const PlaneExtent wide{5120, 2880};
+    for (const CameraPath& path : camera_paths()) {
+        SCOPED_TRACE(path.name);
+        for (double t = 0; t <= path.seconds; t += 0.25) {
+            double x = 0, z = 0;
+            ASSERT_TRUE(looked_at_point(path.at(t, wide), x, z));
+            EXPECT_GE(x, 0);
+            EXPECT_LE(x, wide.x);
+            EXPECT_GE(z, 0);
+            EXPECT_LE(z, wide.z) << "t=" << t;
+        }
+    }
+    // Centred on the plane, not on the square of its larger side.
+    double x = 0, z = 0;
+    ASSERT_TRUE(looked_at_point(starting_pose(wide), x, z));
+    EXPECT_DOUBLE_EQ(x, 2560);
+    EXPECT_DOUBLE_EQ(z, 1440);
+}
+
 TEST(CameraTest, ThePointLookedAtIsInTheMiddleOfTheImage) {
     for (const CameraPath& path : camera_paths()) {
         for (double t : {0.0, 3.0, 7.5}) {
@@ -149,6 +169,14 @@ TEST(CameraTest, ClampKeepsThePoseNearThePlaneAndThePitchInRange) {
     EXPECT_LE(std::abs(pose.yaw), 3.1416);
     pose.altitude = 0.001;
     EXPECT_GE(clamp_pose(pose, plane).altitude, min_altitude);
+}
+
+TEST(CameraTest, ClampFollowsEachExtentOfAWidePlane) {
+    const PlaneExtent wide{4000, 1000};
+    const CameraPose far = clamp_pose({1e9, 1e9, 1e9, 0, -1}, wide);
+    EXPECT_DOUBLE_EQ(far.x, 4000 + 2000);  // a margin of half the larger side
+    EXPECT_DOUBLE_EQ(far.z, 1000 + 2000);
+    EXPECT_DOUBLE_EQ(far.altitude, max_altitude(4000));
 }
 
 }  // namespace
