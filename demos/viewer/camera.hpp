@@ -28,9 +28,15 @@ struct CameraPose {
     double pitch = -0.5;  // radians; negative looks down
 };
 
+// A perspective flight over the plane, or the texture seen as an image: an orthographic view
+// straight down, centred on (pose.x, pose.z), pose.altitude texels across the image's shorter
+// side (yaw and pitch unused); screen right is +x and screen down +z, so rows read top-first.
+enum class Projection { perspective, orthographic };
+
 struct Camera {
     CameraPose pose;
     double fov_y = 1.0471975511965976;  // 60 degrees
+    Projection projection = Projection::perspective;
 
     // World to clip, column-major, Vulkan clip space (y down, depth 0..1); near and far follow
     // the altitude so that the whole plane below the horizon is drawn.
@@ -48,5 +54,17 @@ CameraPose clamp_pose(CameraPose pose, PlaneExtent plane);
 
 // The point of the plane the camera looks at; nothing when it looks at or above the horizon.
 bool looked_at_point(const CameraPose& pose, double& x, double& z);
+
+// The orthographic image view (Projection::orthographic). Its span is pose.altitude.
+inline constexpr double min_image_span = 8.0;  // texels across the shorter side
+double max_image_span(PlaneExtent plane);
+// Half the world extents the view shows in x and z for an image of this aspect (width / height).
+void image_half_extents(double span, double aspect, double& half_x, double& half_z);
+// The whole texture, centred, with a small border, in an image of this aspect.
+CameraPose whole_image(PlaneExtent plane, double aspect);
+// Keeps the centre over the texture and the span in range.
+CameraPose clamp_image_pose(CameraPose pose, PlaneExtent plane);
+// The span times `factor`, keeping the world point (x, z) where it is on the screen.
+CameraPose zoom_image_about(CameraPose pose, double factor, double x, double z);
 
 }  // namespace vtpage::viewer

@@ -31,7 +31,7 @@ constexpr double dive_seconds = 12;
 constexpr double dive_moving_seconds = 10;  // then still
 constexpr double benchmark_seconds = 10;
 
-CameraPose overview(double t, PlaneExtent extent) {
+CameraPose overview(double t, PlaneExtent extent, double /*aspect*/) {
     const double plane = extent.larger();
     // Around the centre, looking inwards, one turn per pass; low on one side, high on the other.
     const double angle = 2 * pi * t / overview_seconds;
@@ -44,7 +44,7 @@ CameraPose overview(double t, PlaneExtent extent) {
     return looking_at(x, z, altitude, yaw, -0.45 - 0.3 * (1 - height));
 }
 
-CameraPose dive(double t, PlaneExtent extent) {
+CameraPose dive(double t, PlaneExtent extent, double /*aspect*/) {
     const double plane = extent.larger();
     const double s = smoothstep(t / dive_moving_seconds);
     const double altitude = log_lerp(plane * 1.5, std::min(48.0, plane * 0.05), s);
@@ -53,7 +53,7 @@ CameraPose dive(double t, PlaneExtent extent) {
     return looking_at(extent.x * 0.70, extent.z * 0.42, altitude, yaw, pitch);
 }
 
-CameraPose benchmark(double t, PlaneExtent extent) {
+CameraPose benchmark(double t, PlaneExtent extent, double /*aspect*/) {
     const double plane = extent.larger();
     // A wide circle around the centre, flown forwards, once per pass: new ground every frame
     // (143,000 texels from the centre on a 2^20 texture), and a loop that joins its start.
@@ -68,16 +68,54 @@ CameraPose benchmark(double t, PlaneExtent extent) {
     return {x, altitude, z, yaw, -0.45 - 0.1 * swell};
 }
 
+constexpr double tour_whole_seconds = 2;  // the whole image, first
+constexpr double tour_in_seconds = 1.5;
+constexpr double tour_hold_seconds = 1;
+constexpr double tour_out_seconds = 1.5;
+constexpr double tour_stop_seconds = tour_in_seconds + tour_hold_seconds + tour_out_seconds;
+constexpr double tour_detail_span = 48;  // texels across the shorter side: each many pixels
+// Places of detail, as fractions of the texture's width and height.
+constexpr double tour_places[][2] = {{0.3, 0.35}, {0.72, 0.6}, {0.45, 0.82}};
+constexpr int tour_place_count = 3;
+constexpr double tour_seconds = tour_whole_seconds + tour_place_count * tour_stop_seconds;
+
+// From the whole image to a place and back: s = 0 whole, s = 1 the detail.
+CameraPose tour_towards(PlaneExtent plane, double aspect, const double (&place)[2], double s) {
+    const CameraPose whole = whole_image(plane, aspect);
+    CameraPose pose = whole;
+    const double detail = std::min(tour_detail_span, whole.altitude);
+    pose.altitude = log_lerp(whole.altitude, detail, s);
+    // The centre follows the span (not s), so that the place grows steadily into the middle.
+    const double range = whole.altitude - detail;
+    const double towards = range > 0 ? (whole.altitude - pose.altitude) / range : s;
+    pose.x = whole.x + (plane.x * place[0] - whole.x) * towards;
+    pose.z = whole.z + (plane.z * place[1] - whole.z) * towards;
+    return pose;
+}
+
+CameraPose image_tour(double t, PlaneExtent plane, double aspect) {
+    if (t < tour_whole_seconds) return whole_image(plane, aspect);
+    t -= tour_whole_seconds;
+    const int stop = std::min(int(t / tour_stop_seconds), tour_place_count - 1);
+    t -= stop * tour_stop_seconds;
+    double s = 1;  // holding
+    if (t < tour_in_seconds) s = smoothstep(t / tour_in_seconds);
+    if (t > tour_in_seconds + tour_hold_seconds) {
+        s = 1 - smoothstep((t - tour_in_seconds - tour_hold_seconds) / tour_out_seconds);
+    }
+    return tour_towards(plane, aspect, tour_places[stop], s);
+}
+
 }  // namespace
 
 double benchmark_speed(double plane) { return std::min(90000.0, plane * 0.09); }
 
 double benchmark_altitude(double plane) { return std::min(400.0, plane * 0.05); }
 
-CameraPose CameraPath::at(double t, PlaneExtent plane) const {
+CameraPose CameraPath::at(double t, PlaneExtent plane, double aspect) const {
     t = std::max(t, 0.0);
     if (t > seconds) t = holds_end ? seconds : std::fmod(t, seconds);
-    return pose(t, plane);
+    return pose(t, plane, aspect);
 }
 
 const std::vector<CameraPath>& camera_paths() {
@@ -92,8 +130,20 @@ const std::vector<CameraPath>& camera_paths() {
     return paths;
 }
 
+const std::vector<CameraPath>& camera_paths(View view) {
+    static const std::vector<CameraPath> image = {
+        {"image-tour", "the whole image, then into its detail at a few places and back out",
+         tour_seconds, false, &image_tour},
+    };
+    return view == View::image ? image : camera_paths();
+}
+
 const CameraPath* find_camera_path(std::string_view name) {
-    for (const CameraPath& path : camera_paths()) {
+    return find_camera_path(View::plane, name);
+}
+
+const CameraPath* find_camera_path(View view, std::string_view name) {
+    for (const CameraPath& path : camera_paths(view)) {
         if (path.name == name) return &path;
     }
     return nullptr;
