@@ -43,7 +43,7 @@ Flight fly(const ViewerOptions& options, bool streaming, const Log& log) {
         path.seconds = 0;
         path.holds_end = true;
         SessionFrame first;
-        first.view_projection = Camera{path.at(0, session.plane_size())}.view_projection(
+        first.view_projection = Camera{path.at(0, session.plane_extent())}.view_projection(
             double(options.width) / options.height);
         session.settle(first, std::chrono::seconds(60));
         session.pause_requests(true);

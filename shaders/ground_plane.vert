@@ -1,5 +1,6 @@
 #version 460
-// The ground plane: two triangles over [0, plane_size]^2 at y = 0, no vertex buffer.
+// The ground plane: two triangles over [0, plane_extent.x] x [0, plane_extent.y] at y = 0, no
+// vertex buffer.
 #include "ground_plane_frame.glsl"
 
 layout(location = 0) out vec2 out_uv;
@@ -10,5 +11,5 @@ void main() {
     const vec2 uv = corners[gl_VertexIndex];
     out_uv = uv;
     gl_Position = frame.view_projection *
-                  vec4(uv.x * frame.plane_size, 0.0, uv.y * frame.plane_size, 1.0);
+                  vec4(uv.x * frame.plane_extent.x, 0.0, uv.y * frame.plane_extent.y, 1.0);
 }

@@ -1,13 +1,14 @@
 // The push constants of the viewer's ground-plane pipelines (VulkanRenderer; the C++ side is
-// GroundPlanePushConstants in engine/interop/vulkan_ground_plane_pipeline.hpp).
+// GroundPlanePushConstants in demos/viewer/renderer/vulkan_ground_plane_pipeline.hpp).
 #extension GL_EXT_shader_explicit_arithmetic_types_int64 : require
 
 layout(push_constant, std430) uniform Frame {
     mat4 view_projection;   // world -> clip (Vulkan: y down, depth 0..1)
     uint64_t indirection;   // VulkanIndirectionTable::device_address()
     uint64_t directory;     // VulkanTextureDirectory::device_address()
+    vec2 plane_extent;      // the plane covers [0, extent.x] x [0, extent.y] in x and z,
+                            // uv = xz / plane_extent
     uint texture_id;
-    float plane_size;       // the plane covers [0, plane_size] in x and z, uv = xz / plane_size
     float lod_bias;         // -log2(downscale) in the feedback pass
     uint mode;              // 0 textured, 1 residency overlay, 2 mip overlay
 } frame;

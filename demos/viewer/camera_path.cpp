@@ -31,38 +31,79 @@ constexpr double dive_seconds = 12;
 constexpr double dive_moving_seconds = 10;  // then still
 constexpr double benchmark_seconds = 10;
 
-CameraPose overview(double t, double plane) {
+CameraPose overview(double t, PlaneExtent extent, double /*aspect*/) {
+    const double plane = extent.larger();
     // Around the centre, looking inwards, one turn per pass; low on one side, high on the other.
     const double angle = 2 * pi * t / overview_seconds;
     const double height = 0.5 - 0.5 * std::cos(angle);  // 0 .. 1 .. 0
     const double altitude = log_lerp(plane * 0.25, plane * 0.01, height);
     const double yaw = angle + pi;  // the camera at angle `angle` looks back at the centre
     const double radius = plane * 0.3;
-    const double x = plane * 0.5 + std::sin(angle) * radius * 0.4;
-    const double z = plane * 0.5 + std::cos(angle) * radius * 0.4;
+    const double x = extent.x * 0.5 + std::sin(angle) * radius * 0.4;
+    const double z = extent.z * 0.5 + std::cos(angle) * radius * 0.4;
     return looking_at(x, z, altitude, yaw, -0.45 - 0.3 * (1 - height));
 }
 
-CameraPose dive(double t, double plane) {
+CameraPose dive(double t, PlaneExtent extent, double /*aspect*/) {
+    const double plane = extent.larger();
     const double s = smoothstep(t / dive_moving_seconds);
     const double altitude = log_lerp(plane * 1.5, std::min(48.0, plane * 0.05), s);
     const double yaw = 0.7 * s;
     const double pitch = -1.55 + (1.55 - 1.2) * s;  // straight down, then tilting up a little
-    return looking_at(plane * 0.70, plane * 0.42, altitude, yaw, pitch);
+    return looking_at(extent.x * 0.70, extent.z * 0.42, altitude, yaw, pitch);
 }
 
-CameraPose benchmark(double t, double plane) {
+CameraPose benchmark(double t, PlaneExtent extent, double /*aspect*/) {
+    const double plane = extent.larger();
     // A wide circle around the centre, flown forwards, once per pass: new ground every frame
     // (143,000 texels from the centre on a 2^20 texture), and a loop that joins its start.
     const double radius = benchmark_speed(plane) * benchmark_seconds / (2 * pi);
     const double angle = 2 * pi * t / benchmark_seconds;
-    const double x = plane * 0.5 + radius * std::sin(angle);
-    const double z = plane * 0.5 + radius * std::cos(angle);
+    const double x = extent.x * 0.5 + radius * std::sin(angle);
+    const double z = extent.z * 0.5 + radius * std::cos(angle);
     const double yaw = angle + pi / 2;  // the tangent
     // A slow swell of altitude and pitch: the levels of detail in view change too.
     const double swell = std::sin(2 * pi * t / benchmark_seconds);
     const double altitude = benchmark_altitude(plane) * (1 + 0.5 * swell);
     return {x, altitude, z, yaw, -0.45 - 0.1 * swell};
+}
+
+constexpr double tour_whole_seconds = 2;  // the whole image, first
+constexpr double tour_in_seconds = 1.5;
+constexpr double tour_hold_seconds = 1;
+constexpr double tour_out_seconds = 1.5;
+constexpr double tour_stop_seconds = tour_in_seconds + tour_hold_seconds + tour_out_seconds;
+constexpr double tour_detail_span = 48;  // texels across the shorter side: each many pixels
+// Places of detail, as fractions of the texture's width and height.
+constexpr double tour_places[][2] = {{0.3, 0.35}, {0.72, 0.6}, {0.45, 0.82}};
+constexpr int tour_place_count = 3;
+constexpr double tour_seconds = tour_whole_seconds + tour_place_count * tour_stop_seconds;
+
+// From the whole image to a place and back: s = 0 whole, s = 1 the detail.
+CameraPose tour_towards(PlaneExtent plane, double aspect, const double (&place)[2], double s) {
+    const CameraPose whole = whole_image(plane, aspect);
+    CameraPose pose = whole;
+    const double detail = std::min(tour_detail_span, whole.altitude);
+    pose.altitude = log_lerp(whole.altitude, detail, s);
+    // The centre follows the span (not s), so that the place grows steadily into the middle.
+    const double range = whole.altitude - detail;
+    const double towards = range > 0 ? (whole.altitude - pose.altitude) / range : s;
+    pose.x = whole.x + (plane.x * place[0] - whole.x) * towards;
+    pose.z = whole.z + (plane.z * place[1] - whole.z) * towards;
+    return pose;
+}
+
+CameraPose image_tour(double t, PlaneExtent plane, double aspect) {
+    if (t < tour_whole_seconds) return whole_image(plane, aspect);
+    t -= tour_whole_seconds;
+    const int stop = std::min(int(t / tour_stop_seconds), tour_place_count - 1);
+    t -= stop * tour_stop_seconds;
+    double s = 1;  // holding
+    if (t < tour_in_seconds) s = smoothstep(t / tour_in_seconds);
+    if (t > tour_in_seconds + tour_hold_seconds) {
+        s = 1 - smoothstep((t - tour_in_seconds - tour_hold_seconds) / tour_out_seconds);
+    }
+    return tour_towards(plane, aspect, tour_places[stop], s);
 }
 
 }  // namespace
@@ -71,10 +112,10 @@ double benchmark_speed(double plane) { return std::min(90000.0, plane * 0.09); }
 
 double benchmark_altitude(double plane) { return std::min(400.0, plane * 0.05); }
 
-CameraPose CameraPath::at(double t, double plane_size) const {
+CameraPose CameraPath::at(double t, PlaneExtent plane, double aspect) const {
     t = std::max(t, 0.0);
     if (t > seconds) t = holds_end ? seconds : std::fmod(t, seconds);
-    return pose(t, plane_size);
+    return pose(t, plane, aspect);
 }
 
 const std::vector<CameraPath>& camera_paths() {
@@ -89,15 +130,27 @@ const std::vector<CameraPath>& camera_paths() {
     return paths;
 }
 
+const std::vector<CameraPath>& camera_paths(View view) {
+    static const std::vector<CameraPath> image = {
+        {"image-tour", "the whole image, then into its detail at a few places and back out",
+         tour_seconds, false, &image_tour},
+    };
+    return view == View::image ? image : camera_paths();
+}
+
 const CameraPath* find_camera_path(std::string_view name) {
-    for (const CameraPath& path : camera_paths()) {
+    return find_camera_path(View::plane, name);
+}
+
+const CameraPath* find_camera_path(View view, std::string_view name) {
+    for (const CameraPath& path : camera_paths(view)) {
         if (path.name == name) return &path;
     }
     return nullptr;
 }
 
-CameraPose starting_pose(double plane) {
-    return looking_at(plane * 0.5, plane * 0.5, plane * 0.05, 0.3, -0.6);
+CameraPose starting_pose(PlaneExtent plane) {
+    return looking_at(plane.x * 0.5, plane.z * 0.5, plane.larger() * 0.05, 0.3, -0.6);
 }
 
 }  // namespace vtpage::viewer

@@ -37,7 +37,7 @@ void print_progress(std::uint64_t frame, std::uint64_t frames, const FrameStats&
 }  // namespace
 
 std::uint64_t default_headless_frames(const ViewerOptions& options) {
-    const CameraPath* path = find_camera_path(options.camera_path);
+    const CameraPath* path = find_camera_path(options.view, options.camera_path);
     if (!path || options.time_step_ms <= 0) return 1;
     return std::max<std::uint64_t>(
         1, std::uint64_t(std::llround(path->seconds * 1000.0 / options.time_step_ms)));
@@ -46,6 +46,7 @@ std::uint64_t default_headless_frames(const ViewerOptions& options) {
 double fly_path(StreamingSession& session, const CameraPath& path, std::uint64_t frames,
                 const ViewerOptions& options, FrameStats& stats, Hud* hud) {
     Camera camera;
+    camera.projection = projection_of(options.view);
     const double aspect = double(options.width) / double(options.height);
     const double step = options.time_step_ms / 1000.0;
     double last_gpu_ms = 0;
@@ -55,7 +56,7 @@ double fly_path(StreamingSession& session, const CameraPath& path, std::uint64_t
     auto frame_start = start;
     SessionFrame frame;
     for (std::uint64_t i = 0; i < frames; ++i) {
-        camera.pose = path.at(double(i) * step, session.plane_size());
+        camera.pose = path.at(double(i) * step, session.plane_extent(), aspect);
         frame.view_projection = camera.view_projection(aspect);
         frame.mode = options.mode;
         frame.capture = !options.screenshot.empty() && !options.settle && i + 1 == frames;
@@ -98,7 +99,7 @@ double fly_path(StreamingSession& session, const CameraPath& path, std::uint64_t
 }
 
 int run_headless(const ViewerOptions& options, const Log& log) {
-    const CameraPath& path = *find_camera_path(options.camera_path);
+    const CameraPath& path = *find_camera_path(options.view, options.camera_path);
     const std::uint64_t frames = options.frames ? options.frames : default_headless_frames(options);
     StreamingSession session(session_settings(options, log));
     std::fprintf(stderr, "vtpage-viewer: %s on %s, %s, %u x %u, camera path %s, %llu frames\n",
@@ -119,9 +120,11 @@ int run_headless(const ViewerOptions& options, const Log& log) {
         // The last pose again until every page it needs is resident (a HUD shows its last
         // state).
         SessionFrame frame;
-        const Camera camera{
-            path.at(double(frames - 1) * options.time_step_ms / 1000.0, session.plane_size())};
-        frame.view_projection = camera.view_projection(double(options.width) / options.height);
+        const double aspect = double(options.width) / options.height;
+        const Camera camera{.pose = path.at(double(frames - 1) * options.time_step_ms / 1000.0,
+                                            session.plane_extent(), aspect),
+                            .projection = projection_of(options.view)};
+        frame.view_projection = camera.view_projection(aspect);
         frame.mode = options.mode;
         if (hud) {
             frame.overlay = [&hud](VkCommandBuffer commands, const OverlayTarget& target) {

@@ -119,7 +119,7 @@ std::optional<CompletedSummary> StreamingSession::render(const SessionFrame& fra
     FrameDesc desc;
     desc.view_projection = frame.view_projection;
     desc.texture_id = texture_id_;
-    desc.plane_size = float(plane_size());
+    desc.plane_extent = {float(plane_extent().x), float(plane_extent().z)};
     desc.mode = frame.mode;
     desc.capture = frame.capture;
     desc.overlay = frame.overlay;

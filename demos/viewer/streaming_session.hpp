@@ -22,6 +22,7 @@
 #include <unordered_set>
 #include <vector>
 
+#include "camera.hpp"
 #include "input_errors.hpp"
 #include "renderer/vulkan_renderer.hpp"
 #include "vtpage/backend/backend.hpp"
@@ -140,7 +141,11 @@ public:
     std::string texture_name() const;
     vt::TextureShape texture_shape() const noexcept { return shape_; }
     // The ground plane's side: the texture's larger side, one texel per unit.
-    double plane_size() const noexcept { return double(std::max(shape_.width, shape_.height)); }
+    double plane_size() const noexcept { return plane_extent().larger(); }
+    // The ground plane: the texture at its aspect, one texel per unit.
+    PlaneExtent plane_extent() const noexcept {
+        return {double(shape_.width), double(shape_.height)};
+    }
     std::size_t budget_pages() const;
     std::uint64_t texture_pages() const noexcept;
     double startup_seconds() const noexcept { return startup_seconds_; }

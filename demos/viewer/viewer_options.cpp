@@ -18,16 +18,33 @@ const std::map<std::string, RenderMode> render_modes = {
     {"mips", RenderMode::mip_levels},
 };
 
+const std::map<std::string, View> views = {
+    {"plane", View::plane},
+    {"image", View::image},
+};
+
 // The formats the procedural texture can be made in.
 const std::map<std::string, vt::TileFormat> texture_formats = {
     {"rgba8", vt::TileFormat::rgba8},
     {"bc1", vt::TileFormat::bc1},
 };
 
-std::string path_names() {
+std::string path_names(View view) {
     std::string names;
-    for (const CameraPath& path : camera_paths()) names += (names.empty() ? "" : ", ") + path.name;
+    for (const CameraPath& path : camera_paths(view)) {
+        names += (names.empty() ? "" : ", ") + path.name;
+    }
     return names;
+}
+
+std::string path_names() { return path_names(View::plane) + "; " + path_names(View::image); }
+
+// A path flies its own view: the flights perspective, the tours orthographic.
+void check_path_view(const std::string& path, View view) {
+    if (path.empty() || find_camera_path(view, path)) return;
+    throw CLI::ValidationError("--camera-path", "'" + path + "' is not a path of --view " +
+                                                    to_string(view) + " (" + path_names(view) +
+                                                    ")");
 }
 
 // An output file's folder must exist: better said now than after a long run.
@@ -40,6 +57,8 @@ void check_output(const std::string& flag, const std::string& path) {
 }
 
 }  // namespace
+
+std::string to_string(View view) { return view == View::image ? "image" : "plane"; }
 
 std::string to_string(RenderMode mode) {
     for (const auto& [name, value] : render_modes) {
@@ -55,7 +74,9 @@ ParsedOptions parse_viewer_options(int argc, const char* const* argv) {
         "sampled by Vulkan straight out of them. In a window: WASD or the arrows move, drag "
         "with the left mouse button to look, the wheel or Q/E change altitude, Shift is "
         "faster, M cycles the overlay (textured, residency, mip levels), H toggles the HUD, "
-        "P plays the next camera path, Esc quits. Headless (--headless): a scripted camera "
+        "P plays the next camera path, Esc quits. With --view image: an orthographic view of "
+        "the texture; drag or WASD/arrows pan, the wheel zooms about the cursor, Q/E or -/+ "
+        "zoom, R frames the whole image. Headless (--headless): a scripted camera "
         "path, a progress line every second and a summary at the end."};
     app.set_help_flag("-h,--help", "Print this help and exit");
     app.add_option("--backend", o.backend, "Memory backend: auto (cuda where a GPU is), cuda, host")
@@ -107,9 +128,20 @@ ParsedOptions parse_viewer_options(int argc, const char* const* argv) {
                    "A scripted flight: " + path_names() +
                        " (window: plays it in a loop; headless default: overview)")
         ->check([](const std::string& value) -> std::string {
-            if (find_camera_path(value)) return {};
+            if (find_camera_path(View::plane, value) || find_camera_path(View::image, value)) {
+                return {};
+            }
             return "unknown camera path '" + value + "' (" + path_names() + ")";
         });
+    std::string view = "plane";
+    app.add_option("--view", view,
+                   "plane: fly over the texture in perspective; image: the texture as an image, "
+                   "top-down and orthographic, panned and zoomed (headless path: image-tour)")
+        ->check([](const std::string& value) -> std::string {
+            if (views.count(value)) return {};
+            return "unknown view '" + value + "' (plane, image)";
+        })
+        ->capture_default_str();
     app.add_option("--time-step-ms", o.time_step_ms,
                    "Headless: camera-path time per frame, so that a run is the same at any "
                    "frame rate (at least 0.01 ms, so that a path ends within 2^40 frames)")
@@ -157,6 +189,7 @@ ParsedOptions parse_viewer_options(int argc, const char* const* argv) {
         app.parse(argc, argv);
         check_output("--screenshot", o.screenshot);
         check_output("--stats", o.stats);
+        check_path_view(o.camera_path, views.at(view));
         if (o.settle && !o.headless) {
             throw CLI::ValidationError("--settle", "needs --headless");
         }
@@ -177,7 +210,10 @@ ParsedOptions parse_viewer_options(int argc, const char* const* argv) {
     o.mode = render_modes.at(mode);
     o.texture_format = texture_formats.at(texture_format);
     o.progress = !quiet;
-    if (o.headless && o.camera_path.empty()) o.camera_path = "overview";
+    o.view = views.at(view);
+    if (o.headless && o.camera_path.empty()) {
+        o.camera_path = o.view == View::image ? "image-tour" : "overview";
+    }
     parsed.options = o;
     return parsed;
 }

@@ -6,6 +6,7 @@
 #include <optional>
 #include <string>
 
+#include "camera_path.hpp"
 #include "renderer/vulkan_renderer.hpp"
 #include "vtpage/streaming/tile_format.hpp"
 
@@ -23,8 +24,10 @@ struct ViewerOptions {
     bool headless = false;
     // Frames to render; 0: until Esc in a window, one pass of the camera path headless.
     std::uint64_t frames = 0;
-    // A scripted flight (camera_path.hpp); empty: the mouse and keyboard in a window,
-    // "overview" headless.
+    // The plane flown over in perspective, or the texture as an image (pan and zoom).
+    View view = View::plane;
+    // A scripted path of the view (camera_path.hpp); empty: the mouse and keyboard in a window,
+    // headless "overview" (plane) or "image-tour" (image).
     std::string camera_path;
     // Headless: camera-path time per frame, so that runs are repeatable at any frame rate.
     double time_step_ms = 1000.0 / 60.0;
@@ -58,5 +61,6 @@ struct ParsedOptions {
 ParsedOptions parse_viewer_options(int argc, const char* const* argv);
 
 std::string to_string(RenderMode mode);
+std::string to_string(View view);
 
 }  // namespace vtpage::viewer

@@ -5,6 +5,7 @@
 #include <imgui.h>
 #include <imgui_impl_glfw.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cmath>
 #include <cstdio>
@@ -109,7 +110,7 @@ bool key_down(GLFWwindow* window, int key) { return glfwGetKey(window, key) == G
 
 // Flies the camera from the keys held and the input gathered since the last frame. Speeds
 // follow the altitude, so that a second of flight looks the same at every level of detail.
-void fly(GLFWwindow* window, Input& input, CameraPose& pose, double dt, double plane_size) {
+void fly(GLFWwindow* window, Input& input, CameraPose& pose, double dt, PlaneExtent plane) {
     const bool fast =
         key_down(window, GLFW_KEY_LEFT_SHIFT) || key_down(window, GLFW_KEY_RIGHT_SHIFT);
     const double speed = pose.altitude * (fast ? 6.0 : 1.5) * dt;
@@ -128,7 +129,55 @@ void fly(GLFWwindow* window, Input& input, CameraPose& pose, double dt, double p
     pose.yaw -= input.drag_x * 0.004;
     pose.pitch -= input.drag_y * 0.004;
     input.scroll = input.drag_x = input.drag_y = 0;
-    pose = clamp_pose(pose, plane_size);
+    pose = clamp_pose(pose, plane);
+}
+
+// Pans and zooms the image view: a drag moves the image with the cursor, the wheel zooms about
+// the cursor, keys pan and zoom at rates that follow the span.
+void pan_image(GLFWwindow* window, Input& input, CameraPose& pose, double dt, PlaneExtent plane) {
+    int width = 0, height = 0;
+    glfwGetWindowSize(window, &width, &height);  // the cursor's units
+    width = std::max(width, 1);
+    height = std::max(height, 1);
+    double half_x = 0, half_z = 0;
+    image_half_extents(pose.altitude, double(width) / height, half_x, half_z);
+    const double per_pixel = 2 * half_x / width;  // pixels are square
+    pose.x -= input.drag_x * per_pixel;
+    pose.z -= input.drag_y * per_pixel;
+    if (input.scroll != 0) {
+        double cursor_x = 0, cursor_y = 0;
+        glfwGetCursorPos(window, &cursor_x, &cursor_y);
+        const double x = pose.x + (2 * cursor_x / width - 1) * half_x;
+        const double z = pose.z + (2 * cursor_y / height - 1) * half_z;
+        pose = zoom_image_about(pose, std::pow(0.85, input.scroll), x, z);
+    }
+    const bool fast =
+        key_down(window, GLFW_KEY_LEFT_SHIFT) || key_down(window, GLFW_KEY_RIGHT_SHIFT);
+    const double speed = pose.altitude * (fast ? 2.0 : 0.6) * dt;
+    double right = 0, down = 0;
+    if (key_down(window, GLFW_KEY_D) || key_down(window, GLFW_KEY_RIGHT)) right += 1;
+    if (key_down(window, GLFW_KEY_A) || key_down(window, GLFW_KEY_LEFT)) right -= 1;
+    if (key_down(window, GLFW_KEY_S) || key_down(window, GLFW_KEY_DOWN)) down += 1;
+    if (key_down(window, GLFW_KEY_W) || key_down(window, GLFW_KEY_UP)) down -= 1;
+    pose.x += right * speed;
+    pose.z += down * speed;
+    double zoom_in = 0;
+    if (key_down(window, GLFW_KEY_E) || key_down(window, GLFW_KEY_EQUAL) ||
+        key_down(window, GLFW_KEY_KP_ADD) || key_down(window, GLFW_KEY_PAGE_UP)) {
+        zoom_in += 1;
+    }
+    if (key_down(window, GLFW_KEY_Q) || key_down(window, GLFW_KEY_MINUS) ||
+        key_down(window, GLFW_KEY_KP_SUBTRACT) || key_down(window, GLFW_KEY_PAGE_DOWN)) {
+        zoom_in -= 1;
+    }
+    pose.altitude *= std::exp(-zoom_in * (fast ? 3.0 : 1.2) * dt);
+    input.scroll = input.drag_x = input.drag_y = 0;
+    pose = clamp_image_pose(pose, plane);
+}
+
+// Where the camera starts and R takes it back to.
+CameraPose home_pose(View view, PlaneExtent plane, double aspect) {
+    return view == View::image ? whole_image(plane, aspect) : starting_pose(plane);
 }
 
 }  // namespace
@@ -197,11 +246,13 @@ int run_window(const ViewerOptions& options, const Log& log) {
 
         bool show_hud = options.hud.value_or(true);
         RenderMode mode = options.mode;
+        const View view = options.view;
         const CameraPath* path =
-            options.camera_path.empty() ? nullptr : find_camera_path(options.camera_path);
+            options.camera_path.empty() ? nullptr : find_camera_path(view, options.camera_path);
         double path_time = 0;
         Camera camera;
-        camera.pose = starting_pose(session.plane_size());
+        camera.projection = projection_of(view);
+        camera.pose = home_pose(view, session.plane_extent(), double(image_width) / image_height);
         double last_gpu_ms = 0;
         const auto start = Clock::now();
         auto last = start;
@@ -236,7 +287,7 @@ int run_window(const ViewerOptions& options, const Log& log) {
                 input.toggle_hud = false;
             }
             if (input.next_path) {  // manual -> each path in turn -> manual
-                const auto& paths = camera_paths();
+                const auto& paths = camera_paths(view);
                 if (!path) {
                     path = &paths.front();
                 } else {
@@ -248,12 +299,14 @@ int run_window(const ViewerOptions& options, const Log& log) {
             }
             if (input.reset) {
                 path = nullptr;
-                camera.pose = starting_pose(session.plane_size());
+                camera.pose =
+                    home_pose(view, session.plane_extent(), double(image_width) / image_height);
                 input.reset = false;
             }
             if (path) {
                 path_time += dt;
-                camera.pose = path->at(path_time, session.plane_size());
+                camera.pose =
+                    path->at(path_time, session.plane_extent(), double(image_width) / image_height);
                 // Any flying takes over from the path, where it is.
                 const bool steering =
                     input.dragging || input.scroll != 0 || key_down(window.window, GLFW_KEY_W) ||
@@ -261,7 +314,11 @@ int run_window(const ViewerOptions& options, const Log& log) {
                     key_down(window.window, GLFW_KEY_D);
                 if (steering) path = nullptr;
             }
-            if (!path) fly(window.window, input, camera.pose, dt, session.plane_size());
+            if (!path && view == View::image) {
+                pan_image(window.window, input, camera.pose, dt, session.plane_extent());
+            } else if (!path) {
+                fly(window.window, input, camera.pose, dt, session.plane_extent());
+            }
 
             SessionFrame desc;
             desc.view_projection = camera.view_projection(double(image_width) / image_height);

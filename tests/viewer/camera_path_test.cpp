@@ -3,7 +3,9 @@
 // ground, and a projection that puts what the camera looks at in the middle of the image.
 #include <gtest/gtest.h>
 
+#include <array>
 #include <cmath>
+#include <vector>
 
 #include "camera.hpp"
 #include "camera_path.hpp"
@@ -33,6 +35,13 @@ double texels_per_pixel(const CameraPose& pose, double width, double aspect, boo
     const double depression = -pose.pitch + (bottom ? fov_y / 2 : 0.0);
     const double slant = pose.altitude / std::sin(std::min(depression, 1.5707));
     return slant * 2 * std::tan(fov_x / 2) / width;
+}
+
+// Clip x and y of the world point (x, 0, z).
+void clip_of(const std::array<float, 16>& m, double x, double z, double& cx, double& cy) {
+    const double w = m[0 * 4 + 3] * x + m[2 * 4 + 3] * z + m[3 * 4 + 3];
+    cx = (m[0 * 4 + 0] * x + m[2 * 4 + 0] * z + m[3 * 4 + 0]) / w;
+    cy = (m[0 * 4 + 1] * x + m[2 * 4 + 1] * z + m[3 * 4 + 1]) / w;
 }
 
 TEST(CameraPathTest, NamesAreKnownAndUnknownOnesAreNot) {
@@ -118,6 +127,79 @@ TEST(CameraPathTest, TheBenchmarkFliesLowAndFastOverNewGround) {
     EXPECT_GT(std::hypot(start.x - middle.x, start.z - middle.z), 100000.0);
 }
 
+TEST(CameraPathTest, PathsOverAWidePlaneStayOverItsBothExtents) {
+    const PlaneExtent wide{5120, 2880};
+    for (const CameraPath& path : camera_paths()) {
+        SCOPED_TRACE(path.name);
+        for (double t = 0; t <= path.seconds; t += 0.25) {
+            double x = 0, z = 0;
+            ASSERT_TRUE(looked_at_point(path.at(t, wide), x, z));
+            EXPECT_GE(x, 0);
+            EXPECT_LE(x, wide.x);
+            EXPECT_GE(z, 0);
+            EXPECT_LE(z, wide.z) << "t=" << t;
+        }
+    }
+    // Centred on the plane, not on the square of its larger side.
+    double x = 0, z = 0;
+    ASSERT_TRUE(looked_at_point(starting_pose(wide), x, z));
+    EXPECT_DOUBLE_EQ(x, 2560);
+    EXPECT_DOUBLE_EQ(z, 1440);
+}
+
+TEST(CameraPathTest, TheImageTourFramesTheWholeImageThenZoomsIntoDetail) {
+    const CameraPath* tour = find_camera_path(View::image, "image-tour");
+    ASSERT_NE(tour, nullptr);
+    EXPECT_EQ(find_camera_path("image-tour"), nullptr) << "not a flight over the plane";
+    EXPECT_EQ(find_camera_path(View::image, "dive"), nullptr);
+    const PlaneExtent wide{5120, 2880};
+    const auto whole =
+        Camera{.pose = tour->at(0, wide, 16.0 / 9), .projection = Projection::orthographic}
+            .view_projection(16.0 / 9);
+    double left = 0, top = 0, right = 0, bottom = 0;
+    clip_of(whole, 0, 0, left, top);
+    clip_of(whole, wide.x, wide.z, right, bottom);
+    EXPECT_GE(left, -1);  // the whole image is in view
+    EXPECT_GE(top, -1);
+    EXPECT_LE(right, 1);
+    EXPECT_LE(bottom, 1);
+    EXPECT_GT(right - left, 1.8) << "and fills most of the width";
+    // Then detail at several places: a few texels of mip 0 across the view, far apart.
+    std::vector<CameraPose> details;
+    for (double t = 0; t <= tour->seconds; t += 0.25) {
+        const CameraPose pose = tour->at(t, wide, 16.0 / 9);
+        EXPECT_EQ(clamp_image_pose(pose, wide).altitude, pose.altitude) << "t=" << t;
+        if (pose.altitude <= 64 &&
+            (details.empty() ||
+             std::hypot(pose.x - details.back().x, pose.z - details.back().z) > 500)) {
+            details.push_back(pose);
+        }
+    }
+    EXPECT_GE(details.size(), 3u);
+    expect_same(tour->at(tour->seconds, wide), tour->at(0, wide));  // the loop joins
+}
+
+TEST(CameraTest, TheImageViewIsTopDownWithSquarePixelsAndZoomsAboutAPoint) {
+    const CameraPose pose{300, 100, 200, 0, max_pitch_down};
+    const auto m = Camera{.pose = pose, .projection = Projection::orthographic}.view_projection(2);
+    double cx = 0, cy = 0;
+    clip_of(m, 300, 200, cx, cy);
+    EXPECT_NEAR(cx, 0, 1e-6);
+    EXPECT_NEAR(cy, 0, 1e-6);
+    clip_of(m, 400, 250, cx, cy);  // 100 texels right, 50 down: the image's right, bottom edge
+    EXPECT_NEAR(cx, 1, 1e-6);
+    EXPECT_NEAR(cy, 1, 1e-6);
+    // Zooming in about a point keeps that point where it was on the screen.
+    const CameraPose zoomed = zoom_image_about(pose, 0.25, 380, 170);
+    EXPECT_DOUBLE_EQ(zoomed.altitude, 25);
+    double before_x = 0, before_y = 0, after_x = 0, after_y = 0;
+    clip_of(m, 380, 170, before_x, before_y);
+    clip_of(Camera{.pose = zoomed, .projection = Projection::orthographic}.view_projection(2), 380,
+            170, after_x, after_y);
+    EXPECT_NEAR(after_x, before_x, 1e-6);
+    EXPECT_NEAR(after_y, before_y, 1e-6);
+}
+
 TEST(CameraTest, ThePointLookedAtIsInTheMiddleOfTheImage) {
     for (const CameraPath& path : camera_paths()) {
         for (double t : {0.0, 3.0, 7.5}) {
@@ -149,6 +231,14 @@ TEST(CameraTest, ClampKeepsThePoseNearThePlaneAndThePitchInRange) {
     EXPECT_LE(std::abs(pose.yaw), 3.1416);
     pose.altitude = 0.001;
     EXPECT_GE(clamp_pose(pose, plane).altitude, min_altitude);
+}
+
+TEST(CameraTest, ClampFollowsEachExtentOfAWidePlane) {
+    const PlaneExtent wide{4000, 1000};
+    const CameraPose far = clamp_pose({1e9, 1e9, 1e9, 0, -1}, wide);
+    EXPECT_DOUBLE_EQ(far.x, 4000 + 2000);  // a margin of half the larger side
+    EXPECT_DOUBLE_EQ(far.z, 1000 + 2000);
+    EXPECT_DOUBLE_EQ(far.altitude, max_altitude(4000));
 }
 
 }  // namespace

@@ -34,7 +34,7 @@ inline constexpr std::uint8_t rig_sky[4] = {115, 153, 204, 255};  // the clear c
 // Rounding of the interpolated uv and of log2 differs by a few ulps between device and CPU.
 inline constexpr int rig_tolerance = 2;
 
-// A top-down orthographic view of the plane (plane_size 1) in which the image covers
+// A top-down orthographic view of the plane (extent 1 x 1) in which the image covers
 // uv [u0, u0 + su] x [v0, v0 + sv]: uv is linear in the pixel, so its derivatives are exact.
 struct OrthoView {
     float u0 = 0, v0 = 0, su = 1, sv = 1;

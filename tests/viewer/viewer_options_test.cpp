@@ -110,13 +110,23 @@ TEST(ViewerOptionsTest, HeadlessFliesTheOverviewUnlessTold) {
     EXPECT_EQ(parse({"--headless", "--no-hud"}).options->hud, std::optional<bool>(false));
 }
 
+TEST(ViewerOptionsTest, TheImageViewTakesItsOwnPaths) {
+    EXPECT_EQ(parse({}).options->view, View::plane);
+    const ParsedOptions image = parse({"--headless", "--view", "image"});
+    ASSERT_TRUE(image.options) << image.message;
+    EXPECT_EQ(image.options->view, View::image);
+    EXPECT_EQ(image.options->camera_path, "image-tour");
+    EXPECT_TRUE(parse({"--view", "plane", "--camera-path", "dive"}).options);
+    EXPECT_TRUE(parse({"--view", "image", "--camera-path", "image-tour"}).options);
+}
+
 TEST(ViewerOptionsTest, HelpExitsZeroWithTheFlags) {
     const ParsedOptions parsed = parse({"--help"});
     EXPECT_FALSE(parsed.options);
     EXPECT_EQ(parsed.exit_code, 0);
     for (const char* flag :
          {"--backend", "--texture", "--texture-format", "--budget-mib", "--headless", "--frames",
-          "--camera-path", "--screenshot", "--stats", "--validation"}) {
+          "--camera-path", "--view", "--screenshot", "--stats", "--validation"}) {
         EXPECT_NE(parsed.message.find(flag), std::string::npos) << flag;
     }
 }
@@ -162,8 +172,12 @@ INSTANTIATE_TEST_SUITE_P(
         BadFlags{{"--texture-size-log2", "21"}, "--texture-size-log2"},
         BadFlags{{"--texture-format", "bc3"}, "unknown texture format 'bc3' (rgba8, bc1)"},
         BadFlags{{"--texture-format", "RGBA8"}, "unknown texture format 'RGBA8'"},
-        BadFlags{{"--mode", "wireframe"}, "--mode"}, BadFlags{{"--frames", "-3"}, "--frames"},
-        BadFlags{{"--settle"}, "needs --headless"},
+        BadFlags{{"--mode", "wireframe"}, "--mode"},
+        BadFlags{{"--view", "globe"}, "unknown view 'globe' (plane, image)"},
+        BadFlags{{"--view", "image", "--camera-path", "dive"},
+                 "'dive' is not a path of --view image (image-tour)"},
+        BadFlags{{"--camera-path", "image-tour"}, "'image-tour' is not a path of --view plane"},
+        BadFlags{{"--frames", "-3"}, "--frames"}, BadFlags{{"--settle"}, "needs --headless"},
         BadFlags{{"--screenshot", "/nonexistent/folder/shot.png"}, "does not exist"},
         BadFlags{{"--stats", "/nonexistent/folder/stats.json"}, "does not exist"},
         BadFlags{{"--workers", "0"}, "--workers"},

@@ -140,6 +140,46 @@ TEST_P(ViewerHeadlessTest, RunsValidationCleanAndReportsSaneStatistics) {
     EXPECT_EQ(shot.height, 108);
 }
 
+bool is_sky(const Image& image, int x, int y) {
+    const std::uint8_t sky[4] = {115, 153, 204, 255};  // the renderer's clear colour in UNORM8
+    const std::uint8_t* pixel = &image.rgba[(std::size_t(y) * image.width + x) * 4];
+    return std::equal(pixel, pixel + 4, sky);
+}
+
+class ViewerImageTest : public testing::TestWithParam<std::string> {};
+
+TEST_P(ViewerImageTest, TheImageTourEndsOnTheWholeImageSettled) {
+    VTPAGE_VIEWER_BACKEND_OR_SKIP(GetParam());
+    const std::string stats_path = scratch("image_" + GetParam() + ".json");
+    const std::string shot_path = scratch("image_" + GetParam() + ".png");
+    std::vector<std::string> arguments = small_run;
+    // One pass of the tour (14 s in 250 ms steps) ends where it began: the whole image.
+    arguments.insert(arguments.end(), {"--backend", GetParam(), "--view", "image", "--time-step-ms",
+                                       "250", "--frames", "57", "--warmup-frames", "4", "--stats",
+                                       stats_path, "--screenshot", shot_path, "--settle"});
+    for (const std::string& flag : validation_flags()) arguments.push_back(flag);
+    const test::ProgramResult run = run_viewer(arguments);
+    ASSERT_EQ(run.exit_code, 0) << run.output;
+    const nlohmann::json stats = read_json(stats_path);
+    ASSERT_FALSE(stats.is_discarded());
+    expect_clean_validation(stats);
+    EXPECT_EQ(stats["camera_path"], "image-tour");
+    EXPECT_EQ(stats["settled"], true);
+
+    const Image shot = read_png(shot_path);
+    ASSERT_EQ(shot.width, 192);
+    ASSERT_EQ(shot.height, 108);
+    // The square texture fills the height of the 192 x 108 image, centred, with sky on both
+    // sides and a thin border above.
+    EXPECT_FALSE(is_sky(shot, 96, 54));
+    EXPECT_FALSE(is_sky(shot, 96, 5));
+    EXPECT_TRUE(is_sky(shot, 96, 0));
+    EXPECT_TRUE(is_sky(shot, 0, 54));
+    EXPECT_TRUE(is_sky(shot, 191, 54));
+    EXPECT_FALSE(is_sky(shot, 96 - 45, 54));
+    EXPECT_FALSE(is_sky(shot, 96 + 45, 54));
+}
+
 struct SettleCase {
     std::string backend;
     std::string path;
@@ -318,6 +358,11 @@ TEST(ViewerWindowTest, OpensRendersAndClosesCleanlyUnderXvfb) {
 }
 
 INSTANTIATE_TEST_SUITE_P(Backends, ViewerHeadlessTest, testing::ValuesIn(test::all_backend_names()),
+                         [](const testing::TestParamInfo<std::string>& param) {
+                             return param.param;
+                         });
+
+INSTANTIATE_TEST_SUITE_P(Backends, ViewerImageTest, testing::ValuesIn(test::all_backend_names()),
                          [](const testing::TestParamInfo<std::string>& param) {
                              return param.param;
                          });

@@ -116,6 +116,61 @@ TEST_P(VulkanRendererShapeTest, FeedbackNamesTheTilesTheReferenceNames) {
     }
 }
 
+// The plane of a 1500 x 700 texture, 1500 x 700 world units, seen top-down: it keeps the
+// texture's aspect, with uv = (x / 1500, z / 700).
+class VulkanRendererAspectTest : public testing::TestWithParam<std::string>,
+                                 protected test::RendererRig {
+protected:
+    void SetUp() override {
+        std::string reason;
+        if (!set_up(GetParam(), reason, {1500, 700, vt::TileFormat::rgba8})) {
+            GTEST_SKIP() << GetParam() << ": " << reason;
+        }
+    }
+    void TearDown() override { tear_down(); }
+};
+
+bool is_sky(const std::vector<std::uint8_t>& colour, std::uint32_t x, std::uint32_t y) {
+    const std::uint8_t* pixel = &colour[(std::size_t(y) * test::rig_width + x) * 4];
+    return std::equal(pixel, pixel + 4, test::rig_sky);
+}
+
+TEST_P(VulkanRendererAspectTest, NonSquarePlaneKeepsTheTexturesAspect) {
+    make_all_resident();
+    // World x in [0, 1600], z in [0, 1200] over 64 x 48 pixels: 25 units a pixel on both axes,
+    // so the plane fills columns 0..59 and rows 0..27, and the sky the rest.
+    viewer::FrameDesc desc = frame_for(OrthoView{0, 0, 1600, 1200});
+    desc.plane_extent = {1500.0f, 700.0f};
+    renderer->render(desc);
+    const auto done = renderer->finish();
+    ASSERT_EQ(done.size(), 1u);
+    const test::Frame frame = copy(done.back());
+    ASSERT_EQ(frame.colour.size(), std::size_t(test::rig_width) * test::rig_height * 4);
+    EXPECT_FALSE(is_sky(frame.colour, 59, 10));  // the right edge, where 1500 / 700 puts it
+    EXPECT_TRUE(is_sky(frame.colour, 60, 10));
+    EXPECT_FALSE(is_sky(frame.colour, 10, 27));  // the bottom edge
+    EXPECT_TRUE(is_sky(frame.colour, 10, 28));
+    // Inside, each pixel is the texture at uv = world / (1500, 700); the same view in uv.
+    const std::vector<std::uint8_t> expected =
+        reference(OrthoView{0, 0, 1600.0f / 1500.0f, 1200.0f / 700.0f});
+    int largest = 0;
+    for (std::uint32_t y = 0; y < 28; ++y) {
+        for (std::uint32_t x = 0; x < 60; ++x) {
+            for (std::size_t c = 0; c < 4; ++c) {
+                const std::size_t i = (std::size_t(y) * test::rig_width + x) * 4 + c;
+                largest = std::max(largest, std::abs(int(frame.colour[i]) - int(expected[i])));
+            }
+        }
+    }
+    EXPECT_LE(largest, test::rig_tolerance);
+}
+
+INSTANTIATE_TEST_SUITE_P(Backends, VulkanRendererAspectTest,
+                         testing::ValuesIn(test::all_backend_names()),
+                         [](const testing::TestParamInfo<std::string>& param) {
+                             return param.param;
+                         });
+
 INSTANTIATE_TEST_SUITE_P(
     Shapes, VulkanRendererShapeTest,
     testing::Combine(testing::ValuesIn(test::all_backend_names()),

@@ -5,6 +5,7 @@
 
 #include <vulkan/vulkan.h>
 
+#include <cstddef>
 #include <cstdint>
 
 #include "vtpage/interop/vulkan_handle.hpp"
@@ -20,12 +21,15 @@ struct GroundPlanePushConstants {
     float view_projection[16];
     std::uint64_t indirection;
     std::uint64_t directory;
+    float plane_extent[2];  // a vec2: 8-byte aligned, so it comes before the 4-byte members
     std::uint32_t texture_id;
-    float plane_size;
     float lod_bias;
     std::uint32_t mode;
+    std::uint32_t padding;  // the struct's size rounds up to its 8-byte alignment
 };
-static_assert(sizeof(GroundPlanePushConstants) == 96, "matches ground_plane_frame.glsl");
+static_assert(offsetof(GroundPlanePushConstants, plane_extent) == 80, "ground_plane_frame.glsl");
+static_assert(offsetof(GroundPlanePushConstants, mode) == 96, "matches ground_plane_frame.glsl");
+static_assert(sizeof(GroundPlanePushConstants) == 104, "within the 128 bytes Vulkan guarantees");
 
 class GroundPlanePipelines {
 public:

@@ -180,7 +180,8 @@ void VulkanRenderer::State::record_frame(VkCommandBuffer commands, const FrameDe
     push.indirection = indirection.device_address();
     push.directory = textures.device_address();
     push.texture_id = frame.texture_id;
-    push.plane_size = frame.plane_size;
+    push.plane_extent[0] = frame.plane_extent[0];
+    push.plane_extent[1] = frame.plane_extent[1];
     push.lod_bias = 0.0f;
     push.mode = static_cast<std::uint32_t>(frame.mode);
 

@@ -83,8 +83,10 @@ struct FrameDesc {
     // World to clip, column-major (glm's layout), Vulkan clip space (y down, depth 0..1).
     std::array<float, 16> view_projection{};
     std::uint32_t texture_id = 0;
-    // The plane covers [0, plane_size] in x and z at y = 0; uv = (x, z) / plane_size.
-    float plane_size = 1.0f;
+    // The plane covers [0, plane_extent[0]] x [0, plane_extent[1]] in x and z at y = 0;
+    // uv = (x / plane_extent[0], z / plane_extent[1]): the texture's width and height give it
+    // its aspect.
+    std::array<float, 2> plane_extent = {1.0f, 1.0f};
     RenderMode mode = RenderMode::textured;
     // Handed back with the completed frame (e.g. the page table's frame id).
     std::uint64_t user_tag = 0;
