@@ -11,6 +11,7 @@
 #include "../support/temporary_folder.hpp"
 #include "bake_archive_test_support.hpp"
 #include "block_codec.hpp"
+#include "vips_under_thread_sanitizer.hpp"
 #include "vtpage/streaming/baked_texture.hpp"
 #include "vtpage/streaming/baked_texture_archive.hpp"
 #include "vtpage/streaming/checksum64.hpp"
@@ -34,6 +35,7 @@ using test::ToolRun;
 class BakeArchiveToolTest : public testing::Test {
 protected:
     void SetUp() override {
+        VTPAGE_SKIP_LIBVIPS_UNDER_THREAD_SANITIZER();
         if (!std::filesystem::exists(test::bake_tool_path())) {
             GTEST_FAIL() << "vtpage-bake not found at " << test::bake_tool_path();
         }
@@ -152,6 +154,7 @@ class CorruptArchiveTest : public BakeArchiveToolTest {
 protected:
     void SetUp() override {
         BakeArchiveToolTest::SetUp();
+        if (IsSkipped()) return;
         const std::string png = folder_.file("in.png");
         test::save_image(test::photo_like(600, 400, 3, 5), png, test::save_png);
         good_ = folder_.file("good.vtex");

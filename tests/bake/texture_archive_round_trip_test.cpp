@@ -13,6 +13,7 @@
 #include "page_assembler.hpp"
 #include "texture_baker.hpp"
 #include "vips_image_reader.hpp"
+#include "vips_under_thread_sanitizer.hpp"
 #include "vtpage/streaming/baked_texture.hpp"
 
 namespace vtpage::bake {
@@ -63,6 +64,7 @@ double tile_psnr(TileFormat format, const vt::MipLevel& level, std::uint32_t x, 
 
 class TextureArchiveRoundTrip : public testing::TestWithParam<TileFormat> {
 protected:
+    void SetUp() override { VTPAGE_SKIP_LIBVIPS_UNDER_THREAD_SANITIZER(); }
     // Bakes a photo-like RGBA image of width x height; returns its reference levels.
     std::vector<test::ReferenceLevel> bake(std::uint32_t width, std::uint32_t height) {
         const test::SampleImage image = test::photo_like(width, height, 4, width + height);

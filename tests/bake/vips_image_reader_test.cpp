@@ -1,6 +1,7 @@
 // The libvips reader on files that libvips writes here: every texel as RGBA8 (exact where the
 // format is lossless), the image's description, and the typed error for each kind of bad file.
 #include "vips_image_reader.hpp"
+#include "vips_under_thread_sanitizer.hpp"
 
 #include <gtest/gtest.h>
 #include <sys/stat.h>
@@ -90,6 +91,7 @@ int largest_difference(const std::vector<std::uint8_t>& a, const std::vector<std
 
 class VipsImageReaderTest : public testing::Test {
 protected:
+    void SetUp() override { VTPAGE_SKIP_LIBVIPS_UNDER_THREAD_SANITIZER(); }
     test::TemporaryFolder folder;
 };
 
