@@ -71,6 +71,20 @@ TEST(ImageInput, AScanUsingAHuffmanTableThatWasNeverDefinedIsRefused) {
     }
 }
 
+// A sequential (baseline) frame decodes every scan with both of its tables, whatever the
+// scan's spectral selection says: a scan that claims to end at coefficient 0 still reads its AC
+// table in stb.
+TEST(ImageInput, ABaselineScanEndingAtTheDcCoefficientStillNeedsItsAcTable) {
+    std::vector<std::uint8_t> jpeg = small_jpeg();
+    const std::size_t sos = find_marker(jpeg, 0xda);
+    ASSERT_LT(sos + 10, jpeg.size());
+    const std::size_t components = jpeg[sos + 4];
+    jpeg[sos + 6] = std::uint8_t((jpeg[sos + 6] & 0xf0) | 3);  // AC table 3: never defined
+    jpeg[sos + 6 + 2 * components] = 0;                        // spectral selection ends at 0
+    const std::string detail = refusal(jpeg);
+    EXPECT_NE(detail.find("AC Huffman table that was never defined"), std::string::npos) << detail;
+}
+
 TEST(ImageInput, AHuffmanTableOfMoreThan256CodesIsRefused) {
     std::vector<std::uint8_t> jpeg = small_jpeg();
     const std::size_t dht = find_marker(jpeg, 0xc4);

@@ -35,6 +35,7 @@ void check_length(std::span<const std::uint8_t> bytes, const char* operation) {
 // Huffman tables a JPEG has defined so far: [class: 0 DC, 1 AC][id 0..3].
 struct JpegTables {
     bool defined[2][4] = {};
+    bool progressive = false;  // SOF2: a scan uses DC or AC tables; otherwise always both
 };
 
 // A DHT segment's tables (class/id, 16 counts, symbols), read as stb reads them: table after
@@ -58,8 +59,9 @@ std::string jpeg_dht_problem(std::span<const std::uint8_t> bytes, std::size_t at
 
 // A scan's components name the Huffman tables they decode with. Debian's stb_image (2.26) reads
 // a table that was never defined as it finds it in memory, and indexes its symbols with codes
-// from it (found by the image fuzz target). DC tables serve scans that start at coefficient 0,
-// AC tables scans that go past it.
+// from it (found by the image fuzz target). A sequential frame's scans decode with both of
+// their tables whatever the spectral selection says; a progressive frame's DC tables serve
+// scans that start at coefficient 0, its AC tables scans that go past it.
 std::string jpeg_sos_problem(std::span<const std::uint8_t> bytes, std::size_t at,
                              const JpegTables& tables) {
     auto byte = [&](std::size_t i) -> std::size_t { return i < bytes.size() ? bytes[i] : 0; };
@@ -68,10 +70,12 @@ std::string jpeg_sos_problem(std::span<const std::uint8_t> bytes, std::size_t at
     const std::size_t spectral_end = byte(at + 6 + 2 * components);
     for (std::size_t c = 0; c < components; ++c) {
         const std::size_t dc = byte(at + 6 + 2 * c) >> 4, ac = byte(at + 6 + 2 * c) & 15;
-        if (spectral_start == 0 && (dc > 3 || !tables.defined[0][dc])) {
+        const bool uses_dc = !tables.progressive || spectral_start == 0;
+        const bool uses_ac = !tables.progressive || spectral_end > 0;
+        if (uses_dc && (dc > 3 || !tables.defined[0][dc])) {
             return "a JPEG scan uses a DC Huffman table that was never defined";
         }
-        if (spectral_end > 0 && (ac > 3 || !tables.defined[1][ac])) {
+        if (uses_ac && (ac > 3 || !tables.defined[1][ac])) {
             return "a JPEG scan uses an AC Huffman table that was never defined";
         }
     }
@@ -104,6 +108,7 @@ std::string jpeg_table_problem(std::span<const std::uint8_t> bytes) {
         std::string problem;
         if (marker == 0xc4) problem = jpeg_dht_problem(bytes, at, length, tables);
         if (marker == 0xda) problem = jpeg_sos_problem(bytes, at, tables);
+        if (marker == 0xc2) tables.progressive = true;
         if (!problem.empty()) return problem;
         at = at + 2 + std::max<std::size_t>(length, 2);
     }
