@@ -14,15 +14,7 @@
 #include "vips_image_reader.hpp"
 #include "vips_test_images.hpp"
 
-#if defined(__has_feature)
-#if __has_feature(address_sanitizer) || __has_feature(thread_sanitizer) || \
-    __has_feature(memory_sanitizer)
-#define VTPAGE_UNDER_SANITIZER 1
-#endif
-#endif
-#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
-#define VTPAGE_UNDER_SANITIZER 1
-#endif
+#include "under_sanitizer.hpp"
 
 namespace vtpage::bake {
 namespace {
