@@ -12,13 +12,12 @@
 #include <random>
 #include <vector>
 
+#include "../interop/compute_test_pipeline.hpp"
 #include "../interop/vulkan_test_support.hpp"
 #include "../support/backend_fixture.hpp"
 #include "block_codec.hpp"
 #include "test_images.hpp"
 #include "vtpage/interop/vulkan_buffer.hpp"
-#include "vtpage/interop/vulkan_error.hpp"
-#include "vtpage/interop/vulkan_shader_module.hpp"
 
 namespace vtpage {
 namespace {
@@ -42,29 +41,10 @@ constexpr std::uint32_t group_size = 64;
 // The test shader's pipeline: decodes blocks of one format into 16 RGBA floats each.
 class GpuBlockDecoder {
 public:
-    explicit GpuBlockDecoder(VulkanContext& context) : context_(context) {
-        VkPushConstantRange range{VK_SHADER_STAGE_COMPUTE_BIT, 0, sizeof(BlockDecodePush)};
-        VkPipelineLayoutCreateInfo layout_info{VK_STRUCTURE_TYPE_PIPELINE_LAYOUT_CREATE_INFO};
-        layout_info.pushConstantRangeCount = 1;
-        layout_info.pPushConstantRanges = &range;
-        VkPipelineLayout layout = VK_NULL_HANDLE;
-        vk_check(vkCreatePipelineLayout(context.device(), &layout_info, nullptr, &layout),
-                 "GpuBlockDecoder", "vkCreatePipelineLayout");
-        layout_ = UniqueVkPipelineLayout(context.device(), layout);
-
-        auto module = make_shader_module(context, block_decode_test_comp, "block_decode_test");
-        VkComputePipelineCreateInfo create{VK_STRUCTURE_TYPE_COMPUTE_PIPELINE_CREATE_INFO};
-        create.stage.sType = VK_STRUCTURE_TYPE_PIPELINE_SHADER_STAGE_CREATE_INFO;
-        create.stage.stage = VK_SHADER_STAGE_COMPUTE_BIT;
-        create.stage.module = module.get();
-        create.stage.pName = "main";
-        create.layout = layout;
-        VkPipeline pipeline = VK_NULL_HANDLE;
-        vk_check(vkCreateComputePipelines(context.device(), VK_NULL_HANDLE, 1, &create, nullptr,
-                                          &pipeline),
-                 "GpuBlockDecoder", "vkCreateComputePipelines");
-        pipeline_ = UniqueVkPipeline(context.device(), pipeline);
-    }
+    explicit GpuBlockDecoder(VulkanContext& context)
+        : context_(context),
+          pipeline_(context, block_decode_test_comp, sizeof(BlockDecodePush), group_size,
+                    "block_decode_test") {}
 
     // RGBA of every texel of every block, 16 texels a block, row by row.
     std::vector<float> decode(TileFormat format, std::span<const std::byte> blocks) {
@@ -80,15 +60,7 @@ public:
                             "test decoded texels");
         const BlockDecodePush push{input.device_address(), output.device_address(),
                                    static_cast<std::uint32_t>(format), block_count};
-        context_.run_commands([&](VkCommandBuffer commands) {
-            vkCmdBindPipeline(commands, VK_PIPELINE_BIND_POINT_COMPUTE, pipeline_.get());
-            vkCmdPushConstants(commands, layout_.get(), VK_SHADER_STAGE_COMPUTE_BIT, 0,
-                               sizeof(push), &push);
-            vkCmdDispatch(commands, (block_count * 16 + group_size - 1) / group_size, 1, 1);
-            test::record_memory_barrier(commands, VK_PIPELINE_STAGE_2_COMPUTE_SHADER_BIT,
-                                        VK_ACCESS_2_SHADER_WRITE_BIT, VK_PIPELINE_STAGE_2_HOST_BIT,
-                                        VK_ACCESS_2_HOST_READ_BIT);
-        });
+        pipeline_.run(push, block_count * 16);
         output.invalidate();
         std::vector<float> texels(std::size_t(block_count) * 16 * 4);
         std::memcpy(texels.data(), output.mapped(), output_bytes);
@@ -97,8 +69,7 @@ public:
 
 private:
     VulkanContext& context_;
-    UniqueVkPipelineLayout layout_;
-    UniqueVkPipeline pipeline_;
+    test::ComputeTestPipeline pipeline_;
 };
 
 // libsquish 1.15 decodes kBc4 and kBc5 as BC1; a BC4 block is BC3's alpha block, so its BC3
