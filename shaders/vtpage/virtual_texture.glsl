@@ -196,16 +196,30 @@ vec4 vt_tile_texel(VtTileWords tile, uint format, uint tile_size, uvec2 p) {
     return format == VT_FORMAT_BC3 ? vt_decode_bc3(words, texel) : vt_decode_bc5(words, texel);
 }
 
+// The 2 x 2 texels a bilinear sample at position.c reads: the top-left one as a texel of the
+// tile that holds position.c (border included; the other three are +1 in x and y), and the
+// weights of the right and lower ones.
+struct VtFootprint {
+    uvec2 local;
+    vec2 weight;
+};
+
+VtFootprint vt_bilinear_footprint(VtLevelPosition position, uint payload, uint border) {
+    const vec2 p = position.c - 0.5;
+    const vec2 corner = floor(p);
+    VtFootprint footprint;
+    footprint.weight = p - corner;
+    footprint.local = uvec2(ivec2(corner) - ivec2(position.tile * payload) + int(border));
+    return footprint;
+}
+
 // Bilinear inside the tile that holds position.c.
 vec4 vt_bilinear(VtTexture t, uint64_t tile_address, VtLevelPosition position) {
     const uint format = t.format;
     const uint tile_size = t.tile_size;
-    const uint payload = t.tile_payload;
-    const uint border = t.tile_border;
-    const vec2 p = position.c - 0.5;
-    const vec2 corner = floor(p);
-    const vec2 weight = p - corner;
-    const uvec2 local = uvec2(ivec2(corner) - ivec2(position.tile * payload) + int(border));
+    const VtFootprint footprint = vt_bilinear_footprint(position, t.tile_payload, t.tile_border);
+    const uvec2 local = footprint.local;
+    const vec2 weight = footprint.weight;
     VtTileWords tile = VtTileWords(tile_address);
     const vec4 t00 = vt_tile_texel(tile, format, tile_size, local);
     const vec4 t10 = vt_tile_texel(tile, format, tile_size, local + uvec2(1u, 0u));
