@@ -36,6 +36,23 @@ Difference compare(const std::vector<std::uint8_t>& a, const std::vector<std::ui
     return d;
 }
 
+std::vector<std::uint8_t> reference_image(const ReferenceSampler& sampler, const OrthoView& view) {
+    std::vector<std::uint8_t> image(rig_width * rig_height * 4);
+    const float dudx = view.su / rig_width, dvdy = view.sv / rig_height;
+    for (std::uint32_t y = 0; y < rig_height; ++y) {
+        for (std::uint32_t x = 0; x < rig_width; ++x) {
+            const Colour c =
+                sampler.sample(view.u(x, rig_width), view.v(y, rig_height), dudx, 0, 0, dvdy, 0);
+            std::uint8_t* out = &image[(y * rig_width + x) * 4];
+            out[0] = to_unorm8(c.r);
+            out[1] = to_unorm8(c.g);
+            out[2] = to_unorm8(c.b);
+            out[3] = to_unorm8(c.a);
+        }
+    }
+    return image;
+}
+
 bool RendererRig::set_up(const std::string& backend_name, std::string& reason,
                          vt::TextureShape texture_shape) {
     shape = texture_shape;
@@ -145,22 +162,9 @@ Frame RendererRig::render(const OrthoView& view, RenderMode mode) {
 }
 
 std::vector<std::uint8_t> RendererRig::reference(const OrthoView& view) const {
-    ReferenceSampler sampler(
+    const ReferenceSampler sampler(
         shape, [this](std::uint64_t page) { return resident(page); }, texels);
-    std::vector<std::uint8_t> image(rig_width * rig_height * 4);
-    const float dudx = view.su / rig_width, dvdy = view.sv / rig_height;
-    for (std::uint32_t y = 0; y < rig_height; ++y) {
-        for (std::uint32_t x = 0; x < rig_width; ++x) {
-            const Colour c =
-                sampler.sample(view.u(x, rig_width), view.v(y, rig_height), dudx, 0, 0, dvdy, 0);
-            std::uint8_t* out = &image[(y * rig_width + x) * 4];
-            out[0] = to_unorm8(c.r);
-            out[1] = to_unorm8(c.g);
-            out[2] = to_unorm8(c.b);
-            out[3] = to_unorm8(c.a);
-        }
-    }
-    return image;
+    return reference_image(sampler, view);
 }
 
 }  // namespace vtpage::test

@@ -65,6 +65,10 @@ struct Difference {
 };
 Difference compare(const std::vector<std::uint8_t>& a, const std::vector<std::uint8_t>& b);
 
+// The reference image of a view, rig_width x rig_height RGBA8, each pixel sampled at its centre
+// with the view's exact derivatives.
+std::vector<std::uint8_t> reference_image(const ReferenceSampler& sampler, const OrthoView& view);
+
 class RendererRig {
 public:
     // Builds everything on the named backend; false and the reason where this machine has no
