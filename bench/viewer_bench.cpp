@@ -18,6 +18,7 @@
 #include "support/report_table.hpp"
 #include "viewer_run.hpp"
 #include "vtpage/app/command_line.hpp"
+#include "vtpage/streaming/tile_format.hpp"
 
 namespace {
 
@@ -27,9 +28,10 @@ using bench::fixed;
 
 struct Flight {
     std::string name;
-    Percentiles frame_ms, gpu_ms;
+    Percentiles frame_ms, gpu_ms, textured_pass_ms;
     std::uint64_t frames = 0;
     std::uint64_t pages_streamed = 0;  // during the flight
+    std::size_t resident_pages = 0;    // at the end
     double seconds = 0;
     double pages_per_second = 0;
     std::uint64_t validation_messages = 0;
@@ -58,10 +60,40 @@ Flight fly(const ViewerOptions& options, bool streaming, const Log& log) {
     flight.frames = stats.frames();
     flight.frame_ms = stats.frame_ms();
     flight.gpu_ms = stats.gpu_ms();
+    flight.textured_pass_ms = stats.textured_pass_ms();
     flight.pages_streamed = counters.streamer.pages_filled - before;
+    flight.resident_pages = counters.streamer.table.resident_pages;
     flight.pages_per_second = double(flight.pages_streamed) / flight.seconds;
     flight.validation_messages = counters.validation.warnings + counters.validation.errors;
     return flight;
+}
+
+// The textured pass of the held first pose in each tile format the procedural source makes,
+// beside RGBA8's in the same run: what decoding block-compressed tiles in the shader costs.
+nlohmann::json compare_formats(ViewerOptions options, const Log& log) {
+    bench::ReportTable table("Textured pass by tile format, first pose held, every page resident",
+                             {"format", "textured pass GPU ms p50", "p99", "frame GPU ms p50",
+                              "pages resident", "vs RGBA8 (p50)"});
+    nlohmann::json rows = nlohmann::json::array();
+    double rgba8_ms = 0;
+    for (const vt::TileFormat format : {vt::TileFormat::rgba8, vt::TileFormat::bc1}) {
+        options.texture_format = format;
+        const Flight held = fly(options, false, log);
+        if (format == vt::TileFormat::rgba8) rgba8_ms = held.textured_pass_ms.p50;
+        const double ratio = rgba8_ms > 0 ? held.textured_pass_ms.p50 / rgba8_ms : 0;
+        const std::string name{vt::tile_format_name(format)};
+        table.add_row({name, fixed(held.textured_pass_ms.p50, 3),
+                       fixed(held.textured_pass_ms.p99, 3), fixed(held.gpu_ms.p50, 3),
+                       std::to_string(held.resident_pages), fixed(ratio, 2) + "x"});
+        rows.push_back({{"format", name},
+                        {"textured_pass_ms_p50", held.textured_pass_ms.p50},
+                        {"textured_pass_ms_p99", held.textured_pass_ms.p99},
+                        {"gpu_ms_p50", held.gpu_ms.p50},
+                        {"resident_pages", held.resident_pages},
+                        {"ratio_to_rgba8", ratio}});
+    }
+    table.print();
+    return rows;
 }
 
 }  // namespace
@@ -100,6 +132,7 @@ int main(int argc, char** argv) {
     }
     const Log log(stderr_log(LogLevel::warning));
     try {
+        const nlohmann::json formats = compare_formats(options, log);
         const Flight floor = fly(options, false, log);
         const Flight streamed = fly(options, true, log);
         bench::ReportTable table(
@@ -134,7 +167,8 @@ int main(int argc, char** argv) {
                                                            {"height", options.height},
                                                            {"frames", options.frames},
                                                            {"budget_mib", options.budget_mib},
-                                                           {"rows", rows}});
+                                                           {"rows", rows},
+                                                           {"formats", formats}});
         if (!written) return app::exit_failure;
         if (floor.validation_messages + streamed.validation_messages > 0) {
             std::fprintf(stderr, "validation messages (printed above)\n");

@@ -38,6 +38,7 @@ void FrameStats::record_completed(const CompletedSummary& completed) {
     presented_ += completed.presented;
     if (gpu_frames_ <= warmup_) return;
     if (completed.gpu_ms > 0) gpu_ms_.push_back(completed.gpu_ms);
+    if (completed.textured_pass_ms > 0) textured_pass_ms_.push_back(completed.textured_pass_ms);
     render_ms_.push_back(completed.render_ms);
     feedback_ms_.push_back(completed.feedback_ms);
     process_ms_.push_back(completed.process_ms);
@@ -56,6 +57,8 @@ void FrameStats::record_counters(double seconds, const SessionCounters& counters
 Percentiles FrameStats::frame_ms() const { return percentiles(frame_ms_); }
 
 Percentiles FrameStats::gpu_ms() const { return percentiles(gpu_ms_); }
+
+Percentiles FrameStats::textured_pass_ms() const { return percentiles(textured_pass_ms_); }
 
 Percentiles FrameStats::render_ms() const { return percentiles(render_ms_); }
 

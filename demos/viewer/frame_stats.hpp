@@ -45,6 +45,7 @@ public:
     std::uint64_t presented_frames() const noexcept { return presented_; }
     Percentiles frame_ms() const;
     Percentiles gpu_ms() const;
+    Percentiles textured_pass_ms() const;
     Percentiles render_ms() const;
     Percentiles feedback_ms() const;
     // The parts of feedback_ms (see CompletedSummary).
@@ -72,6 +73,7 @@ private:
     std::uint64_t presented_ = 0;
     std::vector<double> frame_ms_;
     std::vector<double> gpu_ms_;
+    std::vector<double> textured_pass_ms_;
     std::vector<double> render_ms_;
     std::vector<double> feedback_ms_;
     std::vector<double> process_ms_, request_ms_, complete_ms_;

@@ -147,6 +147,7 @@ CompletedSummary StreamingSession::consume(const CompletedFrame& done) {
     CompletedSummary summary;
     summary.frame = done.frame;
     summary.gpu_ms = done.gpu_ms;
+    summary.textured_pass_ms = done.textured_pass_ms;
     summary.upload = done.upload;
     summary.presented = done.presented;
     if (!done.colour.empty()) {

@@ -76,6 +76,7 @@ struct SessionFrame {
 struct CompletedSummary {
     std::uint64_t frame = 0;
     double gpu_ms = 0;
+    double textured_pass_ms = 0;  // the part of gpu_ms that the textured pass took
     IndirectionUpload upload;
     std::size_t feedback_samples = 0;
     std::size_t requests = 0;           // pages the feedback asked for (parents included)

@@ -15,60 +15,54 @@
 // The texel's place among the block's 16, row by row.
 uint vt_block_texel_index(uvec2 texel) { return texel.y * 4u + texel.x; }
 
-// A 5:6:5 colour widened to 8 bits a channel, in 0..255.
-vec3 vt_expand_565(uint colour) {
-    const uint r = (colour >> 11) & 31u;
-    const uint g = (colour >> 5) & 63u;
-    const uint b = colour & 31u;
-    return vec3(float((r << 3) | (r >> 2)), float((g << 2) | (g >> 4)), float((b << 3) | (b >> 2)));
+// Both 5:6:5 endpoints of a colour block (colour 0 in the low half of the word) widened to 8
+// bits a channel, in 0..255. Both halves are widened at once: the shifts and masks keep the
+// halves apart, and every instruction counts on GPUs that shade fragments on few cores.
+void vt_expand_565_pair(uint colours, out vec3 endpoint0, out vec3 endpoint1) {
+    const uint r = (colours >> 11) & 0x001f001fu;
+    const uint g = (colours >> 5) & 0x003f003fu;
+    const uint b = colours & 0x001f001fu;
+    const uint r8 = (r << 3) | ((r >> 2) & 0x00070007u);
+    const uint g8 = (g << 2) | ((g >> 4) & 0x00030003u);
+    const uint b8 = (b << 3) | ((b >> 2) & 0x00070007u);
+    endpoint0 = vec3(float(r8 & 0xffu), float(g8 & 0xffu), float(b8 & 0xffu));
+    endpoint1 = vec3(float(r8 >> 16), float(g8 >> 16), float(b8 >> 16));
 }
 
-// The colour block of BC1 (three_colour_allowed) or BC3 (not): words 0 and 1.
+// The colour block of BC1 (three_colour_allowed) or BC3 (not): words 0 and 1. Branch-free: each
+// 2-bit index picks endpoint 1's weight from a table of nibbles (thirds for the 4-colour palette:
+// 0, 3, 1, 2; halves for the 3-colour one: 0, 2, 1), so the lanes of a group never diverge.
 vec4 vt_decode_colour_block(uvec2 block, uvec2 texel, bool three_colour_allowed) {
-    const uint colour0 = block.x & 0xffffu;
-    const uint colour1 = block.x >> 16;
-    const vec3 endpoint0 = vt_expand_565(colour0);
-    const vec3 endpoint1 = vt_expand_565(colour1);
+    vec3 endpoint0, endpoint1;
+    vt_expand_565_pair(block.x, endpoint0, endpoint1);
     const uint index = (block.y >> (2u * vt_block_texel_index(texel))) & 3u;
-    vec3 colour;
-    if (index == 0u) {
-        colour = endpoint0;
-    } else if (index == 1u) {
-        colour = endpoint1;
-    } else if (colour0 > colour1 || !three_colour_allowed) {
-        colour =
-            index == 2u ? (2.0 * endpoint0 + endpoint1) / 3.0 : (endpoint0 + 2.0 * endpoint1) / 3.0;
-    } else if (index == 2u) {
-        colour = (endpoint0 + endpoint1) / 2.0;
-    } else {
-        return vec4(0.0);  // the 3-colour palette's transparent black
-    }
-    return vec4(colour / 255.0, 1.0);
+    const bool four_colours = (block.x & 0xffffu) > (block.x >> 16) || !three_colour_allowed;
+    const uint weights = four_colours ? 0x2130u : 0x0120u;
+    const float weight =
+        float((weights >> (4u * index)) & 15u) * (four_colours ? 1.0 / 3.0 : 0.5);
+    // The 3-colour palette's index 3 is transparent black.
+    const float alpha = !four_colours && index == 3u ? 0.0 : 1.0;
+    return vec4(mix(endpoint0, endpoint1, weight) * (alpha / 255.0), alpha);
 }
 
 // One channel of a BC4 block (BC3's alpha, each of BC5's two halves): words 0 and 1.
+// Branch-free as the colour block: the 3-bit code picks level 1's weight from a table (sevenths
+// for the 8-level palette: 0, 7, 1..6; fifths for the 6-level one: 0, 5, 1..4, then 0 and 1).
 float vt_decode_level_block(uvec2 block, uvec2 texel) {
-    const uint level0 = block.x & 0xffu;
-    const uint level1 = (block.x >> 8) & 0xffu;
-    // 3-bit codes from bit 16 of the 64-bit block on; texel 5's code straddles the two words.
+    const float level0 = float(block.x & 0xffu);
+    const float level1 = float((block.x >> 8) & 0xffu);
+    // 3-bit codes from bit 16 of the 64-bit block on (bits 16, 19, ..., 61: never a multiple
+    // of 32, so neither shift below is by 32); texel 5's code straddles the two words.
     const uint bit = 16u + 3u * vt_block_texel_index(texel);
-    uint code;
-    if (bit >= 32u) {
-        code = (block.y >> (bit - 32u)) & 7u;
-    } else if (bit <= 29u) {
-        code = (block.x >> bit) & 7u;
-    } else {
-        code = ((block.x >> bit) | (block.y << (32u - bit))) & 7u;
-    }
-    if (code == 0u) return float(level0) / 255.0;
-    if (code == 1u) return float(level1) / 255.0;
-    if (level0 > level1) {
-        return (float(8u - code) * float(level0) + float(code - 1u) * float(level1)) /
-               (7.0 * 255.0);
-    }
-    if (code == 6u) return 0.0;
-    if (code == 7u) return 1.0;
-    return (float(6u - code) * float(level0) + float(code - 1u) * float(level1)) / (5.0 * 255.0);
+    const uint word = bit < 32u ? block.x : block.y;
+    const uint next = bit < 32u ? block.y : 0u;
+    const uint shift = bit & 31u;
+    const uint code = ((word >> shift) | (next << (32u - shift))) & 7u;
+    const bool eight_levels = level0 > level1;
+    const uint weights = eight_levels ? 0x65432170u : 0x00432150u;
+    const float weight = float((weights >> (4u * code)) & 15u) * (eight_levels ? 1.0 / 7.0 : 0.2);
+    const float value = mix(level0, level1, weight) / 255.0;
+    return eight_levels || code < 6u ? value : float(code - 6u);
 }
 
 // BC1 (RGB, 4 bits a texel; alpha 0 only for the 3-colour palette's transparent black).

@@ -47,10 +47,18 @@ layout(buffer_reference, std430, buffer_reference_align = 4) readonly buffer VtT
 layout(buffer_reference, std430, buffer_reference_align = 8) readonly buffer VtIndirection {
     uint64_t page_address[];
 };
-// The words of one tile: RGBA8 texels row by row, or 4 x 4 blocks row by row (8 bytes a block
-// in BC1 and BC4, 16 in BC3 and BC5), border included.
+// The texels of an RGBA8 tile, row by row, border included.
 layout(buffer_reference, std430, buffer_reference_align = 4) readonly buffer VtTileWords {
     uint words[];
+};
+// The 4 x 4 blocks of a block-compressed tile, row by row, border included: 8 bytes a block in
+// BC1 and BC4, 16 in BC3 and BC5, each read with one load (tiles start at multiples of their
+// 32 or 64 KiB in a 2 MiB page, so every block is aligned).
+layout(buffer_reference, std430, buffer_reference_align = 8) readonly buffer VtTileBlocks8 {
+    uvec2 blocks[];
+};
+layout(buffer_reference, std430, buffer_reference_align = 16) readonly buffer VtTileBlocks16 {
+    uvec4 blocks[];
 };
 
 // A texture as a sample sees it: its directory entry's fixed fields read once (every sample
@@ -180,19 +188,19 @@ VtResolved vt_resolve(VtTexture t, uint wanted_mip, vec2 uv) {
 
 // Texel p (border included) of a tile in any format. Block-compressed tiles are decoded here,
 // from page memory: Vulkan images cannot sit on imported CUDA pages (see docs/gpu.md).
-vec4 vt_tile_texel(VtTileWords tile, uint format, uint tile_size, uvec2 p) {
-    if (format == VT_FORMAT_RGBA8) return unpackUnorm4x8(tile.words[p.y * tile_size + p.x]);
-    const uint block = (p.y / 4u) * (tile_size / 4u) + p.x / 4u;
-    const uvec2 texel = p % 4u;
+vec4 vt_tile_texel(uint64_t tile_address, uint format, uint tile_size, uvec2 p) {
+    if (format == VT_FORMAT_RGBA8) {
+        return unpackUnorm4x8(VtTileWords(tile_address).words[p.y * tile_size + p.x]);
+    }
+    const uint block = (p.y >> 2) * (tile_size >> 2) + (p.x >> 2);
+    const uvec2 texel = p & 3u;
     if (format == VT_FORMAT_BC1 || format == VT_FORMAT_BC4) {
-        const uvec2 words = uvec2(tile.words[2u * block], tile.words[2u * block + 1u]);
+        const uvec2 words = VtTileBlocks8(tile_address).blocks[block];
         // BC1 is RGB: the 3-colour palette's transparent black is black here.
         if (format == VT_FORMAT_BC1) return vec4(vt_decode_bc1(words, texel).rgb, 1.0);
         return vt_decode_bc4(words, texel);
     }
-    const uint first = 4u * block;
-    const uvec4 words = uvec4(tile.words[first], tile.words[first + 1u], tile.words[first + 2u],
-                              tile.words[first + 3u]);
+    const uvec4 words = VtTileBlocks16(tile_address).blocks[block];
     return format == VT_FORMAT_BC3 ? vt_decode_bc3(words, texel) : vt_decode_bc5(words, texel);
 }
 
@@ -220,11 +228,10 @@ vec4 vt_bilinear(VtTexture t, uint64_t tile_address, VtLevelPosition position) {
     const VtFootprint footprint = vt_bilinear_footprint(position, t.tile_payload, t.tile_border);
     const uvec2 local = footprint.local;
     const vec2 weight = footprint.weight;
-    VtTileWords tile = VtTileWords(tile_address);
-    const vec4 t00 = vt_tile_texel(tile, format, tile_size, local);
-    const vec4 t10 = vt_tile_texel(tile, format, tile_size, local + uvec2(1u, 0u));
-    const vec4 t01 = vt_tile_texel(tile, format, tile_size, local + uvec2(0u, 1u));
-    const vec4 t11 = vt_tile_texel(tile, format, tile_size, local + uvec2(1u, 1u));
+    const vec4 t00 = vt_tile_texel(tile_address, format, tile_size, local);
+    const vec4 t10 = vt_tile_texel(tile_address, format, tile_size, local + uvec2(1u, 0u));
+    const vec4 t01 = vt_tile_texel(tile_address, format, tile_size, local + uvec2(0u, 1u));
+    const vec4 t11 = vt_tile_texel(tile_address, format, tile_size, local + uvec2(1u, 1u));
     return mix(mix(t00, t10, weight.x), mix(t01, t11, weight.x), weight.y);
 }
 

@@ -37,7 +37,7 @@ FrameSlot::FrameSlot(VulkanContext& context) : device_(context.device()) {
         context.properties().limits.timestampPeriod > 0) {
         VkQueryPoolCreateInfo query_info{VK_STRUCTURE_TYPE_QUERY_POOL_CREATE_INFO};
         query_info.queryType = VK_QUERY_TYPE_TIMESTAMP;
-        query_info.queryCount = 2;
+        query_info.queryCount = query_count;
         VkQueryPool queries = VK_NULL_HANDLE;
         vk_check(vkCreateQueryPool(device_, &query_info, nullptr, &queries), "FrameSlot",
                  "vkCreateQueryPool");
@@ -58,24 +58,43 @@ VkCommandBuffer FrameSlot::begin() {
 
 void FrameSlot::write_start_timestamp(VkCommandBuffer commands) {
     if (!timestamps_) return;
-    vkCmdResetQueryPool(commands, timestamps_.get(), 0, 2);
-    vkCmdWriteTimestamp2(commands, VK_PIPELINE_STAGE_2_NONE, timestamps_.get(), 0);
+    vkCmdResetQueryPool(commands, timestamps_.get(), 0, query_count);
+    vkCmdWriteTimestamp2(commands, VK_PIPELINE_STAGE_2_NONE, timestamps_.get(), frame_start);
+}
+
+// The pass's start waits for the commands before it (ALL_COMMANDS), so that upload copies
+// recorded earlier do not count as sampling time.
+void FrameSlot::write_textured_pass_start(VkCommandBuffer commands) {
+    if (!timestamps_) return;
+    vkCmdWriteTimestamp2(commands, VK_PIPELINE_STAGE_2_ALL_COMMANDS_BIT, timestamps_.get(),
+                         textured_start);
+}
+
+void FrameSlot::write_textured_pass_end(VkCommandBuffer commands) {
+    if (!timestamps_) return;
+    vkCmdWriteTimestamp2(commands, VK_PIPELINE_STAGE_2_ALL_COMMANDS_BIT, timestamps_.get(),
+                         textured_end);
 }
 
 void FrameSlot::write_end_timestamp(VkCommandBuffer commands) {
     if (!timestamps_) return;
-    vkCmdWriteTimestamp2(commands, VK_PIPELINE_STAGE_2_ALL_COMMANDS_BIT, timestamps_.get(), 1);
+    vkCmdWriteTimestamp2(commands, VK_PIPELINE_STAGE_2_ALL_COMMANDS_BIT, timestamps_.get(),
+                         frame_end);
     timestamps_written_ = true;
 }
 
-double FrameSlot::gpu_ms() const {
-    if (!timestamps_ || !timestamps_written_) return 0;
-    std::uint64_t ticks[2] = {};
+FrameSlot::GpuTimes FrameSlot::gpu_times() const {
+    if (!timestamps_ || !timestamps_written_) return {};
+    std::uint64_t ticks[query_count] = {};
     const VkResult result =
-        vkGetQueryPoolResults(device_, timestamps_.get(), 0, 2, sizeof(ticks), ticks,
+        vkGetQueryPoolResults(device_, timestamps_.get(), 0, query_count, sizeof(ticks), ticks,
                               sizeof(std::uint64_t), VK_QUERY_RESULT_64_BIT);
-    if (result != VK_SUCCESS || ticks[1] < ticks[0]) return 0;
-    return double(ticks[1] - ticks[0]) * timestamp_period_ns_ * 1e-6;
+    if (result != VK_SUCCESS) return {};
+    const auto ms = [&](std::uint32_t from, std::uint32_t to) {
+        return ticks[to] < ticks[from] ? 0.0
+                                       : double(ticks[to] - ticks[from]) * timestamp_period_ns_ * 1e-6;
+    };
+    return {ms(frame_start, frame_end), ms(textured_start, textured_end)};
 }
 
 }  // namespace vtpage::viewer

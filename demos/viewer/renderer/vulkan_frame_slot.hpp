@@ -24,13 +24,23 @@ public:
     VkCommandBuffer commands() const noexcept { return commands_; }
     VkSemaphore image_acquired() const noexcept { return image_acquired_.get(); }
 
-    // Timestamps 0 (start) and 1 (end) around the frame; no-ops where the queue has none.
+    // Timestamps around the frame and around its textured pass; no-ops where the queue has
+    // none. The textured pass is timed apart because it is where sampling costs show.
     void write_start_timestamp(VkCommandBuffer commands);
+    void write_textured_pass_start(VkCommandBuffer commands);
+    void write_textured_pass_end(VkCommandBuffer commands);
     void write_end_timestamp(VkCommandBuffer commands);
-    // Milliseconds between the two, once the frame is complete; 0 without timestamps.
-    double gpu_ms() const;
+    // Milliseconds of the whole frame and of its textured pass, once the frame is complete;
+    // 0 without timestamps.
+    struct GpuTimes {
+        double frame_ms = 0;
+        double textured_pass_ms = 0;
+    };
+    GpuTimes gpu_times() const;
 
 private:
+    enum Query : std::uint32_t { frame_start, textured_start, textured_end, frame_end, query_count };
+
     VkDevice device_ = VK_NULL_HANDLE;
     UniqueVkCommandPool pool_;
     VkCommandBuffer commands_ = VK_NULL_HANDLE;  // freed with the pool

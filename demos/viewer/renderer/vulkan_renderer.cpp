@@ -163,17 +163,21 @@ struct VulkanRenderer::State {
             done.colour = {reinterpret_cast<const std::uint8_t*>(readback.colour.mapped()),
                            std::size_t(record.width) * record.height * 4};
         }
-        done.gpu_ms = slots[slot_index].gpu_ms();
+        const FrameSlot::GpuTimes times = slots[slot_index].gpu_times();
+        done.gpu_ms = times.frame_ms;
+        done.textured_pass_ms = times.textured_pass_ms;
         done.upload = record.upload;
         done.presented = record.presented;
         return done;
     }
-    void record_frame(VkCommandBuffer commands, const FrameDesc& frame, Readback& readback,
-                      VulkanSwapchain* swapchain, std::optional<std::uint32_t> image_index);
+    void record_frame(VkCommandBuffer commands, FrameSlot& slot, const FrameDesc& frame,
+                      Readback& readback, VulkanSwapchain* swapchain,
+                      std::optional<std::uint32_t> image_index);
 };
 
-void VulkanRenderer::State::record_frame(VkCommandBuffer commands, const FrameDesc& frame,
-                                         Readback& readback, VulkanSwapchain* swapchain,
+void VulkanRenderer::State::record_frame(VkCommandBuffer commands, FrameSlot& slot,
+                                         const FrameDesc& frame, Readback& readback,
+                                         VulkanSwapchain* swapchain,
                                          std::optional<std::uint32_t> image_index) {
     GroundPlanePushConstants push{};
     std::memcpy(push.view_projection, frame.view_projection.data(), sizeof(push.view_projection));
@@ -193,6 +197,7 @@ void VulkanRenderer::State::record_frame(VkCommandBuffer commands, const FrameDe
         VK_ACCESS_2_COLOR_ATTACHMENT_WRITE_BIT | VK_ACCESS_2_COLOR_ATTACHMENT_READ_BIT);
     VkClearValue sky{};
     std::memcpy(sky.color.float32, settings.clear_colour.data(), sizeof(sky.color.float32));
+    slot.write_textured_pass_start(commands);
     begin_rendering(commands, colour.view(), extent(), sky);
     set_viewport(commands, extent());
     vkCmdBindPipeline(commands, VK_PIPELINE_BIND_POINT_GRAPHICS, pipelines.colour());
@@ -200,6 +205,7 @@ void VulkanRenderer::State::record_frame(VkCommandBuffer commands, const FrameDe
                        sizeof(push), &push);
     vkCmdDraw(commands, 6, 1, 0, 0);
     vkCmdEndRendering(commands);
+    slot.write_textured_pass_end(commands);
     if (frame.overlay) {
         frame.overlay(commands,
                       OverlayTarget{colour.get(), colour.view(), colour_format_used, extent()});
@@ -358,7 +364,7 @@ std::optional<CompletedFrame> VulkanRenderer::render(const FrameDesc& frame) {
         auto submission = s.indirection.lock_submission();
         s.textures.record_upload(commands);
         upload = s.indirection.record_upload(commands, slot_index);
-        s.record_frame(commands, frame, readback, frame.present_to, image_index);
+        s.record_frame(commands, slot, frame, readback, frame.present_to, image_index);
         slot.write_end_timestamp(commands);
         vk_check(vkEndCommandBuffer(commands), "VulkanRenderer::render", "vkEndCommandBuffer");
 

@@ -114,6 +114,7 @@ struct CompletedFrame {
     std::uint32_t width = 0;
     std::uint32_t height = 0;
     double gpu_ms = 0;         // from the first command to the last, by timestamps
+    double textured_pass_ms = 0;  // the colour pass that samples the texture, by timestamps
     IndirectionUpload upload;  // what the frame's indirection upload did
     bool presented = false;
 };
