@@ -69,28 +69,37 @@ Flight fly(const ViewerOptions& options, bool streaming, const Log& log) {
 }
 
 // The textured pass of the held first pose in each tile format the procedural source makes,
-// beside RGBA8's in the same run: what decoding block-compressed tiles in the shader costs.
+// forward and deferred, beside forward RGBA8's in the same run: what decoding block-compressed
+// tiles in the shader costs, and what sampling in a compute pass saves.
 nlohmann::json compare_formats(ViewerOptions options, const Log& log) {
-    bench::ReportTable table("Textured pass by tile format, first pose held, every page resident",
-                             {"format", "textured pass GPU ms p50", "p99", "frame GPU ms p50",
-                              "pages resident", "vs RGBA8 (p50)"});
+    bench::ReportTable table(
+        "Textured pass by tile format, first pose held, every page resident",
+        {"format", "texturing", "textured pass GPU ms p50", "p99", "frame GPU ms p50",
+         "pages resident", "vs RGBA8 same texturing", "vs RGBA8 forward"});
     nlohmann::json rows = nlohmann::json::array();
-    double rgba8_ms = 0;
-    for (const vt::TileFormat format : {vt::TileFormat::rgba8, vt::TileFormat::bc1}) {
-        options.texture_format = format;
-        const Flight held = fly(options, false, log);
-        if (format == vt::TileFormat::rgba8) rgba8_ms = held.textured_pass_ms.p50;
-        const double ratio = rgba8_ms > 0 ? held.textured_pass_ms.p50 / rgba8_ms : 0;
-        const std::string name{vt::tile_format_name(format)};
-        table.add_row({name, fixed(held.textured_pass_ms.p50, 3),
-                       fixed(held.textured_pass_ms.p99, 3), fixed(held.gpu_ms.p50, 3),
-                       std::to_string(held.resident_pages), fixed(ratio, 2) + "x"});
-        rows.push_back({{"format", name},
-                        {"textured_pass_ms_p50", held.textured_pass_ms.p50},
-                        {"textured_pass_ms_p99", held.textured_pass_ms.p99},
-                        {"gpu_ms_p50", held.gpu_ms.p50},
-                        {"resident_pages", held.resident_pages},
-                        {"ratio_to_rgba8", ratio}});
+    double rgba8_ms[2] = {0, 0};  // forward, deferred
+    for (const bool deferred : {false, true}) {
+        for (const vt::TileFormat format : {vt::TileFormat::rgba8, vt::TileFormat::bc1}) {
+            options.texture_format = format;
+            options.deferred_texturing = deferred;
+            const Flight held = fly(options, false, log);
+            const double ms = held.textured_pass_ms.p50;
+            if (format == vt::TileFormat::rgba8) rgba8_ms[deferred] = ms;
+            const auto ratio = [&](double base) { return base > 0 ? ms / base : 0; };
+            const std::string name{vt::tile_format_name(format)};
+            const char* texturing = deferred ? "deferred" : "forward";
+            table.add_row({name, texturing, fixed(ms, 3), fixed(held.textured_pass_ms.p99, 3),
+                           fixed(held.gpu_ms.p50, 3), std::to_string(held.resident_pages),
+                           fixed(ratio(rgba8_ms[deferred]), 2) + "x",
+                           fixed(ratio(rgba8_ms[0]), 2) + "x"});
+            rows.push_back({{"format", name},
+                            {"texturing", texturing},
+                            {"textured_pass_ms_p50", ms},
+                            {"textured_pass_ms_p99", held.textured_pass_ms.p99},
+                            {"gpu_ms_p50", held.gpu_ms.p50},
+                            {"resident_pages", held.resident_pages},
+                            {"ratio_to_rgba8_same_texturing", ratio(rgba8_ms[deferred])}});
+        }
     }
     table.print();
     return rows;

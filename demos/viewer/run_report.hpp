@@ -27,7 +27,7 @@ struct RunReport {
     double seconds = 0;                  // the frame loop, first frame to last
     double startup_seconds = 0;          // set-up before the first frame (pool warm-up included)
     Percentiles frame_ms, gpu_ms;
-    Percentiles textured_pass_ms;  // GPU: the colour pass that samples the texture
+    Percentiles textured_pass_ms;        // GPU: the colour pass that samples the texture
     Percentiles render_ms, feedback_ms;  // CPU: the renderer's call, the feedback's handling
     Percentiles process_ms, request_ms, complete_ms;  // the parts of feedback_ms
     std::uint64_t pages_committed = 0, pages_evicted = 0;

@@ -98,7 +98,8 @@ StreamingSession::StreamingSession(SessionSettings settings) : settings_(std::mo
         VulkanRendererSettings{.width = s.width,
                                .height = s.height,
                                .feedback_divisor = s.feedback_divisor,
-                               .frames_in_flight = s.frames_in_flight});
+                               .frames_in_flight = s.frames_in_flight,
+                               .deferred_texturing = s.deferred_texturing});
     startup_seconds_ = std::chrono::duration<double>(Clock::now() - start).count();
 }
 

@@ -51,6 +51,7 @@ struct SessionSettings {
     std::uint32_t width = 1280;
     std::uint32_t height = 720;
     std::uint32_t feedback_divisor = 4;
+    bool deferred_texturing = true;
     std::uint32_t frames_in_flight = 2;
     std::size_t workers = 2;
     std::size_t batch_pages = 16;

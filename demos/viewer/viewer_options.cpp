@@ -167,6 +167,9 @@ ParsedOptions parse_viewer_options(int argc, const char* const* argv) {
     app.add_option("--mode", mode, "What the plane shows: textured, residency, mips")
         ->check(CLI::IsMember({"textured", "residency", "mips"}))
         ->capture_default_str();
+    app.add_flag("!--forward-texturing", o.deferred_texturing,
+                 "Sample the texture in the raster pass rather than in a compute pass over the "
+                 "positions it records (same pixels; compare their GPU time)");
     app.add_option("--feedback-divisor", o.feedback_divisor,
                    "The feedback pass renders at 1/N of the size")
         ->check(app::count_in(1, 16))

@@ -40,6 +40,7 @@ struct ViewerOptions {
     std::optional<bool> hud;       // unset: on in a window, off headless
     RenderMode mode = RenderMode::textured;
     std::uint32_t feedback_divisor = 4;
+    bool deferred_texturing = true;  // VulkanRendererSettings::deferred_texturing
     // Headless: before the last frame, keep rendering its pose until every page it asks for is
     // resident (the settled image, for comparisons).
     bool settle = false;

@@ -17,6 +17,7 @@ SessionSettings session_settings(const ViewerOptions& o, const Log& log) {
     s.width = o.width;
     s.height = o.height;
     s.feedback_divisor = o.feedback_divisor;
+    s.deferred_texturing = o.deferred_texturing;
     s.frames_in_flight = frames_in_flight;
     s.workers = o.workers;
     s.batch_pages = o.batch_pages;

@@ -7,6 +7,7 @@
 //   VtTexture t = vt_texture(directory_address, indirection_address, texture_id);
 //   vec4 colour = vt_sample(t, uv);   // fragment shaders that #define VT_FRAGMENT_SHADER first
 //   vec4 colour = vt_sample_grad(t, uv, dx, dy, 0.0);   // anywhere
+//   vec4 colour = vt_sample_lod(t, uv, vt_clamped_lod(t, dx, dy, 0.0));   // lod worked out before
 //   uvec2 request = vt_feedback(t, uv, dFdx(uv), dFdy(uv), lod_bias);  // a FeedbackEntry
 //
 // Sampling is trilinear: bilinear inside one tile of each of the two nearest mip levels (the
@@ -252,9 +253,10 @@ struct VtSampleInfo {
     uint resident_mip;  // the level the finer half of the sample came from
 };
 
-vec4 vt_sample_grad_info(VtTexture t, vec2 uv, vec2 duv_dx, vec2 duv_dy, float lod_bias,
-                         out VtSampleInfo info) {
-    const float lod = vt_clamped_lod(t, duv_dx, duv_dy, lod_bias);
+// A trilinear sample at a level of detail already clamped (vt_clamped_lod): for passes that
+// sample where derivatives are not at hand, e.g. a compute pass shading what a raster pass
+// recorded (uv and level of detail per pixel).
+vec4 vt_sample_lod_info(VtTexture t, vec2 uv, float lod, out VtSampleInfo info) {
     const uint mip0 = uint(floor(lod));
     const float blend = lod - float(mip0);
     info.lod = lod;
@@ -264,6 +266,16 @@ vec4 vt_sample_grad_info(VtTexture t, vec2 uv, vec2 duv_dx, vec2 duv_dy, float l
     uint coarse_mip;
     const vec4 coarse = vt_sample_level(t, mip0 + 1u, uv, coarse_mip);
     return mix(fine, coarse, blend);
+}
+
+vec4 vt_sample_lod(VtTexture t, vec2 uv, float lod) {
+    VtSampleInfo info;
+    return vt_sample_lod_info(t, uv, lod, info);
+}
+
+vec4 vt_sample_grad_info(VtTexture t, vec2 uv, vec2 duv_dx, vec2 duv_dy, float lod_bias,
+                         out VtSampleInfo info) {
+    return vt_sample_lod_info(t, uv, vt_clamped_lod(t, duv_dx, duv_dy, lod_bias), info);
 }
 
 vec4 vt_sample_grad(VtTexture t, vec2 uv, vec2 duv_dx, vec2 duv_dy, float lod_bias) {

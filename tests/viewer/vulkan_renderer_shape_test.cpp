@@ -116,6 +116,28 @@ TEST_P(VulkanRendererShapeTest, FeedbackNamesTheTilesTheReferenceNames) {
     }
 }
 
+TEST_P(VulkanRendererShapeTest, ForwardAndDeferredTexturingDrawTheSamePixels) {
+    make_all_resident();
+    if (layout.tail_first_mip > 0) evict(level_pages(0));  // some samples fall back
+    const std::vector<OrthoView> views = {
+        {0, 0, 1, 1}, view_at(-1.3f, 1, 1), view_at(0.6f, 0.3f, 0.7f)};
+    std::vector<test::Frame> deferred;
+    for (const OrthoView& view : views) deferred.push_back(render(view));
+    renderer = std::make_unique<viewer::VulkanRenderer>(
+        *context, *indirection, *textures,
+        viewer::VulkanRendererSettings{.width = test::rig_width,
+                                       .height = test::rig_height,
+                                       .feedback_divisor = test::rig_divisor,
+                                       .deferred_texturing = false});
+    for (std::size_t i = 0; i < views.size(); ++i) {
+        const test::Frame forward = render(views[i]);
+        const test::Difference d = test::compare(forward.colour, deferred[i].colour);
+        // The colour attachment and packUnorm4x8 may round a value at .5 either way.
+        EXPECT_LE(d.largest, 1) << d.differing << " channels differ in view " << i;
+        EXPECT_EQ(forward.feedback.size(), deferred[i].feedback.size());
+    }
+}
+
 // The plane of a 1500 x 700 texture, 1500 x 700 world units, seen top-down: it keeps the
 // texture's aspect, with uv = (x / 1500, z / 700).
 class VulkanRendererAspectTest : public testing::TestWithParam<std::string>,

@@ -13,12 +13,24 @@ constexpr std::uint32_t ground_plane_frag[] = {
 constexpr std::uint32_t ground_plane_feedback_frag[] = {
 #include "ground_plane_feedback.frag.spv.inc"
 };
+constexpr std::uint32_t ground_plane_sample_position_frag[] = {
+#include "ground_plane_sample_position.frag.spv.inc"
+};
+constexpr std::uint32_t ground_plane_shade_comp[] = {
+#include "ground_plane_shade.comp.spv.inc"
+};
 }  // namespace
 
 std::span<const std::uint32_t> ground_plane_vertex_spirv() { return ground_plane_vert; }
 std::span<const std::uint32_t> ground_plane_fragment_spirv() { return ground_plane_frag; }
 std::span<const std::uint32_t> ground_plane_feedback_fragment_spirv() {
     return ground_plane_feedback_frag;
+}
+std::span<const std::uint32_t> ground_plane_sample_position_fragment_spirv() {
+    return ground_plane_sample_position_frag;
+}
+std::span<const std::uint32_t> ground_plane_shade_compute_spirv() {
+    return ground_plane_shade_comp;
 }
 
 }  // namespace vtpage::viewer

@@ -10,5 +10,7 @@ namespace vtpage::viewer {
 std::span<const std::uint32_t> ground_plane_vertex_spirv();
 std::span<const std::uint32_t> ground_plane_fragment_spirv();
 std::span<const std::uint32_t> ground_plane_feedback_fragment_spirv();
+std::span<const std::uint32_t> ground_plane_sample_position_fragment_spirv();
+std::span<const std::uint32_t> ground_plane_shade_compute_spirv();
 
 }  // namespace vtpage::viewer

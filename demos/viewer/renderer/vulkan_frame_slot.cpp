@@ -91,8 +91,9 @@ FrameSlot::GpuTimes FrameSlot::gpu_times() const {
                               sizeof(std::uint64_t), VK_QUERY_RESULT_64_BIT);
     if (result != VK_SUCCESS) return {};
     const auto ms = [&](std::uint32_t from, std::uint32_t to) {
-        return ticks[to] < ticks[from] ? 0.0
-                                       : double(ticks[to] - ticks[from]) * timestamp_period_ns_ * 1e-6;
+        return ticks[to] < ticks[from]
+                   ? 0.0
+                   : double(ticks[to] - ticks[from]) * timestamp_period_ns_ * 1e-6;
     };
     return {ms(frame_start, frame_end), ms(textured_start, textured_end)};
 }

@@ -39,7 +39,13 @@ public:
     GpuTimes gpu_times() const;
 
 private:
-    enum Query : std::uint32_t { frame_start, textured_start, textured_end, frame_end, query_count };
+    enum Query : std::uint32_t {
+        frame_start,
+        textured_start,
+        textured_end,
+        frame_end,
+        query_count
+    };
 
     VkDevice device_ = VK_NULL_HANDLE;
     UniqueVkCommandPool pool_;

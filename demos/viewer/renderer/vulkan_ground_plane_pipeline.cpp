@@ -77,6 +77,7 @@ UniqueVkPipeline make_pipeline(VulkanContext& context, VkPipelineLayout layout,
 }  // namespace
 
 GroundPlanePipelines::GroundPlanePipelines(VulkanContext& context, VkFormat colour_format,
+                                           VkFormat sample_position_format,
                                            VkFormat feedback_format) {
     VkPushConstantRange range{push_stages, 0, sizeof(GroundPlanePushConstants)};
     VkPipelineLayoutCreateInfo layout_info{VK_STRUCTURE_TYPE_PIPELINE_LAYOUT_CREATE_INFO};
@@ -89,12 +90,17 @@ GroundPlanePipelines::GroundPlanePipelines(VulkanContext& context, VkFormat colo
 
     auto vertex = make_shader_module(context, ground_plane_vertex_spirv(), "ground_plane.vert");
     auto fragment = make_shader_module(context, ground_plane_fragment_spirv(), "ground_plane.frag");
+    auto positions = make_shader_module(context, ground_plane_sample_position_fragment_spirv(),
+                                        "ground_plane_sample_position.frag");
     auto feedback = make_shader_module(context, ground_plane_feedback_fragment_spirv(),
                                        "ground_plane_feedback.frag");
     const VkColorComponentFlags rgba = VK_COLOR_COMPONENT_R_BIT | VK_COLOR_COMPONENT_G_BIT |
                                        VK_COLOR_COMPONENT_B_BIT | VK_COLOR_COMPONENT_A_BIT;
     colour_ = make_pipeline(context, layout, vertex.get(), fragment.get(), colour_format, rgba,
                             "vtpage ground plane");
+    sample_positions_ =
+        make_pipeline(context, layout, vertex.get(), positions.get(), sample_position_format, rgba,
+                      "vtpage ground plane sample positions");
     feedback_ = make_pipeline(context, layout, vertex.get(), feedback.get(), feedback_format,
                               VK_COLOR_COMPONENT_R_BIT | VK_COLOR_COMPONENT_G_BIT,
                               "vtpage ground plane feedback");

@@ -1,6 +1,7 @@
-// The viewer's two graphics pipelines over the ground plane: the colour pass and the feedback
-// pass (same vertex shader and push constants, dynamic rendering, no descriptors: the shaders
-// reach the indirection table, the texture directory and the pages by device address).
+// The viewer's graphics pipelines over the ground plane: the colour pass (forward), the sample
+// positions of the deferred textured pass, and the feedback pass (same vertex shader and push
+// constants, dynamic rendering, no descriptors: the shaders reach the indirection table, the
+// texture directory and the pages by device address).
 #pragma once
 
 #include <vulkan/vulkan.h>
@@ -33,10 +34,12 @@ static_assert(sizeof(GroundPlanePushConstants) == 104, "within the 128 bytes Vul
 
 class GroundPlanePipelines {
 public:
-    GroundPlanePipelines(VulkanContext& context, VkFormat colour_format, VkFormat feedback_format);
+    GroundPlanePipelines(VulkanContext& context, VkFormat colour_format,
+                         VkFormat sample_position_format, VkFormat feedback_format);
 
     VkPipelineLayout layout() const noexcept { return layout_.get(); }
     VkPipeline colour() const noexcept { return colour_.get(); }
+    VkPipeline sample_positions() const noexcept { return sample_positions_.get(); }
     VkPipeline feedback() const noexcept { return feedback_.get(); }
     static constexpr VkShaderStageFlags push_stages =
         VK_SHADER_STAGE_VERTEX_BIT | VK_SHADER_STAGE_FRAGMENT_BIT;
@@ -44,6 +47,7 @@ public:
 private:
     UniqueVkPipelineLayout layout_;
     UniqueVkPipeline colour_;
+    UniqueVkPipeline sample_positions_;
     UniqueVkPipeline feedback_;
 };
 

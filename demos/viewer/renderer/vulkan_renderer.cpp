@@ -1,10 +1,12 @@
 #include "renderer/vulkan_renderer.hpp"
 
+#include <algorithm>
 #include <cmath>
 #include <cstring>
 
 #include "renderer/vulkan_frame_slot.hpp"
 #include "renderer/vulkan_ground_plane_pipeline.hpp"
+#include "renderer/vulkan_shade_pipeline.hpp"
 #include "renderer/vulkan_swapchain.hpp"
 #include "vtpage/interop/vulkan_buffer.hpp"
 #include "vtpage/interop/vulkan_context.hpp"
@@ -22,6 +24,8 @@ using viewer::GroundPlanePushConstants;
 
 constexpr VkFormat colour_format_used = VK_FORMAT_R8G8B8A8_UNORM;
 constexpr VkFormat feedback_format_used = VK_FORMAT_R32G32_UINT;
+constexpr VkFormat sample_position_format = VK_FORMAT_R32G32B32A32_SFLOAT;
+constexpr VkDeviceSize sample_position_bytes = 16;  // a vec4 per pixel
 
 // Where one submitted frame's results go, and what is needed to hand them back.
 struct FrameRecord {
@@ -60,6 +64,30 @@ void image_barrier(VkCommandBuffer commands, VkImage image, VkImageLayout from, 
     vkCmdPipelineBarrier2(commands, &dependency);
 }
 
+void memory_barrier(VkCommandBuffer commands, VkPipelineStageFlags2 src_stages,
+                    VkAccessFlags2 src_access, VkPipelineStageFlags2 dst_stages,
+                    VkAccessFlags2 dst_access) {
+    VkMemoryBarrier2 barrier{VK_STRUCTURE_TYPE_MEMORY_BARRIER_2};
+    barrier.srcStageMask = src_stages;
+    barrier.srcAccessMask = src_access;
+    barrier.dstStageMask = dst_stages;
+    barrier.dstAccessMask = dst_access;
+    VkDependencyInfo dependency{VK_STRUCTURE_TYPE_DEPENDENCY_INFO};
+    dependency.memoryBarrierCount = 1;
+    dependency.pMemoryBarriers = &barrier;
+    vkCmdPipelineBarrier2(commands, &dependency);
+}
+
+// RGBA8 of a colour as the colour attachment stores it, R in the low byte.
+std::uint32_t pack_unorm8(const std::array<float, 4>& colour) {
+    std::uint32_t packed = 0;
+    for (int i = 0; i < 4; ++i) {
+        const float c = std::clamp(colour[i], 0.0f, 1.0f);
+        packed |= std::uint32_t(std::lround(c * 255.0f)) << (8 * i);
+    }
+    return packed;
+}
+
 void set_viewport(VkCommandBuffer commands, VkExtent2D extent) {
     VkViewport viewport{0, 0, float(extent.width), float(extent.height), 0, 1};
     VkRect2D scissor{{0, 0}, extent};
@@ -91,9 +119,15 @@ struct VulkanRenderer::State {
     VulkanTextureDirectory& textures;
     VulkanRendererSettings settings;
     GroundPlanePipelines pipelines;
+    ShadePipeline shade;
     VulkanTimeline timeline;
     VulkanImage colour;
     VulkanImage feedback;
+    // The deferred textured pass: the raster pass's sample positions, their copy for the
+    // compute pass, and the colours it writes before they are copied into `colour`.
+    VulkanImage sample_positions;
+    VulkanBuffer sample_position_copy;
+    VulkanBuffer shaded_colours;
     std::vector<FrameSlot> slots;
     std::vector<FrameRecord> records;  // per slot
     std::vector<Readback> readbacks;   // frames_in_flight + 1: see render()
@@ -105,7 +139,8 @@ struct VulkanRenderer::State {
           indirection(i),
           textures(t),
           settings(s),
-          pipelines(c, colour_format_used, feedback_format_used),
+          pipelines(c, colour_format_used, sample_position_format, feedback_format_used),
+          shade(c),
           timeline(c, 0, false, "vtpage renderer timeline") {}
 
     VkExtent2D extent() const { return {settings.width, settings.height}; }
@@ -137,13 +172,29 @@ struct VulkanRenderer::State {
         return {(settings.width + d - 1) / d, (settings.height + d - 1) / d};
     }
     void make_targets() {
+        const bool deferred = settings.deferred_texturing;
         colour = VulkanImage(context, extent(), colour_format_used,
-                             VK_IMAGE_USAGE_COLOR_ATTACHMENT_BIT | VK_IMAGE_USAGE_TRANSFER_SRC_BIT,
+                             VK_IMAGE_USAGE_COLOR_ATTACHMENT_BIT | VK_IMAGE_USAGE_TRANSFER_SRC_BIT |
+                                 (deferred ? VK_IMAGE_USAGE_TRANSFER_DST_BIT : 0),
                              "vtpage colour");
         feedback =
             VulkanImage(context, feedback_extent(), feedback_format_used,
                         VK_IMAGE_USAGE_COLOR_ATTACHMENT_BIT | VK_IMAGE_USAGE_TRANSFER_SRC_BIT,
                         "vtpage feedback");
+        if (!deferred) return;
+        sample_positions =
+            VulkanImage(context, extent(), sample_position_format,
+                        VK_IMAGE_USAGE_COLOR_ATTACHMENT_BIT | VK_IMAGE_USAGE_TRANSFER_SRC_BIT,
+                        "vtpage sample positions");
+        const VkDeviceSize pixels = VkDeviceSize(settings.width) * settings.height;
+        const VkBufferUsageFlags addressed =
+            VK_BUFFER_USAGE_STORAGE_BUFFER_BIT | VK_BUFFER_USAGE_SHADER_DEVICE_ADDRESS_BIT;
+        sample_position_copy = VulkanBuffer(
+            context, pixels * sample_position_bytes, addressed | VK_BUFFER_USAGE_TRANSFER_DST_BIT,
+            BufferMemory::device_local, "vtpage sample position copy");
+        shaded_colours =
+            VulkanBuffer(context, pixels * 4, addressed | VK_BUFFER_USAGE_TRANSFER_SRC_BIT,
+                         BufferMemory::device_local, "vtpage shaded colours");
     }
     CompletedFrame collect(std::uint32_t slot_index) {
         const FrameRecord& record = records[slot_index];
@@ -170,10 +221,106 @@ struct VulkanRenderer::State {
         done.presented = record.presented;
         return done;
     }
+    void record_forward_colour_pass(VkCommandBuffer commands, const GroundPlanePushConstants& push);
+    void record_sample_positions(VkCommandBuffer commands, const GroundPlanePushConstants& push);
+    void record_deferred_colour_pass(VkCommandBuffer commands, const FrameDesc& frame,
+                                     const GroundPlanePushConstants& push);
     void record_frame(VkCommandBuffer commands, FrameSlot& slot, const FrameDesc& frame,
                       Readback& readback, VulkanSwapchain* swapchain,
                       std::optional<std::uint32_t> image_index);
 };
+
+// The colour pass drawn and sampled by the raster pipeline. The previous frame's writes and
+// reads of the image come first.
+void VulkanRenderer::State::record_forward_colour_pass(VkCommandBuffer commands,
+                                                       const GroundPlanePushConstants& push) {
+    image_barrier(
+        commands, colour.get(), VK_IMAGE_LAYOUT_UNDEFINED, VK_IMAGE_LAYOUT_COLOR_ATTACHMENT_OPTIMAL,
+        VK_PIPELINE_STAGE_2_COLOR_ATTACHMENT_OUTPUT_BIT | VK_PIPELINE_STAGE_2_ALL_TRANSFER_BIT,
+        VK_ACCESS_2_COLOR_ATTACHMENT_WRITE_BIT, VK_PIPELINE_STAGE_2_COLOR_ATTACHMENT_OUTPUT_BIT,
+        VK_ACCESS_2_COLOR_ATTACHMENT_WRITE_BIT | VK_ACCESS_2_COLOR_ATTACHMENT_READ_BIT);
+    VkClearValue sky{};
+    std::memcpy(sky.color.float32, settings.clear_colour.data(), sizeof(sky.color.float32));
+    begin_rendering(commands, colour.view(), extent(), sky);
+    set_viewport(commands, extent());
+    vkCmdBindPipeline(commands, VK_PIPELINE_BIND_POINT_GRAPHICS, pipelines.colour());
+    vkCmdPushConstants(commands, pipelines.layout(), GroundPlanePipelines::push_stages, 0,
+                       sizeof(push), &push);
+    vkCmdDraw(commands, 6, 1, 0, 0);
+    vkCmdEndRendering(commands);
+}
+
+// The raster half of the deferred pass: uv and level of detail per pixel, copied to a buffer
+// for the compute half (which reads it by device address: no descriptors).
+void VulkanRenderer::State::record_sample_positions(VkCommandBuffer commands,
+                                                    const GroundPlanePushConstants& push) {
+    image_barrier(commands, sample_positions.get(), VK_IMAGE_LAYOUT_UNDEFINED,
+                  VK_IMAGE_LAYOUT_COLOR_ATTACHMENT_OPTIMAL, VK_PIPELINE_STAGE_2_COPY_BIT,
+                  VK_ACCESS_2_NONE, VK_PIPELINE_STAGE_2_COLOR_ATTACHMENT_OUTPUT_BIT,
+                  VK_ACCESS_2_COLOR_ATTACHMENT_WRITE_BIT);
+    begin_rendering(commands, sample_positions.view(), extent(), VkClearValue{});
+    set_viewport(commands, extent());
+    vkCmdBindPipeline(commands, VK_PIPELINE_BIND_POINT_GRAPHICS, pipelines.sample_positions());
+    vkCmdPushConstants(commands, pipelines.layout(), GroundPlanePipelines::push_stages, 0,
+                       sizeof(push), &push);
+    vkCmdDraw(commands, 6, 1, 0, 0);
+    vkCmdEndRendering(commands);
+    image_barrier(commands, sample_positions.get(), VK_IMAGE_LAYOUT_COLOR_ATTACHMENT_OPTIMAL,
+                  VK_IMAGE_LAYOUT_TRANSFER_SRC_OPTIMAL,
+                  VK_PIPELINE_STAGE_2_COLOR_ATTACHMENT_OUTPUT_BIT,
+                  VK_ACCESS_2_COLOR_ATTACHMENT_WRITE_BIT, VK_PIPELINE_STAGE_2_COPY_BIT,
+                  VK_ACCESS_2_TRANSFER_READ_BIT);
+    // The previous frame's compute pass has read the copy before it is written again.
+    memory_barrier(commands, VK_PIPELINE_STAGE_2_COMPUTE_SHADER_BIT, VK_ACCESS_2_NONE,
+                   VK_PIPELINE_STAGE_2_COPY_BIT, VK_ACCESS_2_NONE);
+    VkBufferImageCopy region{};
+    region.imageSubresource = {VK_IMAGE_ASPECT_COLOR_BIT, 0, 0, 1};
+    region.imageExtent = {settings.width, settings.height, 1};
+    vkCmdCopyImageToBuffer(commands, sample_positions.get(), VK_IMAGE_LAYOUT_TRANSFER_SRC_OPTIMAL,
+                           sample_position_copy.get(), 1, &region);
+}
+
+// Sample positions, then the compute pass that samples the texture there, then its colours
+// into the colour image, which is left as the forward pass leaves it (colour attachment).
+void VulkanRenderer::State::record_deferred_colour_pass(VkCommandBuffer commands,
+                                                        const FrameDesc& frame,
+                                                        const GroundPlanePushConstants& push) {
+    record_sample_positions(commands, push);
+    // The copy's writes (and the previous frame's reads of the colours) before the shading.
+    memory_barrier(commands, VK_PIPELINE_STAGE_2_COPY_BIT, VK_ACCESS_2_TRANSFER_WRITE_BIT,
+                   VK_PIPELINE_STAGE_2_COMPUTE_SHADER_BIT,
+                   VK_ACCESS_2_SHADER_STORAGE_READ_BIT | VK_ACCESS_2_SHADER_STORAGE_WRITE_BIT);
+    ShadePushConstants shading{};
+    shading.indirection = push.indirection;
+    shading.directory = push.directory;
+    shading.positions = sample_position_copy.device_address();
+    shading.colours = shaded_colours.device_address();
+    shading.width = settings.width;
+    shading.height = settings.height;
+    shading.texture_id = frame.texture_id;
+    shading.sky = pack_unorm8(settings.clear_colour);
+    shade.record(commands, shading);
+    memory_barrier(commands, VK_PIPELINE_STAGE_2_COMPUTE_SHADER_BIT,
+                   VK_ACCESS_2_SHADER_STORAGE_WRITE_BIT, VK_PIPELINE_STAGE_2_COPY_BIT,
+                   VK_ACCESS_2_TRANSFER_READ_BIT);
+    image_barrier(
+        commands, colour.get(), VK_IMAGE_LAYOUT_UNDEFINED, VK_IMAGE_LAYOUT_TRANSFER_DST_OPTIMAL,
+        VK_PIPELINE_STAGE_2_COLOR_ATTACHMENT_OUTPUT_BIT | VK_PIPELINE_STAGE_2_ALL_TRANSFER_BIT,
+        VK_ACCESS_2_COLOR_ATTACHMENT_WRITE_BIT, VK_PIPELINE_STAGE_2_COPY_BIT,
+        VK_ACCESS_2_TRANSFER_WRITE_BIT);
+    VkBufferImageCopy region{};
+    region.imageSubresource = {VK_IMAGE_ASPECT_COLOR_BIT, 0, 0, 1};
+    region.imageExtent = {settings.width, settings.height, 1};
+    vkCmdCopyBufferToImage(commands, shaded_colours.get(), colour.get(),
+                           VK_IMAGE_LAYOUT_TRANSFER_DST_OPTIMAL, 1, &region);
+    image_barrier(commands, colour.get(), VK_IMAGE_LAYOUT_TRANSFER_DST_OPTIMAL,
+                  VK_IMAGE_LAYOUT_COLOR_ATTACHMENT_OPTIMAL, VK_PIPELINE_STAGE_2_COPY_BIT,
+                  VK_ACCESS_2_TRANSFER_WRITE_BIT,
+                  VK_PIPELINE_STAGE_2_COLOR_ATTACHMENT_OUTPUT_BIT | VK_PIPELINE_STAGE_2_COPY_BIT |
+                      VK_PIPELINE_STAGE_2_BLIT_BIT,
+                  VK_ACCESS_2_COLOR_ATTACHMENT_WRITE_BIT | VK_ACCESS_2_COLOR_ATTACHMENT_READ_BIT |
+                      VK_ACCESS_2_TRANSFER_READ_BIT);
+}
 
 void VulkanRenderer::State::record_frame(VkCommandBuffer commands, FrameSlot& slot,
                                          const FrameDesc& frame, Readback& readback,
@@ -189,22 +336,12 @@ void VulkanRenderer::State::record_frame(VkCommandBuffer commands, FrameSlot& sl
     push.lod_bias = 0.0f;
     push.mode = static_cast<std::uint32_t>(frame.mode);
 
-    // The colour pass. The previous frame's writes and reads of the image come first.
-    image_barrier(
-        commands, colour.get(), VK_IMAGE_LAYOUT_UNDEFINED, VK_IMAGE_LAYOUT_COLOR_ATTACHMENT_OPTIMAL,
-        VK_PIPELINE_STAGE_2_COLOR_ATTACHMENT_OUTPUT_BIT | VK_PIPELINE_STAGE_2_ALL_TRANSFER_BIT,
-        VK_ACCESS_2_COLOR_ATTACHMENT_WRITE_BIT, VK_PIPELINE_STAGE_2_COLOR_ATTACHMENT_OUTPUT_BIT,
-        VK_ACCESS_2_COLOR_ATTACHMENT_WRITE_BIT | VK_ACCESS_2_COLOR_ATTACHMENT_READ_BIT);
-    VkClearValue sky{};
-    std::memcpy(sky.color.float32, settings.clear_colour.data(), sizeof(sky.color.float32));
     slot.write_textured_pass_start(commands);
-    begin_rendering(commands, colour.view(), extent(), sky);
-    set_viewport(commands, extent());
-    vkCmdBindPipeline(commands, VK_PIPELINE_BIND_POINT_GRAPHICS, pipelines.colour());
-    vkCmdPushConstants(commands, pipelines.layout(), GroundPlanePipelines::push_stages, 0,
-                       sizeof(push), &push);
-    vkCmdDraw(commands, 6, 1, 0, 0);
-    vkCmdEndRendering(commands);
+    if (settings.deferred_texturing && frame.mode == RenderMode::textured) {
+        record_deferred_colour_pass(commands, frame, push);
+    } else {
+        record_forward_colour_pass(commands, push);
+    }
     slot.write_textured_pass_end(commands);
     if (frame.overlay) {
         frame.overlay(commands,

@@ -61,6 +61,11 @@ struct VulkanRendererSettings {
     // How long to wait for a frame the device has not finished before giving up with an error
     // (Errc::busy, naming what the frame waits for) instead of hanging.
     std::uint32_t frame_timeout_ms = 10000;
+    // The textured view sampled by a compute pass at the uv and level of detail that a raster
+    // pass records per pixel (deferred), or by the raster pass itself (forward). Both give the
+    // same pixels; deferred runs on every core of GPUs that shade fragments on a few (the H100:
+    // docs/gpu.md). The overlay modes always draw forward.
+    bool deferred_texturing = true;
 };
 
 // A semaphore wait for a frame's submission.
@@ -113,9 +118,9 @@ struct CompletedFrame {
     std::span<const std::uint8_t> colour;
     std::uint32_t width = 0;
     std::uint32_t height = 0;
-    double gpu_ms = 0;         // from the first command to the last, by timestamps
+    double gpu_ms = 0;            // from the first command to the last, by timestamps
     double textured_pass_ms = 0;  // the colour pass that samples the texture, by timestamps
-    IndirectionUpload upload;  // what the frame's indirection upload did
+    IndirectionUpload upload;     // what the frame's indirection upload did
     bool presented = false;
 };
 

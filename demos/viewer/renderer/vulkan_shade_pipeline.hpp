@@ -1,0 +1,46 @@
+// The compute pipeline of the deferred textured pass (shaders/ground_plane_shade.comp): samples
+// the virtual texture at the positions the raster pass recorded and writes RGBA8 colours. No
+// descriptors: everything is reached by device address.
+#pragma once
+
+#include <vulkan/vulkan.h>
+
+#include <cstddef>
+#include <cstdint>
+
+#include "vtpage/interop/vulkan_handle.hpp"
+
+namespace vtpage {
+class VulkanContext;
+}
+
+namespace vtpage::viewer {
+
+// The push constants of shaders/ground_plane_shade.comp, byte for byte.
+struct ShadePushConstants {
+    std::uint64_t indirection;
+    std::uint64_t directory;
+    std::uint64_t positions;  // vec4 per pixel: (u, v, level of detail, 1 on the plane)
+    std::uint64_t colours;    // RGBA8 per pixel
+    std::uint32_t width;
+    std::uint32_t height;
+    std::uint32_t texture_id;
+    std::uint32_t sky;  // RGBA8, R in the low byte
+};
+static_assert(offsetof(ShadePushConstants, width) == 32, "matches ground_plane_shade.comp");
+static_assert(sizeof(ShadePushConstants) == 48, "matches ground_plane_shade.comp");
+
+class ShadePipeline {
+public:
+    explicit ShadePipeline(VulkanContext& context);
+
+    // Binds, pushes and dispatches one invocation per pixel.
+    void record(VkCommandBuffer commands, const ShadePushConstants& push) const;
+
+private:
+    static constexpr std::uint32_t group_side = 8;  // local_size_x and _y of the shader
+    UniqueVkPipelineLayout layout_;
+    UniqueVkPipeline pipeline_;
+};
+
+}  // namespace vtpage::viewer
