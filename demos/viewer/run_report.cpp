@@ -58,6 +58,7 @@ RunReport make_report(const ViewerOptions& options, const StreamingSession& sess
     r.pages_per_second = seconds > 0 ? double(r.pages_streamed) / seconds : 0;
     r.bytes_per_second = seconds > 0 ? double(r.bytes_streamed) / seconds : 0;
     r.resident_pages = streamer.table.resident_pages;
+    r.resident_texels = session.resident_texels();
     r.deferred_pages = streamer.table.deferred_pages;
     r.deferred_peak = streamer.table.deferred_peak;
     r.deferred_total = streamer.table.deferred_total;
@@ -116,6 +117,7 @@ nlohmann::json to_json(const RunReport& r) {
         {"pages_streamed_per_second", r.pages_per_second},
         {"bytes_streamed_per_second", r.bytes_per_second},
         {"resident_pages", r.resident_pages},
+        {"resident_texels", r.resident_texels},
         {"deferred_pages",
          {{"now", r.deferred_pages}, {"peak", r.deferred_peak}, {"total", r.deferred_total}}},
         {"pool",
@@ -177,7 +179,9 @@ std::string summary_text(const RunReport& r) {
         detail::concat(r.pages_streamed, " (", fixed(r.pages_per_second, 0), "/s, ",
                        fixed(r.bytes_per_second / mib, 0), " MiB/s)"));
     row("pages committed / evicted", detail::concat(r.pages_committed, " / ", r.pages_evicted));
-    row("resident / budget pages", detail::concat(r.resident_pages, " / ", r.budget_pages));
+    row("resident / budget pages",
+        detail::concat(r.resident_pages, " / ", r.budget_pages, " (",
+                       fixed(double(r.resident_texels) / 1e6, 1), " Mtexels)"));
     row("held back for frames in flight: now / peak pages",
         detail::concat(r.deferred_pages, " / ", r.deferred_peak));
     row("pool hits / misses", detail::concat(r.pool.hits, " / ", r.pool.misses));

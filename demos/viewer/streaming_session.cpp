@@ -288,6 +288,17 @@ std::size_t StreamingSession::budget_pages() const {
     return streaming_->streamer().page_table().budget_pages();
 }
 
+std::uint64_t StreamingSession::resident_texels() const {
+    vt::Streamer& streamer = streaming_->streamer();
+    const vt::TextureLayout layout = streamer.textures().layout(texture_id_);
+    const PageIndex base = streamer.textures().base_page(texture_id_);
+    std::uint64_t texels = 0;
+    for (std::uint64_t page = 0; page < layout.page_count; ++page) {
+        if (streamer.page_table().is_resident(base + page)) texels += layout.texels_in_page(page);
+    }
+    return texels;
+}
+
 std::uint64_t StreamingSession::texture_pages() const noexcept {
     return vt::TextureLayout(shape_).page_count;
 }

@@ -149,6 +149,10 @@ public:
         return {double(shape_.width), double(shape_.height)};
     }
     std::size_t budget_pages() const;
+    // The texels of the texture that resident pages hold (TextureLayout::texels_in_page): what
+    // the budget holds, comparable across tile formats. Walks every page of the texture: for
+    // the end of a run, not for every frame.
+    std::uint64_t resident_texels() const;
     std::uint64_t texture_pages() const noexcept;
     double startup_seconds() const noexcept { return startup_seconds_; }
     // The texture's pages that could not be read (corrupt or unreadable): the run goes on

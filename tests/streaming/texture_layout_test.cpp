@@ -165,6 +165,35 @@ TEST(TextureLayoutShapes, EveryTileLivesInExactlyOnePageSlot) {
     }
 }
 
+// The texels each page holds add up to every level's texels, and a page holds exactly the
+// texels whose covering page it is (checked on a grid of places).
+TEST(TextureLayoutShapes, PagesHoldEveryTexelOnce) {
+    for (const TileFormat format : formats) {
+        for (const Shape& shape : {Shape{1, 1}, Shape{3, 5}, Shape{241, 481}, Shape{5120, 2880},
+                                   Shape{1u << 20, 17}, Shape{20000, 30000}}) {
+            const TextureLayout layout(shape.width, shape.height, format);
+            std::uint64_t levels = 0;
+            for (std::uint32_t mip = 0; mip < layout.mip_count; ++mip) {
+                levels += std::uint64_t(layout.mips[mip].width) * layout.mips[mip].height;
+            }
+            std::uint64_t pages = 0;
+            for (std::uint64_t page = 0; page < layout.page_count; ++page) {
+                const std::uint64_t texels = layout.texels_in_page(page);
+                EXPECT_GT(texels, 0u) << "page " << page;
+                pages += texels;
+            }
+            EXPECT_EQ(pages, levels)
+                << shape.width << " x " << shape.height << " " << tile_format_name(format);
+            EXPECT_EQ(layout.texels_in_page(layout.page_count), 0u);
+        }
+    }
+    // A page in the middle of level 0 is full; the last one of the row holds the remainder.
+    const TextureLayout bc1(5120, 2880, TileFormat::bc1);
+    const std::uint64_t span = 8 * 248;
+    EXPECT_EQ(bc1.texels_in_page(0), span * span);
+    EXPECT_EQ(bc1.texels_in_page(2), (5120 - 2 * span) * span);
+}
+
 TEST(TextureLayoutShapes, TheCoveringPageHoldsThePlaceAtEveryLevel) {
     for (const Shape& shape : shapes) {
         const TextureLayout layout(shape.width, shape.height);

@@ -132,6 +132,10 @@ TEST_P(ViewerHeadlessTest, RunsValidationCleanAndReportsSaneStatistics) {
                 1e-6 * double(streamed) / seconds);
     EXPECT_LE(stats["resident_pages"].get<std::uint64_t>(),
               stats["budget_pages"].get<std::uint64_t>());
+    // Resident pages hold at most a full RGBA8 page's texels each, and the tail at least.
+    const std::uint64_t texels = stats["resident_texels"];
+    EXPECT_GT(texels, 0u);
+    EXPECT_LE(texels, stats["resident_pages"].get<std::uint64_t>() * 8 * 4 * 120 * 120);
     EXPECT_EQ(stats["pool"]["misses"], 0) << "the pool was warmed up before the first frame";
     EXPECT_EQ(stats["presented_frames"], 0) << "headless";
 

@@ -195,6 +195,28 @@ struct TextureLayout {
         }
         return tail_first_mip;
     }
+    // The texels of the texture that a page holds (borders and padding not counted): what
+    // keeping it resident is worth, whatever the format.
+    VTPAGE_HOST_DEVICE constexpr std::uint64_t texels_in_page(std::uint64_t page) const {
+        if (page >= tail_page()) {
+            std::uint64_t texels = 0;
+            for (std::uint32_t mip = tail_first_mip; mip < mip_count; ++mip) {
+                texels += std::uint64_t(mips[mip].width) * mips[mip].height;
+            }
+            return page == tail_page() ? texels : 0;
+        }
+        const std::uint32_t mip = mip_of_page(page);
+        const MipLevel& level = mips[mip];
+        const std::uint64_t in_level = page - level.first_page;
+        const TileFormatInfo info = tile_format();
+        const std::uint64_t span_x = std::uint64_t(info.page_tiles_x) * info.tile_payload();
+        const std::uint64_t span_y = std::uint64_t(info.page_tiles_y) * info.tile_payload();
+        const std::uint64_t x0 = in_level % level.pages_x * span_x;
+        const std::uint64_t y0 = in_level / level.pages_x * span_y;
+        const std::uint64_t x1 = x0 + span_x < level.width ? x0 + span_x : level.width;
+        const std::uint64_t y1 = y0 + span_y < level.height ? y0 + span_y : level.height;
+        return (x1 - x0) * (y1 - y0);
+    }
     // Mip 0 as a flat RGBA8 copy, in bytes: what a texture without paging would need.
     VTPAGE_HOST_DEVICE constexpr std::uint64_t flat_bytes() const {
         return std::uint64_t(width) * height * texel_bytes;
