@@ -76,6 +76,8 @@ RunReport make_report(const ViewerOptions& options, const StreamingSession& sess
     r.validation_warnings = counters.validation.warnings;
     r.validation_messages = counters.validation.total();
     r.settle_requested = options.settle;
+    r.identity_check = options.identity_check;
+    r.identity = counters.identity;
     return r;
 }
 
@@ -144,6 +146,14 @@ nlohmann::json to_json(const RunReport& r) {
         {"validation_messages", r.validation_messages},
     };
     if (r.settle_requested) json["settled"] = r.settled;
+    if (r.identity_check) {
+        json["identity_check"] = {{"frames", r.identity.frames},
+                                  {"pixels_checked", r.identity.pixels},
+                                  {"violations", r.identity.violations},
+                                  {"coarser_pixels", r.identity.coarser},
+                                  {"frames_with_violations", r.identity.frames_with_violations},
+                                  {"first_violating_frame", r.identity.first_violating_frame}};
+    }
     if (r.goal_applies()) {
         json["goal"] = {{"frame_ms_p99_at_most", goal_p99_ms},
                         {"pages_streamed_per_second_at_least", goal_pages_per_second},
@@ -194,6 +204,11 @@ std::string summary_text(const RunReport& r) {
                                       r.validation_warnings, " warnings)")
                      : std::string("off"));
     if (r.settle_requested) row("settled", r.settled ? "yes" : "no");
+    if (r.identity_check) {
+        row("identity check: violations / pixels checked (frames, coarser pixels)",
+            detail::concat(r.identity.violations, " / ", r.identity.pixels, " (", r.identity.frames,
+                           ", ", r.identity.coarser, ")"));
+    }
     if (r.goal_applies()) {
         text += detail::concat(
             "goal p99 <= ", fixed(goal_p99_ms, 1), " ms at >= ", fixed(goal_pages_per_second, 0),

@@ -45,6 +45,8 @@ struct RunReport {
     bool validation = false;
     std::uint64_t validation_errors = 0, validation_warnings = 0, validation_messages = 0;
     bool settle_requested = false, settled = false;
+    bool identity_check = false;
+    IdentityCheckTotals identity;
 
     // The goal applies to the benchmark flight; met or not, for the goal line.
     bool goal_applies() const { return camera_path == "benchmark"; }

@@ -5,6 +5,7 @@
 #include "vtpage/backend/backend_factory.hpp"
 #include "vtpage/interop/vulkan_cuda_timeline.hpp"
 #include "vtpage/streaming/baked_texture.hpp"
+#include "vtpage/streaming/identity_source.hpp"
 #include "vtpage/streaming/procedural_source.hpp"
 
 namespace vtpage::viewer {
@@ -19,6 +20,10 @@ std::shared_ptr<const vt::TileSource> make_source(const SessionSettings& setting
             vt::ProceduralSettings{.seed = settings.seed,
                                    .size_log2 = settings.texture_size_log2,
                                    .format = settings.texture_format});
+    }
+    if (settings.texture == "identity") {
+        return std::make_shared<vt::IdentitySource>(
+            vt::IdentitySettings{.size_log2 = settings.texture_size_log2});
     }
     try {
         return std::make_shared<vt::BakedFileSource>(settings.texture);
@@ -54,6 +59,10 @@ StreamingSession::StreamingSession(SessionSettings settings) : settings_(std::mo
     shape_ = source->shape();
     texture_name_ = source->name();
     const vt::TextureLayout layout(shape_);
+    const auto* identity = dynamic_cast<const vt::IdentitySource*>(source.get());
+    if (s.identity_check && !identity) {
+        throw UsageError("the identity check needs the identity texture, not " + texture_name_);
+    }
 
     backend_ = make_backend({.name = s.backend, .log = s.log});
     VulkanContextSettings context_settings;
@@ -99,7 +108,9 @@ StreamingSession::StreamingSession(SessionSettings settings) : settings_(std::mo
                                .height = s.height,
                                .feedback_divisor = s.feedback_divisor,
                                .frames_in_flight = s.frames_in_flight,
-                               .deferred_texturing = s.deferred_texturing});
+                               .deferred_texturing = s.deferred_texturing,
+                               .identity_check = s.identity_check,
+                               .identity_texture_tag = identity ? identity->texture() : 0});
     startup_seconds_ = std::chrono::duration<double>(Clock::now() - start).count();
 }
 
@@ -150,6 +161,8 @@ CompletedSummary StreamingSession::consume(const CompletedFrame& done) {
     summary.gpu_ms = done.gpu_ms;
     summary.textured_pass_ms = done.textured_pass_ms;
     summary.upload = done.upload;
+    summary.identity = done.identity;
+    count_identity_check(done);
     summary.presented = done.presented;
     if (!done.colour.empty()) {
         capture_.assign(done.colour.begin(), done.colour.end());
@@ -193,6 +206,17 @@ CompletedSummary StreamingSession::consume(const CompletedFrame& done) {
     streaming_->streamer().complete_frame(done.user_tag);
     summary.complete_ms = since(start);
     return summary;
+}
+
+void StreamingSession::count_identity_check(const CompletedFrame& done) {
+    if (!done.identity.ran) return;
+    ++identity_.frames;
+    identity_.pixels += done.identity.pixels;
+    identity_.violations += done.identity.violations;
+    identity_.coarser += done.identity.coarser;
+    if (done.identity.violations == 0) return;
+    ++identity_.frames_with_violations;
+    if (identity_.first_violating_frame == 0) identity_.first_violating_frame = done.frame;
 }
 
 // VirtualTextureStreaming::wait_idle rethrows every worker error; the viewer keeps going past a
@@ -275,6 +299,7 @@ SessionCounters StreamingSession::counters() const {
     counters.validation = context_->validation_messages();
     counters.frames = frames_;
     counters.withdrawn_requests = withdrawn_;
+    counters.identity = identity_;
     return counters;
 }
 

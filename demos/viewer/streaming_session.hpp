@@ -43,8 +43,9 @@ public:
 
 struct SessionSettings {
     std::string backend = "auto";
-    std::string texture = "procedural";  // or a baked texture file
-    std::uint32_t texture_size_log2 = 20;
+    // "procedural", "identity" (vt::IdentitySource: every texel names itself) or a baked file
+    std::string texture = "procedural";
+    std::uint32_t texture_size_log2 = 20;  // of the procedural and identity textures
     std::uint32_t seed = 3;
     vt::TileFormat texture_format = vt::TileFormat::rgba8;  // of the procedural texture
     std::size_t budget_bytes = std::size_t(1) << 30;
@@ -52,6 +53,8 @@ struct SessionSettings {
     std::uint32_t height = 720;
     std::uint32_t feedback_divisor = 4;
     bool deferred_texturing = true;
+    // VulkanRendererSettings::identity_check on every textured frame (the identity texture).
+    bool identity_check = false;
     std::uint32_t frames_in_flight = 2;
     std::size_t workers = 2;
     std::size_t batch_pages = 16;
@@ -79,6 +82,7 @@ struct CompletedSummary {
     double gpu_ms = 0;
     double textured_pass_ms = 0;  // the part of gpu_ms that the textured pass took
     IndirectionUpload upload;
+    IdentityCheckResult identity;
     std::size_t feedback_samples = 0;
     std::size_t requests = 0;           // pages the feedback asked for (parents included)
     std::size_t resident_requests = 0;  // ... of which were ready
@@ -93,6 +97,16 @@ struct CompletedSummary {
     double process_ms = 0, request_ms = 0, complete_ms = 0;
 };
 
+// The identity check over the frames completed so far (SessionSettings::identity_check).
+struct IdentityCheckTotals {
+    std::uint64_t frames = 0;  // frames checked
+    std::uint64_t pixels = 0;  // pixels checked, over all of them
+    std::uint64_t violations = 0;
+    std::uint64_t coarser = 0;  // pixels that read a coarser level than wanted
+    std::uint64_t frames_with_violations = 0;
+    std::uint64_t first_violating_frame = 0;  // 0: none
+};
+
 // Counters for statistics and the HUD, read without disturbing the workers much.
 struct SessionCounters {
     vt::StreamerStatistics streamer;
@@ -100,6 +114,7 @@ struct SessionCounters {
     ValidationMessageCounts validation;
     std::uint64_t frames = 0;
     std::uint64_t withdrawn_requests = 0;
+    IdentityCheckTotals identity;
 };
 
 class StreamingSession {
@@ -161,6 +176,7 @@ public:
 
 private:
     CompletedSummary consume(const CompletedFrame& done);
+    void count_identity_check(const CompletedFrame& done);
     bool wait_idle_keeping_input_errors(std::chrono::milliseconds timeout);
     // Throws the streamer's errors, other than the input errors kept in input_errors_.
     void rethrow_unless_input_error();
@@ -180,6 +196,7 @@ private:
     std::uint64_t withdrawn_ = 0;
     bool requests_paused_ = false;
     std::uint64_t frames_ = 0;
+    IdentityCheckTotals identity_;
     std::vector<std::uint8_t> capture_;
     std::uint32_t capture_width_ = 0;
     std::uint32_t capture_height_ = 0;

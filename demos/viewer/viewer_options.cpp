@@ -56,6 +56,22 @@ void check_output(const std::string& flag, const std::string& path) {
     }
 }
 
+// The check reads the identity texture at the positions of the deferred textured pass.
+void check_identity_check(ViewerOptions& o, bool texture_given, const std::string& mode) {
+    if (texture_given && o.texture != "identity") {
+        throw CLI::ValidationError("--identity-check", "checks the identity texture, not " +
+                                                           o.texture + " (leave --texture out)");
+    }
+    if (!o.deferred_texturing) {
+        throw CLI::ValidationError("--identity-check", "needs deferred texturing");
+    }
+    if (mode != "textured") {
+        throw CLI::ValidationError("--identity-check",
+                                   "checks textured frames, not --mode " + mode);
+    }
+    o.texture = "identity";
+}
+
 }  // namespace
 
 std::string to_string(View view) { return view == View::image ? "image" : "plane"; }
@@ -82,19 +98,22 @@ ParsedOptions parse_viewer_options(int argc, const char* const* argv) {
     app.add_option("--backend", o.backend, "Memory backend: auto (cuda where a GPU is), cuda, host")
         ->check(CLI::IsMember({"auto", "cuda", "host"}))
         ->capture_default_str();
-    app.add_option("--texture", o.texture,
-                   "'procedural' (a 2^size terrain made on the fly) or a baked texture file "
-                   "(vtpage-bake)")
-        ->check([](const std::string& value) -> std::string {
-            if (value == "procedural") return {};
-            if (!std::filesystem::is_regular_file(value)) {
-                return "no such file: " + value + " (give 'procedural' or a baked texture)";
-            }
-            return {};
-        })
-        ->capture_default_str();
+    auto* texture_flag =
+        app.add_option("--texture", o.texture,
+                       "'procedural' (a 2^size terrain made on the fly), 'identity' (every texel "
+                       "a hash of its own page and place: noise, for --identity-check) or a "
+                       "baked texture file (vtpage-bake)")
+            ->check([](const std::string& value) -> std::string {
+                if (value == "procedural" || value == "identity") return {};
+                if (!std::filesystem::is_regular_file(value)) {
+                    return "no such file: " + value +
+                           " (give 'procedural', 'identity' or a baked texture)";
+                }
+                return {};
+            })
+            ->capture_default_str();
     app.add_option("--texture-size-log2", o.texture_size_log2,
-                   "Procedural texture: 2^N texels on a side (20: 1M x 1M)")
+                   "Procedural and identity textures: 2^N texels on a side (20: 1M x 1M)")
         ->check(app::count_in(8, 20))
         ->capture_default_str();
     std::string texture_format = "rgba8";
@@ -170,6 +189,10 @@ ParsedOptions parse_viewer_options(int argc, const char* const* argv) {
     app.add_flag("!--forward-texturing", o.deferred_texturing,
                  "Sample the texture in the raster pass rather than in a compute pass over the "
                  "positions it records (same pixels; compare their GPU time)");
+    app.add_flag("--identity-check", o.identity_check,
+                 "Stream the identity texture and check every frame at full resolution: each "
+                 "pixel's unfiltered reads must be the page and texel its coordinates map to "
+                 "(or a coarser one's); violations are counted and make the exit status 1");
     app.add_option("--feedback-divisor", o.feedback_divisor,
                    "The feedback pass renders at 1/N of the size")
         ->check(app::count_in(1, 16))
@@ -200,6 +223,7 @@ ParsedOptions parse_viewer_options(int argc, const char* const* argv) {
             throw CLI::ValidationError("--texture-format",
                                        "is for the procedural texture (a baked file has its own)");
         }
+        if (o.identity_check) check_identity_check(o, texture_flag->count() > 0, mode);
     } catch (const CLI::CallForHelp&) {
         parsed.message = app.help();
         return parsed;

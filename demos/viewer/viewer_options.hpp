@@ -14,8 +14,8 @@ namespace vtpage::viewer {
 
 struct ViewerOptions {
     std::string backend = "auto";          // auto | cuda | host
-    std::string texture = "procedural";    // procedural, or a baked texture file
-    std::uint32_t texture_size_log2 = 20;  // of the procedural texture: 1M x 1M texels
+    std::string texture = "procedural";    // procedural, identity, or a baked texture file
+    std::uint32_t texture_size_log2 = 20;  // of the procedural and identity textures
     std::uint32_t seed = 3;                // of the procedural texture (assets/terrain-512.png)
     vt::TileFormat texture_format = vt::TileFormat::rgba8;  // of the procedural texture
     std::size_t budget_mib = 1024;
@@ -41,6 +41,9 @@ struct ViewerOptions {
     RenderMode mode = RenderMode::textured;
     std::uint32_t feedback_divisor = 4;
     bool deferred_texturing = true;  // VulkanRendererSettings::deferred_texturing
+    // The identity texture, checked on every frame (VulkanRendererSettings::identity_check):
+    // violations are counted in the summary and the stats, and make the exit status 1.
+    bool identity_check = false;
     // Headless: before the last frame, keep rendering its pose until every page it asks for is
     // resident (the settled image, for comparisons).
     bool settle = false;

@@ -18,6 +18,7 @@ SessionSettings session_settings(const ViewerOptions& o, const Log& log) {
     s.height = o.height;
     s.feedback_divisor = o.feedback_divisor;
     s.deferred_texturing = o.deferred_texturing;
+    s.identity_check = o.identity_check;
     s.frames_in_flight = frames_in_flight;
     s.workers = o.workers;
     s.batch_pages = o.batch_pages;
@@ -59,6 +60,15 @@ int finish_run(const ViewerOptions& options, const StreamingSession& session,
                      "warnings (printed above)\n",
                      static_cast<unsigned long long>(report.validation_errors),
                      static_cast<unsigned long long>(report.validation_warnings));
+        status = 1;
+    }
+    if (report.identity_check && report.identity.violations > 0) {
+        std::fprintf(stderr,
+                     "vtpage-viewer: the identity check found %llu pixels that read another "
+                     "page's words, in %llu frames (the first: frame %llu)\n",
+                     static_cast<unsigned long long>(report.identity.violations),
+                     static_cast<unsigned long long>(report.identity.frames_with_violations),
+                     static_cast<unsigned long long>(report.identity.first_violating_frame));
         status = 1;
     }
     if (options.settle && !settled) {

@@ -17,8 +17,8 @@ inline constexpr std::uint32_t frames_in_flight = 2;
 SessionSettings session_settings(const ViewerOptions& options, const Log& log);
 
 // Writes the screenshot (the last captured frame) and the stats JSON where asked, prints the
-// summary to `out`, and returns the exit status: 1 when the validation layer said anything or
-// a requested settle did not happen, else 0.
+// summary to `out`, and returns the exit status: 1 when the validation layer said anything, the
+// identity check found violations or a requested settle did not happen, else 0.
 int finish_run(const ViewerOptions& options, const StreamingSession& session,
                const FrameStats& stats, double seconds, bool settled, std::FILE* out);
 

@@ -27,8 +27,9 @@ void IdentitySource::fill_host(std::uint64_t page, std::span<std::byte> destinat
         throw Error(Errc::invalid_argument, "IdentitySource::fill_host",
                     "the destination is smaller than a page");
     }
+    const std::uint32_t seed = identity::page_seed(settings_.texture, page);
     for (std::uint32_t word = 0; word < identity::words_per_page; ++word) {
-        const std::uint32_t value = identity::texel_word(settings_.texture, page, word);
+        const std::uint32_t value = identity::seeded_word(seed, word);
         std::memcpy(destination.data() + std::size_t(word) * 4, &value, 4);
     }
 }

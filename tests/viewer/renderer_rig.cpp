@@ -54,7 +54,7 @@ std::vector<std::uint8_t> reference_image(const ReferenceSampler& sampler, const
 }
 
 bool RendererRig::set_up(const std::string& backend_name, std::string& reason,
-                         vt::TextureShape texture_shape) {
+                         vt::TextureShape texture_shape, RigSettings rig) {
     shape = texture_shape;
     layout = vt::TextureLayout(shape);
     texels = decoded_pattern(layout);
@@ -71,6 +71,7 @@ bool RendererRig::set_up(const std::string& backend_name, std::string& reason,
     settings.map_into_region = false;  // pages are reached through windows and Vulkan
     settings.pool.map_windows = true;
     settings.pool.window_pages = 64;
+    settings.defer_reuse = rig.defer_reuse;
     importer->attach(settings.pool);
     indirection->connect(settings);
     table = std::make_unique<PageTable>(*backend, settings);
@@ -79,8 +80,11 @@ bool RendererRig::set_up(const std::string& backend_name, std::string& reason,
     textures->set(rig_texture_id, rig_base_page, shape);
     renderer = std::make_unique<VulkanRenderer>(
         *context, *indirection, *textures,
-        VulkanRendererSettings{
-            .width = rig_width, .height = rig_height, .feedback_divisor = rig_divisor});
+        VulkanRendererSettings{.width = rig_width,
+                               .height = rig_height,
+                               .feedback_divisor = rig_divisor,
+                               .identity_check = rig.identity_check,
+                               .identity_texture_tag = rig.identity_texture_tag});
     return true;
 }
 

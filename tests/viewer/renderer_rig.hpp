@@ -69,12 +69,20 @@ Difference compare(const std::vector<std::uint8_t>& a, const std::vector<std::ui
 // with the view's exact derivatives.
 std::vector<std::uint8_t> reference_image(const ReferenceSampler& sampler, const OrthoView& view);
 
+// What a test may change of the rig's page table and renderer.
+struct RigSettings {
+    bool defer_reuse = true;      // PageTableSettings::defer_reuse
+    bool identity_check = false;  // VulkanRendererSettings::identity_check
+    std::uint32_t identity_texture_tag = 1;
+};
+
 class RendererRig {
 public:
     // Builds everything on the named backend; false and the reason where this machine has no
     // such backend or no Vulkan device for it.
     bool set_up(const std::string& backend_name, std::string& reason,
-                vt::TextureShape shape = vt::TextureShape::square(rig_size_log2));
+                vt::TextureShape shape = vt::TextureShape::square(rig_size_log2),
+                RigSettings rig = {});
     // Renderer and page table first (the table's shutdown calls back into the indirection
     // table), then checks that the validation layer said nothing.
     void tear_down();

@@ -147,6 +147,22 @@ TEST(ViewerOptionsTest, TextureFormatIsForTheProceduralTexture) {
     std::filesystem::remove(file);
 }
 
+TEST(ViewerOptionsTest, TheIdentityCheckStreamsTheIdentityTexture) {
+    const ParsedOptions checked = parse({"--identity-check", "--texture-size-log2", "12"});
+    ASSERT_TRUE(checked.options) << checked.message;
+    EXPECT_TRUE(checked.options->identity_check);
+    EXPECT_EQ(checked.options->texture, "identity");
+    EXPECT_EQ(checked.options->texture_size_log2, 12u);
+    const ParsedOptions named = parse({"--identity-check", "--texture", "identity"});
+    ASSERT_TRUE(named.options) << named.message;
+    EXPECT_EQ(named.options->texture, "identity");
+    // The identity texture can be looked at without the check.
+    const ParsedOptions shown = parse({"--texture", "identity"});
+    ASSERT_TRUE(shown.options) << shown.message;
+    EXPECT_FALSE(shown.options->identity_check);
+    EXPECT_FALSE(parse({}).options->identity_check);
+}
+
 struct BadFlags {
     std::vector<std::string> arguments;
     std::string says;  // part of the message
@@ -187,7 +203,13 @@ INSTANTIATE_TEST_SUITE_P(
         BadFlags{{"--time-step-ms", "inf"}, "--time-step-ms"},
         BadFlags{{"--warmup-frames", "-1"}, "--warmup-frames: '-1' is not a whole number"},
         BadFlags{{"--seed", "-1"}, "--seed"}, BadFlags{{"--width", "-16"}, "--width"},
-        BadFlags{{"--frobnicate"}, "frobnicate"}, BadFlags{{"--width"}, "--width"}));
+        BadFlags{{"--frobnicate"}, "frobnicate"}, BadFlags{{"--width"}, "--width"},
+        // The check reads the identity texture at the deferred pass's positions.
+        BadFlags{{"--identity-check", "--texture", "procedural"},
+                 "--identity-check: checks the identity texture"},
+        BadFlags{{"--identity-check", "--forward-texturing"}, "needs deferred texturing"},
+        BadFlags{{"--identity-check", "--mode", "mips"}, "checks textured frames, not --mode mips"},
+        BadFlags{{"--texture", "identity", "--texture-format", "bc1"}, "--texture-format"}));
 
 }  // namespace
 }  // namespace vtpage::viewer

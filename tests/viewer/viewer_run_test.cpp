@@ -144,6 +144,59 @@ TEST_P(ViewerHeadlessTest, RunsValidationCleanAndReportsSaneStatistics) {
     EXPECT_EQ(shot.height, 108);
 }
 
+// The identity check on a fast flight at the smallest budget (8 pages, the tail one of them),
+// two frames in flight: pages are evicted and their physical pages refilled with other pages
+// all the way, and no pixel of any frame reads a word that is not its own page's and texel's.
+TEST_P(ViewerHeadlessTest, TheIdentityCheckFindsNoViolationOnAFastFlightAtTheSmallestBudget) {
+    VTPAGE_VIEWER_BACKEND_OR_SKIP(GetParam());
+    const std::string stats_path = scratch("identity_" + GetParam() + ".json");
+    std::vector<std::string> arguments = {"--headless",
+                                          "--backend",
+                                          GetParam(),
+                                          "--identity-check",
+                                          "--texture-size-log2",
+                                          "14",
+                                          "--budget-mib",
+                                          "16",
+                                          "--camera-path",
+                                          "benchmark",
+                                          "--time-step-ms",
+                                          "200",
+                                          "--frames",
+                                          "150",
+                                          "--width",
+                                          "192",
+                                          "--height",
+                                          "108",
+                                          "--quiet",
+                                          "--stats",
+                                          stats_path};
+    for (const std::string& flag : validation_flags()) arguments.push_back(flag);
+    const test::ProgramResult run = run_viewer(arguments);
+    ASSERT_EQ(run.exit_code, 0) << run.output;
+    EXPECT_NE(run.output.find("| identity check: violations / pixels checked"), std::string::npos)
+        << run.output;
+    const nlohmann::json stats = read_json(stats_path);
+    ASSERT_FALSE(stats.is_discarded());
+    expect_clean_validation(stats);
+    EXPECT_EQ(stats["texture"], "identity texture 1");
+    EXPECT_EQ(stats["budget_pages"], 8);
+    const nlohmann::json& check = stats["identity_check"];
+    EXPECT_EQ(check["violations"], 0);
+    EXPECT_EQ(check["frames_with_violations"], 0);
+    EXPECT_EQ(check["frames"], 150) << "every frame checked";
+    // Most of each image is the plane (the rest is sky), and some of it fell back while its
+    // pages streamed in.
+    EXPECT_GT(check["pixels_checked"].get<std::uint64_t>(), 150u * 192 * 108 / 2);
+    EXPECT_GT(check["coarser_pixels"].get<std::uint64_t>(), 0u);
+    // Streaming all the way: physical pages given to other pages again and again.
+    const std::uint64_t committed = stats["pages_committed"], evicted = stats["pages_evicted"];
+    EXPECT_GE(evicted, 10u);
+    EXPECT_GE(committed, 8u + 10u);
+    EXPECT_GT(stats["deferred_pages"]["total"].get<std::uint64_t>(), 0u)
+        << "evicted pages were held back for frames in flight";
+}
+
 bool is_sky(const Image& image, int x, int y) {
     const std::uint8_t sky[4] = {115, 153, 204, 255};  // the renderer's clear colour in UNORM8
     const std::uint8_t* pixel = &image.rgba[(std::size_t(y) * image.width + x) * 4];

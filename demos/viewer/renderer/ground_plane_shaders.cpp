@@ -19,6 +19,9 @@ constexpr std::uint32_t ground_plane_sample_position_frag[] = {
 constexpr std::uint32_t ground_plane_shade_comp[] = {
 #include "ground_plane_shade.comp.spv.inc"
 };
+constexpr std::uint32_t identity_check_comp[] = {
+#include "identity_check.comp.spv.inc"
+};
 }  // namespace
 
 std::span<const std::uint32_t> ground_plane_vertex_spirv() { return ground_plane_vert; }
@@ -32,5 +35,6 @@ std::span<const std::uint32_t> ground_plane_sample_position_fragment_spirv() {
 std::span<const std::uint32_t> ground_plane_shade_compute_spirv() {
     return ground_plane_shade_comp;
 }
+std::span<const std::uint32_t> identity_check_compute_spirv() { return identity_check_comp; }
 
 }  // namespace vtpage::viewer

@@ -6,6 +6,7 @@
 
 #include "renderer/vulkan_frame_slot.hpp"
 #include "renderer/vulkan_ground_plane_pipeline.hpp"
+#include "renderer/vulkan_identity_check_pipeline.hpp"
 #include "renderer/vulkan_shade_pipeline.hpp"
 #include "renderer/vulkan_swapchain.hpp"
 #include "vtpage/interop/vulkan_buffer.hpp"
@@ -34,14 +35,17 @@ struct FrameRecord {
     std::uint32_t readback = 0;  // index into State::readbacks
     std::uint32_t width = 0, height = 0, feedback_width = 0, feedback_height = 0;
     bool captured = false;
+    bool identity_checked = false;
     bool presented = false;
     IndirectionUpload upload;
 };
 
-// Host-visible copies of a frame's feedback and (when captured) colour image.
+// Host-visible copies of a frame's feedback, (when captured) colour image and (when checked)
+// identity check counts.
 struct Readback {
     VulkanBuffer feedback;
     VulkanBuffer colour;
+    VulkanBuffer identity_counts;
 };
 
 void image_barrier(VkCommandBuffer commands, VkImage image, VkImageLayout from, VkImageLayout to,
@@ -128,6 +132,9 @@ struct VulkanRenderer::State {
     VulkanImage sample_positions;
     VulkanBuffer sample_position_copy;
     VulkanBuffer shaded_colours;
+    // The identity check's pipeline and the counts its atomics add to (where asked).
+    std::optional<IdentityCheckPipeline> identity_check;
+    VulkanBuffer identity_counts;
     std::vector<FrameSlot> slots;
     std::vector<FrameRecord> records;  // per slot
     std::vector<Readback> readbacks;   // frames_in_flight + 1: see render()
@@ -141,7 +148,15 @@ struct VulkanRenderer::State {
           settings(s),
           pipelines(c, colour_format_used, sample_position_format, feedback_format_used),
           shade(c),
-          timeline(c, 0, false, "vtpage renderer timeline") {}
+          timeline(c, 0, false, "vtpage renderer timeline") {
+        if (!settings.identity_check) return;
+        identity_check.emplace(c);
+        identity_counts = VulkanBuffer(
+            c, sizeof(IdentityCheckCounts),
+            VK_BUFFER_USAGE_STORAGE_BUFFER_BIT | VK_BUFFER_USAGE_SHADER_DEVICE_ADDRESS_BIT |
+                VK_BUFFER_USAGE_TRANSFER_SRC_BIT | VK_BUFFER_USAGE_TRANSFER_DST_BIT,
+            BufferMemory::device_local, "vtpage identity check counts");
+    }
 
     VkExtent2D extent() const { return {settings.width, settings.height}; }
     // Waits for a frame with the settings' timeout; on timeout, busy with what the frame waits
@@ -219,12 +234,21 @@ struct VulkanRenderer::State {
         done.textured_pass_ms = times.textured_pass_ms;
         done.upload = record.upload;
         done.presented = record.presented;
+        if (record.identity_checked) done.identity = identity_result(readback);
         return done;
+    }
+    static IdentityCheckResult identity_result(const Readback& readback) {
+        readback.identity_counts.invalidate();
+        IdentityCheckCounts counts{};
+        std::memcpy(&counts, readback.identity_counts.mapped(), sizeof(counts));
+        return {true, counts.pixels, counts.violations, counts.coarser};
     }
     void record_forward_colour_pass(VkCommandBuffer commands, const GroundPlanePushConstants& push);
     void record_sample_positions(VkCommandBuffer commands, const GroundPlanePushConstants& push);
     void record_deferred_colour_pass(VkCommandBuffer commands, const FrameDesc& frame,
                                      const GroundPlanePushConstants& push);
+    void record_identity_check(VkCommandBuffer commands, const FrameDesc& frame,
+                               Readback& readback);
     void record_frame(VkCommandBuffer commands, FrameSlot& slot, const FrameDesc& frame,
                       Readback& readback, VulkanSwapchain* swapchain,
                       std::optional<std::uint32_t> image_index);
@@ -322,6 +346,37 @@ void VulkanRenderer::State::record_deferred_colour_pass(VkCommandBuffer commands
                       VK_ACCESS_2_TRANSFER_READ_BIT);
 }
 
+// The identity check over the positions the deferred pass recorded (still in their buffer, which
+// the next frame rewrites only after every compute pass before it): its counts zeroed, added to
+// by the check's atomics, copied to the frame's readback (made visible to the host with the
+// other copies).
+void VulkanRenderer::State::record_identity_check(VkCommandBuffer commands, const FrameDesc& frame,
+                                                  Readback& readback) {
+    // The previous frame's atomics and its copy of the counts before they are zeroed.
+    memory_barrier(commands, VK_PIPELINE_STAGE_2_COMPUTE_SHADER_BIT | VK_PIPELINE_STAGE_2_COPY_BIT,
+                   VK_ACCESS_2_SHADER_STORAGE_WRITE_BIT, VK_PIPELINE_STAGE_2_ALL_TRANSFER_BIT,
+                   VK_ACCESS_2_TRANSFER_WRITE_BIT);
+    vkCmdFillBuffer(commands, identity_counts.get(), 0, VK_WHOLE_SIZE, 0);
+    memory_barrier(commands, VK_PIPELINE_STAGE_2_ALL_TRANSFER_BIT, VK_ACCESS_2_TRANSFER_WRITE_BIT,
+                   VK_PIPELINE_STAGE_2_COMPUTE_SHADER_BIT,
+                   VK_ACCESS_2_SHADER_STORAGE_READ_BIT | VK_ACCESS_2_SHADER_STORAGE_WRITE_BIT);
+    IdentityCheckPushConstants check{};
+    check.indirection = indirection.device_address();
+    check.directory = textures.device_address();
+    check.positions = sample_position_copy.device_address();
+    check.counts = identity_counts.device_address();
+    check.width = settings.width;
+    check.height = settings.height;
+    check.texture_id = frame.texture_id;
+    check.identity_tag = settings.identity_texture_tag;
+    identity_check->record(commands, check);
+    memory_barrier(commands, VK_PIPELINE_STAGE_2_COMPUTE_SHADER_BIT,
+                   VK_ACCESS_2_SHADER_STORAGE_WRITE_BIT, VK_PIPELINE_STAGE_2_COPY_BIT,
+                   VK_ACCESS_2_TRANSFER_READ_BIT);
+    const VkBufferCopy region{0, 0, sizeof(IdentityCheckCounts)};
+    vkCmdCopyBuffer(commands, identity_counts.get(), readback.identity_counts.get(), 1, &region);
+}
+
 void VulkanRenderer::State::record_frame(VkCommandBuffer commands, FrameSlot& slot,
                                          const FrameDesc& frame, Readback& readback,
                                          VulkanSwapchain* swapchain,
@@ -337,12 +392,14 @@ void VulkanRenderer::State::record_frame(VkCommandBuffer commands, FrameSlot& sl
     push.mode = static_cast<std::uint32_t>(frame.mode);
 
     slot.write_textured_pass_start(commands);
-    if (settings.deferred_texturing && frame.mode == RenderMode::textured) {
+    const bool deferred = settings.deferred_texturing && frame.mode == RenderMode::textured;
+    if (deferred) {
         record_deferred_colour_pass(commands, frame, push);
     } else {
         record_forward_colour_pass(commands, push);
     }
     slot.write_textured_pass_end(commands);
+    if (deferred && identity_check) record_identity_check(commands, frame, readback);
     if (frame.overlay) {
         frame.overlay(commands,
                       OverlayTarget{colour.get(), colour.view(), colour_format_used, extent()});
@@ -438,6 +495,11 @@ VulkanRenderer::VulkanRenderer(VulkanContext& context, VulkanIndirectionTable& i
                     detail::concat(settings.width, "x", settings.height,
                                    " feedback_divisor=", settings.feedback_divisor));
     }
+    if (settings.identity_check && !settings.deferred_texturing) {
+        throw Error(Errc::invalid_argument, "VulkanRenderer",
+                    "identity_check reads the positions of deferred texturing: it needs "
+                    "deferred_texturing");
+    }
     if (settings.frames_in_flight != indirection.frames_in_flight()) {
         throw Error(Errc::invalid_argument, "VulkanRenderer",
                     "frames_in_flight must equal the indirection table's",
@@ -489,6 +551,12 @@ std::optional<CompletedFrame> VulkanRenderer::render(const FrameDesc& frame) {
     if (frame.capture && (!readback.colour || readback.colour.size() != colour_bytes)) {
         readback.colour = VulkanBuffer(s.context, colour_bytes, VK_BUFFER_USAGE_TRANSFER_DST_BIT,
                                        BufferMemory::readback, "vtpage colour readback");
+    }
+    const bool identity_checked = s.identity_check && frame.mode == RenderMode::textured;
+    if (identity_checked && !readback.identity_counts) {
+        readback.identity_counts =
+            VulkanBuffer(s.context, sizeof(IdentityCheckCounts), VK_BUFFER_USAGE_TRANSFER_DST_BIT,
+                         BufferMemory::readback, "vtpage identity check readback");
     }
 
     std::optional<std::uint32_t> image_index;
@@ -556,6 +624,7 @@ std::optional<CompletedFrame> VulkanRenderer::render(const FrameDesc& frame) {
     record.feedback_width = feedback_extent.width;
     record.feedback_height = feedback_extent.height;
     record.captured = frame.capture;
+    record.identity_checked = identity_checked;
     record.upload = upload;
     record.presented = image_index && frame.present_to->present(*image_index);
     return done;

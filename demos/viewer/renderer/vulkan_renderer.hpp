@@ -16,9 +16,9 @@
 //
 // One frame, in order on the queue: the texture directory's and the indirection table's
 // uploads (under the table's submission lock, see vulkan_indirection_table.hpp), the colour
-// pass, the app's overlay hook, the feedback pass, the copies to the host, the blit to the
-// swapchain image. The submission waits for FrameDesc::waits and for the fill timeline value
-// the indirection upload needs (CUDA fills).
+// pass, the identity check where asked, the app's overlay hook, the feedback pass, the copies to
+// the host, the blit to the swapchain image. The submission waits for FrameDesc::waits and for the
+// fill timeline value the indirection upload needs (CUDA fills).
 #pragma once
 
 #include <vulkan/vulkan.h>
@@ -66,6 +66,14 @@ struct VulkanRendererSettings {
     // same pixels; deferred runs on every core of GPUs that shade fragments on a few (the H100:
     // docs/gpu.md). The overlay modes always draw forward.
     bool deferred_texturing = true;
+    // Checks every textured frame of the identity texture (vt::IdentitySource tagged
+    // identity_texture_tag): a compute pass over the deferred pass's positions reads, unfiltered
+    // and through the frame's own indirection table, the nearest texel of each level a pixel
+    // samples (the wanted one or the coarser one it falls back to) and counts the pixels whose
+    // words are not the (mip, tile, texel) their coordinates map to: what a page refilled under
+    // the frame shows (CompletedFrame::identity). Needs deferred_texturing.
+    bool identity_check = false;
+    std::uint32_t identity_texture_tag = 1;
 };
 
 // A semaphore wait for a frame's submission.
@@ -104,6 +112,14 @@ struct FrameDesc {
     VulkanSwapchain* present_to = nullptr;
 };
 
+// What the identity check found in one frame (VulkanRendererSettings::identity_check).
+struct IdentityCheckResult {
+    bool ran = false;              // the check ran on this frame (textured frames only)
+    std::uint64_t pixels = 0;      // pixels of the plane checked
+    std::uint64_t violations = 0;  // ... whose words were not their own
+    std::uint64_t coarser = 0;     // ... that read a coarser level than they wanted
+};
+
 // A frame the device has finished. The spans stay valid until the next render() (or finish(),
 // or resize()).
 struct CompletedFrame {
@@ -121,6 +137,7 @@ struct CompletedFrame {
     double gpu_ms = 0;            // from the first command to the last, by timestamps
     double textured_pass_ms = 0;  // the colour pass that samples the texture, by timestamps
     IndirectionUpload upload;     // what the frame's indirection upload did
+    IdentityCheckResult identity;
     bool presented = false;
 };
 

@@ -1,45 +1,11 @@
 #include "renderer/vulkan_shade_pipeline.hpp"
 
 #include "renderer/ground_plane_shaders.hpp"
-#include "vtpage/interop/vulkan_context.hpp"
-#include "vtpage/interop/vulkan_error.hpp"
-#include "vtpage/interop/vulkan_shader_module.hpp"
 
 namespace vtpage::viewer {
 
-ShadePipeline::ShadePipeline(VulkanContext& context) {
-    VkPushConstantRange range{VK_SHADER_STAGE_COMPUTE_BIT, 0, sizeof(ShadePushConstants)};
-    VkPipelineLayoutCreateInfo layout_info{VK_STRUCTURE_TYPE_PIPELINE_LAYOUT_CREATE_INFO};
-    layout_info.pushConstantRangeCount = 1;
-    layout_info.pPushConstantRanges = &range;
-    VkPipelineLayout layout = VK_NULL_HANDLE;
-    vk_check(vkCreatePipelineLayout(context.device(), &layout_info, nullptr, &layout),
-             "ShadePipeline", "vkCreatePipelineLayout");
-    layout_ = UniqueVkPipelineLayout(context.device(), layout);
-
-    auto module =
-        make_shader_module(context, ground_plane_shade_compute_spirv(), "ground_plane_shade.comp");
-    VkComputePipelineCreateInfo create{VK_STRUCTURE_TYPE_COMPUTE_PIPELINE_CREATE_INFO};
-    create.stage.sType = VK_STRUCTURE_TYPE_PIPELINE_SHADER_STAGE_CREATE_INFO;
-    create.stage.stage = VK_SHADER_STAGE_COMPUTE_BIT;
-    create.stage.module = module.get();
-    create.stage.pName = "main";
-    create.layout = layout;
-    VkPipeline pipeline = VK_NULL_HANDLE;
-    vk_check(
-        vkCreateComputePipelines(context.device(), VK_NULL_HANDLE, 1, &create, nullptr, &pipeline),
-        "ShadePipeline", "vkCreateComputePipelines");
-    context.set_name(VK_OBJECT_TYPE_PIPELINE, reinterpret_cast<std::uint64_t>(pipeline),
-                     "vtpage ground plane shade");
-    pipeline_ = UniqueVkPipeline(context.device(), pipeline);
-}
-
-void ShadePipeline::record(VkCommandBuffer commands, const ShadePushConstants& push) const {
-    vkCmdBindPipeline(commands, VK_PIPELINE_BIND_POINT_COMPUTE, pipeline_.get());
-    vkCmdPushConstants(commands, layout_.get(), VK_SHADER_STAGE_COMPUTE_BIT, 0, sizeof(push),
-                       &push);
-    vkCmdDispatch(commands, (push.width + group_side - 1) / group_side,
-                  (push.height + group_side - 1) / group_side, 1);
-}
+ShadePipeline::ShadePipeline(VulkanContext& context)
+    : pipeline_(context, ground_plane_shade_compute_spirv(), sizeof(ShadePushConstants),
+                "vtpage ground plane shade") {}
 
 }  // namespace vtpage::viewer

@@ -8,7 +8,7 @@
 #include <cstddef>
 #include <cstdint>
 
-#include "vtpage/interop/vulkan_handle.hpp"
+#include "renderer/vulkan_compute_pipeline.hpp"
 
 namespace vtpage {
 class VulkanContext;
@@ -35,12 +35,12 @@ public:
     explicit ShadePipeline(VulkanContext& context);
 
     // Binds, pushes and dispatches one invocation per pixel.
-    void record(VkCommandBuffer commands, const ShadePushConstants& push) const;
+    void record(VkCommandBuffer commands, const ShadePushConstants& push) const {
+        pipeline_.dispatch(commands, &push, push.width, push.height);
+    }
 
 private:
-    static constexpr std::uint32_t group_side = 8;  // local_size_x and _y of the shader
-    UniqueVkPipelineLayout layout_;
-    UniqueVkPipeline pipeline_;
+    ComputePipeline pipeline_;
 };
 
 }  // namespace vtpage::viewer
