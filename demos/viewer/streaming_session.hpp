@@ -52,6 +52,7 @@ struct SessionSettings {
     std::uint32_t height = 720;
     std::uint32_t feedback_divisor = 4;
     bool deferred_texturing = true;
+    std::size_t evict_ahead_pages = 64;  // PageTableSettings::evict_ahead_pages
     std::uint32_t frames_in_flight = 2;
     std::size_t workers = 2;
     std::size_t batch_pages = 16;

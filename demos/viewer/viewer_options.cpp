@@ -170,6 +170,11 @@ ParsedOptions parse_viewer_options(int argc, const char* const* argv) {
     app.add_flag("!--forward-texturing", o.deferred_texturing,
                  "Sample the texture in the raster pass rather than in a compute pass over the "
                  "positions it records (same pixels; compare their GPU time)");
+    app.add_option("--evict-ahead", o.evict_ahead_pages,
+                   "Pages evicted ahead while streaming at a full budget, so that they have "
+                   "ripened (no frame in flight reaches them) when the next commits need them")
+        ->check(app::count_in(0, 1 << 20))
+        ->capture_default_str();
     app.add_option("--feedback-divisor", o.feedback_divisor,
                    "The feedback pass renders at 1/N of the size")
         ->check(app::count_in(1, 16))

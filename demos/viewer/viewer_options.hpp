@@ -40,7 +40,8 @@ struct ViewerOptions {
     std::optional<bool> hud;       // unset: on in a window, off headless
     RenderMode mode = RenderMode::textured;
     std::uint32_t feedback_divisor = 4;
-    bool deferred_texturing = true;  // VulkanRendererSettings::deferred_texturing
+    bool deferred_texturing = true;      // VulkanRendererSettings::deferred_texturing
+    std::size_t evict_ahead_pages = 64;  // PageTableSettings::evict_ahead_pages
     // Headless: before the last frame, keep rendering its pose until every page it asks for is
     // resident (the settled image, for comparisons).
     bool settle = false;
