@@ -89,6 +89,7 @@ StreamingSession::StreamingSession(SessionSettings settings) : settings_(std::mo
     streamer_settings.table.budget_bytes = budget_pages * vt::page_bytes;
     streamer_settings.table.pool.window_pages = budget_pages + 16;
     streamer_settings.table.log = s.log;
+    streamer_settings.table.evict_ahead_pages = s.evict_ahead_pages;
     streamer_settings.worker_threads = s.workers;
     streamer_settings.batch_pages = s.batch_pages;
     // Far more than a frame asks for: requests beyond it are the least important anyway.

@@ -55,6 +55,7 @@ struct SessionSettings {
     bool deferred_texturing = true;
     // VulkanRendererSettings::identity_check on every textured frame (the identity texture).
     bool identity_check = false;
+    std::size_t evict_ahead_pages = 64;  // PageTableSettings::evict_ahead_pages
     std::uint32_t frames_in_flight = 2;
     std::size_t workers = 2;
     std::size_t batch_pages = 16;

@@ -193,6 +193,11 @@ ParsedOptions parse_viewer_options(int argc, const char* const* argv) {
                  "Stream the identity texture and check every frame at full resolution: each "
                  "pixel's unfiltered reads must be the page and texel its coordinates map to "
                  "(or a coarser one's); violations are counted and make the exit status 1");
+    app.add_option("--evict-ahead", o.evict_ahead_pages,
+                   "Pages evicted ahead while streaming at a full budget, so that they have "
+                   "ripened (no frame in flight reaches them) when the next commits need them")
+        ->check(app::count_in(0, 1 << 20))
+        ->capture_default_str();
     app.add_option("--feedback-divisor", o.feedback_divisor,
                    "The feedback pass renders at 1/N of the size")
         ->check(app::count_in(1, 16))

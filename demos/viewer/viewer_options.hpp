@@ -44,6 +44,7 @@ struct ViewerOptions {
     // The identity texture, checked on every frame (VulkanRendererSettings::identity_check):
     // violations are counted in the summary and the stats, and make the exit status 1.
     bool identity_check = false;
+    std::size_t evict_ahead_pages = 64;  // PageTableSettings::evict_ahead_pages
     // Headless: before the last frame, keep rendering its pose until every page it asks for is
     // resident (the settled image, for comparisons).
     bool settle = false;

@@ -19,6 +19,7 @@ SessionSettings session_settings(const ViewerOptions& o, const Log& log) {
     s.feedback_divisor = o.feedback_divisor;
     s.deferred_texturing = o.deferred_texturing;
     s.identity_check = o.identity_check;
+    s.evict_ahead_pages = o.evict_ahead_pages;
     s.frames_in_flight = frames_in_flight;
     s.workers = o.workers;
     s.batch_pages = o.batch_pages;

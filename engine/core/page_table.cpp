@@ -70,6 +70,18 @@ struct PageTable::State {
     // are reused at once, and begin_frame waits until such a batch has reported its evictions
     // (see reusing_at_once), so that no frame is begun with a mapping whose page is refilled.
     bool defers() const { return settings.defer_reuse && current_frame > completed_frame; }
+    // Victims to take beyond what a commit of `missing` pages needs, so that evicted pages keep
+    // ripening ahead of the next commits (PageTableSettings::evict_ahead_pages): only at a full
+    // budget with frames in flight, and only up to the setting's count of held-back pages.
+    // `needed`: the victims the commit takes anyway.
+    std::ptrdiff_t evict_ahead_nolock(std::ptrdiff_t missing, std::ptrdiff_t needed,
+                                      std::ptrdiff_t free, bool deferring) const {
+        if (!deferring || settings.evict_ahead_pages == 0 || free > 0) return 0;
+        const std::ptrdiff_t held_back = static_cast<std::ptrdiff_t>(deferred.size());
+        const std::ptrdiff_t target =
+            missing + static_cast<std::ptrdiff_t>(settings.evict_ahead_pages);
+        return std::max<std::ptrdiff_t>(0, target - held_back - needed);
+    }
     // Victims to be reused at once: begin_frame waits for their report.
     void begin_reuse_at_once(const std::vector<PageMapping>& victims) {
         if (!victims.empty()) ++reusing_at_once;
@@ -589,7 +601,8 @@ std::vector<PageMapping> PageTable::commit_queued(std::size_t max_pages) {
     const std::ptrdiff_t ripe = static_cast<std::ptrdiff_t>(s.ripe_count_nolock());
     const std::ptrdiff_t needed = std::max<std::ptrdiff_t>(0, wanted - free - deferred);
     batch.defer_victims = s.defers();
-    batch.victims = s.take_victims_nolock(static_cast<std::size_t>(needed));
+    batch.victims = s.take_victims_nolock(static_cast<std::size_t>(
+        needed + s.evict_ahead_nolock(wanted, needed, free, batch.defer_victims)));
     if (!batch.defer_victims) s.begin_reuse_at_once(batch.victims);
     const std::ptrdiff_t usable_victims =
         batch.defer_victims ? 0 : static_cast<std::ptrdiff_t>(batch.victims.size());
@@ -642,14 +655,16 @@ std::vector<PageMapping> PageTable::commit(std::span<const PageIndex> pages, boo
     batch.defer_victims = s.defers();
     // The resident pages of this call must not be chosen as victims: pin them for the choice.
     for (PageIndex page : resident_now) ++s.entries.at(page).pins;
-    batch.victims = s.take_victims_nolock(static_cast<std::size_t>(needed));
+    batch.victims = s.take_victims_nolock(static_cast<std::size_t>(
+        needed + s.evict_ahead_nolock(std::ptrdiff_t(missing), needed, free, batch.defer_victims)));
     for (PageIndex page : resident_now) --s.entries.at(page).pins;
     const std::ptrdiff_t room =
         free + ripe + (batch.defer_victims ? 0 : std::ptrdiff_t(batch.victims.size()));
-    if (static_cast<std::ptrdiff_t>(batch.victims.size()) == needed &&
+    if (static_cast<std::ptrdiff_t>(batch.victims.size()) >= needed &&
         room < std::ptrdiff_t(missing)) {
         // Room is coming from pages that frames in flight may still reach: evict what is
         // needed now (held back until those frames complete) and let the caller try again.
+        const std::ptrdiff_t waiting = deferred + std::ptrdiff_t(batch.victims.size());
         if (!batch.victims.empty()) {
             State::Batch evictions;
             evictions.victims = std::move(batch.victims);
@@ -657,7 +672,7 @@ std::vector<PageMapping> PageTable::commit(std::span<const PageIndex> pages, boo
             s.run_batch(lock, std::move(evictions));
         }
         throw Error(Errc::budget_exhausted, "commit",
-                    detail::concat(missing, " pages do not fit yet: ", deferred + needed,
+                    detail::concat(missing, " pages do not fit yet: ", waiting,
                                    " evicted pages wait for the frames in flight that may "
                                    "still sample them"),
                     detail::concat("pages=", unique.size()));

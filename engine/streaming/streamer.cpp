@@ -21,6 +21,7 @@ PageTableSettings recommended_table_settings() {
     settings.budget_bytes = 1_GiB;
     settings.map_into_region = false;
     settings.pool.map_windows = true;
+    settings.evict_ahead_pages = 64;
     return settings;
 }
 

@@ -246,6 +246,50 @@ TEST_P(PageTableTest, CommitWithFramesInFlightEvictsAheadAndSucceedsLater) {
     table.check_invariants();
 }
 
+TEST_P(PageTableTest, EvictingAheadKeepsPagesRipeningForTheNextCommits) {
+    Backend& backend = *backend_;
+    PageTableSettings settings = small_table(8);
+    settings.evict_ahead_pages = 4;
+    PageTable table(backend, settings);
+    FrameId frame = table.begin_frame();
+    table.commit(range(1, 8));
+    table.complete_frame(frame);
+    frame = table.begin_frame();
+    // The budget is full and a frame is in flight: the commit waits, and evicts its two
+    // victims and four more, which ripen together.
+    EXPECT_EQ(test::error_code_of([&] { table.commit(range(20, 2)); }), Errc::budget_exhausted);
+    EXPECT_EQ(table.statistics().evictions, 6u);
+    EXPECT_EQ(table.statistics().deferred_pages, 6u);
+    table.complete_frame(frame);
+    frame = table.begin_frame();
+    // Three commits of two pages find ripe pages without waiting for another frame; each
+    // tops the pages ripening back up to four beyond its own.
+    for (PageIndex first : {30, 40, 50}) {
+        EXPECT_EQ(table.commit(range(first, 2)).size(), 2u) << "pages " << first;
+        const auto stats = table.statistics();
+        EXPECT_LE(stats.resident_pages + stats.deferred_pages, stats.budget_pages);
+        table.check_invariants();
+    }
+    EXPECT_GT(table.statistics().evictions, 6u) << "the pages ripening were topped up";
+    table.complete_frame(frame);
+}
+
+TEST_P(PageTableTest, WithoutEvictingAheadACommitAtAFullBudgetWaitsEveryFrame) {
+    Backend& backend = *backend_;
+    PageTable table(backend, small_table(8));
+    FrameId frame = table.begin_frame();
+    table.commit(range(1, 8));
+    table.complete_frame(frame);
+    frame = table.begin_frame();
+    EXPECT_EQ(test::error_code_of([&] { table.commit(range(20, 2)); }), Errc::budget_exhausted);
+    EXPECT_EQ(table.statistics().evictions, 2u);
+    table.complete_frame(frame);
+    frame = table.begin_frame();
+    EXPECT_EQ(table.commit(range(30, 2)).size(), 2u);  // the two ripe pages
+    EXPECT_EQ(test::error_code_of([&] { table.commit(range(40, 2)); }), Errc::budget_exhausted);
+    table.complete_frame(frame);
+}
+
 TEST_P(PageTableTest, HeldBackPagesAreBoundedByTheFramesInFlight) {
     Backend& backend = *backend_;
     // Three frames in flight at a time, each evicting up to a batch: what is held back never

@@ -77,6 +77,12 @@ struct PageTableSettings {
     // Hold evicted physical pages back until the frames begun before their eviction complete
     // (see above). Only false for an app that reaches pages only through frame-fenced requests.
     bool defer_reuse = true;
+    // With frames in flight an evicted page ripens for a few frames before it can be reused, so
+    // a commit at a full budget waits. Keep up to this many evicted pages ripening beyond what
+    // each commit needs (taken when a commit finds the budget full and frames in flight), so
+    // that the next commits find ripe pages instead of waiting: streaming throughput, at the
+    // cost of that many fewer resident pages while streaming. 0: evict only what is needed.
+    std::size_t evict_ahead_pages = 0;
     // How many times a commit that hits out_of_memory evicts more pages and tries again.
     int out_of_memory_retries = 4;
     Log log;

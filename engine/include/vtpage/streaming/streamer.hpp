@@ -87,7 +87,8 @@ using StreamedPagesCallback = std::function<void(std::span<const StreamedPage>)>
 // returns the fence value carried by the batch's ready events.
 using FillsEnqueuedCallback = std::function<std::uint64_t(CudaStream stream)>;
 
-// map_into_region = false, pool.map_windows = true, a 16 TiB region, a 1 GiB budget.
+// map_into_region = false, pool.map_windows = true, a 16 TiB region, a 1 GiB budget, 64 pages
+// evicted ahead while streaming at a full budget (PageTableSettings::evict_ahead_pages).
 PageTableSettings recommended_table_settings();
 
 struct StreamerSettings {
