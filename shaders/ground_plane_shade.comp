@@ -4,8 +4,15 @@
 // is not. A compute pass runs on every core of GPUs that shade fragments on a few of them only
 // (the H100), where sampling, and decoding block-compressed tiles most of all, costs
 // arithmetic that the raster pass would run short of.
+//
+// It also counts how closely the frame got the detail it wanted (SampleQuality): pixels on the
+// plane, those sampled at the level they wanted, and the levels they fell back by. Each subgroup
+// sums its pixels and one lane adds the sums to one of a few bins, so that a frame costs a few
+// atomics per subgroup spread over many addresses; the host adds the bins up.
 #extension GL_EXT_buffer_reference2 : require
 #extension GL_EXT_shader_explicit_arithmetic_types_int64 : require
+#extension GL_KHR_shader_subgroup_arithmetic : require
+#extension GL_KHR_shader_subgroup_basic : require
 
 #include "vtpage/virtual_texture.glsl"
 
@@ -17,6 +24,10 @@ layout(buffer_reference, std430, buffer_reference_align = 16) readonly buffer Sa
 layout(buffer_reference, std430, buffer_reference_align = 4) writeonly buffer Colours {
     uint rgba8[];  // row by row
 };
+// Bins of (plane pixels, pixels at the wanted level, levels missing, unused), summed on the host.
+layout(buffer_reference, std430, buffer_reference_align = 16) buffer QualityBins {
+    uvec4 bins[];
+};
 
 // ShadePushConstants in demos/viewer/renderer/vulkan_shade_pipeline.hpp.
 layout(push_constant, std430) uniform Shade {
@@ -24,11 +35,25 @@ layout(push_constant, std430) uniform Shade {
     uint64_t directory;    // VulkanTextureDirectory::device_address()
     uint64_t positions;    // SamplePositions
     uint64_t colours;      // Colours
+    uint64_t quality;      // QualityBins, zeroed before the pass
     uint width;
     uint height;
     uint texture_id;
     uint sky;  // the clear colour, RGBA8 with R in the low byte
+    uint quality_bins;  // a power of two
 } shade;
+
+// (on the plane, at the wanted level, levels missing) of one pixel, summed over the subgroup.
+void count_quality(uvec3 pixel_counts) {
+    const uvec3 sums = subgroupAdd(pixel_counts);
+    if (!subgroupElect() || sums.x == 0u) return;
+    const uint group = gl_WorkGroupID.y * gl_NumWorkGroups.x + gl_WorkGroupID.x;
+    const uint bin = (group * gl_NumSubgroups + gl_SubgroupID) & (shade.quality_bins - 1u);
+    QualityBins bins = QualityBins(shade.quality);
+    atomicAdd(bins.bins[bin].x, sums.x);
+    atomicAdd(bins.bins[bin].y, sums.y);
+    if (sums.z != 0u) atomicAdd(bins.bins[bin].z, sums.z);
+}
 
 void main() {
     const uvec2 pixel = gl_GlobalInvocationID.xy;
@@ -36,9 +61,14 @@ void main() {
     const uint i = pixel.y * shade.width + pixel.x;
     const vec4 position = SamplePositions(shade.positions).positions[i];
     uint colour = shade.sky;
+    uvec3 counts = uvec3(0u);
     if (position.w != 0.0) {
         VtTexture t = vt_texture(shade.directory, shade.indirection, shade.texture_id);
-        colour = packUnorm4x8(vt_sample_lod(t, position.xy, position.z));
+        VtSampleInfo info;
+        colour = packUnorm4x8(vt_sample_lod_info(t, position.xy, position.z, info));
+        const uint missing = info.resident_mip - info.wanted_mip;
+        counts = uvec3(1u, missing == 0u ? 1u : 0u, missing);
     }
     Colours(shade.colours).rgba8[i] = colour;
+    count_quality(counts);
 }

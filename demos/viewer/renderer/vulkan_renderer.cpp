@@ -27,6 +27,10 @@ constexpr VkFormat colour_format_used = VK_FORMAT_R8G8B8A8_UNORM;
 constexpr VkFormat feedback_format_used = VK_FORMAT_R32G32_UINT;
 constexpr VkFormat sample_position_format = VK_FORMAT_R32G32B32A32_SFLOAT;
 constexpr VkDeviceSize sample_position_bytes = 16;  // a vec4 per pixel
+// The shade pass's quality counts go to this many bins of four uints (ground_plane_shade.comp):
+// spread over addresses so that its atomics seldom meet.
+constexpr std::uint32_t quality_bins = 64;
+constexpr VkDeviceSize quality_bin_bytes = 16;
 
 // Where one submitted frame's results go, and what is needed to hand them back.
 struct FrameRecord {
@@ -37,16 +41,31 @@ struct FrameRecord {
     bool captured = false;
     bool identity_checked = false;
     bool presented = false;
+    bool quality_measured = false;
     IndirectionUpload upload;
 };
 
-// Host-visible copies of a frame's feedback, (when captured) colour image and (when checked)
-// identity check counts.
+// Host-visible copies of a frame's feedback, quality bins, (when captured) colour image and
+// (when checked) identity check counts.
 struct Readback {
     VulkanBuffer feedback;
+    VulkanBuffer quality;
     VulkanBuffer colour;
     VulkanBuffer identity_counts;
 };
+
+SampleQuality sum_quality_bins(const VulkanBuffer& bins) {
+    SampleQuality quality;
+    quality.measured = true;
+    std::uint32_t words[quality_bins * 4];
+    std::memcpy(words, bins.mapped(), sizeof words);
+    for (std::uint32_t bin = 0; bin < quality_bins; ++bin) {
+        quality.plane_pixels += words[bin * 4 + 0];
+        quality.pixels_at_wanted_level += words[bin * 4 + 1];
+        quality.missing_levels += words[bin * 4 + 2];
+    }
+    return quality;
+}
 
 void image_barrier(VkCommandBuffer commands, VkImage image, VkImageLayout from, VkImageLayout to,
                    VkPipelineStageFlags2 src_stages, VkAccessFlags2 src_access,
@@ -132,6 +151,7 @@ struct VulkanRenderer::State {
     VulkanImage sample_positions;
     VulkanBuffer sample_position_copy;
     VulkanBuffer shaded_colours;
+    VulkanBuffer quality_counts;  // the shade pass's bins, copied to the frame's readback
     // The identity check's pipeline and the counts its atomics add to (where asked).
     std::optional<IdentityCheckPipeline> identity_check;
     VulkanBuffer identity_counts;
@@ -159,6 +179,10 @@ struct VulkanRenderer::State {
     }
 
     VkExtent2D extent() const { return {settings.width, settings.height}; }
+    // The deferred pass draws the textured mode, and counts its quality as it samples.
+    bool draws_deferred(const FrameDesc& frame) const {
+        return settings.deferred_texturing && frame.mode == RenderMode::textured;
+    }
     // Waits for a frame with the settings' timeout; on timeout, busy with what the frame waits
     // for (a CUDA fill value that never came shows here rather than as a hang).
     void wait_for(std::uint64_t number) const {
@@ -210,6 +234,12 @@ struct VulkanRenderer::State {
         shaded_colours =
             VulkanBuffer(context, pixels * 4, addressed | VK_BUFFER_USAGE_TRANSFER_SRC_BIT,
                          BufferMemory::device_local, "vtpage shaded colours");
+        if (!quality_counts) {
+            quality_counts = VulkanBuffer(
+                context, quality_bins * quality_bin_bytes,
+                addressed | VK_BUFFER_USAGE_TRANSFER_SRC_BIT | VK_BUFFER_USAGE_TRANSFER_DST_BIT,
+                BufferMemory::device_local, "vtpage quality counts");
+        }
     }
     CompletedFrame collect(std::uint32_t slot_index) {
         const FrameRecord& record = records[slot_index];
@@ -235,6 +265,10 @@ struct VulkanRenderer::State {
         done.upload = record.upload;
         done.presented = record.presented;
         if (record.identity_checked) done.identity = identity_result(readback);
+        if (record.quality_measured) {
+            readback.quality.invalidate();
+            done.quality = sum_quality_bins(readback.quality);
+        }
         return done;
     }
     static IdentityCheckResult identity_result(const Readback& readback) {
@@ -246,7 +280,7 @@ struct VulkanRenderer::State {
     void record_forward_colour_pass(VkCommandBuffer commands, const GroundPlanePushConstants& push);
     void record_sample_positions(VkCommandBuffer commands, const GroundPlanePushConstants& push);
     void record_deferred_colour_pass(VkCommandBuffer commands, const FrameDesc& frame,
-                                     const GroundPlanePushConstants& push);
+                                     const GroundPlanePushConstants& push, Readback& readback);
     void record_identity_check(VkCommandBuffer commands, const FrameDesc& frame,
                                Readback& readback);
     void record_frame(VkCommandBuffer commands, FrameSlot& slot, const FrameDesc& frame,
@@ -308,25 +342,37 @@ void VulkanRenderer::State::record_sample_positions(VkCommandBuffer commands,
 // into the colour image, which is left as the forward pass leaves it (colour attachment).
 void VulkanRenderer::State::record_deferred_colour_pass(VkCommandBuffer commands,
                                                         const FrameDesc& frame,
-                                                        const GroundPlanePushConstants& push) {
+                                                        const GroundPlanePushConstants& push,
+                                                        Readback& readback) {
     record_sample_positions(commands, push);
-    // The copy's writes (and the previous frame's reads of the colours) before the shading.
-    memory_barrier(commands, VK_PIPELINE_STAGE_2_COPY_BIT, VK_ACCESS_2_TRANSFER_WRITE_BIT,
-                   VK_PIPELINE_STAGE_2_COMPUTE_SHADER_BIT,
+    // The quality bins start at zero, once the previous frame's pass and copy are done with them.
+    memory_barrier(commands, VK_PIPELINE_STAGE_2_COMPUTE_SHADER_BIT | VK_PIPELINE_STAGE_2_COPY_BIT,
+                   VK_ACCESS_2_SHADER_STORAGE_WRITE_BIT, VK_PIPELINE_STAGE_2_CLEAR_BIT,
+                   VK_ACCESS_2_TRANSFER_WRITE_BIT);
+    vkCmdFillBuffer(commands, quality_counts.get(), 0, VK_WHOLE_SIZE, 0);
+    // The copy's and the clear's writes (and the previous frame's reads of the colours) before
+    // the shading.
+    memory_barrier(commands, VK_PIPELINE_STAGE_2_COPY_BIT | VK_PIPELINE_STAGE_2_CLEAR_BIT,
+                   VK_ACCESS_2_TRANSFER_WRITE_BIT, VK_PIPELINE_STAGE_2_COMPUTE_SHADER_BIT,
                    VK_ACCESS_2_SHADER_STORAGE_READ_BIT | VK_ACCESS_2_SHADER_STORAGE_WRITE_BIT);
     ShadePushConstants shading{};
     shading.indirection = push.indirection;
     shading.directory = push.directory;
     shading.positions = sample_position_copy.device_address();
     shading.colours = shaded_colours.device_address();
+    shading.quality = quality_counts.device_address();
     shading.width = settings.width;
     shading.height = settings.height;
     shading.texture_id = frame.texture_id;
     shading.sky = pack_unorm8(settings.clear_colour);
+    shading.quality_bins = quality_bins;
     shade.record(commands, shading);
     memory_barrier(commands, VK_PIPELINE_STAGE_2_COMPUTE_SHADER_BIT,
                    VK_ACCESS_2_SHADER_STORAGE_WRITE_BIT, VK_PIPELINE_STAGE_2_COPY_BIT,
                    VK_ACCESS_2_TRANSFER_READ_BIT);
+    // To the host with the frame's other copies (record_frame's barrier before the host reads).
+    const VkBufferCopy bins{0, 0, quality_bins * quality_bin_bytes};
+    vkCmdCopyBuffer(commands, quality_counts.get(), readback.quality.get(), 1, &bins);
     image_barrier(
         commands, colour.get(), VK_IMAGE_LAYOUT_UNDEFINED, VK_IMAGE_LAYOUT_TRANSFER_DST_OPTIMAL,
         VK_PIPELINE_STAGE_2_COLOR_ATTACHMENT_OUTPUT_BIT | VK_PIPELINE_STAGE_2_ALL_TRANSFER_BIT,
@@ -392,9 +438,9 @@ void VulkanRenderer::State::record_frame(VkCommandBuffer commands, FrameSlot& sl
     push.mode = static_cast<std::uint32_t>(frame.mode);
 
     slot.write_textured_pass_start(commands);
-    const bool deferred = settings.deferred_texturing && frame.mode == RenderMode::textured;
+    const bool deferred = draws_deferred(frame);
     if (deferred) {
-        record_deferred_colour_pass(commands, frame, push);
+        record_deferred_colour_pass(commands, frame, push, readback);
     } else {
         record_forward_colour_pass(commands, push);
     }
@@ -547,6 +593,11 @@ std::optional<CompletedFrame> VulkanRenderer::render(const FrameDesc& frame) {
             VulkanBuffer(s.context, feedback_bytes, VK_BUFFER_USAGE_TRANSFER_DST_BIT,
                          BufferMemory::readback, "vtpage feedback readback");
     }
+    if (!readback.quality) {
+        readback.quality = VulkanBuffer(s.context, quality_bins * quality_bin_bytes,
+                                        VK_BUFFER_USAGE_TRANSFER_DST_BIT, BufferMemory::readback,
+                                        "vtpage quality readback");
+    }
     const VkDeviceSize colour_bytes = VkDeviceSize(s.settings.width) * s.settings.height * 4;
     if (frame.capture && (!readback.colour || readback.colour.size() != colour_bytes)) {
         readback.colour = VulkanBuffer(s.context, colour_bytes, VK_BUFFER_USAGE_TRANSFER_DST_BIT,
@@ -625,6 +676,7 @@ std::optional<CompletedFrame> VulkanRenderer::render(const FrameDesc& frame) {
     record.feedback_height = feedback_extent.height;
     record.captured = frame.capture;
     record.identity_checked = identity_checked;
+    record.quality_measured = s.draws_deferred(frame);
     record.upload = upload;
     record.presented = image_index && frame.present_to->present(*image_index);
     return done;

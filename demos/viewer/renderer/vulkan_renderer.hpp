@@ -31,6 +31,7 @@
 #include <span>
 #include <vector>
 
+#include "renderer/sample_quality.hpp"
 #include "vtpage/interop/vulkan_indirection_table.hpp"
 #include "vtpage/interop/vulkan_timeline.hpp"
 #include "vtpage/streaming/feedback_entry.hpp"
@@ -138,6 +139,8 @@ struct CompletedFrame {
     double textured_pass_ms = 0;  // the colour pass that samples the texture, by timestamps
     IndirectionUpload upload;     // what the frame's indirection upload did
     IdentityCheckResult identity;
+    // How closely the pixels got the detail they wanted; measured by deferred textured frames.
+    SampleQuality quality;
     bool presented = false;
 };
 

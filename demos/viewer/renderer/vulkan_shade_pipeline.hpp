@@ -1,6 +1,7 @@
 // The compute pipeline of the deferred textured pass (shaders/ground_plane_shade.comp): samples
-// the virtual texture at the positions the raster pass recorded and writes RGBA8 colours. No
-// descriptors: everything is reached by device address.
+// the virtual texture at the positions the raster pass recorded, writes RGBA8 colours and counts
+// the frame's sample quality into bins (sample_quality.hpp). No descriptors: everything is
+// reached by device address.
 #pragma once
 
 #include <vulkan/vulkan.h>
@@ -22,16 +23,21 @@ struct ShadePushConstants {
     std::uint64_t directory;
     std::uint64_t positions;  // vec4 per pixel: (u, v, level of detail, 1 on the plane)
     std::uint64_t colours;    // RGBA8 per pixel
+    std::uint64_t quality;    // quality_bins uvec4 bins, zeroed before the pass
     std::uint32_t width;
     std::uint32_t height;
     std::uint32_t texture_id;
-    std::uint32_t sky;  // RGBA8, R in the low byte
+    std::uint32_t sky;           // RGBA8, R in the low byte
+    std::uint32_t quality_bins;  // a power of two
+    std::uint32_t padding;       // the struct's size rounds up to its 8-byte alignment
 };
-static_assert(offsetof(ShadePushConstants, width) == 32, "matches ground_plane_shade.comp");
-static_assert(sizeof(ShadePushConstants) == 48, "matches ground_plane_shade.comp");
+static_assert(offsetof(ShadePushConstants, width) == 40, "matches ground_plane_shade.comp");
+static_assert(sizeof(ShadePushConstants) == 64, "matches ground_plane_shade.comp");
 
 class ShadePipeline {
 public:
+    // Errc::not_supported where compute shaders lack subgroup arithmetic (every desktop GPU and
+    // lavapipe have it).
     explicit ShadePipeline(VulkanContext& context);
 
     // Binds, pushes and dispatches one invocation per pixel.
