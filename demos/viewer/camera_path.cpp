@@ -68,6 +68,31 @@ CameraPose benchmark(double t, PlaneExtent extent, double /*aspect*/) {
     return {x, altitude, z, yaw, -0.45 - 0.1 * swell};
 }
 
+// Places far apart, each seen differently: low and oblique (every level from 0 up), close and
+// steep (mostly level 0), higher (coarser levels), low towards the horizon (far and many levels).
+struct CutPlace {
+    double x, z;      // fractions of the plane's extents
+    double altitude;  // times cut_altitude
+    double yaw, pitch;
+};
+constexpr CutPlace cut_places[] = {{0.22, 0.27, 1.0, 0.4, -0.5},
+                                   {0.76, 0.24, 0.5, 2.2, -1.2},
+                                   {0.3, 0.78, 4.0, 4.0, -0.7},
+                                   {0.8, 0.72, 1.0, 5.5, -0.4}};
+constexpr int cut_place_count = 4;
+constexpr double cuts_seconds = cut_place_count * cut_hold_seconds;
+
+// As low as the benchmark flies at most: level 0 in view at the bottom of the image.
+double cut_altitude(double plane) { return std::min(300.0, plane * 0.03); }
+
+CameraPose cuts(double t, PlaneExtent extent, double /*aspect*/) {
+    // The end of a pass is the next pass's start: the cut back to the first place.
+    const int index = int(t / cut_hold_seconds) % cut_place_count;
+    const CutPlace& place = cut_places[index];
+    return looking_at(extent.x * place.x, extent.z * place.z,
+                      cut_altitude(extent.larger()) * place.altitude, place.yaw, place.pitch);
+}
+
 constexpr double tour_whole_seconds = 2;  // the whole image, first
 constexpr double tour_in_seconds = 1.5;
 constexpr double tour_hold_seconds = 1;
@@ -118,6 +143,19 @@ CameraPose CameraPath::at(double t, PlaneExtent plane, double aspect) const {
     return pose(t, plane, aspect);
 }
 
+bool CameraPath::cut_between(double t0, double t1) const {
+    for (const double cut : cuts) {
+        if (holds_end || seconds <= 0) {
+            if (cut > 0 && t0 < cut && cut <= t1) return true;
+            continue;
+        }
+        // The first time cut + k * seconds after t0 (k >= 1 for the cut at a pass's start).
+        const double k = std::max(std::floor((t0 - cut) / seconds) + 1, cut > 0 ? 0.0 : 1.0);
+        if (cut + k * seconds <= t1) return true;
+    }
+    return false;
+}
+
 const std::vector<CameraPath>& camera_paths() {
     static const std::vector<CameraPath> paths = {
         {"overview", "around the centre, climbing and descending: every level of detail",
@@ -126,6 +164,12 @@ const std::vector<CameraPath>& camera_paths() {
          &dive},
         {"benchmark", "a fast low flight that streams new pages every frame", benchmark_seconds,
          false, &benchmark},
+        {"cuts",
+         "holds of 3 s at four places far apart, cutting from one to the next",
+         cuts_seconds,
+         false,
+         &cuts,
+         {0.0, cut_hold_seconds, 2 * cut_hold_seconds, 3 * cut_hold_seconds}},
     };
     return paths;
 }

@@ -4,6 +4,8 @@
 //   overview   a loop around the centre, climbing and descending: every level of detail
 //   dive       from above the whole texture straight down to texel level, then holds still
 //   benchmark  a fast low flight that keeps streaming new pages every frame
+//   cuts       holds of a few seconds at places far apart, cutting from one to the next: how
+//              long the view takes to reach full detail after a cut (frame_stats.hpp)
 // and, for the image view (an orthographic camera, camera.hpp):
 //   image-tour the whole image, then zooms into its detail at a few places and back out
 #pragma once
@@ -24,9 +26,14 @@ struct CameraPath {
     // Within one pass, for an image of this aspect (width / height; the image view frames by
     // it, the flights need not).
     CameraPose (*pose)(double seconds, PlaneExtent plane, double aspect) = nullptr;
+    // Times within a pass at which the view jumps to a new pose (a camera cut); 0 stands for the
+    // start of every pass after the first, where a loop does not join its end.
+    std::vector<double> cuts;
 
     // The pose at time t (seconds from the start), looping or holding after one pass.
     CameraPose at(double t, PlaneExtent plane, double aspect = 16.0 / 9.0) const;
+    // Whether the view cuts in (t0, t1]: a frame at t1 after one at t0 shows a new pose.
+    bool cut_between(double t0, double t1) const;
 };
 
 // What the viewer shows: the plane flown over in perspective, or the texture as an image.
@@ -50,5 +57,8 @@ CameraPose starting_pose(PlaneExtent plane);
 // path time, texels), for the documentation and the tests.
 double benchmark_speed(double plane_size);
 double benchmark_altitude(double plane_size);
+
+// The cuts path: how long each pose is held.
+inline constexpr double cut_hold_seconds = 3.0;
 
 }  // namespace vtpage::viewer

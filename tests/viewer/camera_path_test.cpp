@@ -45,7 +45,7 @@ void clip_of(const std::array<float, 16>& m, double x, double z, double& cx, dou
 }
 
 TEST(CameraPathTest, NamesAreKnownAndUnknownOnesAreNot) {
-    for (const char* name : {"overview", "dive", "benchmark"}) {
+    for (const char* name : {"overview", "dive", "benchmark", "cuts"}) {
         const CameraPath* path = find_camera_path(name);
         ASSERT_NE(path, nullptr) << name;
         EXPECT_EQ(path->name, name);
@@ -53,7 +53,7 @@ TEST(CameraPathTest, NamesAreKnownAndUnknownOnesAreNot) {
         EXPECT_FALSE(path->description.empty());
     }
     EXPECT_EQ(find_camera_path("sideways"), nullptr);
-    EXPECT_EQ(camera_paths().size(), 3u);
+    EXPECT_EQ(camera_paths().size(), 4u);
 }
 
 TEST(CameraPathTest, EveryPathIsRepeatableSmoothAndOverThePlane) {
@@ -70,8 +70,9 @@ TEST(CameraPathTest, EveryPathIsRepeatableSmoothAndOverThePlane) {
             EXPECT_LE(x, plane);
             EXPECT_GE(z, 0);
             EXPECT_LE(z, plane);
-            // No jumps: a 60 Hz step moves the camera by a few times its altitude at most (the
-            // benchmark flies at its set speed, faster than that on purpose).
+            // No jumps but at cuts: a 60 Hz step moves the camera by a few times its altitude
+            // at most (the benchmark flies at its set speed, faster than that on purpose).
+            if (path.cut_between(t, t + 1.0 / 60)) continue;
             const CameraPose next = path.at(t + 1.0 / 60, plane);
             const double limit = path.name == "benchmark"
                                      ? 1.1 * benchmark_speed(plane) / 60
@@ -86,6 +87,10 @@ TEST(CameraPathTest, LoopsJoinAndTheDiveHoldsItsEnd) {
         SCOPED_TRACE(path.name);
         if (path.holds_end) {
             expect_same(path.at(path.seconds + 3, plane), path.at(path.seconds, plane));
+        } else if (path.cut_between(path.seconds - 1e-6, path.seconds)) {
+            // A loop that cuts back to its start: the next pass is the same as the first.
+            expect_same(path.at(path.seconds, plane), path.at(0, plane));
+            expect_same(path.at(path.seconds + 1.5, plane), path.at(1.5, plane));
         } else {
             // The end of a pass is where the next one starts.
             const CameraPose start = path.at(0, plane);
@@ -125,6 +130,41 @@ TEST(CameraPathTest, TheBenchmarkFliesLowAndFastOverNewGround) {
     const CameraPose start = benchmark.at(0, plane);
     const CameraPose middle = benchmark.at(benchmark.seconds / 2, plane);
     EXPECT_GT(std::hypot(start.x - middle.x, start.z - middle.z), 100000.0);
+}
+
+TEST(CameraPathTest, TheCutsPathHoldsEachPlaceAndCutsFarAway) {
+    const CameraPath& path = *find_camera_path("cuts");
+    std::vector<CameraPose> places;
+    for (double t = 0; t < path.seconds; t += cut_hold_seconds) {
+        // Still for the whole hold, no cut inside it.
+        expect_same(path.at(t + 0.1, plane), path.at(t + cut_hold_seconds - 0.1, plane));
+        EXPECT_FALSE(path.cut_between(t + 0.05, t + cut_hold_seconds - 0.05));
+        places.push_back(path.at(t + 0.1, plane));
+    }
+    ASSERT_EQ(places.size(), 4u);
+    for (std::size_t i = 0; i < places.size(); ++i) {
+        for (std::size_t j = i + 1; j < places.size(); ++j) {
+            double xi = 0, zi = 0, xj = 0, zj = 0;
+            ASSERT_TRUE(looked_at_point(places[i], xi, zi));
+            ASSERT_TRUE(looked_at_point(places[j], xj, zj));
+            EXPECT_GT(std::hypot(xi - xj, zi - zj), 0.3 * plane) << i << " and " << j;
+        }
+    }
+    // A cut at each hold's start, but not at the very first frame; a frame that steps over
+    // several holds saw several.
+    const double step = 0.25;
+    int cuts = 0;
+    for (int frame = 1; frame * step < 2 * path.seconds; ++frame) {
+        cuts += path.cut_between((frame - 1) * step, frame * step);
+    }
+    EXPECT_EQ(cuts, 7) << "two passes: 3 cuts in the first, 4 in the second";
+    EXPECT_FALSE(path.cut_between(0, 0.1));
+    EXPECT_TRUE(path.cut_between(0, 100));
+    EXPECT_FALSE(find_camera_path("dive")->cut_between(0, 100));
+    // The frame at a cut shows the new place.
+    EXPECT_TRUE(path.cut_between(2.9, 3.0));
+    expect_same(path.at(3.0, plane), places[1]);
+    expect_same(path.at(path.seconds, plane), places[0]);
 }
 
 TEST(CameraPathTest, PathsOverAWidePlaneStayOverItsBothExtents) {
