@@ -33,10 +33,21 @@ void FrameStats::record_frame(double frame_ms) {
     if (history_.size() > history_length_) history_.pop_front();
 }
 
+void FrameStats::record_submitted(std::uint64_t frame, double seconds, bool after_cut) {
+    cuts_.submitted(frame, seconds, after_cut);
+}
+
 void FrameStats::record_completed(const CompletedSummary& completed) {
     ++gpu_frames_;
     presented_ += completed.presented;
+    const SampleQuality& quality = completed.quality;
+    cuts_.completed(completed.frame, quality, completed.requests, completed.resident_requests);
+    if (quality.measured) last_quality_ = quality;
     if (gpu_frames_ <= warmup_) return;
+    if (quality.measured && quality.plane_pixels > 0) {
+        share_at_wanted_.push_back(quality.share_at_wanted_level());
+        levels_missing_.push_back(quality.mean_levels_missing());
+    }
     if (completed.gpu_ms > 0) gpu_ms_.push_back(completed.gpu_ms);
     if (completed.textured_pass_ms > 0) textured_pass_ms_.push_back(completed.textured_pass_ms);
     render_ms_.push_back(completed.render_ms);
@@ -69,6 +80,50 @@ Percentiles FrameStats::process_ms() const { return percentiles(process_ms_); }
 Percentiles FrameStats::request_ms() const { return percentiles(request_ms_); }
 
 Percentiles FrameStats::complete_ms() const { return percentiles(complete_ms_); }
+
+QualityFigures FrameStats::quality() const {
+    QualityFigures figures;
+    figures.measured = last_quality_.measured;
+    figures.last = last_quality_;
+    figures.frames = share_at_wanted_.size();
+    if (share_at_wanted_.empty()) return figures;
+    const Percentiles share = percentiles(share_at_wanted_);
+    figures.share_p50 = share.p50;
+    figures.share_mean = share.mean;
+    figures.share_min = *std::min_element(share_at_wanted_.begin(), share_at_wanted_.end());
+    const Percentiles missing = percentiles(levels_missing_);
+    figures.missing_p50 = missing.p50;
+    figures.missing_max = missing.max;
+    figures.missing_mean = missing.mean;
+    return figures;
+}
+
+FullDetailFigures full_detail_figures(const std::vector<CutRecovery>& cuts) {
+    FullDetailFigures figures;
+    figures.cuts = cuts.size();
+    std::vector<double> frames, ms;
+    for (const CutRecovery& cut : cuts) {
+        switch (cut.outcome) {
+            case CutOutcome::reached:
+                ++figures.reached;
+                frames.push_back(double(cut.frames));
+                ms.push_back(cut.ms);
+                break;
+            case CutOutcome::over_budget:
+                ++figures.over_budget;
+                break;
+            case CutOutcome::not_reached:
+                ++figures.not_reached;
+                break;
+            case CutOutcome::pending:
+                ++figures.pending;
+                break;
+        }
+    }
+    figures.frames = percentiles(std::move(frames));
+    figures.ms = percentiles(std::move(ms));
+    return figures;
+}
 
 Rates FrameStats::rates() const {
     Rates rates;

@@ -1,6 +1,8 @@
 // What the viewer measures while it runs: each frame's time (the loop's wall time from one
 // frame to the next, what a user feels) and GPU time, percentiles over the run, a short history
-// for the HUD's graph, and the streaming counters turned into rates over the last second.
+// for the HUD's graph, the streaming counters turned into rates over the last second, and what a
+// user sees of streaming: the share of pixels at the level they wanted, the levels missing, and
+// the time to full detail after camera cuts (full_detail_tracker.hpp).
 #pragma once
 
 #include <chrono>
@@ -8,6 +10,8 @@
 #include <deque>
 #include <vector>
 
+#include "full_detail_tracker.hpp"
+#include "renderer/sample_quality.hpp"
 #include "streaming_session.hpp"
 
 namespace vtpage::viewer {
@@ -29,14 +33,37 @@ struct Rates {
     double bytes_streamed = 0;
 };
 
+// The sample quality of the frames (SampleQuality) over a run.
+struct QualityFigures {
+    bool measured = false;  // some frame was measured (the deferred textured pass)
+    // Measured frames with the plane in view, warm-up frames left out.
+    std::size_t frames = 0;
+    double share_p50 = 0, share_min = 0, share_mean = 0;  // share of pixels at the wanted level
+    double missing_p50 = 0, missing_max = 0, missing_mean = 0;  // mean levels missing
+    SampleQuality last;                                         // the last measured frame
+};
+
+// The cuts' times to full detail.
+struct FullDetailFigures {
+    std::size_t cuts = 0, reached = 0, over_budget = 0, not_reached = 0, pending = 0;
+    Percentiles frames, ms;  // of the cuts that reached full detail
+};
+FullDetailFigures full_detail_figures(const std::vector<CutRecovery>& cuts);
+
 class FrameStats {
 public:
     // The first `warmup_frames` frames are left out of the percentiles.
     explicit FrameStats(std::uint64_t warmup_frames = 0, std::size_t history_length = 240);
 
     void record_frame(double frame_ms);
-    // A completed frame's GPU time, and the CPU time of the render() call that handed it back.
+    // A frame was submitted (its renderer frame number) at `seconds` on the loop's clock;
+    // after_cut: the first frame of a new view (the camera path cut).
+    void record_submitted(std::uint64_t frame, double seconds, bool after_cut);
+    // A completed frame's GPU time and sample quality, and the CPU time of the render() call
+    // that handed it back.
     void record_completed(const CompletedSummary& completed);
+    // What decides whether a cut that misses full detail was over budget.
+    void set_budget_pages(std::size_t pages) noexcept { cuts_.set_budget_pages(pages); }
     // Streaming counters at `seconds` since the start; rates() compares the newest with the
     // newest sample at least a second older.
     void record_counters(double seconds, const SessionCounters& counters);
@@ -53,6 +80,10 @@ public:
     Percentiles request_ms() const;
     Percentiles complete_ms() const;
     Rates rates() const;
+    QualityFigures quality() const;
+    // The cuts so far (the newest may be pending), or as if the run ended now.
+    const std::vector<CutRecovery>& cuts() const noexcept { return cuts_.cuts(); }
+    std::vector<CutRecovery> closed_cuts() const { return cuts_.closed_cuts(); }
     // Frame times of the last frames, oldest first (the HUD's graph).
     const std::deque<float>& history() const noexcept { return history_; }
     double last_frame_ms() const noexcept { return history_.empty() ? 0 : history_.back(); }
@@ -77,6 +108,9 @@ private:
     std::vector<double> render_ms_;
     std::vector<double> feedback_ms_;
     std::vector<double> process_ms_, request_ms_, complete_ms_;
+    std::vector<double> share_at_wanted_, levels_missing_;
+    SampleQuality last_quality_;
+    FullDetailTracker cuts_;
     std::deque<float> history_;
     std::deque<CounterSample> samples_;
 };

@@ -55,8 +55,11 @@ double fly_path(StreamingSession& session, const CameraPath& path, std::uint64_t
     auto last_counters = start;
     auto frame_start = start;
     SessionFrame frame;
+    stats.set_budget_pages(session.budget_pages());
     for (std::uint64_t i = 0; i < frames; ++i) {
-        camera.pose = path.at(double(i) * step, session.plane_extent(), aspect);
+        const double t = double(i) * step;
+        camera.pose = path.at(t, session.plane_extent(), aspect);
+        const bool after_cut = i > 0 && path.cut_between(t - step, t);
         frame.view_projection = camera.view_projection(aspect);
         frame.mode = options.mode;
         frame.capture = !options.screenshot.empty() && !options.settle && i + 1 == frames;
@@ -79,10 +82,12 @@ double fly_path(StreamingSession& session, const CameraPath& path, std::uint64_t
                 hud->record(commands, target);
             };
         }
+        const double submitted_at = seconds_between(start, Clock::now());
         if (auto done = session.render(frame)) {
             stats.record_completed(*done);
             last_gpu_ms = done->gpu_ms;
         }
+        stats.record_submitted(session.renderer().frames_submitted(), submitted_at, after_cut);
         const auto now = Clock::now();
         stats.record_frame(seconds_between(frame_start, now) * 1000.0);
         frame_start = now;

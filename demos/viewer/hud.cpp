@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <string>
 #include <vector>
 
 #include "viewer_options.hpp"
@@ -26,6 +27,31 @@ using UniqueVkFramebuffer = VulkanObject<VkFramebuffer, &vkDestroyFramebuffer>;
 using UniqueVkDescriptorPool = VulkanObject<VkDescriptorPool, &vkDestroyDescriptorPool>;
 
 constexpr double mib = 1024.0 * 1024.0;
+
+// What a user sees of streaming: the last frame's pixels at their wanted level, and the last
+// camera cut's time to full detail.
+void build_quality(const FrameStats& stats) {
+    const QualityFigures quality = stats.quality();
+    if (!quality.measured) {
+        ImGui::TextDisabled("detail: not measured (forward texturing or an overlay)");
+        return;
+    }
+    ImGui::Text("at wanted level %.1f %%  (p50 %.1f, min %.1f)  missing %.2f levels",
+                quality.last.share_at_wanted_level() * 100.0, quality.share_p50 * 100.0,
+                quality.share_min * 100.0, quality.last.mean_levels_missing());
+    if (stats.cuts().empty()) return;
+    const CutRecovery& cut = stats.cuts().back();
+    const FullDetailFigures all = full_detail_figures(stats.cuts());
+    if (cut.outcome == CutOutcome::reached) {
+        ImGui::Text("full detail after the cut in %llu frames (%.0f ms); p50 %.0f, max %.0f",
+                    static_cast<unsigned long long>(cut.frames), cut.ms, all.frames.p50,
+                    all.frames.max);
+    } else {
+        ImGui::Text("full detail after the cut: %s (best %.1f %%, %zu pages asked)",
+                    std::string(to_string(cut.outcome)).c_str(), cut.best_share * 100.0,
+                    cut.working_set_pages);
+    }
+}
 
 }  // namespace
 
@@ -166,6 +192,8 @@ void Hud::build(const HudData& d) {
     std::snprintf(label, sizeof label, "max %.1f ms", top);
     ImGui::PlotLines("##frame", history.data(), int(history.size()), 0, label, 0.0f, top * 1.1f,
                      ImVec2(360, 60));
+
+    build_quality(stats);
 
     const Rates rates = stats.rates();
     const vt::StreamerStatistics& streamer = d.counters.streamer;

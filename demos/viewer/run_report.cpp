@@ -21,6 +21,84 @@ nlohmann::json percentiles_json(const Percentiles& p) {
             {"p99", p.p99},     {"max", p.max}, {"mean", p.mean}};
 }
 
+std::string percent(double share) { return fixed(share * 100.0, 1) + " %"; }
+
+nlohmann::json cut_json(const CutRecovery& cut) {
+    nlohmann::json json = {{"frame", cut.frame},
+                           {"seconds", cut.seconds},
+                           {"outcome", std::string(to_string(cut.outcome))},
+                           {"best_share_at_wanted_level", cut.best_share},
+                           {"working_set_pages", cut.working_set_pages},
+                           {"settled", cut.settled}};
+    if (cut.outcome == CutOutcome::reached) {
+        json["frames"] = cut.frames;
+        json["ms"] = cut.ms;
+    }
+    return json;
+}
+
+// Not measured (forward texturing, an overlay mode): says so and nothing more.
+nlohmann::json quality_json(const RunReport& r) {
+    const QualityFigures& q = r.quality;
+    if (!q.measured) return {{"measured", false}};
+    nlohmann::json cuts = nlohmann::json::array();
+    for (const CutRecovery& cut : r.cuts) cuts.push_back(cut_json(cut));
+    const FullDetailFigures& f = r.full_detail;
+    return {
+        {"measured", true},
+        {"frames", q.frames},
+        {"share_at_wanted_level",
+         {{"p50", q.share_p50},
+          {"min", q.share_min},
+          {"mean", q.share_mean},
+          {"last", q.last.share_at_wanted_level()}}},
+        {"mean_levels_missing",
+         {{"p50", q.missing_p50},
+          {"max", q.missing_max},
+          {"mean", q.missing_mean},
+          {"last", q.last.mean_levels_missing()}}},
+        {"full_detail_share", full_detail_share},
+        {"cuts", cuts},
+        {"time_to_full_detail",
+         {{"cuts", f.cuts},
+          {"reached", f.reached},
+          {"over_budget", f.over_budget},
+          {"not_reached", f.not_reached},
+          {"frames", percentiles_json(f.frames)},
+          {"ms", percentiles_json(f.ms)}}},
+    };
+}
+
+std::string quality_rows(const RunReport& r) {
+    const QualityFigures& q = r.quality;
+    std::string text;
+    auto row = [&](const std::string& what, const std::string& value) {
+        text += "| " + what + " | " + value + " |\n";
+    };
+    if (!q.measured) {
+        row("pixels at their wanted level", "not measured (forward texturing or an overlay)");
+        return text;
+    }
+    row("pixels at their wanted level p50 / min / last",
+        percent(q.share_p50) + " / " + percent(q.share_min) + " / " +
+            percent(q.last.share_at_wanted_level()));
+    row("levels missing, mean per pixel p50 / max / last",
+        fixed(q.missing_p50, 3) + " / " + fixed(q.missing_max, 3) + " / " +
+            fixed(q.last.mean_levels_missing(), 3));
+    const FullDetailFigures& f = r.full_detail;
+    if (f.cuts == 0) return text;
+    std::string value = detail::concat(f.reached, " of ", f.cuts, " cuts");
+    if (f.reached > 0) {
+        value += detail::concat(": frames p50 ", fixed(f.frames.p50, 0), " / max ",
+                                fixed(f.frames.max, 0), ", ms p50 ", fixed(f.ms.p50, 0), " / max ",
+                                fixed(f.ms.max, 0));
+    }
+    if (f.over_budget > 0) value += detail::concat("; over budget ", f.over_budget);
+    if (f.not_reached > 0) value += detail::concat("; not reached ", f.not_reached);
+    row("full detail (" + fixed(full_detail_share * 100.0, 0) + " % of pixels) after a cut", value);
+    return text;
+}
+
 }  // namespace
 
 RunReport make_report(const ViewerOptions& options, const StreamingSession& session,
@@ -78,6 +156,9 @@ RunReport make_report(const ViewerOptions& options, const StreamingSession& sess
     r.settle_requested = options.settle;
     r.identity_check = options.identity_check;
     r.identity = counters.identity;
+    r.quality = stats.quality();
+    r.cuts = stats.closed_cuts();
+    r.full_detail = full_detail_figures(r.cuts);
     return r;
 }
 
@@ -145,6 +226,7 @@ nlohmann::json to_json(const RunReport& r) {
         {"validation_warnings", r.validation_warnings},
         {"validation_messages", r.validation_messages},
     };
+    json["quality"] = quality_json(r);
     if (r.settle_requested) json["settled"] = r.settled;
     if (r.identity_check) {
         json["identity_check"] = {{"frames", r.identity.frames},
@@ -185,6 +267,7 @@ std::string summary_text(const RunReport& r) {
         fixed(r.process_ms.p99, 2) + " / " + fixed(r.process_ms.max, 2) + ", " +
             fixed(r.request_ms.p99, 2) + " / " + fixed(r.request_ms.max, 2) + ", " +
             fixed(r.complete_ms.p99, 2) + " / " + fixed(r.complete_ms.max, 2));
+    text += quality_rows(r);
     row("pages streamed (per second)",
         detail::concat(r.pages_streamed, " (", fixed(r.pages_per_second, 0), "/s, ",
                        fixed(r.bytes_per_second / mib, 0), " MiB/s)"));

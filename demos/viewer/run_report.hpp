@@ -6,6 +6,7 @@
 
 #include <cstdint>
 #include <string>
+#include <vector>
 
 #include "frame_stats.hpp"
 #include "streaming_session.hpp"
@@ -47,6 +48,11 @@ struct RunReport {
     bool settle_requested = false, settled = false;
     bool identity_check = false;
     IdentityCheckTotals identity;
+    // What a user sees of streaming: sample quality per frame, and time to full detail after
+    // each camera cut (closed as the run ended).
+    QualityFigures quality;
+    std::vector<CutRecovery> cuts;
+    FullDetailFigures full_detail;
 
     // The goal applies to the benchmark flight; met or not, for the goal line.
     bool goal_applies() const { return camera_path == "benchmark"; }

@@ -164,6 +164,7 @@ CompletedSummary StreamingSession::consume(const CompletedFrame& done) {
     summary.upload = done.upload;
     summary.identity = done.identity;
     count_identity_check(done);
+    summary.quality = done.quality;
     summary.presented = done.presented;
     if (!done.colour.empty()) {
         capture_.assign(done.colour.begin(), done.colour.end());

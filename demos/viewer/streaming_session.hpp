@@ -88,6 +88,7 @@ struct CompletedSummary {
     std::size_t requests = 0;           // pages the feedback asked for (parents included)
     std::size_t resident_requests = 0;  // ... of which were ready
     std::size_t queued = 0;             // ... newly queued
+    SampleQuality quality;              // what its pixels got (the deferred textured pass)
     bool presented = false;
     // CPU time of this render() call: the renderer's (waiting for the frame slot, recording,
     // submitting) and the feedback's (processing it, requesting, withdrawing).

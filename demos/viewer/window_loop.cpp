@@ -232,6 +232,7 @@ int run_window(const ViewerOptions& options, const Log& log) {
     if (options.preload_all) session.preload_all(std::chrono::seconds(120));
     std::uint32_t image_width = sized.width, image_height = sized.height;
     FrameStats stats(options.warmup_frames);
+    stats.set_budget_pages(session.budget_pages());
     double seconds = 0;
     {
         VulkanSwapchain swapchain(
@@ -286,6 +287,8 @@ int run_window(const ViewerOptions& options, const Log& log) {
                 show_hud = !show_hud;
                 input.toggle_hud = false;
             }
+            // The view jumps when a path starts, on R, and at the path's own cuts.
+            bool after_cut = false;
             if (input.next_path) {  // manual -> each path in turn -> manual
                 const auto& paths = camera_paths(view);
                 if (!path) {
@@ -296,14 +299,17 @@ int run_window(const ViewerOptions& options, const Log& log) {
                 }
                 path_time = 0;
                 input.next_path = false;
+                after_cut = path != nullptr;
             }
             if (input.reset) {
                 path = nullptr;
+                after_cut = true;
                 camera.pose =
                     home_pose(view, session.plane_extent(), double(image_width) / image_height);
                 input.reset = false;
             }
             if (path) {
+                after_cut = after_cut || path->cut_between(path_time, path_time + dt);
                 path_time += dt;
                 camera.pose =
                     path->at(path_time, session.plane_extent(), double(image_width) / image_height);
@@ -352,10 +358,12 @@ int run_window(const ViewerOptions& options, const Log& log) {
             } else {
                 ImGui::EndFrame();
             }
+            const double submitted_at = std::chrono::duration<double>(Clock::now() - start).count();
             if (auto done = session.render(desc)) {
                 stats.record_completed(*done);
                 last_gpu_ms = done->gpu_ms;
             }
+            stats.record_submitted(session.renderer().frames_submitted(), submitted_at, after_cut);
             const auto after = Clock::now();
             stats.record_frame(std::chrono::duration<double>(after - frame_start).count() * 1000.0);
             frame_start = after;

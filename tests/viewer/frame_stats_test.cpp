@@ -1,6 +1,10 @@
 // The viewer's measurements: percentiles, warm-up frames left out, rates over the last second,
+// the sample quality and the time to full detail after camera cuts on made-up frame sequences,
 // and the report's JSON and summary.
 #include <gtest/gtest.h>
+
+#include <cmath>
+#include <deque>
 
 #include "frame_stats.hpp"
 #include "run_report.hpp"
@@ -69,6 +73,144 @@ TEST(FrameStatsTest, RatesCoverTheLastSecond) {
     EXPECT_NEAR(rates.bytes_streamed, 1000.0 * 2 * 1024 * 1024, 1e-3);
 }
 
+// What a frame's pixels got: `share` of 1000 plane pixels at their wanted level, the others one
+// level short.
+SampleQuality quality_of(double share) {
+    SampleQuality quality;
+    quality.measured = true;
+    quality.plane_pixels = 1000;
+    quality.pixels_at_wanted_level = std::uint64_t(std::lround(share * 1000));
+    quality.missing_levels = 1000 - quality.pixels_at_wanted_level;
+    return quality;
+}
+
+// The viewer's frame loop with two frames in flight: frame n is submitted at n * 10 ms and
+// completes (and is recorded) when frame n + 2 is submitted, as render() hands it back.
+struct FrameLoop {
+    FrameStats stats{0};
+    std::uint64_t submitted = 0;
+    std::deque<CompletedSummary> in_flight;
+
+    // A frame that will show `share` at its wanted level, asking for `requests` pages of which
+    // `resident` are resident.
+    void frame(double share, bool after_cut = false, std::size_t requests = 10,
+               std::size_t resident = 10) {
+        ++submitted;
+        CompletedSummary done;
+        done.frame = submitted;
+        done.quality = quality_of(share);
+        done.requests = requests;
+        done.resident_requests = resident;
+        in_flight.push_back(done);
+        if (in_flight.size() > 2) {
+            stats.record_completed(in_flight.front());
+            in_flight.pop_front();
+        }
+        stats.record_submitted(submitted, double(submitted) * 0.01, after_cut);
+    }
+    void finish() {
+        for (const CompletedSummary& done : in_flight) stats.record_completed(done);
+        in_flight.clear();
+    }
+};
+
+TEST(SampleQualityStatsTest, ShareAtTheWantedLevelOverTheRunWithoutWarmUp) {
+    FrameStats stats(2);
+    for (double share : {0.0, 0.1, 0.5, 0.9, 1.0, 0.7}) {
+        CompletedSummary done;
+        done.quality = quality_of(share);
+        stats.record_completed(done);
+    }
+    CompletedSummary forward;  // not measured: left out, and not the last
+    stats.record_completed(forward);
+    const QualityFigures q = stats.quality();
+    EXPECT_TRUE(q.measured);
+    EXPECT_EQ(q.frames, 4u) << "the two warm-up frames are left out";
+    EXPECT_DOUBLE_EQ(q.share_min, 0.5);
+    EXPECT_DOUBLE_EQ(q.share_p50, 0.7);
+    EXPECT_DOUBLE_EQ(q.share_mean, (0.5 + 0.9 + 1.0 + 0.7) / 4);
+    EXPECT_DOUBLE_EQ(q.last.share_at_wanted_level(), 0.7);
+    EXPECT_DOUBLE_EQ(q.missing_max, 0.5);
+    EXPECT_NEAR(q.last.mean_levels_missing(), 0.3, 1e-12);
+
+    FrameStats unmeasured;
+    unmeasured.record_completed(forward);
+    EXPECT_FALSE(unmeasured.quality().measured);
+    EXPECT_EQ(unmeasured.quality().frames, 0u);
+}
+
+TEST(SampleQualityStatsTest, TimeToFullDetailCountsFromTheFirstFrameAfterTheCut) {
+    FrameLoop loop;
+    for (int i = 0; i < 4; ++i) loop.frame(1.0);  // the old view at full detail
+    loop.frame(0.3, true);                        // frame 5: the cut
+    for (double share : {0.6, 0.9, 0.989, 0.99, 1.0}) loop.frame(share);
+    loop.finish();
+    const std::vector<CutRecovery> cuts = loop.stats.closed_cuts();
+    ASSERT_EQ(cuts.size(), 1u);
+    EXPECT_EQ(cuts[0].frame, 5u);
+    EXPECT_EQ(cuts[0].outcome, CutOutcome::reached);
+    EXPECT_EQ(cuts[0].frames, 4u) << "frame 9 is the first at 99 %; frames 3 and 4, completed "
+                                     "after the cut, showed the old view";
+    EXPECT_NEAR(cuts[0].ms, 40.0, 1e-9);
+    EXPECT_DOUBLE_EQ(cuts[0].best_share, 0.99);
+    // A cut whose first frame already has full detail took no frames.
+    loop.frame(1.0, true);
+    loop.finish();
+    EXPECT_EQ(loop.stats.closed_cuts().back().outcome, CutOutcome::reached);
+    EXPECT_EQ(loop.stats.closed_cuts().back().frames, 0u);
+}
+
+TEST(SampleQualityStatsTest, ACutThatMissesFullDetailIsOverBudgetOnlyWhereTheViewAskedForMore) {
+    FrameLoop loop;
+    loop.stats.set_budget_pages(50);
+    loop.frame(1.0);
+    loop.frame(0.2, true, 80, 45);  // asks for more than the budget holds
+    for (int i = 0; i < 10; ++i) loop.frame(0.9, false, 80, 48);
+    loop.frame(0.2, true, 30, 10);  // within the budget, but the next cut comes first
+    for (int i = 0; i < 10; ++i) loop.frame(0.95, false, 30, 30);
+    loop.frame(0.2, true, 30, 10);  // still held as the run ends
+    loop.frame(0.5, false, 30, 20);
+    loop.finish();
+    const std::vector<CutRecovery>& live = loop.stats.cuts();
+    ASSERT_EQ(live.size(), 3u);
+    EXPECT_EQ(live[0].outcome, CutOutcome::over_budget);
+    EXPECT_EQ(live[0].working_set_pages, 80u);
+    EXPECT_FALSE(live[0].settled);
+    EXPECT_EQ(live[1].outcome, CutOutcome::not_reached);
+    EXPECT_TRUE(live[1].settled) << "its pages were all resident, yet under 99 %";
+    EXPECT_DOUBLE_EQ(live[1].best_share, 0.95);
+    EXPECT_EQ(live[2].outcome, CutOutcome::pending) << "the run has not ended for the HUD";
+    const std::vector<CutRecovery> closed = loop.stats.closed_cuts();
+    EXPECT_EQ(closed[2].outcome, CutOutcome::not_reached);
+    const FullDetailFigures figures = full_detail_figures(closed);
+    EXPECT_EQ(figures.cuts, 3u);
+    EXPECT_EQ(figures.reached, 0u);
+    EXPECT_EQ(figures.over_budget, 1u);
+    EXPECT_EQ(figures.not_reached, 2u);
+    EXPECT_EQ(figures.frames.count, 0u);
+}
+
+TEST(SampleQualityStatsTest, UnmeasuredFramesDecideNothingAndLongHoldsTimeOut) {
+    FrameStats forward(0);
+    CompletedSummary done;
+    done.frame = 1;
+    forward.record_submitted(1, 0.0, true);
+    forward.record_completed(done);  // quality not measured
+    EXPECT_EQ(forward.cuts().front().outcome, CutOutcome::pending);
+
+    FullDetailTracker tracker(0, 8);
+    tracker.submitted(1, 0.0, true);
+    for (std::uint64_t frame = 2; frame <= 8; ++frame) {
+        tracker.submitted(frame, 0.0, false);
+        tracker.completed(frame - 1, quality_of(0.5), 5, 5);
+    }
+    EXPECT_EQ(tracker.cuts().front().outcome, CutOutcome::pending) << "held 8 frames";
+    tracker.submitted(9, 0.0, false);
+    EXPECT_EQ(tracker.cuts().front().outcome, CutOutcome::not_reached) << "held 9 frames";
+    tracker.completed(9, quality_of(1.0), 5, 5);
+    EXPECT_EQ(tracker.cuts().front().outcome, CutOutcome::not_reached) << "decided already";
+}
+
 RunReport sample_report() {
     RunReport r;
     r.backend = "cuda";
@@ -112,6 +254,45 @@ TEST(RunReportTest, JsonHasTheFieldsScriptsRead) {
     EXPECT_DOUBLE_EQ(json["frame_ms_p99"].get<double>(), 4.5);
     EXPECT_EQ(json["backend"], "cuda");
     EXPECT_TRUE(json["goal"]["met"].get<bool>()) << "p99 4.5 ms at 2500 pages/s";
+}
+
+TEST(RunReportTest, QualityIsReportedWhereMeasuredAndSaidToBeNotMeasuredElsewhere) {
+    RunReport report = sample_report();
+    EXPECT_EQ(to_json(report)["quality"], nlohmann::json({{"measured", false}}));
+    EXPECT_NE(summary_text(report).find("not measured"), std::string::npos);
+
+    report.quality.measured = true;
+    report.quality.frames = 590;
+    report.quality.share_p50 = 0.97;
+    report.quality.share_min = 0.42;
+    report.quality.last = quality_of(0.995);
+    report.cuts = {
+        CutRecovery{.frame = 100, .outcome = CutOutcome::reached, .frames = 12, .ms = 200},
+        CutRecovery{.frame = 300, .outcome = CutOutcome::over_budget}};
+    report.full_detail = full_detail_figures(report.cuts);
+    const nlohmann::json quality = to_json(report)["quality"];
+    EXPECT_EQ(quality["measured"], true);
+    EXPECT_DOUBLE_EQ(quality["share_at_wanted_level"]["p50"].get<double>(), 0.97);
+    EXPECT_DOUBLE_EQ(quality["share_at_wanted_level"]["min"].get<double>(), 0.42);
+    EXPECT_DOUBLE_EQ(quality["share_at_wanted_level"]["last"].get<double>(), 0.995);
+    EXPECT_NEAR(quality["mean_levels_missing"]["last"].get<double>(), 0.005, 1e-12);
+    ASSERT_EQ(quality["cuts"].size(), 2u);
+    EXPECT_EQ(quality["cuts"][0]["outcome"], "reached");
+    EXPECT_EQ(quality["cuts"][0]["frames"], 12);
+    EXPECT_EQ(quality["cuts"][1]["outcome"], "over budget");
+    EXPECT_FALSE(quality["cuts"][1].contains("frames")) << "no time where it was not reached";
+    EXPECT_EQ(quality["time_to_full_detail"]["reached"], 1);
+    EXPECT_EQ(quality["time_to_full_detail"]["over_budget"], 1);
+    EXPECT_DOUBLE_EQ(quality["time_to_full_detail"]["frames"]["max"].get<double>(), 12);
+    const std::string text = summary_text(report);
+    EXPECT_NE(text.find("| pixels at their wanted level p50 / min / last | 97.0 % / 42.0 % / "
+                        "99.5 % |"),
+              std::string::npos)
+        << text;
+    EXPECT_NE(text.find("1 of 2 cuts: frames p50 12 / max 12, ms p50 200 / max 200; over "
+                        "budget 1"),
+              std::string::npos)
+        << text;
 }
 
 TEST(RunReportTest, TheGoalLineSaysMetOrNotForTheBenchmarkFlightOnly) {

@@ -197,6 +197,98 @@ TEST_P(ViewerHeadlessTest, TheIdentityCheckFindsNoViolationOnAFastFlightAtTheSma
         << "evicted pages were held back for frames in flight";
 }
 
+// The cuts path, one pass of 48 frames (12 a hold, cuts at frames 13, 25 and 37), streamed and
+// with every page resident from the start.
+class ViewerCutsTest : public testing::TestWithParam<std::string> {
+protected:
+    nlohmann::json run_cuts(const std::string& name, std::vector<std::string> extra) {
+        const std::string stats_path = scratch("cuts_" + name + "_" + GetParam() + ".json");
+        std::vector<std::string> arguments = small_run;
+        arguments.insert(arguments.end(),
+                         {"--backend", GetParam(), "--camera-path", "cuts", "--time-step-ms", "250",
+                          "--frames", "48", "--warmup-frames", "0", "--stats", stats_path});
+        arguments.insert(arguments.end(), extra.begin(), extra.end());
+        for (const std::string& flag : validation_flags()) arguments.push_back(flag);
+        const test::ProgramResult run = run_viewer(arguments);
+        EXPECT_EQ(run.exit_code, 0) << run.output;
+        EXPECT_NE(run.output.find("| pixels at their wanted level p50 / min / last |"),
+                  std::string::npos)
+            << run.output;
+        EXPECT_NE(run.output.find("after a cut | "), std::string::npos) << run.output;
+        nlohmann::json stats = read_json(stats_path);
+        EXPECT_FALSE(stats.is_discarded());
+        if (!stats.is_discarded()) expect_clean_validation(stats);
+        return stats;
+    }
+};
+
+void expect_cuts_at_each_hold(const nlohmann::json& quality) {
+    ASSERT_EQ(quality["cuts"].size(), 3u);
+    for (int i = 0; i < 3; ++i) EXPECT_EQ(quality["cuts"][i]["frame"], 13 + 12 * i);
+    EXPECT_EQ(quality["time_to_full_detail"]["cuts"], 3);
+    EXPECT_EQ(quality["full_detail_share"], 0.99);
+}
+
+TEST_P(ViewerCutsTest, EveryPageResidentEveryFrameHasFullDetailAndEveryCutReachesItAtOnce) {
+    VTPAGE_VIEWER_BACKEND_OR_SKIP(GetParam());
+    const nlohmann::json stats = run_cuts("resident", {"--preload-all"});
+    const nlohmann::json& quality = stats["quality"];
+    ASSERT_EQ(quality["measured"], true) << quality;
+    EXPECT_EQ(quality["frames"], 48);
+    EXPECT_EQ(quality["share_at_wanted_level"]["min"], 1.0);
+    EXPECT_EQ(quality["mean_levels_missing"]["max"], 0.0);
+    expect_cuts_at_each_hold(quality);
+    for (const nlohmann::json& cut : quality["cuts"]) {
+        EXPECT_EQ(cut["outcome"], "reached") << cut;
+        EXPECT_EQ(cut["frames"], 0) << cut;
+        EXPECT_EQ(cut["settled"], true) << cut;
+    }
+}
+
+TEST_P(ViewerCutsTest, AStreamedRunReportsEachCut) {
+    VTPAGE_VIEWER_BACKEND_OR_SKIP(GetParam());
+    const nlohmann::json stats = run_cuts("streamed", {});
+    const nlohmann::json& quality = stats["quality"];
+    ASSERT_EQ(quality["measured"], true) << quality;
+    const nlohmann::json& share = quality["share_at_wanted_level"];
+    // The first frame has the mip tail alone: its pixels want finer levels.
+    EXPECT_LT(share["min"].get<double>(), 0.5);
+    EXPECT_LE(share["min"].get<double>(), share["p50"].get<double>());
+    EXPECT_LE(share["p50"].get<double>(), 1.0);
+    EXPECT_GT(quality["mean_levels_missing"]["max"].get<double>(), 1.0);
+    expect_cuts_at_each_hold(quality);
+    int reached = 0;
+    for (const nlohmann::json& cut : quality["cuts"]) {
+        // The budget holds the whole texture: a cut is reached or was not yet, never over it.
+        EXPECT_LE(cut["working_set_pages"].get<std::size_t>(), small_texture_pages) << cut;
+        EXPECT_GT(cut["working_set_pages"].get<std::size_t>(), 0u) << cut;
+        if (cut["outcome"] == "reached") {
+            ++reached;
+            EXPECT_GE(cut["best_share_at_wanted_level"].get<double>(), 0.99) << cut;
+            EXPECT_EQ(cut["frames"] == 0, cut["ms"] == 0.0) << cut;
+        } else {
+            EXPECT_EQ(cut["outcome"], "not reached") << cut;
+            EXPECT_LT(cut["best_share_at_wanted_level"].get<double>(), 0.99) << cut;
+        }
+    }
+    EXPECT_EQ(quality["time_to_full_detail"]["reached"], reached);
+    EXPECT_EQ(quality["time_to_full_detail"]["over_budget"], 0);
+    RecordProperty("cuts_reached", reached);
+}
+
+TEST(ViewerForwardTest, ForwardTexturingSaysItDoesNotMeasureQuality) {
+    VTPAGE_VIEWER_BACKEND_OR_SKIP("host");
+    const std::string stats_path = scratch("forward.json");
+    std::vector<std::string> arguments = small_run;
+    arguments.insert(arguments.end(), {"--backend", "host", "--forward-texturing", "--frames", "6",
+                                       "--stats", stats_path});
+    const test::ProgramResult run = run_viewer(arguments);
+    ASSERT_EQ(run.exit_code, 0) << run.output;
+    EXPECT_NE(run.output.find("| pixels at their wanted level | not measured"), std::string::npos)
+        << run.output;
+    EXPECT_EQ(read_json(stats_path)["quality"], nlohmann::json({{"measured", false}}));
+}
+
 bool is_sky(const Image& image, int x, int y) {
     const std::uint8_t sky[4] = {115, 153, 204, 255};  // the renderer's clear colour in UNORM8
     const std::uint8_t* pixel = &image.rgba[(std::size_t(y) * image.width + x) * 4];
@@ -415,6 +507,11 @@ TEST(ViewerWindowTest, OpensRendersAndClosesCleanlyUnderXvfb) {
 }
 
 INSTANTIATE_TEST_SUITE_P(Backends, ViewerHeadlessTest, testing::ValuesIn(test::all_backend_names()),
+                         [](const testing::TestParamInfo<std::string>& param) {
+                             return param.param;
+                         });
+
+INSTANTIATE_TEST_SUITE_P(Backends, ViewerCutsTest, testing::ValuesIn(test::all_backend_names()),
                          [](const testing::TestParamInfo<std::string>& param) {
                              return param.param;
                          });
