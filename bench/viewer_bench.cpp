@@ -4,8 +4,11 @@
 // many frames with streaming paused (feedback still read back and processed, nothing requested),
 // i.e. rendering and feedback alone. (Flying on with streaming paused is no floor: samples whose
 // pages are missing walk up the mip chain, which costs the GPU more than streaming them.) The
-// ratio says what streaming costs the frame time. The viewer itself (--camera-path benchmark
-// --headless) is the full measurement with screenshot and stats; this adds the floor.
+// ratio says what streaming costs the frame time. Beside the frame times, what a user sees:
+// the share of pixels at the level they wanted and the levels missing (frame_stats.hpp), and a
+// third flight, the cuts path over the same frames, with the time to full detail after each cut.
+// The viewer itself (--camera-path benchmark --headless) is the full measurement with
+// screenshot and stats; this adds the floor.
 #include <CLI/CLI.hpp>
 
 #include <cstdio>
@@ -29,6 +32,8 @@ using bench::fixed;
 struct Flight {
     std::string name;
     Percentiles frame_ms, gpu_ms, textured_pass_ms;
+    QualityFigures quality;
+    FullDetailFigures full_detail;
     std::uint64_t frames = 0;
     std::uint64_t pages_streamed = 0;  // during the flight
     std::size_t resident_pages = 0;    // at the end
@@ -37,9 +42,14 @@ struct Flight {
     std::uint64_t validation_messages = 0;
 };
 
-Flight fly(const ViewerOptions& options, bool streaming, const Log& log) {
+enum class FlightKind { floor, benchmark, cuts };
+
+Flight fly(ViewerOptions options, FlightKind kind, const Log& log) {
     StreamingSession session(session_settings(options, log));
-    CameraPath path = *find_camera_path("benchmark");
+    const bool streaming = kind != FlightKind::floor;
+    CameraPath path = *find_camera_path(kind == FlightKind::cuts ? "cuts" : "benchmark");
+    // The cuts path: one pass over the flight's frames, every hold the same number of frames.
+    if (kind == FlightKind::cuts) options.time_step_ms = path.seconds * 1000.0 / options.frames;
     if (!streaming) {
         // The first pose, held: every page it needs is resident, none is streamed.
         path.seconds = 0;
@@ -53,7 +63,9 @@ Flight fly(const ViewerOptions& options, bool streaming, const Log& log) {
     const std::uint64_t before = session.counters().streamer.pages_filled;
     FrameStats stats(options.warmup_frames);
     Flight flight;
-    flight.name = streaming ? "streaming" : "first pose held, resident (floor)";
+    const char* names[] = {"first pose held, resident (floor)", "streaming",
+                           "cuts: 4 places held in turn, streaming"};
+    flight.name = names[int(kind)];
     flight.seconds = fly_path(session, path, options.frames, options, stats, nullptr);
     for (const CompletedSummary& done : session.finish()) stats.record_completed(done);
     const SessionCounters counters = session.counters();
@@ -61,11 +73,51 @@ Flight fly(const ViewerOptions& options, bool streaming, const Log& log) {
     flight.frame_ms = stats.frame_ms();
     flight.gpu_ms = stats.gpu_ms();
     flight.textured_pass_ms = stats.textured_pass_ms();
+    flight.quality = stats.quality();
+    flight.full_detail = full_detail_figures(stats.closed_cuts());
     flight.pages_streamed = counters.streamer.pages_filled - before;
     flight.resident_pages = counters.streamer.table.resident_pages;
     flight.pages_per_second = double(flight.pages_streamed) / flight.seconds;
     flight.validation_messages = counters.validation.warnings + counters.validation.errors;
     return flight;
+}
+
+std::string percent(double share) { return fixed(share * 100.0, 1) + " %"; }
+
+std::string quality_cell(const QualityFigures& q) {
+    return q.frames ? percent(q.share_p50) + " / " + percent(q.share_min) : "not measured";
+}
+
+// Reached cuts' frames; how many of the cuts reached full detail, and why the others did not.
+std::string full_detail_cell(const FullDetailFigures& f) {
+    if (f.cuts == 0) return "no cuts";
+    std::string cell = std::to_string(f.reached) + " of " + std::to_string(f.cuts) + " reached";
+    if (f.reached)
+        cell = fixed(f.frames.p50, 0) + " / " + fixed(f.frames.max, 0) + " (" + cell + ")";
+    if (f.over_budget) cell += ", " + std::to_string(f.over_budget) + " over budget";
+    return cell;
+}
+
+nlohmann::json flight_json(const Flight& f) {
+    return {{"flight", f.name},
+            {"frames", f.frames},
+            {"frame_ms_p50", f.frame_ms.p50},
+            {"frame_ms_p99", f.frame_ms.p99},
+            {"frame_ms_max", f.frame_ms.max},
+            {"gpu_ms_p50", f.gpu_ms.p50},
+            {"pages_streamed", f.pages_streamed},
+            {"pages_streamed_per_second", f.pages_per_second},
+            {"share_at_wanted_level_p50", f.quality.share_p50},
+            {"share_at_wanted_level_min", f.quality.share_min},
+            {"mean_levels_missing_mean", f.quality.missing_mean},
+            {"cuts", f.full_detail.cuts},
+            {"cuts_reached", f.full_detail.reached},
+            {"cuts_over_budget", f.full_detail.over_budget},
+            {"full_detail_frames_p50", f.full_detail.frames.p50},
+            {"full_detail_frames_max", f.full_detail.frames.max},
+            {"full_detail_ms_p50", f.full_detail.ms.p50},
+            {"full_detail_ms_max", f.full_detail.ms.max},
+            {"validation_messages", f.validation_messages}};
 }
 
 // The textured pass of the held first pose in each tile format the procedural source makes,
@@ -82,7 +134,7 @@ nlohmann::json compare_formats(ViewerOptions options, const Log& log) {
         for (const vt::TileFormat format : {vt::TileFormat::rgba8, vt::TileFormat::bc1}) {
             options.texture_format = format;
             options.deferred_texturing = deferred;
-            const Flight held = fly(options, false, log);
+            const Flight held = fly(options, FlightKind::floor, log);
             const double ms = held.textured_pass_ms.p50;
             if (format == vt::TileFormat::rgba8) rgba8_ms[deferred] = ms;
             const auto ratio = [&](double base) { return base > 0 ? ms / base : 0; };
@@ -142,30 +194,25 @@ int main(int argc, char** argv) {
     const Log log(stderr_log(LogLevel::warning));
     try {
         const nlohmann::json formats = compare_formats(options, log);
-        const Flight floor = fly(options, false, log);
-        const Flight streamed = fly(options, true, log);
+        const Flight floor = fly(options, FlightKind::floor, log);
+        const Flight streamed = fly(options, FlightKind::benchmark, log);
+        const Flight cuts = fly(options, FlightKind::cuts, log);
         bench::ReportTable table(
             "The benchmark flight, " + std::to_string(options.width) + " x " +
                 std::to_string(options.height) + ", " + std::to_string(options.frames) +
                 " frames, budget " + std::to_string(options.budget_mib) + " MiB",
             {"flight", "frame ms p50", "frame ms p99", "frame ms max", "GPU ms p50",
-             "pages streamed/s", "p50 vs floor", "p99 vs floor"});
+             "pages streamed/s", "at wanted level p50 / min", "levels missing mean",
+             "full detail after a cut, frames p50 / max", "p50 vs floor", "p99 vs floor"});
         nlohmann::json rows = nlohmann::json::array();
-        for (const Flight* f : {&floor, &streamed}) {
+        for (const Flight* f : {&floor, &streamed, &cuts}) {
             table.add_row({f->name, fixed(f->frame_ms.p50, 2), fixed(f->frame_ms.p99, 2),
                            fixed(f->frame_ms.max, 2), fixed(f->gpu_ms.p50, 2),
-                           fixed(f->pages_per_second, 0),
+                           fixed(f->pages_per_second, 0), quality_cell(f->quality),
+                           fixed(f->quality.missing_mean, 3), full_detail_cell(f->full_detail),
                            fixed(f->frame_ms.p50 / floor.frame_ms.p50, 2) + "x",
                            fixed(f->frame_ms.p99 / floor.frame_ms.p99, 2) + "x"});
-            rows.push_back({{"flight", f->name},
-                            {"frames", f->frames},
-                            {"frame_ms_p50", f->frame_ms.p50},
-                            {"frame_ms_p99", f->frame_ms.p99},
-                            {"frame_ms_max", f->frame_ms.max},
-                            {"gpu_ms_p50", f->gpu_ms.p50},
-                            {"pages_streamed", f->pages_streamed},
-                            {"pages_streamed_per_second", f->pages_per_second},
-                            {"validation_messages", f->validation_messages}});
+            rows.push_back(flight_json(*f));
         }
         table.print();
         std::printf(
@@ -179,7 +226,8 @@ int main(int argc, char** argv) {
                                                            {"rows", rows},
                                                            {"formats", formats}});
         if (!written) return app::exit_failure;
-        if (floor.validation_messages + streamed.validation_messages > 0) {
+        if (floor.validation_messages + streamed.validation_messages + cuts.validation_messages >
+            0) {
             std::fprintf(stderr, "validation messages (printed above)\n");
             return 1;
         }

@@ -59,7 +59,8 @@ double fly_path(StreamingSession& session, const CameraPath& path, std::uint64_t
     for (std::uint64_t i = 0; i < frames; ++i) {
         const double t = double(i) * step;
         camera.pose = path.at(t, session.plane_extent(), aspect);
-        const bool after_cut = i > 0 && path.cut_between(t - step, t);
+        // The previous frame's time as it was computed, so that each cut falls in one frame.
+        const bool after_cut = i > 0 && path.cut_between(double(i - 1) * step, t);
         frame.view_projection = camera.view_projection(aspect);
         frame.mode = options.mode;
         frame.capture = !options.screenshot.empty() && !options.settle && i + 1 == frames;
