@@ -11,8 +11,11 @@
 //                       on_fills_enqueued hook (ready at once, fence in the event)
 //
 // Goal on an H100: at least 30,000 pages/s (about 63 GB/s) through the streamer. --format bc1
-// streams BC1 pages (8.5x the texels of an RGBA8 page), encoded by the fill as it makes them.
+// streams BC1 pages (8.5x the texels of an RGBA8 page), --format bc3 BC3 pages (4.3x), encoded
+// by the fill as it makes them.
 #include <atomic>
+#include <map>
+#include <string>
 #include <thread>
 
 #include "support/bench_options.hpp"
@@ -40,8 +43,12 @@ struct Options : bench::BenchOptions {
     std::size_t batch = 128;
     std::size_t frame_pages = 256;  // new pages requested per frame
     std::uint32_t size_log2 = 20;
-    TileFormat format = TileFormat::rgba8;  // of the procedural texture: rgba8 or bc1
+    TileFormat format = TileFormat::rgba8;  // of the procedural texture: rgba8, bc1 or bc3
 };
+
+// The formats the procedural source makes, by name.
+const std::map<std::string, TileFormat> procedural_formats = {
+    {"rgba8", TileFormat::rgba8}, {"bc1", TileFormat::bc1}, {"bc3", TileFormat::bc3}};
 
 constexpr double gigabyte = 1e9;
 
@@ -191,14 +198,15 @@ int main(int argc, char** argv) {
         ->check(app::count_in(14, 20));
     std::string format = "rgba8";
     app.add_option("--format", format,
-                   "The procedural texture's tiles: rgba8 or bc1 (BC1 encoded as it is made)")
+                   "The procedural texture's tiles: rgba8, bc1 or bc3 (blocks encoded as they "
+                   "are made)")
         ->check([](const std::string& value) -> std::string {
-            if (value == "rgba8" || value == "bc1") return {};
-            return "unknown format '" + value + "' (rgba8, bc1)";
+            if (procedural_formats.count(value)) return {};
+            return "unknown format '" + value + "' (rgba8, bc1, bc3)";
         })
         ->capture_default_str();
     if (auto status = app::parse_command_line(app, argc, argv)) return *status;
-    options.format = format == "bc1" ? TileFormat::bc1 : TileFormat::rgba8;
+    options.format = procedural_formats.at(format);
 
     try {
         auto backend = bench::make_bench_backend(options.backend);
@@ -240,7 +248,7 @@ int main(int argc, char** argv) {
         const double floor = std::min(fill, commit);
         bench::ReportTable table("Streaming on " + caps.backend + " (" + caps.device_name + ")",
                                  {"what", "pages/s", "GB/s", "of the floor", "goal"});
-        // The goal is RGBA8's: a BC1 page is 8.5x the texels to make and encode.
+        // The goal is RGBA8's: a BC1 page is 8.5x the texels to make and encode, a BC3 one 4.3x.
         const bool rgba8 = options.format == TileFormat::rgba8;
         const std::string goal = !gpu    ? "(host: smoke only)"
                                  : rgba8 ? ">= 30,000 pages/s"

@@ -131,7 +131,8 @@ nlohmann::json compare_formats(ViewerOptions options, const Log& log) {
     nlohmann::json rows = nlohmann::json::array();
     double rgba8_ms[2] = {0, 0};  // forward, deferred
     for (const bool deferred : {false, true}) {
-        for (const vt::TileFormat format : {vt::TileFormat::rgba8, vt::TileFormat::bc1}) {
+        for (const vt::TileFormat format :
+             {vt::TileFormat::rgba8, vt::TileFormat::bc1, vt::TileFormat::bc3}) {
             options.texture_format = format;
             options.deferred_texturing = deferred;
             const Flight held = fly(options, FlightKind::floor, log);

@@ -27,6 +27,7 @@ const std::map<std::string, View> views = {
 const std::map<std::string, vt::TileFormat> texture_formats = {
     {"rgba8", vt::TileFormat::rgba8},
     {"bc1", vt::TileFormat::bc1},
+    {"bc3", vt::TileFormat::bc3},
 };
 
 std::string path_names(View view) {
@@ -119,10 +120,11 @@ ParsedOptions parse_viewer_options(int argc, const char* const* argv) {
     std::string texture_format = "rgba8";
     auto* format_flag =
         app.add_option("--texture-format", texture_format,
-                       "Procedural texture: its tiles, rgba8 or bc1 (8.5x the texels per page)")
+                       "Procedural texture: its tiles, rgba8, bc1 or bc3 (8.5x and 4.3x the "
+                       "texels per page)")
             ->check([](const std::string& value) -> std::string {
                 if (texture_formats.count(value)) return {};
-                return "unknown texture format '" + value + "' (rgba8, bc1)";
+                return "unknown texture format '" + value + "' (rgba8, bc1, bc3)";
             })
             ->capture_default_str();
     app.add_option("--seed", o.seed, "Procedural texture: its seed")

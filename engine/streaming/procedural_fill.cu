@@ -1,10 +1,10 @@
 // The procedural fill on the GPU: a block of 256 threads per 128 x 128 texels of a tile (an RGBA8
-// tile, a quarter of a BC1 tile). The block computes its region's lattice window level by level
-// from the top into shared memory (two buffers: level m, m + 2 ... in the large one, m + 1,
+// tile, a quarter of a BC1 or BC3 tile). The block computes its region's lattice window level by
+// level from the top into shared memory (two buffers: level m, m + 2 ... in the large one, m + 1,
 // m + 3 ... in the small one). RGBA8: each warp writes rows of texels, each lane every 32nd
-// texel of the row (conflict-free shared loads, coalesced stores). BC1: each thread makes the 16
-// texels of one 4 x 4 block from the lattice and encodes them (a warp writes a row of 32 blocks,
-// 256 contiguous bytes). Same integer functions as the CPU code, so the same bytes.
+// texel of the row (conflict-free shared loads, coalesced stores). BC1 and BC3: each thread makes
+// the 16 texels of one 4 x 4 block from the lattice and encodes them (a warp writes a row of 32
+// blocks, 256 or 512 contiguous bytes). Same integer functions as the CPU code, so the same bytes.
 #include <cuda_runtime.h>
 
 #include <algorithm>
@@ -12,6 +12,7 @@
 #include "procedural_fill.hpp"
 #include "vtpage/base/error.hpp"
 #include "vtpage/streaming/bc1_encoder.hpp"
+#include "vtpage/streaming/bc3_encoder.hpp"
 #include "vtpage/streaming/procedural_pattern.hpp"
 
 namespace vtpage::vt::fill {
@@ -27,7 +28,8 @@ constexpr std::size_t shared_bytes = sizeof(std::int32_t) * (std::size_t(large_s
                                                              std::size_t(small_side) * small_side);
 constexpr std::size_t jobs_per_launch = 96;  // 96 x 40 bytes of kernel parameters
 static_assert(tile_format_info(TileFormat::rgba8).tile_size == region_side &&
-                  tile_format_info(TileFormat::bc1).tile_size % region_side == 0,
+                  tile_format_info(TileFormat::bc1).tile_size % region_side == 0 &&
+                  tile_format_info(TileFormat::bc3).tile_size % region_side == 0,
               "tiles are whole regions");
 
 struct JobBatch {
@@ -109,9 +111,30 @@ __device__ void write_rgba8(const Region& region, std::uint32_t size_log2,
     }
 }
 
-// BC1: each thread makes one 4 x 4 block's texels from the lattice and encodes them.
-__device__ void write_bc1(const Region& region, std::uint32_t size_log2,
-                          const std::int32_t* lattice, std::uint8_t* out) {
+// One block of the format as one store: 8 bytes for BC1, 16 for BC3.
+template <TileFormat format>
+struct StoredBlock;
+template <>
+struct StoredBlock<TileFormat::bc1> {
+    using Word = uint2;
+    __device__ static void encode(const std::uint8_t* texels, std::uint8_t* out) {
+        encode_bc1_block(texels, 16, out);
+    }
+};
+template <>
+struct StoredBlock<TileFormat::bc3> {
+    using Word = uint4;
+    __device__ static void encode(const std::uint8_t* texels, std::uint8_t* out) {
+        encode_bc3_block(texels, 16, out);
+    }
+};
+
+// BC1 and BC3: each thread makes one 4 x 4 block's texels from the lattice and encodes them.
+template <TileFormat format>
+__device__ void write_blocks(const Region& region, std::uint32_t size_log2,
+                             const std::int32_t* lattice, std::uint8_t* out) {
+    using Block = StoredBlock<format>;
+    static_assert(sizeof(typename Block::Word) == tile_format_info(format).block_bytes);
     const procedural::Window base = region.window();
     const std::int32_t stride = base.width();
     constexpr std::uint32_t blocks_side = region_side / 4;
@@ -127,11 +150,11 @@ __device__ void write_bc1(const Region& region, std::uint32_t size_log2,
             texels[i] = procedural::texel_colour(r0[0], r0[1], r0[stride], r0[stride + 1],
                                                  region.task.mip, size_log2);
         }
-        uint2 bytes;  // one 8-byte store per block
-        encode_bc1_block(reinterpret_cast<const std::uint8_t*>(texels), 16,
-                         reinterpret_cast<std::uint8_t*>(&bytes));
+        typename Block::Word bytes;  // one store per block
+        Block::encode(reinterpret_cast<const std::uint8_t*>(texels),
+                      reinterpret_cast<std::uint8_t*>(&bytes));
         const std::uint32_t index = (ty / 4) * region.info.blocks_per_row() + tx / 4;
-        reinterpret_cast<uint2*>(out)[index] = bytes;
+        reinterpret_cast<typename Block::Word*>(out)[index] = bytes;
     }
 }
 
@@ -146,7 +169,7 @@ __device__ void zero_region(std::uint8_t* tile, std::uint32_t tile_bytes, std::u
 }
 
 // Grid: x = tile slot * regions per tile + region, y = the job. One instance per format, so that
-// the RGBA8 kernel keeps its few registers (the BC1 encoder needs many).
+// the RGBA8 kernel keeps its few registers (the BC encoders need many).
 template <TileFormat format>
 __global__ void __launch_bounds__(block_threads) procedural_fill_kernel(JobBatch batch) {
     extern __shared__ std::int32_t shared[];
@@ -172,7 +195,7 @@ __global__ void __launch_bounds__(block_threads) procedural_fill_kernel(JobBatch
     build_lattice(region, job.seed, job.size_log2, large, small);
     // Level m is in the large buffer, over region.window().
     if constexpr (info.compressed()) {
-        write_bc1(region, job.size_log2, large, tile);
+        write_blocks<format>(region, job.size_log2, large, tile);
     } else {
         write_rgba8(region, job.size_log2, large, reinterpret_cast<std::uint32_t*>(tile));
     }
@@ -212,10 +235,16 @@ void launch_procedural_fill(const ProceduralPageJob* jobs, std::size_t count, vo
                jobs[first + n].format == jobs[first].format) {
             ++n;
         }
-        if (TileFormat(jobs[first].format) == TileFormat::bc1) {
-            launch_batch<TileFormat::bc1>(jobs + first, n, cuda_stream, count);
-        } else {
-            launch_batch<TileFormat::rgba8>(jobs + first, n, cuda_stream, count);
+        switch (TileFormat(jobs[first].format)) {
+            case TileFormat::bc1:
+                launch_batch<TileFormat::bc1>(jobs + first, n, cuda_stream, count);
+                break;
+            case TileFormat::bc3:
+                launch_batch<TileFormat::bc3>(jobs + first, n, cuda_stream, count);
+                break;
+            default:  // the source takes no other format
+                launch_batch<TileFormat::rgba8>(jobs + first, n, cuda_stream, count);
+                break;
         }
         first += n;
     }

@@ -18,7 +18,7 @@ struct ProceduralPageJob {
     std::uint32_t first_tile_x = 0;
     std::uint32_t first_tile_y = 0;
     std::uint32_t tiles = 0;   // tiles per side of the mip
-    std::uint32_t format = 0;  // a TileFormat: rgba8 or bc1
+    std::uint32_t format = 0;  // a TileFormat: rgba8, bc1 or bc3
 };
 
 struct TileTask {

@@ -6,6 +6,7 @@
 #include "procedural_fill.hpp"
 #include "vtpage/config.hpp"
 #include "vtpage/streaming/bc1_encoder.hpp"
+#include "vtpage/streaming/bc3_encoder.hpp"
 #include "vtpage/streaming/device_fill_context.hpp"
 #include "vtpage/streaming/procedural_pattern.hpp"
 
@@ -13,8 +14,9 @@ namespace vtpage::vt {
 
 namespace {
 
-constexpr std::uint32_t max_tile_size = 256;  // BC1's; RGBA8 tiles are 128
-static_assert(tile_format_info(TileFormat::bc1).tile_size <= max_tile_size);
+constexpr std::uint32_t max_tile_size = 256;  // BC1's and BC3's; RGBA8 tiles are 128
+static_assert(tile_format_info(TileFormat::bc1).tile_size <= max_tile_size &&
+              tile_format_info(TileFormat::bc3).tile_size <= max_tile_size);
 
 // The level-`mip` lattice points over window `base` (row by row, into `lattice`), built level by
 // level from the top over the windows that cover it.
@@ -69,22 +71,30 @@ void tile_texels(std::uint32_t seed, std::uint32_t size_log2, const TileFormatIn
     }
 }
 
-// A tile's texels as BC1 blocks, row by row (the block order of tile_format.hpp).
-void encode_bc1_tile(const std::uint32_t* texels, const TileFormatInfo& info, std::byte* out) {
+// A tile's texels as BC1 or BC3 blocks, row by row (the block order of tile_format.hpp).
+template <TileFormat format>
+void encode_tile(const std::uint32_t* texels, std::byte* out) {
+    constexpr TileFormatInfo info = tile_format_info(format);
     const auto* bytes = reinterpret_cast<const std::uint8_t*>(texels);
     auto* blocks = reinterpret_cast<std::uint8_t*>(out);
-    const std::uint32_t per_row = info.blocks_per_row(), pitch = info.tile_size * 4;
+    constexpr std::uint32_t per_row = info.blocks_per_row(), pitch = info.tile_size * 4;
     for (std::uint32_t by = 0; by < per_row; ++by) {
         for (std::uint32_t bx = 0; bx < per_row; ++bx) {
-            encode_bc1_block(bytes + std::size_t(4 * by) * pitch + 16 * bx, pitch,
-                             blocks + std::size_t(by * per_row + bx) * info.block_bytes);
+            const std::uint8_t* first = bytes + std::size_t(4 * by) * pitch + 16 * bx;
+            std::uint8_t* block = blocks + std::size_t(by * per_row + bx) * info.block_bytes;
+            if constexpr (format == TileFormat::bc3) {
+                encode_bc3_block(first, pitch, block);
+            } else {
+                encode_bc1_block(first, pitch, block);
+            }
         }
     }
 }
 
 // One tile slot of a page in the format: zeros for an unused slot.
-void fill_tile_cpu(std::uint32_t seed, std::uint32_t size_log2, const TileFormatInfo& info,
+void fill_tile_cpu(std::uint32_t seed, std::uint32_t size_log2, TileFormat format,
                    const fill::TileTask& task, std::byte* out) {
+    const TileFormatInfo info = tile_format_info(format);
     if (!task.valid) {
         std::memset(out, 0, info.tile_bytes());
         return;
@@ -96,7 +106,11 @@ void fill_tile_cpu(std::uint32_t seed, std::uint32_t size_log2, const TileFormat
     thread_local std::vector<std::uint32_t> texels;
     texels.resize(std::size_t(info.tile_size) * info.tile_size);
     tile_texels(seed, size_log2, info, task, texels.data());
-    encode_bc1_tile(texels.data(), info, out);
+    if (format == TileFormat::bc3) {
+        encode_tile<TileFormat::bc3>(texels.data(), out);
+    } else {
+        encode_tile<TileFormat::bc1>(texels.data(), out);
+    }
 }
 
 }  // namespace
@@ -107,9 +121,10 @@ ProceduralSource::ProceduralSource(ProceduralSettings settings) : settings_(sett
                     detail::concat("textures are at most 2^", max_size_log2, " texels on a side"),
                     detail::concat("size_log2=", settings_.size_log2));
     }
-    if (settings_.format != TileFormat::rgba8 && settings_.format != TileFormat::bc1) {
+    if (settings_.format != TileFormat::rgba8 && settings_.format != TileFormat::bc1 &&
+        settings_.format != TileFormat::bc3) {
         throw Error(Errc::invalid_argument, "ProceduralSource",
-                    detail::concat("the procedural source makes rgba8 or bc1 tiles, not ",
+                    detail::concat("the procedural source makes rgba8, bc1 or bc3 tiles, not ",
                                    tile_format_name(settings_.format)),
                     detail::concat("format=", std::uint32_t(settings_.format)));
     }
@@ -133,8 +148,7 @@ void ProceduralSource::fill_tile(std::uint32_t mip, std::uint32_t tile_x, std::u
                     detail::concat("bytes=", destination.size()));
     }
     fill::TileTask task{layout.has_tile(mip, tile_x, tile_y), mip, tile_x, tile_y};
-    fill_tile_cpu(settings_.seed, settings_.size_log2, layout.tile_format(), task,
-                  destination.data());
+    fill_tile_cpu(settings_.seed, settings_.size_log2, settings_.format, task, destination.data());
 }
 
 void ProceduralSource::fill_host(std::uint64_t page, std::span<std::byte> destination) const {
@@ -152,7 +166,8 @@ void ProceduralSource::fill_host(std::uint64_t page, std::span<std::byte> destin
     const fill::ProceduralPageJob job = fill::make_job(layout, settings_.seed, page, 0);
     const TileFormatInfo info = layout.tile_format();
     for (std::uint32_t tile = 0; tile < info.tiles_per_page(); ++tile) {
-        fill_tile_cpu(settings_.seed, settings_.size_log2, info, fill::tile_task(job, tile),
+        fill_tile_cpu(settings_.seed, settings_.size_log2, settings_.format,
+                      fill::tile_task(job, tile),
                       destination.data() + std::size_t(tile) * info.tile_bytes());
     }
 }

@@ -1,5 +1,6 @@
 #include <gtest/gtest.h>
 
+#include <array>
 #include <cmath>
 #include <cstring>
 #include <map>
@@ -9,6 +10,7 @@
 #include "streaming_test_support.hpp"
 #include "vtpage/core/page_table.hpp"
 #include "vtpage/streaming/bc1_encoder.hpp"
+#include "vtpage/streaming/bc3_encoder.hpp"
 #include "vtpage/streaming/device_fill_context.hpp"
 #include "vtpage/streaming/procedural_pattern.hpp"
 #include "vtpage/streaming/procedural_source.hpp"
@@ -50,16 +52,17 @@ std::vector<std::uint32_t> level_image(const ProceduralSource& source, std::uint
 
 int channel(std::uint32_t texel, int c) { return int((texel >> (8 * c)) & 0xff); }
 
-// The RGBA8 source of the same texture as a BC1 one.
+// The RGBA8 source of the same texture as a BC1 or BC3 one.
 ProceduralSource rgba8_twin(std::uint32_t seed, std::uint32_t size_log2) {
     return ProceduralSource({.seed = seed, .size_log2 = size_log2, .format = TileFormat::rgba8});
 }
 
-// What a BC1 tile must hold: the level's texels (here from the RGBA8 tiles' payloads) cut with
-// BC1's geometry (payload 248, border 4), each 4 x 4 block encoded.
-std::vector<std::byte> expected_bc1_tile(const std::vector<std::uint32_t>& level,
-                                         std::uint32_t size, std::uint32_t x, std::uint32_t y) {
-    const TileFormatInfo info = tile_format_info(TileFormat::bc1);
+// What a BC1 or BC3 tile must hold: the level's texels (here from the RGBA8 tiles' payloads) cut
+// with the format's geometry (payload 248, border 4), each 4 x 4 block encoded.
+std::vector<std::byte> expected_block_tile(TileFormat format,
+                                           const std::vector<std::uint32_t>& level,
+                                           std::uint32_t size, std::uint32_t x, std::uint32_t y) {
+    const TileFormatInfo info = tile_format_info(format);
     std::vector<std::byte> tile(info.tile_bytes());
     for (std::uint32_t by = 0; by < info.blocks_per_row(); ++by) {
         for (std::uint32_t bx = 0; bx < info.blocks_per_row(); ++bx) {
@@ -71,8 +74,14 @@ std::vector<std::byte> expected_bc1_tile(const std::vector<std::uint32_t>& level
                     level_texel(y, 4 * by + i / 4, size, info.tile_payload(), info.tile_border);
                 texels[i] = level[std::size_t(ly) * size + lx];
             }
-            const Bc1Block block = encode_bc1_block(reinterpret_cast<const std::uint8_t*>(texels));
-            std::memcpy(tile.data() + (by * info.blocks_per_row() + bx) * 8, block.bytes, 8);
+            const auto* bytes = reinterpret_cast<const std::uint8_t*>(texels);
+            auto* out = reinterpret_cast<std::uint8_t*>(tile.data()) +
+                        (by * info.blocks_per_row() + bx) * info.block_bytes;
+            if (format == TileFormat::bc3) {
+                std::memcpy(out, encode_bc3_block(bytes).bytes, 16);
+            } else {
+                std::memcpy(out, encode_bc1_block(bytes).bytes, 8);
+            }
         }
     }
     return tile;
@@ -87,12 +96,12 @@ TileId tile_in_slot(const TextureLayout& layout, std::uint64_t page, std::uint32
             position.y * info.page_tiles_y + slot / info.page_tiles_x};
 }
 
-// Every tile slot of a BC1 page against the RGBA8 texels encoded; unused slots zero.
-void expect_bc1_page(const ProceduralSource& bc1, const ProceduralSource& rgba8,
-                     std::uint64_t page) {
-    const TextureLayout layout = bc1.layout();
+// Every tile slot of a BC1 or BC3 page against the RGBA8 texels encoded; unused slots zero.
+void expect_block_page(const ProceduralSource& blocks, const ProceduralSource& rgba8,
+                       std::uint64_t page) {
+    const TextureLayout layout = blocks.layout();
     const TileFormatInfo info = layout.tile_format();
-    const auto bytes = test::source_page(bc1, page);
+    const auto bytes = test::source_page(blocks, page);
     std::map<std::uint32_t, std::vector<std::uint32_t>> levels;  // by mip, made once
     for (std::uint32_t slot = 0; slot < info.tiles_per_page(); ++slot) {
         const TileId t = tile_in_slot(layout, page, slot);
@@ -103,7 +112,8 @@ void expect_bc1_page(const ProceduralSource& bc1, const ProceduralSource& rgba8,
             continue;
         }
         if (!levels.count(t.mip)) levels[t.mip] = level_image(rgba8, t.mip);
-        const auto expected = expected_bc1_tile(levels[t.mip], layout.mips[t.mip].width, t.x, t.y);
+        const auto expected =
+            expected_block_tile(layout.format, levels[t.mip], layout.mips[t.mip].width, t.x, t.y);
         ASSERT_EQ(std::memcmp(got, expected.data(), expected.size()), 0)
             << "page " << page << " slot " << slot << ": mip " << t.mip << " tile " << t.x << ","
             << t.y;
@@ -215,8 +225,8 @@ TEST(ProceduralSourceTest, RefusesBadArguments) {
     EXPECT_THROW(source.fill_host(source.layout().page_count, page), Error);
     std::vector<std::byte> small(100);
     EXPECT_THROW(source.fill_host(0, small), Error);
-    // Formats other than RGBA8 and BC1 are refused by name.
-    for (TileFormat format : {TileFormat::bc3, TileFormat::bc4, TileFormat::bc5, TileFormat(9)}) {
+    // Formats other than RGBA8, BC1 and BC3 are refused by name.
+    for (TileFormat format : {TileFormat::bc4, TileFormat::bc5, TileFormat(9)}) {
         try {
             ProceduralSource bad({.seed = 1, .size_log2 = 8, .format = format});
             ADD_FAILURE() << tile_format_name(format) << " was taken";
@@ -232,11 +242,15 @@ TEST(ProceduralSourceTest, RefusesBadArguments) {
     EXPECT_THROW(bc1.fill_tile(0, 0, 0, short_tile), Error);
 }
 
-TEST(ProceduralSourceTest, Bc1ShapeIsTheSameSquareInBc1) {
+TEST(ProceduralSourceTest, BlockFormatShapesAreTheSameSquare) {
     const ProceduralSource bc1({.seed = 4, .size_log2 = 12, .format = TileFormat::bc1});
+    const ProceduralSource bc3({.seed = 4, .size_log2 = 12, .format = TileFormat::bc3});
     EXPECT_EQ(bc1.shape(), (TextureShape{4096, 4096, TileFormat::bc1}));
+    EXPECT_EQ(bc3.shape(), (TextureShape{4096, 4096, TileFormat::bc3}));
     EXPECT_EQ(ProceduralSource({.seed = 4, .size_log2 = 12}).shape(), TextureShape::square(12));
     EXPECT_NE(bc1.name(), rgba8_twin(4, 12).name());
+    EXPECT_NE(bc3.name(), rgba8_twin(4, 12).name());
+    EXPECT_NE(bc3.name(), bc1.name());
 }
 
 // Every page of a BC1 texture (4 pages of mip 0, one each of mips 1 to 3, the tail): each tile
@@ -248,7 +262,7 @@ TEST(ProceduralSourceTest, Bc1PagesEncodeTheRgba8TexelsInBc1Geometry) {
     ASSERT_EQ(layout.mips[0].tiles_x, 9u);  // 2048 / 248: the last tile part outside
     ASSERT_EQ(layout.page_count, 8u);
     for (std::uint64_t page = 0; page < layout.page_count; ++page) {
-        ASSERT_NO_FATAL_FAILURE(expect_bc1_page(bc1, rgba8, page));
+        ASSERT_NO_FATAL_FAILURE(expect_block_page(bc1, rgba8, page));
     }
     // fill_tile writes what the page holds in the tile's slot.
     std::vector<std::byte> tile(tile_format_info(TileFormat::bc1).tile_bytes());
@@ -265,16 +279,51 @@ TEST(ProceduralSourceTest, Bc1TailPage) {
     const TextureLayout layout = bc1.layout();
     ASSERT_EQ(layout.tail_first_mip, 7u);
     ASSERT_EQ(layout.mips[7].width, 128u);
-    expect_bc1_page(bc1, rgba8_twin(8, 14), layout.tail_page());
+    expect_block_page(bc1, rgba8_twin(8, 14), layout.tail_page());
     // A texture that is all tail.
     const ProceduralSource tiny({.seed = 8, .size_log2 = 6, .format = TileFormat::bc1});
     ASSERT_EQ(tiny.layout().page_count, 1u);
-    expect_bc1_page(tiny, rgba8_twin(8, 6), 0);
+    expect_block_page(tiny, rgba8_twin(8, 6), 0);
+}
+
+// Every page of a BC3 texture (6 pages of mip 0 at 8 x 4 tiles a page, 2 of mip 1, one each of
+// mips 2 and 3, the tail): each tile is the RGBA8 texture's texels of the same level, cut with
+// BC3's geometry (BC1's) and encoded with the BC3 encoder; the tail page as BC1's, 24 slots zero.
+TEST(ProceduralSourceTest, Bc3PagesEncodeTheRgba8TexelsInBc3Geometry) {
+    const ProceduralSource bc3({.seed = 6, .size_log2 = 11, .format = TileFormat::bc3});
+    const ProceduralSource rgba8 = rgba8_twin(6, 11);
+    const TextureLayout layout = bc3.layout();
+    ASSERT_EQ(layout.mips[0].tiles_x, 9u);
+    ASSERT_EQ(layout.page_count, 11u);
+    for (std::uint64_t page = 0; page < layout.page_count; ++page) {
+        ASSERT_NO_FATAL_FAILURE(expect_block_page(bc3, rgba8, page));
+    }
+    const ProceduralSource tiny({.seed = 8, .size_log2 = 6, .format = TileFormat::bc3});
+    expect_block_page(tiny, rgba8_twin(8, 6), 0);
+}
+
+// The terrain is opaque: every alpha block of a BC3 tile is 255 throughout (both endpoints 255,
+// every code 0), and the colour blocks are the BC1 tile's blocks, in 4-colour order.
+TEST(ProceduralSourceTest, Bc3TilesAreOpaqueWithBc1sColour) {
+    const ProceduralSource bc3({.seed = 2, .size_log2 = 12, .format = TileFormat::bc3});
+    const ProceduralSource bc1({.seed = 2, .size_log2 = 12, .format = TileFormat::bc1});
+    const TileFormatInfo info = tile_format_info(TileFormat::bc3);
+    std::vector<std::byte> bc3_tile(info.tile_bytes());
+    std::vector<std::byte> bc1_tile(tile_format_info(TileFormat::bc1).tile_bytes());
+    bc3.fill_tile(1, 3, 2, bc3_tile);
+    bc1.fill_tile(1, 3, 2, bc1_tile);
+    const std::array<std::byte, 8> opaque = {std::byte{255}, std::byte{255}};
+    for (std::uint32_t block = 0; block < info.blocks_per_row() * info.blocks_per_row(); ++block) {
+        const std::byte* bytes = bc3_tile.data() + std::size_t(block) * 16;
+        ASSERT_EQ(std::memcmp(bytes, opaque.data(), 8), 0) << "block " << block;
+        ASSERT_EQ(std::memcmp(bytes + 8, bc1_tile.data() + std::size_t(block) * 8, 8), 0)
+            << "block " << block;
+    }
 }
 
 // Payload texels per page, counted from the layouts: page 0 of mip 0 of a 2^20 texture (full),
 // and all texels of all levels over all pages.
-TEST(ProceduralSourceTest, Bc1PagesHold8Point5TimesTheTexels) {
+TEST(ProceduralSourceTest, Bc1PagesHold8Point5AndBc3Pages4Point3TimesTheTexels) {
     const auto full_page_texels = [](const TextureLayout& layout) {
         const TileFormatInfo info = layout.tile_format();
         std::uint64_t texels = 0;
@@ -298,24 +347,29 @@ TEST(ProceduralSourceTest, Bc1PagesHold8Point5TimesTheTexels) {
     const TextureLayout rgba8 = ProceduralSource({.seed = 1, .size_log2 = 20}).layout();
     const TextureLayout bc1 =
         ProceduralSource({.seed = 1, .size_log2 = 20, .format = TileFormat::bc1}).layout();
+    const TextureLayout bc3 =
+        ProceduralSource({.seed = 1, .size_log2 = 20, .format = TileFormat::bc3}).layout();
     EXPECT_EQ(full_page_texels(rgba8), 460800u);
     EXPECT_EQ(full_page_texels(bc1), 3936256u);
+    EXPECT_EQ(full_page_texels(bc3), 1968128u);
     EXPECT_NEAR(double(full_page_texels(bc1)) / double(full_page_texels(rgba8)), 8.54, 0.005);
+    EXPECT_NEAR(double(full_page_texels(bc3)) / double(full_page_texels(rgba8)), 4.27, 0.005);
     // With the padding of the last tiles and pages of each level.
     EXPECT_NEAR(texels_per_page(bc1) / texels_per_page(rgba8), 8.54, 0.02);
+    EXPECT_NEAR(texels_per_page(bc3) / texels_per_page(rgba8), 4.27, 0.02);
 }
 
 // The CUDA kernel writes the same bytes as the CPU code, for pages of every kind: inner and edge
-// pages of several mips, the tail, and far corners of the largest texture, in RGBA8 and BC1.
+// pages of several mips, the tail, and far corners of the largest texture, in RGBA8, BC1 and BC3.
 TEST(ProceduralSourceGpuTest, CudaKernelBytesEqualCpuBytes) {
     VTPAGE_BACKEND_OR_SKIP(backend, "cuda");
     if (!device_fills_built()) GTEST_SKIP() << "built without CUDA";
     PageTableSettings settings;
     settings.region_size = 1_GiB;
-    settings.budget_bytes = 160 * page_bytes;
+    settings.budget_bytes = 192 * page_bytes;
     settings.map_into_region = false;
     settings.pool.map_windows = true;
-    settings.pool.window_pages = 160;
+    settings.pool.window_pages = 192;
     PageTable table(*backend, settings);
 
     struct Case {
@@ -329,8 +383,12 @@ TEST(ProceduralSourceGpuTest, CudaKernelBytesEqualCpuBytes) {
         ProceduralSettings{.seed = 77, .size_log2 = 20, .format = TileFormat::bc1});
     auto small_bc1 = std::make_shared<ProceduralSource>(
         ProceduralSettings{.seed = 9, .size_log2 = 12, .format = TileFormat::bc1});
+    auto big_bc3 = std::make_shared<ProceduralSource>(
+        ProceduralSettings{.seed = 77, .size_log2 = 20, .format = TileFormat::bc3});
+    auto small_bc3 = std::make_shared<ProceduralSource>(
+        ProceduralSettings{.seed = 9, .size_log2 = 12, .format = TileFormat::bc3});
     const TextureLayout big_layout = big->layout(), mid_layout = mid->layout();
-    const TextureLayout big_bc1_layout = big_bc1->layout();
+    const TextureLayout big_bc1_layout = big_bc1->layout(), big_bc3_layout = big_bc3->layout();
     std::vector<Case> cases = {
         {big, 0},
         {big,
@@ -353,6 +411,13 @@ TEST(ProceduralSourceGpuTest, CudaKernelBytesEqualCpuBytes) {
     cases.push_back({big_bc1, big_bc1_layout.locate(0, last_bc1_tile, last_bc1_tile).page});
     cases.push_back({big_bc1, big_bc1_layout.locate(6, 100, 7).page});
     cases.push_back({big_bc1, big_bc1_layout.tail_page()});
+    // BC3 the same way: every page of a small texture (26), a far corner, a middle and the tail.
+    for (std::uint64_t page = 0; page < small_bc3->layout().page_count; ++page)
+        cases.push_back({small_bc3, page});
+    const std::uint32_t last_bc3_tile = big_bc3_layout.mips[0].tiles_x - 1;
+    cases.push_back({big_bc3, big_bc3_layout.locate(0, last_bc3_tile, last_bc3_tile).page});
+    cases.push_back({big_bc3, big_bc3_layout.locate(6, 100, 7).page});
+    cases.push_back({big_bc3, big_bc3_layout.tail_page()});
 
     std::vector<PageIndex> pages(cases.size());
     std::iota(pages.begin(), pages.end(), PageIndex(0));

@@ -98,18 +98,18 @@ void fill_page(const vt::TextureLayout& layout, std::uint64_t page, void* memory
     }
 }
 
-TexelFunction decoded_pattern(const vt::TextureLayout& layout) {
-    if (layout.format == vt::TileFormat::rgba8) return pattern_texel;
+TexelFunction decoded_tiles(const vt::TextureLayout& layout, TileFunction tile) {
     // Decoded tiles by (mip, tile x, tile y), filled on first use.
     auto tiles =
         std::make_shared<std::map<std::array<std::uint32_t, 3>, std::vector<std::uint8_t>>>();
-    return [layout, tiles](std::uint32_t mip, std::uint32_t x, std::uint32_t y) {
+    return [layout, tile = std::move(tile), tiles](std::uint32_t mip, std::uint32_t x,
+                                                   std::uint32_t y) {
         const vt::TileFormatInfo info = layout.tile_format();
         const std::uint32_t tile_x = x / info.tile_payload(), tile_y = y / info.tile_payload();
         auto [it, fresh] = tiles->try_emplace({mip, tile_x, tile_y});
         if (fresh) {
             std::vector<std::byte> encoded(info.tile_bytes());
-            fill_tile(layout, mip, tile_x, tile_y, encoded);
+            tile(mip, tile_x, tile_y, encoded);
             it->second.resize(std::size_t(info.tile_size) * info.tile_size * 4);
             bake::decode_tile(layout.format, encoded, it->second);
         }
@@ -119,6 +119,14 @@ TexelFunction decoded_pattern(const vt::TextureLayout& layout) {
         std::memcpy(&texel, &it->second[(std::size_t(ly) * info.tile_size + lx) * 4], 4);
         return texel;
     };
+}
+
+TexelFunction decoded_pattern(const vt::TextureLayout& layout) {
+    if (layout.format == vt::TileFormat::rgba8) return pattern_texel;
+    return decoded_tiles(layout, [layout](std::uint32_t mip, std::uint32_t tile_x,
+                                          std::uint32_t tile_y, std::span<std::byte> out) {
+        fill_tile(layout, mip, tile_x, tile_y, out);
+    });
 }
 
 std::uint8_t to_unorm8(float value) {

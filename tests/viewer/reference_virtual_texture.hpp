@@ -6,6 +6,7 @@
 
 #include <cstdint>
 #include <functional>
+#include <span>
 #include <vector>
 
 #include "vtpage/streaming/feedback_entry.hpp"
@@ -35,9 +36,16 @@ std::uint8_t to_unorm8(float value);
 using TexelFunction =
     std::function<std::uint32_t(std::uint32_t mip, std::uint32_t x, std::uint32_t y)>;
 
+// Writes tile (mip, x, y) in the layout's format into `out` (the format's tile_bytes).
+using TileFunction = std::function<void(std::uint32_t mip, std::uint32_t tile_x,
+                                        std::uint32_t tile_y, std::span<std::byte> out)>;
+
+// The texels of the tiles `tile` writes, as libsquish decodes them (the reference decoder,
+// independent of the shader's); each tile decoded on first use.
+TexelFunction decoded_tiles(const vt::TextureLayout& layout, TileFunction tile);
+
 // The texels a renderer shows for the pattern in the layout's format: the pattern itself for
-// RGBA8; for the block-compressed formats, libsquish's decode of the blocks fill_page wrote (the
-// reference decoder, independent of the shader's).
+// RGBA8; for the block-compressed formats, the decoded tiles of the blocks fill_page wrote.
 TexelFunction decoded_pattern(const vt::TextureLayout& layout);
 
 class ReferenceSampler {

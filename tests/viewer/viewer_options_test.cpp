@@ -132,9 +132,12 @@ TEST(ViewerOptionsTest, HelpExitsZeroWithTheFlags) {
 }
 
 TEST(ViewerOptionsTest, TextureFormatIsForTheProceduralTexture) {
-    const ParsedOptions bc1 = parse({"--texture", "procedural", "--texture-format", "bc1"});
-    ASSERT_TRUE(bc1.options) << bc1.message;
-    EXPECT_EQ(bc1.options->texture_format, vt::TileFormat::bc1);
+    for (const vt::TileFormat format : {vt::TileFormat::bc1, vt::TileFormat::bc3}) {
+        const ParsedOptions parsed =
+            parse({"--texture", "procedural", "--texture-format", vt::tile_format_name(format)});
+        ASSERT_TRUE(parsed.options) << parsed.message;
+        EXPECT_EQ(parsed.options->texture_format, format);
+    }
     // A baked file has its format in its header: the flag with one is a mistake.
     const std::string file = testing::TempDir() + "viewer_options_texture.vtex";
     std::ofstream(file) << "a file";
@@ -186,7 +189,7 @@ INSTANTIATE_TEST_SUITE_P(
         BadFlags{{"--budget-mib", "1"}, "--budget-mib"},
         BadFlags{{"--texture", "/nonexistent/terrain.vtex"}, "no such file"},
         BadFlags{{"--texture-size-log2", "21"}, "--texture-size-log2"},
-        BadFlags{{"--texture-format", "bc3"}, "unknown texture format 'bc3' (rgba8, bc1)"},
+        BadFlags{{"--texture-format", "bc4"}, "unknown texture format 'bc4' (rgba8, bc1, bc3)"},
         BadFlags{{"--texture-format", "RGBA8"}, "unknown texture format 'RGBA8'"},
         BadFlags{{"--mode", "wireframe"}, "--mode"},
         BadFlags{{"--view", "globe"}, "unknown view 'globe' (plane, image)"},

@@ -3,10 +3,12 @@
 // events keep the indirection table current, and once streaming settles the image is the
 // reference with every page the view needs resident. The texture is the procedural one, filled
 // on the CPU (host) or by a CUDA kernel whose completion frames wait for through a
-// CudaVulkanTimeline (cuda); the reference evaluates procedural::texel texel by texel.
+// CudaVulkanTimeline (cuda), in RGBA8, BC1 and BC3; the reference evaluates procedural::texel
+// texel by texel for RGBA8, and for BC1 and BC3 libsquish's decode of the source's CPU tiles.
 #include <gtest/gtest.h>
 
 #include <chrono>
+#include <cmath>
 #include <set>
 
 #include "../interop/vulkan_test_support.hpp"
@@ -28,10 +30,47 @@ namespace {
 
 using namespace vtpage::viewer;  // the renderer under test
 
-class VulkanStreamingTest : public testing::TestWithParam<std::string> {};
+struct StreamingCase {
+    std::string backend;
+    vt::TileFormat format = vt::TileFormat::rgba8;
+    std::uint32_t size_log2 = test::rig_size_log2;  // larger for the formats of larger tiles
+};
+
+void PrintTo(const StreamingCase& c, std::ostream* out) {
+    *out << c.backend << " " << vt::tile_format_name(c.format) << " 2^" << c.size_log2;
+}
+
+std::string case_name(const testing::TestParamInfo<StreamingCase>& param) {
+    return param.param.backend + "_" + vt::tile_format_name(param.param.format);
+}
+
+// What the renderer must show: the pattern itself in RGBA8, the decoded blocks of the tiles the
+// CPU makes in the block-compressed formats (the kernel's are the same bytes).
+test::TexelFunction reference_texels(std::shared_ptr<const vt::ProceduralSource> source) {
+    if (source->shape().format == vt::TileFormat::rgba8) {
+        return [source](std::uint32_t mip, std::uint32_t x, std::uint32_t y) {
+            const vt::TextureLayout layout = source->layout();
+            return vt::procedural::texel(source->seed(), layout.mip_count - 1, mip, x, y);
+        };
+    }
+    return test::decoded_tiles(
+        source->layout(),
+        [source](std::uint32_t mip, std::uint32_t x, std::uint32_t y, std::span<std::byte> out) {
+            source->fill_tile(mip, x, y, out);
+        });
+}
+
+// A view at level of detail `lod` of a texture 2^size_log2 texels on a side.
+test::OrthoView view_at_lod(float lod, std::uint32_t size_log2, float u0, float v0) {
+    const float texels_per_pixel = std::exp2(lod) / float(1u << size_log2);
+    return {u0, v0, texels_per_pixel * test::rig_width, texels_per_pixel * test::rig_height};
+}
+
+class VulkanStreamingTest : public testing::TestWithParam<StreamingCase> {};
 
 TEST_P(VulkanStreamingTest, StreamedFramesSettleOnTheReference) {
-    VTPAGE_BACKEND_OR_SKIP(backend, GetParam());
+    const StreamingCase c = GetParam();
+    VTPAGE_BACKEND_OR_SKIP(backend, c.backend);
     VTPAGE_VULKAN_OR_SKIP(context, *backend);
     const bool gpu = backend->capabilities().gpu;
     {
@@ -56,16 +95,17 @@ TEST_P(VulkanStreamingTest, StreamedFramesSettleOnTheReference) {
         }
         vt::Streamer streamer(*backend, settings);
         indirection.check_against(&streamer.page_table());
-        const vt::ProceduralSettings procedural{.seed = 11, .size_log2 = test::rig_size_log2};
-        const vt::TextureId id =
-            streamer.add_texture(std::make_shared<vt::ProceduralSource>(procedural));
+        const auto source = std::make_shared<vt::ProceduralSource>(
+            vt::ProceduralSettings{.seed = 11, .size_log2 = c.size_log2, .format = c.format});
+        const vt::TextureLayout layout = source->layout();
+        const vt::TextureId id = streamer.add_texture(source);
         const PageIndex base = streamer.textures().base_page(id);
-        textures.set(id, std::uint32_t(base), test::rig_size_log2);
+        textures.set(id, std::uint32_t(base), source->shape());
         vt::FeedbackProcessor feedback(streamer.textures());
         VulkanRenderer renderer(*context, indirection, textures,
                                 {.width = test::rig_width, .height = test::rig_height});
 
-        const test::OrthoView view = test::OrthoView::at_lod(0.3f, 0.9f, 0.44f);
+        const test::OrthoView view = view_at_lod(0.3f, c.size_log2, 0.9f, 0.44f);
         FrameDesc desc;
         desc.view_projection = view.matrix();
         desc.texture_id = id;
@@ -99,21 +139,18 @@ TEST_P(VulkanStreamingTest, StreamedFramesSettleOnTheReference) {
         // Settled: the image is the reference with every page resident, though only the pages
         // the view needs (and their parents) were streamed.
         test::ReferenceSampler all(
-            test::rig_size_log2, [](std::uint64_t) { return true; },
-            [&](std::uint32_t mip, std::uint32_t x, std::uint32_t y) {
-                return vt::procedural::texel(procedural.seed, procedural.size_log2, mip, x, y);
-            });
+            source->shape(), [](std::uint64_t) { return true; }, reference_texels(source));
         std::vector<std::uint8_t> expected(colour.size());
         for (std::uint32_t y = 0; y < test::rig_height; ++y) {
             for (std::uint32_t x = 0; x < test::rig_width; ++x) {
-                const test::Colour c =
+                const test::Colour sampled =
                     all.sample(view.u(x, test::rig_width), view.v(y, test::rig_height),
                                view.su / test::rig_width, 0, 0, view.sv / test::rig_height, 0);
                 std::uint8_t* out = &expected[(y * test::rig_width + x) * 4];
-                out[0] = test::to_unorm8(c.r);
-                out[1] = test::to_unorm8(c.g);
-                out[2] = test::to_unorm8(c.b);
-                out[3] = test::to_unorm8(c.a);
+                out[0] = test::to_unorm8(sampled.r);
+                out[1] = test::to_unorm8(sampled.g);
+                out[2] = test::to_unorm8(sampled.b);
+                out[3] = test::to_unorm8(sampled.a);
             }
         }
         const test::Difference d = test::compare(colour, expected);
@@ -121,7 +158,6 @@ TEST_P(VulkanStreamingTest, StreamedFramesSettleOnTheReference) {
         ASSERT_EQ(first_colour.size(), colour.size());
         EXPECT_GT(test::compare(first_colour, expected).largest, 20)
             << "the first frame, before any streaming, shows the tail only";
-        const vt::TextureLayout layout(test::rig_size_log2);
         std::size_t ready = 0;
         for (std::uint64_t page = 0; page < layout.page_count; ++page) {
             ready += streamer.is_ready(base + page);
@@ -136,8 +172,16 @@ TEST_P(VulkanStreamingTest, StreamedFramesSettleOnTheReference) {
     test::expect_no_validation_messages(*context);
 }
 
-INSTANTIATE_TEST_SUITE_P(Backends, VulkanStreamingTest,
-                         testing::ValuesIn(test::all_backend_names()), test::backend_param_name);
+// The block-compressed textures are 2^12 texels on a side: at 2^10 their few pages (the tail
+// starts at 128 texels) would all be needed by the view.
+INSTANTIATE_TEST_SUITE_P(Formats, VulkanStreamingTest,
+                         testing::Values(StreamingCase{"host"},
+                                         StreamingCase{"host", vt::TileFormat::bc1, 12},
+                                         StreamingCase{"host", vt::TileFormat::bc3, 12},
+                                         StreamingCase{"cuda"},
+                                         StreamingCase{"cuda", vt::TileFormat::bc1, 12},
+                                         StreamingCase{"cuda", vt::TileFormat::bc3, 12}),
+                         case_name);
 
 }  // namespace
 }  // namespace vtpage
