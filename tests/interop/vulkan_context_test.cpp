@@ -94,6 +94,7 @@ TEST_P(VulkanContextTest, CountsValidationMessagesAndRoutesThemToTheLog) {
     });
     std::string reason;
     base.validation = test::test_validation_mode();
+    test::keep_vulkan_driver_loaded();
     std::unique_ptr<VulkanContext> context;
     try {
         context = std::make_unique<VulkanContext>(

@@ -8,6 +8,37 @@
 
 namespace vtpage::test {
 
+namespace {
+
+// One bare instance for the life of the test process, so that the Vulkan loader keeps the
+// driver loaded between the tests' contexts. NVIDIA's driver 580 (headless) refuses the 30th
+// instance of a process whose earlier instances were all destroyed (VK_ERROR_INCOMPATIBLE_DRIVER:
+// the loader unloads and reloads it each time; docs/gpu.md), and a test binary makes a context
+// per test. With one instance kept, 200 create-and-destroy cycles passed.
+class DriverKeeper {
+public:
+    DriverKeeper() {
+        VkApplicationInfo app{VK_STRUCTURE_TYPE_APPLICATION_INFO};
+        app.pApplicationName = "vtpage tests: keeps the driver loaded";
+        app.apiVersion = VK_API_VERSION_1_3;
+        VkInstanceCreateInfo info{VK_STRUCTURE_TYPE_INSTANCE_CREATE_INFO};
+        info.pApplicationInfo = &app;
+        if (vkCreateInstance(&info, nullptr, &instance_) != VK_SUCCESS) instance_ = VK_NULL_HANDLE;
+    }
+    ~DriverKeeper() {
+        if (instance_) vkDestroyInstance(instance_, nullptr);
+    }
+    DriverKeeper(const DriverKeeper&) = delete;
+    DriverKeeper& operator=(const DriverKeeper&) = delete;
+
+private:
+    VkInstance instance_ = VK_NULL_HANDLE;
+};
+
+}  // namespace
+
+void keep_vulkan_driver_loaded() { static DriverKeeper keeper; }
+
 ValidationMode test_validation_mode() {
     const char* value = std::getenv("VTPAGE_TEST_VALIDATION");
     if (!value || std::strcmp(value, "required") == 0) return ValidationMode::required;
@@ -19,6 +50,7 @@ ValidationMode test_validation_mode() {
 
 std::unique_ptr<VulkanContext> try_make_vulkan_context(const Backend& backend, std::string& reason,
                                                        VulkanContextSettings base) {
+    keep_vulkan_driver_loaded();
     base.validation = test_validation_mode();
     base.synchronization_validation = true;
     base.application_name = "vtpage tests";

@@ -19,6 +19,10 @@
 
 namespace vtpage::test {
 
+// Keeps one Vulkan instance for the life of the process (the first call makes it), so that the
+// driver is not unloaded and reloaded between tests (see vulkan_test_support.cpp).
+void keep_vulkan_driver_loaded();
+
 ValidationMode test_validation_mode();
 
 // A context for `backend` (VulkanContextSettings::for_backend), or nullptr and the reason when
