@@ -1,47 +1,16 @@
 #include "vulkan_indirection_scatter.hpp"
 
-#include "vtpage/interop/vulkan_context.hpp"
-#include "vtpage/interop/vulkan_error.hpp"
-#include "vtpage/interop/vulkan_shader_module.hpp"
 #include "vulkan_shaders.hpp"
 
 namespace vtpage::interop_detail {
 
-IndirectionScatterPipeline::IndirectionScatterPipeline(VulkanContext& context) {
-    VkPushConstantRange range{VK_SHADER_STAGE_COMPUTE_BIT, 0,
-                              sizeof(IndirectionScatterPushConstants)};
-    VkPipelineLayoutCreateInfo layout_info{VK_STRUCTURE_TYPE_PIPELINE_LAYOUT_CREATE_INFO};
-    layout_info.pushConstantRangeCount = 1;
-    layout_info.pPushConstantRanges = &range;
-    VkPipelineLayout layout = VK_NULL_HANDLE;
-    vk_check(vkCreatePipelineLayout(context.device(), &layout_info, nullptr, &layout),
-             "IndirectionScatterPipeline", "vkCreatePipelineLayout");
-    layout_ = UniqueVkPipelineLayout(context.device(), layout);
-
-    auto module = make_shader_module(context, indirection_scatter_compute_spirv(),
-                                     "indirection_scatter.comp");
-    VkComputePipelineCreateInfo create{VK_STRUCTURE_TYPE_COMPUTE_PIPELINE_CREATE_INFO};
-    create.stage.sType = VK_STRUCTURE_TYPE_PIPELINE_SHADER_STAGE_CREATE_INFO;
-    create.stage.stage = VK_SHADER_STAGE_COMPUTE_BIT;
-    create.stage.module = module.get();
-    create.stage.pName = "main";
-    create.layout = layout;
-    VkPipeline pipeline = VK_NULL_HANDLE;
-    vk_check(
-        vkCreateComputePipelines(context.device(), VK_NULL_HANDLE, 1, &create, nullptr, &pipeline),
-        "IndirectionScatterPipeline", "vkCreateComputePipelines");
-    context.set_name(VK_OBJECT_TYPE_PIPELINE, reinterpret_cast<std::uint64_t>(pipeline),
-                     "vtpage indirection scatter");
-    pipeline_ = UniqueVkPipeline(context.device(), pipeline);
-}
+IndirectionScatterPipeline::IndirectionScatterPipeline(VulkanContext& context)
+    : pipeline_(context, indirection_scatter_compute_spirv(),
+                sizeof(IndirectionScatterPushConstants), "vtpage indirection scatter") {}
 
 void IndirectionScatterPipeline::record(VkCommandBuffer commands,
                                         const IndirectionScatterPushConstants& push) const {
-    if (push.count == 0) return;
-    vkCmdBindPipeline(commands, VK_PIPELINE_BIND_POINT_COMPUTE, pipeline_.get());
-    vkCmdPushConstants(commands, layout_.get(), VK_SHADER_STAGE_COMPUTE_BIT, 0, sizeof(push),
-                       &push);
-    vkCmdDispatch(commands, (push.count + group_size - 1) / group_size, 1, 1);
+    pipeline_.dispatch(commands, push, (push.count + group_size - 1) / group_size);
 }
 
 }  // namespace vtpage::interop_detail

@@ -8,7 +8,7 @@
 
 #include <cstdint>
 
-#include "vtpage/interop/vulkan_handle.hpp"
+#include "vtpage/interop/vulkan_compute_pipeline.hpp"
 
 namespace vtpage {
 
@@ -36,8 +36,7 @@ public:
     void record(VkCommandBuffer commands, const IndirectionScatterPushConstants& push) const;
 
 private:
-    UniqueVkPipelineLayout layout_;
-    UniqueVkPipeline pipeline_;
+    VulkanComputePipeline pipeline_;
 };
 
 }  // namespace interop_detail

@@ -8,8 +8,8 @@
 #include <cstdint>
 #include <span>
 
+#include "vtpage/interop/vulkan_compute_pipeline.hpp"
 #include "vtpage/interop/vulkan_context.hpp"
-#include "vtpage/interop/vulkan_handle.hpp"
 
 namespace vtpage::test {
 
@@ -20,7 +20,8 @@ public:
                         std::uint32_t push_bytes, std::uint32_t group_size, const char* name);
 
     // Records enough work groups for `invocations` with `push` (push_bytes, else
-    // Errc::invalid_argument), then a barrier that makes the shader's writes visible to the host.
+    // Errc::invalid_argument from VulkanComputePipeline), then a barrier that makes the shader's
+    // writes visible to the host.
     void record(VkCommandBuffer commands, std::span<const std::byte> push,
                 std::uint32_t invocations) const;
     template <class Push>
@@ -37,10 +38,8 @@ public:
 
 private:
     VulkanContext& context_;
-    std::uint32_t push_bytes_;
     std::uint32_t group_size_;
-    UniqueVkPipelineLayout layout_;
-    UniqueVkPipeline pipeline_;
+    VulkanComputePipeline pipeline_;
 };
 
 }  // namespace vtpage::test

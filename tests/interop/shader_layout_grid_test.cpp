@@ -16,6 +16,7 @@
 #include <vector>
 
 #include "../support/backend_fixture.hpp"
+#include "../support/expect_error.hpp"
 #include "compute_test_pipeline.hpp"
 #include "vtpage/interop/vulkan_buffer.hpp"
 #include "vtpage/interop/vulkan_texture_directory.hpp"
@@ -282,6 +283,20 @@ TEST_F(ShaderLayoutGrid, EverySampleOfEveryLevelIsAddressedAsTextureLayoutSays) 
                 textures.size(), mismatches);
     EXPECT_EQ(mismatches, 0u) << "of " << samples.size() << " samples (the first "
                               << printed_at_most << " are printed)";
+}
+
+// VulkanComputePipeline (under the test's pipeline) refuses push constants of another size
+// than the shader's before recording anything.
+TEST_F(ShaderLayoutGrid, PushConstantsOfAnotherSizeAreRefused) {
+    test::ComputeTestPipeline pipeline(*context_, shader_layout_grid_test_comp,
+                                       sizeof(LayoutGridPush), group_size,
+                                       "shader_layout_grid_test");
+    const std::uint32_t too_short[2] = {};
+    Errc code = Errc::backend_failure;
+    context_->run_commands([&](VkCommandBuffer commands) {
+        code = test::error_code_of([&] { pipeline.record(commands, too_short, 1); });
+    });
+    EXPECT_EQ(code, Errc::invalid_argument);
 }
 
 }  // namespace

@@ -1,6 +1,6 @@
-// A compute pipeline of the viewer's renderer: one shader, its push constants and nothing else
-// (no descriptors: the shaders reach their buffers by device address), dispatched over the
-// pixels of an image in 8 x 8 work groups.
+// A compute pass of the viewer's renderer over the pixels of an image: a
+// VulkanComputePipeline (one shader and its push constants, no descriptors) dispatched in
+// 8 x 8 work groups.
 #pragma once
 
 #include <vulkan/vulkan.h>
@@ -8,11 +8,7 @@
 #include <cstdint>
 #include <span>
 
-#include "vtpage/interop/vulkan_handle.hpp"
-
-namespace vtpage {
-class VulkanContext;
-}
+#include "vtpage/interop/vulkan_compute_pipeline.hpp"
 
 namespace vtpage::viewer {
 
@@ -22,17 +18,20 @@ public:
     static constexpr std::uint32_t group_side = 8;
 
     ComputePipeline(VulkanContext& context, std::span<const std::uint32_t> spirv,
-                    std::uint32_t push_bytes, const char* name);
+                    std::uint32_t push_bytes, const char* name)
+        : pipeline_(context, spirv, push_bytes, name) {}
 
-    // Binds, pushes `push` (push_bytes of it) and dispatches one invocation per pixel of a
-    // width x height image.
+    // Binds, pushes `push` (the pipeline's push_bytes of it) and dispatches one invocation per
+    // pixel of a width x height image.
     void dispatch(VkCommandBuffer commands, const void* push, std::uint32_t width,
-                  std::uint32_t height) const;
+                  std::uint32_t height) const {
+        pipeline_.dispatch(
+            commands, std::span(static_cast<const std::byte*>(push), pipeline_.push_bytes()),
+            (width + group_side - 1) / group_side, (height + group_side - 1) / group_side);
+    }
 
 private:
-    std::uint32_t push_bytes_ = 0;
-    UniqueVkPipelineLayout layout_;
-    UniqueVkPipeline pipeline_;
+    VulkanComputePipeline pipeline_;
 };
 
 }  // namespace vtpage::viewer

@@ -494,15 +494,8 @@ void VulkanRenderer::State::record_frame(VkCommandBuffer commands, FrameSlot& sl
         vkCmdCopyImageToBuffer(commands, colour.get(), VK_IMAGE_LAYOUT_TRANSFER_SRC_OPTIMAL,
                                readback.colour.get(), 1, &region);
     }
-    VkMemoryBarrier2 to_host{VK_STRUCTURE_TYPE_MEMORY_BARRIER_2};
-    to_host.srcStageMask = VK_PIPELINE_STAGE_2_COPY_BIT;
-    to_host.srcAccessMask = VK_ACCESS_2_TRANSFER_WRITE_BIT;
-    to_host.dstStageMask = VK_PIPELINE_STAGE_2_HOST_BIT;
-    to_host.dstAccessMask = VK_ACCESS_2_HOST_READ_BIT;
-    VkDependencyInfo dependency{VK_STRUCTURE_TYPE_DEPENDENCY_INFO};
-    dependency.memoryBarrierCount = 1;
-    dependency.pMemoryBarriers = &to_host;
-    vkCmdPipelineBarrier2(commands, &dependency);
+    memory_barrier(commands, VK_PIPELINE_STAGE_2_COPY_BIT, VK_ACCESS_2_TRANSFER_WRITE_BIT,
+                   VK_PIPELINE_STAGE_2_HOST_BIT, VK_ACCESS_2_HOST_READ_BIT);
 
     if (present) {
         VkImage target = swapchain->image(*image_index);
