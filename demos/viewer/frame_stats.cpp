@@ -55,6 +55,7 @@ void FrameStats::record_completed(const CompletedSummary& completed) {
     process_ms_.push_back(completed.process_ms);
     request_ms_.push_back(completed.request_ms);
     complete_ms_.push_back(completed.complete_ms);
+    copy_ms_.push_back(completed.copy_ms);
 }
 
 void FrameStats::record_counters(double seconds, const SessionCounters& counters) {
@@ -80,6 +81,8 @@ Percentiles FrameStats::process_ms() const { return percentiles(process_ms_); }
 Percentiles FrameStats::request_ms() const { return percentiles(request_ms_); }
 
 Percentiles FrameStats::complete_ms() const { return percentiles(complete_ms_); }
+
+Percentiles FrameStats::copy_ms() const { return percentiles(copy_ms_); }
 
 QualityFigures FrameStats::quality() const {
     QualityFigures figures;

@@ -79,6 +79,7 @@ public:
     Percentiles process_ms() const;
     Percentiles request_ms() const;
     Percentiles complete_ms() const;
+    Percentiles copy_ms() const;
     Rates rates() const;
     QualityFigures quality() const;
     // The cuts so far (the newest may be pending), or as if the run ended now.
@@ -107,7 +108,7 @@ private:
     std::vector<double> textured_pass_ms_;
     std::vector<double> render_ms_;
     std::vector<double> feedback_ms_;
-    std::vector<double> process_ms_, request_ms_, complete_ms_;
+    std::vector<double> copy_ms_, process_ms_, request_ms_, complete_ms_;
     std::vector<double> share_at_wanted_, levels_missing_;
     SampleQuality last_quality_;
     FullDetailTracker cuts_;

@@ -128,6 +128,7 @@ RunReport make_report(const ViewerOptions& options, const StreamingSession& sess
     r.process_ms = stats.process_ms();
     r.request_ms = stats.request_ms();
     r.complete_ms = stats.complete_ms();
+    r.copy_ms = stats.copy_ms();
     const vt::StreamerStatistics& streamer = counters.streamer;
     r.pages_committed = streamer.table.commits;
     r.pages_evicted = streamer.table.evictions;
@@ -192,7 +193,8 @@ nlohmann::json to_json(const RunReport& r) {
         {"feedback_parts_ms",
          {{"process", percentiles_json(r.process_ms)},
           {"request", percentiles_json(r.request_ms)},
-          {"complete_frame", percentiles_json(r.complete_ms)}}},
+          {"complete_frame", percentiles_json(r.complete_ms)},
+          {"copy", percentiles_json(r.copy_ms)}}},
         {"pages_committed", r.pages_committed},
         {"pages_evicted", r.pages_evicted},
         {"pages_streamed", r.pages_streamed},
@@ -263,8 +265,9 @@ std::string summary_text(const RunReport& r) {
     row("CPU ms p50 / p99: render call, feedback",
         fixed(r.render_ms.p50, 2) + " / " + fixed(r.render_ms.p99, 2) + ", " +
             fixed(r.feedback_ms.p50, 2) + " / " + fixed(r.feedback_ms.p99, 2));
-    row("feedback ms p99 / max: process, request, complete frame",
-        fixed(r.process_ms.p99, 2) + " / " + fixed(r.process_ms.max, 2) + ", " +
+    row("feedback ms p99 / max: copy, process, request, complete frame",
+        fixed(r.copy_ms.p99, 2) + " / " + fixed(r.copy_ms.max, 2) + ", " +
+            fixed(r.process_ms.p99, 2) + " / " + fixed(r.process_ms.max, 2) + ", " +
             fixed(r.request_ms.p99, 2) + " / " + fixed(r.request_ms.max, 2) + ", " +
             fixed(r.complete_ms.p99, 2) + " / " + fixed(r.complete_ms.max, 2));
     text += quality_rows(r);

@@ -30,7 +30,7 @@ struct RunReport {
     Percentiles frame_ms, gpu_ms;
     Percentiles textured_pass_ms;        // GPU: the colour pass that samples the texture
     Percentiles render_ms, feedback_ms;  // CPU: the renderer's call, the feedback's handling
-    Percentiles process_ms, request_ms, complete_ms;  // the parts of feedback_ms
+    Percentiles copy_ms, process_ms, request_ms, complete_ms;  // the parts of feedback_ms
     std::uint64_t pages_committed = 0, pages_evicted = 0;
     std::uint64_t pages_streamed = 0, bytes_streamed = 0;  // filled and reported ready
     double pages_per_second = 0, bytes_per_second = 0;     // over `seconds`

@@ -94,9 +94,10 @@ struct CompletedSummary {
     // submitting) and the feedback's (processing it, requesting, withdrawing).
     double render_ms = 0;
     double feedback_ms = 0;
-    // Parts of feedback_ms: reading the feedback; withdrawing and requesting pages from the
-    // streamer; completing the frame in the streamer (frame-fenced evictions).
-    double process_ms = 0, request_ms = 0, complete_ms = 0;
+    // Parts of feedback_ms: copying the feedback out of the readback buffer; reading it;
+    // withdrawing and requesting pages from the streamer; completing the frame in the streamer
+    // (frame-fenced evictions).
+    double copy_ms = 0, process_ms = 0, request_ms = 0, complete_ms = 0;
 };
 
 // The identity check over the frames completed so far (SessionSettings::identity_check).
@@ -194,7 +195,8 @@ private:
     vt::TextureId texture_id_ = 0;
     vt::TextureShape shape_;
     std::string texture_name_;
-    std::unordered_set<PageIndex> requested_;  // what the last feedback asked for
+    std::unordered_set<PageIndex> requested_;       // what the last feedback asked for
+    std::vector<vt::FeedbackEntry> feedback_copy_;  // the last frame's, in ordinary memory
     std::uint64_t withdrawn_ = 0;
     bool requests_paused_ = false;
     std::uint64_t frames_ = 0;
