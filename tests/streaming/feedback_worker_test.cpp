@@ -1,0 +1,171 @@
+#include "vtpage/streaming/feedback_worker.hpp"
+
+#include <gtest/gtest.h>
+
+#include <chrono>
+#include <memory>
+#include <vector>
+
+#include "../support/backend_fixture.hpp"
+#include "streaming_test_support.hpp"
+#include "vtpage/streaming/streamer.hpp"
+
+namespace vtpage::vt {
+namespace {
+
+using namespace std::chrono_literals;
+
+class FeedbackWorkerTest : public test::BackendTest {
+protected:
+    void TearDown() override { expect_baseline_resources("the streamer leaked"); }
+    StreamerSettings settings(std::size_t budget_pages) const {
+        StreamerSettings s;
+        s.table.region_size = 2_GiB;
+        s.table.budget_bytes = budget_pages * page_bytes;
+        s.table.pool.window_pages = budget_pages + 8;
+        s.table.log = Log(silent_log());
+        s.log = Log(silent_log());
+        return s;
+    }
+    // A w x h window of mip 0 tiles starting at (x0, y0).
+    static std::vector<FeedbackEntry> window(TextureId id, std::uint32_t x0, std::uint32_t y0,
+                                             std::uint32_t w, std::uint32_t h) {
+        std::vector<FeedbackEntry> entries;
+        for (std::uint32_t y = y0; y < y0 + h; ++y) {
+            for (std::uint32_t x = x0; x < x0 + w; ++x) {
+                entries.push_back(FeedbackEntry::make({id, 0, x, y}));
+            }
+        }
+        entries.push_back(FeedbackEntry{});  // an empty pixel is skipped
+        return entries;
+    }
+    static PageIndex page_of(const Streamer& streamer, TextureId id, std::uint32_t x,
+                             std::uint32_t y) {
+        const TextureSet& set = streamer.textures();
+        return set.base_page(id) + set.layout(id).locate(0, x, y).page;
+    }
+};
+
+TEST_P(FeedbackWorkerTest, PostedFeedbackBecomesResidentPagesAndCompletesItsFrame) {
+    Streamer streamer(*backend_, settings(64));
+    const TextureId id = streamer.add_texture(std::make_shared<test::PatternSource>(12, 4));
+    FeedbackWorker worker(streamer);
+    const FrameId frame = streamer.begin_frame();
+    const auto view = window(id, 2, 3, 4, 2);  // 4 x 2 tiles on two pages
+    worker.post(frame, view);
+    ASSERT_TRUE(worker.drain(10s));
+    ASSERT_EQ(worker.take_error(), nullptr);
+    const FeedbackFrameResult result = worker.last_result();
+    EXPECT_EQ(result.frame, frame);
+    EXPECT_EQ(result.samples, 8u);
+    EXPECT_EQ(result.requests,
+              FeedbackProcessor(streamer.textures()).process(view).requests.size());
+    EXPECT_GT(result.requests, 2u);  // the two pages and their parents
+    EXPECT_EQ(result.queued + result.ready, result.requests);
+    EXPECT_EQ(streamer.page_table().statistics().completed_frame, frame);
+    ASSERT_TRUE(streamer.wait_idle(30s));
+    for (std::uint32_t y = 3; y < 5; ++y) {
+        for (std::uint32_t x = 2; x < 6; ++x)
+            EXPECT_TRUE(streamer.is_ready(page_of(streamer, id, x, y)));
+    }
+    // The same view again: everything it asks for is resident now.
+    const FrameId again = streamer.begin_frame();
+    worker.post(again, window(id, 2, 3, 4, 2));
+    ASSERT_TRUE(worker.drain(10s));
+    EXPECT_EQ(worker.last_result().ready, worker.last_result().requests);
+    EXPECT_EQ(worker.take_results().size(), 2u);
+    EXPECT_TRUE(worker.take_results().empty());
+}
+
+// A view that moved on withdraws the requests that were still waiting.
+TEST_P(FeedbackWorkerTest, RequestsTheNewestViewNoLongerMakesAreWithdrawn) {
+    auto s = settings(256);
+    s.worker_threads = 1;
+    s.batch_pages = 1;
+    Streamer streamer(*backend_, s);
+    auto source = std::make_shared<test::PatternSource>(14, 6);
+    source->delay = 20ms;  // the first view cannot be streamed before the second arrives
+    const TextureId id = streamer.add_texture(source);
+    FeedbackWorker worker(streamer);
+    worker.post(streamer.begin_frame(), window(id, 0, 0, 64, 32));  // 8 x 8 pages
+    ASSERT_TRUE(worker.drain(10s));
+    worker.post(streamer.begin_frame(), window(id, 100, 100, 2, 2));
+    ASSERT_TRUE(worker.drain(10s));
+    const FeedbackFrameResult moved = worker.last_result();
+    EXPECT_GT(moved.withdrawn, 40u);
+    EXPECT_EQ(worker.statistics().withdrawn, moved.withdrawn);
+    EXPECT_FALSE(streamer.is_queued(page_of(streamer, id, 60, 28)));
+    EXPECT_TRUE(streamer.is_queued(page_of(streamer, id, 101, 101)) ||
+                streamer.is_ready(page_of(streamer, id, 101, 101)));
+    source->delay = 0ms;
+    ASSERT_TRUE(streamer.wait_idle(30s));
+    EXPECT_TRUE(streamer.is_ready(page_of(streamer, id, 101, 101)));
+}
+
+// The render thread never waits: frames posted faster than they are processed replace the
+// waiting feedback, and every frame is completed all the same.
+TEST_P(FeedbackWorkerTest, FramesPostedFasterThanProcessedAreCoalescedAndAllComplete) {
+    Streamer streamer(*backend_, settings(64));
+    const TextureId id = streamer.add_texture(std::make_shared<test::PatternSource>(14, 8));
+    FeedbackWorker worker(streamer);
+    // A large feedback takes the worker a while, so that later posts find it waiting.
+    std::vector<FeedbackEntry> large;
+    for (int i = 0; i < 40; ++i) {
+        auto part = window(id, 0, 0, 100, 100);
+        large.insert(large.end(), part.begin(), part.end());
+    }
+    FrameId last = 0;
+    const int frames = test::under_thread_sanitizer ? 20 : 60;
+    for (int f = 0; f < frames; ++f) {
+        last = streamer.begin_frame();
+        worker.post(last, large);
+    }
+    ASSERT_TRUE(worker.drain(60s));
+    const FeedbackWorkerStatistics statistics = worker.statistics();
+    EXPECT_EQ(statistics.posted, std::uint64_t(frames));
+    EXPECT_EQ(statistics.processed + statistics.coalesced, statistics.posted);
+    EXPECT_GT(statistics.coalesced, 0u) << "posting never found the worker busy";
+    EXPECT_EQ(statistics.handoff.count, statistics.processed);
+    EXPECT_EQ(worker.last_result().frame, last);
+    EXPECT_EQ(streamer.page_table().statistics().completed_frame, last);
+}
+
+TEST_P(FeedbackWorkerTest, PausedRequestsQueueNothingButCompleteTheFrame) {
+    Streamer streamer(*backend_, settings(64));
+    const TextureId id = streamer.add_texture(std::make_shared<test::PatternSource>(12, 2));
+    FeedbackWorker worker(streamer);
+    worker.pause_requests(true);
+    const FrameId frame = streamer.begin_frame();
+    worker.post(frame, window(id, 0, 0, 3, 3));
+    ASSERT_TRUE(worker.drain(10s));
+    EXPECT_EQ(worker.last_result().samples, 9u);
+    EXPECT_EQ(worker.last_result().queued, 0u);
+    EXPECT_EQ(streamer.pending_count(), 0u);
+    EXPECT_EQ(streamer.page_table().statistics().completed_frame, frame);
+}
+
+TEST_P(FeedbackWorkerTest, FramesOutOfOrderAreRefusedAndDestructionCompletesPostedFrames) {
+    Streamer streamer(*backend_, settings(64));
+    const TextureId id = streamer.add_texture(std::make_shared<test::PatternSource>(12, 3));
+    FrameId last = 0;
+    {
+        FeedbackWorker worker(streamer);
+        const FrameId first = streamer.begin_frame();
+        last = streamer.begin_frame();
+        worker.post(last, window(id, 0, 0, 2, 2));
+        try {
+            worker.post(first, window(id, 0, 0, 2, 2));
+            ADD_FAILURE() << "an older frame was accepted";
+        } catch (const Error& error) {
+            EXPECT_EQ(error.code(), Errc::invalid_argument);
+            EXPECT_NE(std::string(error.what()).find("increasing order"), std::string::npos);
+        }
+    }
+    EXPECT_EQ(streamer.page_table().statistics().completed_frame, last);
+}
+
+INSTANTIATE_TEST_SUITE_P(Backends, FeedbackWorkerTest, testing::ValuesIn(test::all_backend_names()),
+                         test::backend_param_name);
+
+}  // namespace
+}  // namespace vtpage::vt
