@@ -52,10 +52,13 @@ void FrameStats::record_completed(const CompletedSummary& completed) {
     if (completed.textured_pass_ms > 0) textured_pass_ms_.push_back(completed.textured_pass_ms);
     render_ms_.push_back(completed.render_ms);
     feedback_ms_.push_back(completed.feedback_ms);
-    process_ms_.push_back(completed.process_ms);
-    request_ms_.push_back(completed.request_ms);
-    complete_ms_.push_back(completed.complete_ms);
     copy_ms_.push_back(completed.copy_ms);
+    for (const vt::FeedbackFrameResult& result : completed.processed) {
+        process_ms_.push_back(result.process_ms);
+        request_ms_.push_back(result.request_ms);
+        complete_ms_.push_back(result.complete_ms);
+        handoff_ms_.push_back(result.handoff_ms);
+    }
 }
 
 void FrameStats::record_counters(double seconds, const SessionCounters& counters) {
@@ -83,6 +86,8 @@ Percentiles FrameStats::request_ms() const { return percentiles(request_ms_); }
 Percentiles FrameStats::complete_ms() const { return percentiles(complete_ms_); }
 
 Percentiles FrameStats::copy_ms() const { return percentiles(copy_ms_); }
+
+Percentiles FrameStats::handoff_ms() const { return percentiles(handoff_ms_); }
 
 QualityFigures FrameStats::quality() const {
     QualityFigures figures;

@@ -75,11 +75,13 @@ public:
     Percentiles textured_pass_ms() const;
     Percentiles render_ms() const;
     Percentiles feedback_ms() const;
-    // The parts of feedback_ms (see CompletedSummary).
+    // The feedback worker's time per feedback it processed (vt::FeedbackFrameResult), and the
+    // render thread's copy out of the readback buffer (part of feedback_ms).
     Percentiles process_ms() const;
     Percentiles request_ms() const;
     Percentiles complete_ms() const;
     Percentiles copy_ms() const;
+    Percentiles handoff_ms() const;  // from the hand-off to the end of processing
     Rates rates() const;
     QualityFigures quality() const;
     // The cuts so far (the newest may be pending), or as if the run ended now.
@@ -108,7 +110,7 @@ private:
     std::vector<double> textured_pass_ms_;
     std::vector<double> render_ms_;
     std::vector<double> feedback_ms_;
-    std::vector<double> copy_ms_, process_ms_, request_ms_, complete_ms_;
+    std::vector<double> copy_ms_, process_ms_, request_ms_, complete_ms_, handoff_ms_;
     std::vector<double> share_at_wanted_, levels_missing_;
     SampleQuality last_quality_;
     FullDetailTracker cuts_;

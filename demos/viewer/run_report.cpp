@@ -129,6 +129,8 @@ RunReport make_report(const ViewerOptions& options, const StreamingSession& sess
     r.request_ms = stats.request_ms();
     r.complete_ms = stats.complete_ms();
     r.copy_ms = stats.copy_ms();
+    r.handoff_ms = stats.handoff_ms();
+    r.feedback_coalesced = counters.feedback.coalesced;
     const vt::StreamerStatistics& streamer = counters.streamer;
     r.pages_committed = streamer.table.commits;
     r.pages_evicted = streamer.table.evictions;
@@ -190,11 +192,13 @@ nlohmann::json to_json(const RunReport& r) {
         {"textured_pass_ms", percentiles_json(r.textured_pass_ms)},
         {"render_call_ms", percentiles_json(r.render_ms)},
         {"feedback_ms", percentiles_json(r.feedback_ms)},
-        {"feedback_parts_ms",
+        {"feedback_copy_ms", percentiles_json(r.copy_ms)},
+        {"feedback_thread_ms",
          {{"process", percentiles_json(r.process_ms)},
           {"request", percentiles_json(r.request_ms)},
           {"complete_frame", percentiles_json(r.complete_ms)},
-          {"copy", percentiles_json(r.copy_ms)}}},
+          {"handoff_to_processed", percentiles_json(r.handoff_ms)}}},
+        {"feedback_coalesced", r.feedback_coalesced},
         {"pages_committed", r.pages_committed},
         {"pages_evicted", r.pages_evicted},
         {"pages_streamed", r.pages_streamed},
@@ -262,14 +266,17 @@ std::string summary_text(const RunReport& r) {
     row("GPU ms p50 / p99: frame, textured pass",
         fixed(r.gpu_ms.p50, 2) + " / " + fixed(r.gpu_ms.p99, 2) + ", " +
             fixed(r.textured_pass_ms.p50, 2) + " / " + fixed(r.textured_pass_ms.p99, 2));
-    row("CPU ms p50 / p99: render call, feedback",
+    row("render thread ms p50 / p99: render call, feedback hand-off",
         fixed(r.render_ms.p50, 2) + " / " + fixed(r.render_ms.p99, 2) + ", " +
             fixed(r.feedback_ms.p50, 2) + " / " + fixed(r.feedback_ms.p99, 2));
-    row("feedback ms p99 / max: copy, process, request, complete frame",
-        fixed(r.copy_ms.p99, 2) + " / " + fixed(r.copy_ms.max, 2) + ", " +
-            fixed(r.process_ms.p99, 2) + " / " + fixed(r.process_ms.max, 2) + ", " +
+    row("feedback copy ms p99 / max (render thread)",
+        fixed(r.copy_ms.p99, 2) + " / " + fixed(r.copy_ms.max, 2));
+    row("feedback thread ms p99 / max: process, request, complete frame; hand-off to done",
+        fixed(r.process_ms.p99, 2) + " / " + fixed(r.process_ms.max, 2) + ", " +
             fixed(r.request_ms.p99, 2) + " / " + fixed(r.request_ms.max, 2) + ", " +
-            fixed(r.complete_ms.p99, 2) + " / " + fixed(r.complete_ms.max, 2));
+            fixed(r.complete_ms.p99, 2) + " / " + fixed(r.complete_ms.max, 2) + "; " +
+            fixed(r.handoff_ms.p99, 2) + " / " + fixed(r.handoff_ms.max, 2) + " (" +
+            std::to_string(r.feedback_coalesced) + " coalesced)");
     text += quality_rows(r);
     row("pages streamed (per second)",
         detail::concat(r.pages_streamed, " (", fixed(r.pages_per_second, 0), "/s, ",

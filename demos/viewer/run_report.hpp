@@ -28,9 +28,12 @@ struct RunReport {
     double seconds = 0;                  // the frame loop, first frame to last
     double startup_seconds = 0;          // set-up before the first frame (pool warm-up included)
     Percentiles frame_ms, gpu_ms;
-    Percentiles textured_pass_ms;        // GPU: the colour pass that samples the texture
-    Percentiles render_ms, feedback_ms;  // CPU: the renderer's call, the feedback's handling
-    Percentiles copy_ms, process_ms, request_ms, complete_ms;  // the parts of feedback_ms
+    Percentiles textured_pass_ms;  // GPU: the colour pass that samples the texture
+    // CPU on the render thread: the renderer's call, handing the feedback over (copy_ms of it)
+    Percentiles render_ms, feedback_ms, copy_ms;
+    // CPU on the feedback worker's thread, per feedback; hand-off to processed
+    Percentiles process_ms, request_ms, complete_ms, handoff_ms;
+    std::uint64_t feedback_coalesced = 0;  // feedbacks replaced by newer ones before processing
     std::uint64_t pages_committed = 0, pages_evicted = 0;
     std::uint64_t pages_streamed = 0, bytes_streamed = 0;  // filled and reported ready
     double pages_per_second = 0, bytes_per_second = 0;     // over `seconds`

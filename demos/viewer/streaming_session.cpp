@@ -102,7 +102,7 @@ StreamingSession::StreamingSession(SessionSettings settings) : settings_(std::mo
     streaming_ =
         std::make_unique<VirtualTextureStreaming>(*context_, *backend_, std::move(streaming));
     texture_id_ = add_texture(*streaming_, source);
-    feedback_ = std::make_unique<vt::FeedbackProcessor>(streaming_->streamer().textures());
+    feedback_ = std::make_unique<vt::FeedbackWorker>(streaming_->streamer());
     renderer_ = std::make_unique<VulkanRenderer>(
         *context_, streaming_->indirection(), streaming_->directory(),
         VulkanRendererSettings{.width = s.width,
@@ -153,6 +153,8 @@ std::optional<CompletedSummary> StreamingSession::render(const SessionFrame& fra
 std::vector<CompletedSummary> StreamingSession::finish() {
     std::vector<CompletedSummary> completed;
     for (const CompletedFrame& done : renderer_->finish()) completed.push_back(consume(done));
+    drain_feedback(std::chrono::seconds(10));
+    if (!completed.empty()) collect_feedback_results(completed.back());
     return completed;
 }
 
@@ -171,48 +173,30 @@ CompletedSummary StreamingSession::consume(const CompletedFrame& done) {
         capture_width_ = done.width;
         capture_height_ = done.height;
     }
-    const auto since = [](Clock::time_point start) {
-        return std::chrono::duration<double, std::milli>(Clock::now() - start).count();
-    };
-    // The readback buffer is device-visible memory, read once here: timed apart from the
-    // processing so that a slow read shows as such.
-    auto start = Clock::now();
-    feedback_copy_.assign(done.feedback.begin(), done.feedback.end());
-    summary.copy_ms = since(start);
-    start = Clock::now();
-    const vt::FeedbackResult result = feedback_->process(feedback_copy_);
-    summary.feedback_samples = result.samples;
-    summary.requests = result.requests.size();
-    summary.process_ms = since(start);
-    if (requests_paused_) {
-        start = Clock::now();
-        streaming_->streamer().complete_frame(done.user_tag);
-        summary.complete_ms = since(start);
-        return summary;
-    }
-    start = Clock::now();
-    // Withdraw what the view no longer asks for, before it takes a worker's time.
-    std::unordered_set<PageIndex> requested;
-    requested.reserve(result.requests.size() * 2);
-    for (const vt::PageRequest& request : result.requests) requested.insert(request.page);
-    std::vector<PageIndex> withdrawn;
-    for (PageIndex page : requested_) {
-        if (!requested.count(page)) withdrawn.push_back(page);
-    }
-    if (!withdrawn.empty()) {
-        streaming_->streamer().cancel(withdrawn);
-        withdrawn_ += withdrawn.size();
-    }
-    requested_ = std::move(requested);
-    const vt::StreamRequestResult requested_result =
-        streaming_->streamer().request(result.requests);
-    summary.resident_requests = requested_result.ready;
-    summary.queued = requested_result.queued;
-    summary.request_ms = since(start);
-    start = Clock::now();
-    streaming_->streamer().complete_frame(done.user_tag);
-    summary.complete_ms = since(start);
+    // The readback buffer is device-visible memory, read once here (timed apart, so that a slow
+    // read shows as such); the worker's thread does the rest.
+    const auto start = Clock::now();
+    feedback_->post(done.user_tag, done.feedback);
+    summary.copy_ms = std::chrono::duration<double, std::milli>(Clock::now() - start).count();
+    if (!settings_.feedback_thread) drain_feedback(std::chrono::seconds(10));
+    collect_feedback_results(summary);
     return summary;
+}
+
+void StreamingSession::collect_feedback_results(CompletedSummary& summary) {
+    if (std::exception_ptr error = feedback_->take_error()) std::rethrow_exception(error);
+    summary.processed = feedback_->take_results();
+    const vt::FeedbackFrameResult newest = feedback_->last_result();
+    summary.feedback_samples = newest.samples;
+    summary.requests = newest.requests;
+    summary.resident_requests = newest.ready;
+    summary.queued = newest.queued;
+}
+
+bool StreamingSession::drain_feedback(std::chrono::milliseconds timeout) {
+    if (feedback_->drain(timeout)) return true;
+    settings_.log.error("viewer: the feedback worker did not finish in ", timeout.count(), " ms");
+    return false;
 }
 
 void StreamingSession::count_identity_check(const CompletedFrame& done) {
@@ -254,7 +238,7 @@ bool StreamingSession::settle(SessionFrame frame, std::chrono::milliseconds time
     for (int i = 0; i < max_frames && Clock::now() < deadline; ++i) {
         const bool nothing_held = streaming_->indirection().statistics().awaiting_fill == 0;
         std::optional<CompletedSummary> last = render(frame);
-        for (const CompletedFrame& done : renderer_->finish()) last = consume(done);
+        for (CompletedSummary& done : finish()) last = std::move(done);
         const auto left =
             std::chrono::duration_cast<std::chrono::milliseconds>(deadline - Clock::now());
         if (!wait_idle_keeping_input_errors(std::max(left, std::chrono::milliseconds(0))))
@@ -305,7 +289,8 @@ SessionCounters StreamingSession::counters() const {
     counters.indirection = streaming_->indirection().statistics();
     counters.validation = context_->validation_messages();
     counters.frames = frames_;
-    counters.withdrawn_requests = withdrawn_;
+    counters.feedback = feedback_->statistics();
+    counters.withdrawn_requests = counters.feedback.withdrawn;
     counters.identity = identity_;
     return counters;
 }

@@ -4,11 +4,12 @@
 // path, the feedback processor and the renderer, wired as docs/vulkan.md describes.
 //
 // Each frame: render() begins a streamer frame, renders it (frames in flight: nothing waits for
-// the GPU unless it is frames_in_flight behind), and feeds the completed frame's feedback back
-// to the streamer as requests. Requests the newest feedback no longer makes are withdrawn, so
-// that the workers stream what is in view now rather than what was a second ago. Frames never
-// wait for the streamer: ready pages are published once their fills are done (CUDA) and the
-// image falls back to coarser levels until then.
+// the GPU unless it is frames_in_flight behind), and hands the completed frame's feedback to
+// the feedback worker (vt::FeedbackWorker), whose thread turns it into requests: the render
+// thread only copies it out of the readback buffer. Requests the newest feedback no longer makes
+// are withdrawn, so that the workers stream what is in view now rather than what was a second
+// ago. Frames never wait for the streamer: ready pages are published once their fills are done
+// (CUDA) and the image falls back to coarser levels until then.
 #pragma once
 
 #include <algorithm>
@@ -30,7 +31,7 @@
 #include "vtpage/interop/virtual_texture_streaming.hpp"
 #include "vtpage/interop/vulkan_context.hpp"
 #include "vtpage/interop/vulkan_indirection_table.hpp"
-#include "vtpage/streaming/feedback_processor.hpp"
+#include "vtpage/streaming/feedback_worker.hpp"
 #include "vtpage/streaming/streamer.hpp"
 
 namespace vtpage::viewer {
@@ -53,6 +54,9 @@ struct SessionSettings {
     std::uint32_t height = 720;
     std::uint32_t feedback_divisor = 4;
     bool deferred_texturing = true;
+    // Feedback processed on the feedback worker's thread; false: the render thread waits for
+    // it after each hand-off (the synchronous handling, for comparison).
+    bool feedback_thread = true;
     // VulkanRendererSettings::identity_check on every textured frame (the identity texture).
     bool identity_check = false;
     std::size_t evict_ahead_pages = 64;  // PageTableSettings::evict_ahead_pages
@@ -84,20 +88,21 @@ struct CompletedSummary {
     double textured_pass_ms = 0;  // the part of gpu_ms that the textured pass took
     IndirectionUpload upload;
     IdentityCheckResult identity;
+    // The newest feedback the worker has processed (a frame or so behind this one).
     std::size_t feedback_samples = 0;
     std::size_t requests = 0;           // pages the feedback asked for (parents included)
     std::size_t resident_requests = 0;  // ... of which were ready
     std::size_t queued = 0;             // ... newly queued
-    SampleQuality quality;              // what its pixels got (the deferred textured pass)
+    // Every feedback the worker processed since the previous summary, with its timings.
+    std::vector<vt::FeedbackFrameResult> processed;
+    SampleQuality quality;  // what its pixels got (the deferred textured pass)
     bool presented = false;
-    // CPU time of this render() call: the renderer's (waiting for the frame slot, recording,
-    // submitting) and the feedback's (processing it, requesting, withdrawing).
+    // CPU time of this render() call on the render thread: the renderer's (waiting for the
+    // frame slot, recording, submitting) and the feedback's (handing it to the worker).
     double render_ms = 0;
     double feedback_ms = 0;
-    // Parts of feedback_ms: copying the feedback out of the readback buffer; reading it;
-    // withdrawing and requesting pages from the streamer; completing the frame in the streamer
-    // (frame-fenced evictions).
-    double copy_ms = 0, process_ms = 0, request_ms = 0, complete_ms = 0;
+    // The part of feedback_ms that copied the feedback out of the readback buffer.
+    double copy_ms = 0;
 };
 
 // The identity check over the frames completed so far (SessionSettings::identity_check).
@@ -117,6 +122,7 @@ struct SessionCounters {
     ValidationMessageCounts validation;
     std::uint64_t frames = 0;
     std::uint64_t withdrawn_requests = 0;
+    vt::FeedbackWorkerStatistics feedback;
     IdentityCheckTotals identity;
 };
 
@@ -142,7 +148,7 @@ public:
     void preload_all(std::chrono::milliseconds timeout);
     // While paused, feedback is still read and processed but nothing is requested: nothing new
     // streams (the floor a benchmark compares streaming with).
-    void pause_requests(bool paused) noexcept { requests_paused_ = paused; }
+    void pause_requests(bool paused) { feedback_->pause_requests(paused); }
     // New image size (frames in flight are waited for first).
     void resize(std::uint32_t width, std::uint32_t height);
 
@@ -179,6 +185,10 @@ public:
 
 private:
     CompletedSummary consume(const CompletedFrame& done);
+    // The feedback the worker processed since the last call, into `summary`.
+    void collect_feedback_results(CompletedSummary& summary);
+    // Waits for the feedback worker (the end of a run, settling): false past the deadline.
+    bool drain_feedback(std::chrono::milliseconds timeout);
     void count_identity_check(const CompletedFrame& done);
     bool wait_idle_keeping_input_errors(std::chrono::milliseconds timeout);
     // Throws the streamer's errors, other than the input errors kept in input_errors_.
@@ -190,15 +200,11 @@ private:
     InputErrors input_errors_;  // outlives the streaming: its workers record into it
     // The streamer wired to the context: importer, indirection table, directory, CUDA timeline.
     std::unique_ptr<VirtualTextureStreaming> streaming_;
-    std::unique_ptr<vt::FeedbackProcessor> feedback_;
+    std::unique_ptr<vt::FeedbackWorker> feedback_;
     std::unique_ptr<VulkanRenderer> renderer_;
     vt::TextureId texture_id_ = 0;
     vt::TextureShape shape_;
     std::string texture_name_;
-    std::unordered_set<PageIndex> requested_;       // what the last feedback asked for
-    std::vector<vt::FeedbackEntry> feedback_copy_;  // the last frame's, in ordinary memory
-    std::uint64_t withdrawn_ = 0;
-    bool requests_paused_ = false;
     std::uint64_t frames_ = 0;
     IdentityCheckTotals identity_;
     std::vector<std::uint8_t> capture_;

@@ -191,6 +191,9 @@ ParsedOptions parse_viewer_options(int argc, const char* const* argv) {
     app.add_flag("!--forward-texturing", o.deferred_texturing,
                  "Sample the texture in the raster pass rather than in a compute pass over the "
                  "positions it records (same pixels; compare their GPU time)");
+    app.add_flag("!--feedback-on-render-thread", o.feedback_thread,
+                 "Wait for the feedback's processing on the render thread after each frame "
+                 "instead of leaving it to the feedback thread (compare their frame times)");
     app.add_flag("--identity-check", o.identity_check,
                  "Stream the identity texture and check every frame at full resolution: each "
                  "pixel's unfiltered reads must be the page and texel its coordinates map to "

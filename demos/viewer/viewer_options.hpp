@@ -41,6 +41,7 @@ struct ViewerOptions {
     RenderMode mode = RenderMode::textured;
     std::uint32_t feedback_divisor = 4;
     bool deferred_texturing = true;  // VulkanRendererSettings::deferred_texturing
+    bool feedback_thread = true;     // SessionSettings::feedback_thread
     // The identity texture, checked on every frame (VulkanRendererSettings::identity_check):
     // violations are counted in the summary and the stats, and make the exit status 1.
     bool identity_check = false;

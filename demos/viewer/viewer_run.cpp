@@ -18,6 +18,7 @@ SessionSettings session_settings(const ViewerOptions& o, const Log& log) {
     s.height = o.height;
     s.feedback_divisor = o.feedback_divisor;
     s.deferred_texturing = o.deferred_texturing;
+    s.feedback_thread = o.feedback_thread;
     s.identity_check = o.identity_check;
     s.evict_ahead_pages = o.evict_ahead_pages;
     s.frames_in_flight = frames_in_flight;
