@@ -153,6 +153,13 @@ FeedbackFrameResult FeedbackWorker::handle(const Handoff& work) {
     }
     result.complete_ms = milliseconds_since(start);
     result.handoff_ms = milliseconds_since(work.posted);
+    if (settings_.after_frame) {
+        try {
+            settings_.after_frame(result);
+        } catch (...) {
+            if (!failure) failure = std::current_exception();
+        }
+    }
     if (failure) {
         std::lock_guard lock(mutex_);
         if (!error_) error_ = failure;

@@ -4,6 +4,7 @@
 
 #include <chrono>
 #include <memory>
+#include <thread>
 #include <vector>
 
 #include "../support/backend_fixture.hpp"
@@ -162,6 +163,34 @@ TEST_P(FeedbackWorkerTest, FramesOutOfOrderAreRefusedAndDestructionCompletesPost
         }
     }
     EXPECT_EQ(streamer.page_table().statistics().completed_frame, last);
+}
+
+TEST_P(FeedbackWorkerTest, AfterFrameRunsOnTheWorkersThreadAndItsErrorIsKept) {
+    Streamer streamer(*backend_, settings(64));
+    const TextureId id = streamer.add_texture(std::make_shared<test::PatternSource>(12, 5));
+    std::vector<FrameId> seen;
+    std::thread::id hook_thread;
+    FeedbackWorkerSettings worker_settings;
+    worker_settings.after_frame = [&](const FeedbackFrameResult& result) {
+        seen.push_back(result.frame);
+        hook_thread = std::this_thread::get_id();
+        if (result.frame == 2) throw Error(Errc::busy, "after_frame", "made to fail");
+    };
+    FeedbackWorker worker(streamer, worker_settings);
+    for (int f = 0; f < 3; ++f) {
+        worker.post(streamer.begin_frame(), window(id, 0, 0, 2, 2));
+        ASSERT_TRUE(worker.drain(10s));
+    }
+    EXPECT_EQ(seen, (std::vector<FrameId>{1, 2, 3}));
+    EXPECT_NE(hook_thread, std::this_thread::get_id());
+    const std::exception_ptr error = worker.take_error();
+    ASSERT_NE(error, nullptr);
+    try {
+        std::rethrow_exception(error);
+    } catch (const Error& caught) {
+        EXPECT_EQ(caught.code(), Errc::busy);
+    }
+    EXPECT_EQ(streamer.page_table().statistics().completed_frame, 3u);
 }
 
 INSTANTIATE_TEST_SUITE_P(Backends, FeedbackWorkerTest, testing::ValuesIn(test::all_backend_names()),

@@ -25,6 +25,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <exception>
+#include <functional>
 #include <mutex>
 #include <span>
 #include <thread>
@@ -36,13 +37,6 @@
 #include "vtpage/streaming/streamer.hpp"
 
 namespace vtpage::vt {
-
-struct FeedbackWorkerSettings {
-    FeedbackSettings feedback;
-    // Cancel pending requests that the newest feedback no longer makes, before they take a
-    // worker's time: stream what is in view now rather than what was a second ago.
-    bool withdraw = true;
-};
 
 // What the worker made of one feedback.
 struct FeedbackFrameResult {
@@ -56,6 +50,17 @@ struct FeedbackFrameResult {
     double process_ms = 0, request_ms = 0, complete_ms = 0;
     // From post() to the end of processing: how far the worker trails the render loop.
     double handoff_ms = 0;
+};
+
+struct FeedbackWorkerSettings {
+    FeedbackSettings feedback;
+    // Cancel pending requests that the newest feedback no longer makes, before they take a
+    // worker's time: stream what is in view now rather than what was a second ago.
+    bool withdraw = true;
+    // Called on the worker's thread after each feedback it processed (the frame completed):
+    // housekeeping that must not run on the render thread, such as giving pages back under
+    // memory pressure. An exception it throws is kept like the streamer's.
+    std::function<void(const FeedbackFrameResult&)> after_frame;
 };
 
 struct FeedbackWorkerStatistics {
