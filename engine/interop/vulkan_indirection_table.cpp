@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cstring>
+#include <map>
 #include <unordered_map>
 #include <unordered_set>
 #include <vector>
@@ -25,12 +26,14 @@ struct Published {
     std::uint64_t generation = 0;
 };
 
-// A ready page held back until the fill timeline reaches `fill` (publish_when_filled).
-struct AwaitingFill {
+// A ready page held back: until the fill timeline reaches `fill` (publish_when_filled), or
+// for the publish limit, in the limit queue under `ticket` (0 while it awaits its fill).
+struct HeldBack {
     VkDeviceAddress address = 0;
     std::uint32_t slot = 0;
     std::uint64_t generation = 0;
     std::uint64_t fill = 0;
+    std::uint64_t ticket = 0;
 };
 
 using interop_detail::IndirectionScatterPipeline;
@@ -52,10 +55,14 @@ struct VulkanIndirectionTable::State {
     std::unordered_map<PageIndex, Published> published;
     std::vector<PageIndex> page_of_slot;  // no_page where the slot backs nothing published
     std::unordered_set<PageIndex> dirty;
-    std::unordered_map<PageIndex, AwaitingFill> awaiting;
-    std::unordered_map<std::uint32_t, PageIndex> awaiting_of_slot;
-    std::uint64_t fill_value = 0;  // the highest published
-    std::uint64_t fill_seen = 0;   // the highest the host has read off the fill timeline
+    std::unordered_map<PageIndex, HeldBack> held;
+    std::unordered_map<std::uint32_t, PageIndex> held_of_slot;
+    // Pages waiting for the publish limit, by ticket: the order in which they became ready.
+    std::map<std::uint64_t, PageIndex> limit_queue;
+    std::uint64_t next_ticket = 1;
+    std::size_t publish_limit = 0;  // 0: none
+    std::uint64_t fill_value = 0;   // the highest published
+    std::uint64_t fill_seen = 0;    // the highest the host has read off the fill timeline
     VulkanIndirectionTableStatistics statistics;
 
     State(VulkanContext& c, VulkanPageImporter& i, VulkanIndirectionTableSettings s)
@@ -68,7 +75,7 @@ struct VulkanIndirectionTable::State {
                         detail::concat("page=", page));
         }
     }
-    // Both under `mutex`.
+    // From here to retire(), which takes it: under `mutex`.
     void unpublish(PageIndex page) {
         auto found = published.find(page);
         if (found == published.end()) return;
@@ -78,31 +85,59 @@ struct VulkanIndirectionTable::State {
         published.erase(found);
         dirty.insert(page);
     }
-    void forget_awaiting(PageIndex page) {
-        auto found = awaiting.find(page);
-        if (found == awaiting.end()) return;
-        auto slot = awaiting_of_slot.find(found->second.slot);
-        if (slot != awaiting_of_slot.end() && slot->second == page) awaiting_of_slot.erase(slot);
-        awaiting.erase(found);
+    void forget_held(PageIndex page) {
+        auto found = held.find(page);
+        if (found == held.end()) return;
+        auto slot = held_of_slot.find(found->second.slot);
+        if (slot != held_of_slot.end() && slot->second == page) held_of_slot.erase(slot);
+        if (found->second.ticket != 0) limit_queue.erase(found->second.ticket);
+        held.erase(found);
     }
     // The slot now backs `page`: whatever it backed before (an eviction whose callback has not
-    // come yet) must no longer reach it, published or still awaiting its fill.
+    // come yet) must no longer reach it, published or still held back.
     void claim_slot(PageIndex page, std::uint32_t slot) {
         if (slot >= page_of_slot.size()) page_of_slot.resize(slot + 1, no_page);
         if (page_of_slot[slot] != no_page && page_of_slot[slot] != page) {
             unpublish(page_of_slot[slot]);
         }
-        auto other = awaiting_of_slot.find(slot);
-        if (other != awaiting_of_slot.end() && other->second != page)
-            forget_awaiting(other->second);
+        auto other = held_of_slot.find(slot);
+        if (other != held_of_slot.end() && other->second != page) forget_held(other->second);
     }
-    void hold_until_filled(PageIndex page, std::uint32_t slot, VkDeviceAddress address,
-                           std::uint64_t generation, std::uint64_t fill) {
-        claim_slot(page, slot);
-        forget_awaiting(page);
+    // ticket 0: until the fill is done; otherwise in the limit queue.
+    void hold_back(PageIndex page, const HeldBack& entry) {
+        claim_slot(page, entry.slot);
+        forget_held(page);
         unpublish(page);  // an older entry points at a physical page the page has lost
-        awaiting[page] = AwaitingFill{address, slot, generation, fill};
-        awaiting_of_slot[slot] = page;
+        held[page] = entry;
+        held_of_slot[entry.slot] = page;
+        if (entry.ticket != 0) limit_queue.emplace(entry.ticket, page);
+    }
+    // A page whose bytes are (or will be, by `fill`) in place: published at once without a
+    // limit, queued behind the pages that became ready before it with one.
+    void make_visible(PageIndex page, std::uint32_t slot, VkDeviceAddress address,
+                      std::uint64_t generation, std::uint64_t fill) {
+        if (publish_limit == 0 || is_published_as(page, slot, generation)) {
+            publish(page, slot, address, generation, fill);
+        } else {
+            hold_back(page, HeldBack{address, slot, generation, fill, next_ticket++});
+        }
+    }
+    // Already visible as this mapping: nothing new for the limit to hold back.
+    bool is_published_as(PageIndex page, std::uint32_t slot, std::uint64_t generation) const {
+        auto found = published.find(page);
+        return found != published.end() && found->second.slot == slot &&
+               found->second.generation == generation;
+    }
+    // Publishes the first pages of the limit queue, at most publish_limit (0: all of them).
+    void publish_queued() {
+        std::size_t count = 0;
+        while (!limit_queue.empty() && (publish_limit == 0 || count < publish_limit)) {
+            const PageIndex page = limit_queue.begin()->second;
+            const HeldBack entry = held.at(page);
+            publish(page, entry.slot, entry.address, entry.generation, entry.fill);
+            ++count;
+        }
+        if (!limit_queue.empty()) ++statistics.limited_uploads;
     }
     // Reads the fill timeline (without waiting) into fill_seen.
     std::uint64_t read_fill_timeline() {
@@ -112,23 +147,27 @@ struct VulkanIndirectionTable::State {
         fill_seen = std::max(fill_seen, reached);
         return reached;
     }
-    // Publishes the held pages whose fills the timeline has passed.
+    // Makes the pages held for their fills visible once the timeline has passed them, in
+    // the order of their fill values.
     void publish_filled() {
-        if (awaiting.empty() || !settings.fill_timeline) return;
+        if (held.size() == limit_queue.size() || !settings.fill_timeline) return;
         const std::uint64_t reached = read_fill_timeline();
-        std::vector<std::pair<PageIndex, AwaitingFill>> filled;
-        for (const auto& [page, held] : awaiting) {
-            if (held.fill <= reached) filled.emplace_back(page, held);
+        std::vector<std::pair<PageIndex, HeldBack>> filled;
+        for (const auto& [page, entry] : held) {
+            if (entry.ticket == 0 && entry.fill <= reached) filled.emplace_back(page, entry);
         }
-        for (const auto& [page, held] : filled) {
-            forget_awaiting(page);
-            publish(page, held.slot, held.address, held.generation, held.fill);
+        std::sort(filled.begin(), filled.end(), [](const auto& a, const auto& b) {
+            return std::pair(a.second.fill, a.first) < std::pair(b.second.fill, b.first);
+        });
+        for (const auto& [page, entry] : filled) {
+            forget_held(page);
+            make_visible(page, entry.slot, entry.address, entry.generation, entry.fill);
         }
     }
     void publish(PageIndex page, std::uint32_t slot, VkDeviceAddress address,
                  std::uint64_t generation, std::uint64_t fill) {
         claim_slot(page, slot);
-        forget_awaiting(page);
+        forget_held(page);
         unpublish(page);
         published[page] = Published{address, slot, generation};
         page_of_slot[slot] = page;
@@ -142,8 +181,8 @@ struct VulkanIndirectionTable::State {
             unpublish(page_of_slot[slot]);
             ++statistics.retired_slots;
         }
-        auto held = awaiting_of_slot.find(slot);
-        if (held != awaiting_of_slot.end()) forget_awaiting(held->second);
+        auto other = held_of_slot.find(slot);
+        if (other != held_of_slot.end()) forget_held(other->second);
     }
 };
 
@@ -261,9 +300,9 @@ void VulkanIndirectionTable::ready(std::span<const PageMapping> pages, std::uint
             }
         }
         auto found = s.published.find(mapping.page);
-        auto held = s.awaiting.find(mapping.page);
+        auto held = s.held.find(mapping.page);
         if ((found != s.published.end() && found->second.generation > mapping.generation) ||
-            (held != s.awaiting.end() && held->second.generation > mapping.generation)) {
+            (held != s.held.end() && held->second.generation > mapping.generation)) {
             ++s.statistics.stale_ready_pages;
             continue;
         }
@@ -274,10 +313,11 @@ void VulkanIndirectionTable::ready(std::span<const PageMapping> pages, std::uint
                         detail::concat("page=", mapping.page, " slot=", mapping.physical.slot));
         }
         if (s.settings.publish_when_filled && s.settings.fill_timeline && fill_value > 0) {
-            s.hold_until_filled(mapping.page, mapping.physical.slot, address, mapping.generation,
-                                fill_value);
+            s.hold_back(mapping.page,
+                        HeldBack{address, mapping.physical.slot, mapping.generation, fill_value});
         } else {
-            s.publish(mapping.page, mapping.physical.slot, address, mapping.generation, fill_value);
+            s.make_visible(mapping.page, mapping.physical.slot, address, mapping.generation,
+                           fill_value);
         }
     }
 }
@@ -287,9 +327,10 @@ void VulkanIndirectionTable::evicted(std::span<const PageMapping> pages) {
     std::lock_guard lock(s.mutex);
     for (const PageMapping& mapping : pages) {
         ++s.statistics.evicted_pages;
-        auto held = s.awaiting.find(mapping.page);
-        if (held != s.awaiting.end() && held->second.generation <= mapping.generation) {
-            s.forget_awaiting(mapping.page);
+        // Held back (for its fill or the limit): never published.
+        auto held = s.held.find(mapping.page);
+        if (held != s.held.end() && held->second.generation <= mapping.generation) {
+            s.forget_held(mapping.page);
         }
         auto found = s.published.find(mapping.page);
         if (found == s.published.end() || found->second.generation > mapping.generation) continue;
@@ -315,7 +356,7 @@ void VulkanIndirectionTable::clear(PageIndex page) {
     State& s = *state_;
     s.check_page(page, "VulkanIndirectionTable::clear");
     std::lock_guard lock(s.mutex);
-    s.forget_awaiting(page);
+    s.forget_held(page);
     s.unpublish(page);
 }
 
@@ -324,6 +365,16 @@ std::optional<std::uint32_t> VulkanIndirectionTable::slot_of(PageIndex page) con
     auto found = state_->published.find(page);
     if (found == state_->published.end()) return std::nullopt;
     return found->second.slot;
+}
+
+void VulkanIndirectionTable::set_publish_limit(std::size_t pages) {
+    std::lock_guard lock(state_->mutex);
+    state_->publish_limit = pages;
+}
+
+std::size_t VulkanIndirectionTable::publish_limit() const {
+    std::lock_guard lock(state_->mutex);
+    return state_->publish_limit;
 }
 
 std::size_t VulkanIndirectionTable::published_count() const {
@@ -349,6 +400,7 @@ IndirectionUpload VulkanIndirectionTable::record_upload(VkCommandBuffer commands
     {
         std::lock_guard lock(s.mutex);
         s.publish_filled();
+        s.publish_queued();
         pages.assign(s.dirty.begin(), s.dirty.end());
         s.dirty.clear();
         std::sort(pages.begin(), pages.end());
@@ -473,7 +525,8 @@ VulkanIndirectionTableStatistics VulkanIndirectionTable::statistics() const {
     VulkanIndirectionTableStatistics statistics = state_->statistics;
     statistics.published = state_->published.size();
     statistics.pending = state_->dirty.size();
-    statistics.awaiting_fill = state_->awaiting.size();
+    statistics.waiting_for_limit = state_->limit_queue.size();
+    statistics.awaiting_fill = state_->held.size() - statistics.waiting_for_limit;
     return statistics;
 }
 

@@ -379,6 +379,183 @@ TEST_P(VulkanIndirectionTableTest, FramesInFlightEachSeeTheirOwnTable) {
     pool.release(pages);
 }
 
+// The entries the first `count` of `order` should have on the device.
+std::map<PageIndex, std::uint32_t> first_of(const std::vector<PageMapping>& order,
+                                            std::size_t count) {
+    std::map<PageIndex, std::uint32_t> expected;
+    for (std::size_t i = 0; i < count && i < order.size(); ++i) {
+        expected[order[i].page] = order[i].physical.slot;
+    }
+    return expected;
+}
+
+TEST_P(VulkanIndirectionTableTest, PublishLimitSpreadsABurstOverUploadsInReadyOrder) {
+    PagePool pool(*owned_backend, pool_settings);
+    auto pages = pool.acquire(10);
+    VulkanIndirectionTable table(*context, *importer, {.page_count = 64});
+    EXPECT_EQ(table.publish_limit(), 0u);
+    table.set_publish_limit(3);
+    EXPECT_EQ(table.publish_limit(), 3u);
+    // Ready in an order that is not the pages' order: 5, 12, ..., 61, then 4.
+    std::vector<PageMapping> order;
+    for (std::size_t i = 0; i < pages.size(); ++i) order.push_back({(5 + 7 * i) % 64, pages[i], 1});
+    table.ready(order);
+    EXPECT_EQ(table.published_count(), 0u) << "held for the next upload";
+    EXPECT_EQ(table.statistics().waiting_for_limit, 10u);
+
+    const std::size_t waiting_after[] = {7, 4, 1, 0};
+    const std::uint64_t limited_after[] = {1, 2, 3, 3};
+    for (std::size_t i = 0; i < 4; ++i) {
+        const IndirectionUpload up = upload(*context, table, i % 2);
+        const std::size_t visible = std::min<std::size_t>(3 * (i + 1), 10);
+        EXPECT_EQ(up.entries, visible - 3 * i) << "upload " << i;
+        expect_device_table(*context, table, *importer, first_of(order, visible));
+        EXPECT_EQ(table.published_count(), visible);
+        const auto statistics = table.statistics();
+        EXPECT_EQ(statistics.waiting_for_limit, waiting_after[i]) << "upload " << i;
+        EXPECT_EQ(statistics.limited_uploads, limited_after[i]) << "upload " << i;
+        EXPECT_EQ(statistics.awaiting_fill, 0u);
+    }
+    EXPECT_EQ(table.slot_of(order[9].page), pages[9].slot);
+    EXPECT_EQ(upload(*context, table, 0).entries, 0u);
+    EXPECT_EQ(table.statistics().limited_uploads, 3u);
+    pool.release(pages);
+}
+
+TEST_P(VulkanIndirectionTableTest, PublishLimitNeverDelaysEvictionsNorPublishesEvictedPages) {
+    PagePool pool(*owned_backend, pool_settings);
+    auto pages = pool.acquire(6);
+    VulkanIndirectionTable table(*context, *importer, {.page_count = 32});
+    table.set_publish_limit(2);
+    std::vector<PageMapping> order;
+    for (std::size_t i = 0; i < pages.size(); ++i) order.push_back({10 + i, pages[i], 1});
+    table.ready(order);
+    upload(*context, table, 0);  // 10 and 11 visible; 12..15 wait
+    expect_device_table(*context, table, *importer, first_of(order, 2));
+
+    // 11 (visible) and 12 (waiting) are evicted: 11 is cleared at the next upload although the
+    // limit is taken by 13 and 14, and 12 never appears.
+    const PageMapping gone[] = {order[1], order[2]};
+    table.evicted(gone);
+    EXPECT_FALSE(table.slot_of(11).has_value());
+    EXPECT_EQ(table.statistics().waiting_for_limit, 3u);
+    IndirectionUpload up = upload(*context, table, 1);
+    EXPECT_EQ(up.entries, 3u);  // clears 11, publishes 13 and 14
+    expect_device_table(*context, table, *importer,
+                        {{10, pages[0].slot}, {13, pages[3].slot}, {14, pages[4].slot}});
+    up = upload(*context, table, 0);
+    EXPECT_EQ(up.entries, 1u);  // 15
+    EXPECT_EQ(table.statistics().waiting_for_limit, 0u);
+    expect_device_table(
+        *context, table, *importer,
+        {{10, pages[0].slot}, {13, pages[3].slot}, {14, pages[4].slot}, {15, pages[5].slot}});
+    EXPECT_FALSE(table.slot_of(12).has_value());
+    pool.release(pages);
+}
+
+TEST_P(VulkanIndirectionTableTest, AWaitingPageRecommittedWaitsAsItsNewGeneration) {
+    VulkanIndirectionTable indirection(*context, *importer, {.page_count = 64});
+    PageTableSettings settings;
+    settings.region_size = 64 * 2_MiB;
+    settings.budget_bytes = 8 * 2_MiB;
+    settings.map_into_region = false;
+    settings.pool = pool_settings;
+    indirection.connect(settings);
+    PageTable table(*owned_backend, settings);
+    indirection.check_against(&table);
+    indirection.set_publish_limit(1);
+
+    const PageIndex committed[] = {1, 2, 3};
+    const auto first = table.commit(committed);
+    ASSERT_EQ(first.size(), 3u);
+    ASSERT_EQ(first[2].page, 3u);
+    indirection.ready(first);
+    EXPECT_EQ(indirection.statistics().waiting_for_limit, 3u);
+    // Page 3 is evicted and committed again while it waits: the old mapping is gone from the
+    // queue, a late ready of it is stale, and the new one waits behind 1 and 2.
+    const PageIndex three[] = {3};
+    table.evict(three);
+    EXPECT_EQ(indirection.statistics().waiting_for_limit, 2u);
+    const auto again = table.commit(three);
+    ASSERT_EQ(again.size(), 1u);
+    ASSERT_GT(again[0].generation, first[2].generation);
+    indirection.ready(std::span(&first[2], 1));
+    EXPECT_EQ(indirection.statistics().stale_ready_pages, 1u);
+    indirection.ready(again);
+    // A late eviction event of the old generation leaves the new one waiting.
+    indirection.evicted(std::span(&first[2], 1));
+    EXPECT_EQ(indirection.statistics().waiting_for_limit, 3u);
+
+    std::map<PageIndex, std::uint32_t> expected;
+    for (const PageMapping& mapping : {first[0], first[1], again[0]}) {
+        upload(*context, indirection, 0);
+        expected[mapping.page] = mapping.physical.slot;
+        expect_device_table(*context, indirection, *importer, expected);
+    }
+    EXPECT_EQ(indirection.slot_of(3), again[0].physical.slot);
+    EXPECT_EQ(indirection.statistics().limited_uploads, 2u);
+    table.shutdown();
+    EXPECT_EQ(indirection.published_count(), 0u);
+}
+
+TEST_P(VulkanIndirectionTableTest, NoPublishLimitPublishesEveryWaitingPageAtTheNextUpload) {
+    PagePool pool(*owned_backend, pool_settings);
+    auto pages = pool.acquire(8);
+    VulkanIndirectionTable table(*context, *importer, {.page_count = 16});
+    table.set_publish_limit(3);
+    std::vector<PageMapping> order;
+    for (std::size_t i = 0; i < pages.size(); ++i) order.push_back({i, pages[i], 1});
+    table.ready(order);
+    upload(*context, table, 0);
+    EXPECT_EQ(table.statistics().waiting_for_limit, 5u);
+    table.set_publish_limit(0);
+    const IndirectionUpload up = upload(*context, table, 1);
+    EXPECT_EQ(up.entries, 5u);
+    expect_device_table(*context, table, *importer, first_of(order, 8));
+    const auto statistics = table.statistics();
+    EXPECT_EQ(statistics.waiting_for_limit, 0u);
+    EXPECT_EQ(statistics.limited_uploads, 1u);
+    EXPECT_EQ(statistics.published, 8u);
+    EXPECT_EQ(statistics.uploaded_entries, 8u);
+    // Without a limit, ready pages are published at once again.
+    table.clear(7);
+    table.ready(std::span(&order[7], 1));
+    EXPECT_EQ(table.slot_of(7), pages[7].slot);
+    pool.release(pages);
+}
+
+TEST_P(VulkanIndirectionTableTest, PublishLimitCountsPagesWhoseFillsAreDone) {
+    PagePool pool(*owned_backend, pool_settings);
+    auto pages = pool.acquire(3);
+    VulkanTimeline fills(*context, 0, false, "test fills");
+    VulkanIndirectionTable table(
+        *context, *importer,
+        {.page_count = 32, .fill_timeline = fills.get(), .publish_when_filled = true});
+    table.set_publish_limit(1);
+    const PageMapping mappings[] = {{20, pages[0], 1}, {4, pages[1], 1}, {9, pages[2], 1}};
+    table.ready(std::span(&mappings[0], 1), 2);
+    table.ready(std::span(&mappings[1], 1), 1);
+    table.ready(std::span(&mappings[2], 1), 3);
+    EXPECT_EQ(table.statistics().awaiting_fill, 3u);
+    fills.signal(2);  // 4 and 20 are filled, in that order; 9 is not
+    upload(*context, table, 0);
+    expect_device_table(*context, table, *importer, {{4, pages[1].slot}});
+    auto statistics = table.statistics();
+    EXPECT_EQ(statistics.awaiting_fill, 1u);
+    EXPECT_EQ(statistics.waiting_for_limit, 1u);
+    fills.signal(3);
+    upload(*context, table, 1);
+    expect_device_table(*context, table, *importer, {{4, pages[1].slot}, {20, pages[0].slot}});
+    upload(*context, table, 0);
+    expect_device_table(*context, table, *importer,
+                        {{4, pages[1].slot}, {20, pages[0].slot}, {9, pages[2].slot}});
+    statistics = table.statistics();
+    EXPECT_EQ(statistics.awaiting_fill, 0u);
+    EXPECT_EQ(statistics.waiting_for_limit, 0u);
+    EXPECT_EQ(statistics.limited_uploads, 2u);
+    pool.release(pages);
+}
+
 INSTANTIATE_TEST_SUITE_P(Backends, VulkanIndirectionTableTest,
                          testing::ValuesIn(test::all_backend_names()), test::backend_param_name);
 

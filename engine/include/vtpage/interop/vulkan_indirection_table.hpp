@@ -31,6 +31,15 @@
 // timeline has reached its value (read at each upload, without waiting), so that frames never
 // wait for fills: the page appears a frame or so later.
 //
+// A limit on the pages made visible per frame (set_publish_limit; 0, the default: none): a
+// burst of ready pages then reaches the table over several frames instead of one, so that no
+// frame pays for all their entries and first samples at once. Each record_upload publishes at
+// most that many newly ready pages (with publish_when_filled, pages whose fills are done), in
+// the order they became ready; the rest wait for later uploads. Evictions are never held back:
+// a page evicted while it waits is never published, one evicted after it is cleared as usual,
+// and a waiting page recommitted under another generation waits as the new one. Pages that
+// became ready before a limit was set, and publish() by hand, are not limited.
+//
 // Stale events are dropped: a ready() for a page that was evicted since (or recommitted with
 // another generation) is ignored when a page table is given to check against, and an eviction
 // only clears an entry of the same or an older generation.
@@ -86,9 +95,10 @@ struct IndirectionUpload {
 };
 
 struct VulkanIndirectionTableStatistics {
-    std::size_t published = 0;      // entries pointing at a page now
-    std::size_t pending = 0;        // entries changed since the last upload
-    std::size_t awaiting_fill = 0;  // ready pages held back until their fill completes
+    std::size_t published = 0;          // entries pointing at a page now
+    std::size_t pending = 0;            // entries changed since the last upload
+    std::size_t awaiting_fill = 0;      // ready pages held back until their fill completes
+    std::size_t waiting_for_limit = 0;  // ready pages held back by the publish limit
     std::uint64_t ready_pages = 0;
     std::uint64_t stale_ready_pages = 0;  // ready() calls dropped as stale
     std::uint64_t evicted_pages = 0;
@@ -96,6 +106,7 @@ struct VulkanIndirectionTableStatistics {
     std::uint64_t uploads = 0;
     std::uint64_t uploaded_entries = 0;
     std::uint64_t scattered_uploads = 0;  // uploads written by the compute scatter
+    std::uint64_t limited_uploads = 0;    // uploads that left pages waiting for the limit
 };
 
 class VulkanIndirectionTable {
@@ -137,7 +148,13 @@ public:
     void publish(PageIndex page, std::uint32_t slot, std::uint64_t fill_value = 0);
     void clear(PageIndex page);
 
-    // The slot published for a page, if any (not for pages still held back for their fill).
+    // At most `pages` newly ready pages are published per record_upload from the next one on
+    // (0: no limit, the default). Thread-safe.
+    void set_publish_limit(std::size_t pages);
+    std::size_t publish_limit() const;
+
+    // The slot published for a page, if any (not for pages still held back for their fill or
+    // the publish limit).
     std::optional<std::uint32_t> slot_of(PageIndex page) const;
     std::size_t published_count() const;
 
