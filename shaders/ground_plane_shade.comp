@@ -41,6 +41,7 @@ layout(push_constant, std430) uniform Shade {
     uint texture_id;
     uint sky;  // the clear colour, RGBA8 with R in the low byte
     uint quality_bins;  // a power of two
+    float lod_bias;     // added to each pixel's level of detail; the quality measure ignores it
 } shade;
 
 // (on the plane, at the wanted level, levels missing) of one pixel, summed over the subgroup.
@@ -65,8 +66,11 @@ void main() {
     if (position.w != 0.0) {
         VtTexture t = vt_texture(shade.directory, shade.indirection, shade.texture_id);
         VtSampleInfo info;
-        colour = packUnorm4x8(vt_sample_lod_info(t, position.xy, position.z, info));
-        const uint missing = info.resident_mip - info.wanted_mip;
+        // The positions hold the unbiased level: a pixel at its wanted level is one sampled at
+        // that level, so a bias shows as levels missing.
+        const float lod = clamp(position.z + shade.lod_bias, 0.0, float(t.mip_count - 1u));
+        colour = packUnorm4x8(vt_sample_lod_info(t, position.xy, lod, info));
+        const uint missing = info.resident_mip - uint(floor(position.z));
         counts = uvec3(1u, missing == 0u ? 1u : 0u, missing);
     }
     Colours(shade.colours).rgba8[i] = colour;

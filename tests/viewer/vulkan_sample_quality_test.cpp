@@ -66,6 +66,31 @@ TEST_P(SampleQualityTest, WithEveryPageResidentEveryPixelIsAtItsWantedLevel) {
     EXPECT_DOUBLE_EQ(quality.share_at_wanted_level(), 1.0);
 }
 
+// The governor's bias makes every pixel sample coarser: the image changes, the feedback asks
+// for coarser pages, and the quality counts the bias as levels missing although every page is
+// resident.
+TEST_P(SampleQualityTest, ALevelOfDetailBiasCountsAsLevelsMissing) {
+    make_all_resident();
+    const OrthoView view = OrthoView::at_lod(0.3f, 0.9f, 0.44f);
+    const test::Frame plain = render(view);
+    FrameDesc biased_desc = frame_for(view);
+    biased_desc.lod_bias = 1.0f;
+    renderer->render(biased_desc);
+    auto done = renderer->finish();
+    ASSERT_EQ(done.size(), 1u);
+    const test::Frame biased = copy(done.back());
+    const SampleQuality quality = biased.info.quality;
+    ASSERT_TRUE(quality.measured);
+    EXPECT_EQ(quality.plane_pixels, std::uint64_t(width) * height);
+    EXPECT_LT(quality.share_at_wanted_level(), 0.05);
+    EXPECT_NEAR(quality.mean_levels_missing(), 1.0, 0.05);
+    EXPECT_NE(biased.colour, plain.colour);
+    std::uint64_t plain_mips = 0, biased_mips = 0;
+    for (const vt::FeedbackEntry& entry : plain.feedback) plain_mips += entry.tile().mip;
+    for (const vt::FeedbackEntry& entry : biased.feedback) biased_mips += entry.tile().mip;
+    EXPECT_GT(biased_mips, plain_mips) << "the feedback asks for coarser levels";
+}
+
 TEST_P(SampleQualityTest, EvictedLevelsShowAsPixelsBelowTheirWantedLevel) {
     make_all_resident();
     // Magnified: every pixel wants level 0. Without it, each falls back a level or more.

@@ -366,6 +366,7 @@ void VulkanRenderer::State::record_deferred_colour_pass(VkCommandBuffer commands
     shading.texture_id = frame.texture_id;
     shading.sky = pack_unorm8(settings.clear_colour);
     shading.quality_bins = quality_bins;
+    shading.lod_bias = frame.lod_bias;
     shade.record(commands, shading);
     memory_barrier(commands, VK_PIPELINE_STAGE_2_COMPUTE_SHADER_BIT,
                    VK_ACCESS_2_SHADER_STORAGE_WRITE_BIT, VK_PIPELINE_STAGE_2_COPY_BIT,
@@ -434,11 +435,12 @@ void VulkanRenderer::State::record_frame(VkCommandBuffer commands, FrameSlot& sl
     push.texture_id = frame.texture_id;
     push.plane_extent[0] = frame.plane_extent[0];
     push.plane_extent[1] = frame.plane_extent[1];
-    push.lod_bias = 0.0f;
     push.mode = static_cast<std::uint32_t>(frame.mode);
 
     slot.write_textured_pass_start(commands);
     const bool deferred = draws_deferred(frame);
+    // Deferred: the positions keep the unbiased level, the shading pass adds the bias.
+    push.lod_bias = deferred ? 0.0f : frame.lod_bias;
     if (deferred) {
         record_deferred_colour_pass(commands, frame, push, readback);
     } else {
@@ -463,7 +465,7 @@ void VulkanRenderer::State::record_frame(VkCommandBuffer commands, FrameSlot& sl
     begin_rendering(commands, feedback.view(), feedback_extent(), nothing);
     set_viewport(commands, feedback_extent());
     vkCmdBindPipeline(commands, VK_PIPELINE_BIND_POINT_GRAPHICS, pipelines.feedback());
-    push.lod_bias = -std::log2(float(settings.feedback_divisor));
+    push.lod_bias = -std::log2(float(settings.feedback_divisor)) + frame.lod_bias;
     vkCmdPushConstants(commands, pipelines.layout(), GroundPlanePipelines::push_stages, 0,
                        sizeof(push), &push);
     vkCmdDraw(commands, 6, 1, 0, 0);

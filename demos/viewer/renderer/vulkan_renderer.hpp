@@ -102,6 +102,9 @@ struct FrameDesc {
     // its aspect.
     std::array<float, 2> plane_extent = {1.0f, 1.0f};
     RenderMode mode = RenderMode::textured;
+    // Added to every pixel's level of detail (>= 0: coarser), in the image and in the feedback
+    // (the streaming governor's lever); the quality measure counts it as levels missing.
+    float lod_bias = 0.0f;
     // Handed back with the completed frame (e.g. the page table's frame id).
     std::uint64_t user_tag = 0;
     // Read the colour image back (CompletedFrame::colour).

@@ -29,9 +29,10 @@ struct ShadePushConstants {
     std::uint32_t texture_id;
     std::uint32_t sky;           // RGBA8, R in the low byte
     std::uint32_t quality_bins;  // a power of two
-    std::uint32_t padding;       // the struct's size rounds up to its 8-byte alignment
+    float lod_bias;              // added to each pixel's level of detail (the quality ignores it)
 };
 static_assert(offsetof(ShadePushConstants, width) == 40, "matches ground_plane_shade.comp");
+static_assert(offsetof(ShadePushConstants, lod_bias) == 60, "matches ground_plane_shade.comp");
 static_assert(sizeof(ShadePushConstants) == 64, "matches ground_plane_shade.comp");
 
 class ShadePipeline {
