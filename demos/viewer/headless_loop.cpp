@@ -8,6 +8,7 @@
 #include "camera_path.hpp"
 #include "frame_stats.hpp"
 #include "hud.hpp"
+#include "pressure_process.hpp"
 #include "streaming_session.hpp"
 #include "viewer_run.hpp"
 
@@ -34,6 +35,55 @@ void print_progress(std::uint64_t frame, std::uint64_t frames, const FrameStats&
                  counters.streamer.pending + counters.streamer.in_flight);
 }
 
+// --pressure-mib: another process takes device memory at one time into the flight and gives
+// it back at another.
+class PressureSchedule {
+public:
+    PressureSchedule(const ViewerOptions& options, const StreamingSession& session)
+        : options_(options) {
+        if (options.pressure_mib == 0) return;
+        if (session.backend_name() != "cuda") {
+            throw UsageError(
+                "--pressure-mib takes device memory through CUDA: it needs the "
+                "cuda backend, not " +
+                session.backend_name());
+        }
+        tool_ = options.pressure_tool.empty() ? find_pressure_tool() : options.pressure_tool;
+        if (tool_.empty()) {
+            throw UsageError(
+                "--pressure-mib: vtpage-gpu-pressure is not beside the viewer "
+                "(give --pressure-tool)");
+        }
+    }
+    void at(double seconds) {
+        if (options_.pressure_mib == 0) return;
+        if (!process_ && !started_ && seconds >= options_.pressure_at) {
+            std::fprintf(stderr, "vtpage-viewer: another process takes %zu MiB at %.2f s\n",
+                         options_.pressure_mib, seconds);
+            process_ = std::make_unique<PressureProcess>(
+                PressureSettings{.tool = tool_,
+                                 .mib = options_.pressure_mib,
+                                 .hold_seconds = options_.pressure_for + 60.0});
+            started_ = true;
+        }
+        if (process_ && !released_ && seconds >= options_.pressure_at + options_.pressure_for) {
+            std::fprintf(stderr,
+                         "vtpage-viewer: the other process gives its memory back at "
+                         "%.2f s\n",
+                         seconds);
+            process_->release();  // no wait here: the flight goes on; the end of it waits
+            released_ = true;
+        }
+    }
+
+private:
+    const ViewerOptions& options_;
+    std::string tool_;
+    std::unique_ptr<PressureProcess> process_;
+    bool started_ = false;
+    bool released_ = false;
+};
+
 }  // namespace
 
 std::uint64_t default_headless_frames(const ViewerOptions& options) {
@@ -56,7 +106,9 @@ double fly_path(StreamingSession& session, const CameraPath& path, std::uint64_t
     auto frame_start = start;
     SessionFrame frame;
     stats.set_budget_pages(session.budget_pages());
+    PressureSchedule pressure(options, session);
     for (std::uint64_t i = 0; i < frames; ++i) {
+        pressure.at(seconds_between(start, Clock::now()));
         const double t = double(i) * step;
         camera.pose = path.at(t, session.plane_extent(), aspect);
         // The previous frame's time as it was computed, so that each cut falls in one frame.

@@ -213,6 +213,13 @@ void Hud::build(const HudData& d) {
                 double(streamer.bytes_filled) / (mib * 1024.0));
     ImGui::Text("queue %zu pending, %zu in flight, %llu dropped", streamer.pending,
                 streamer.in_flight, static_cast<unsigned long long>(streamer.dropped_requests));
+    if (d.counters.governed) {
+        const vt::GovernorDecision& g = d.counters.governor;
+        ImGui::Text("governor: budget %.0f MiB, %s pages/frame, bias %.2f",
+                    double(g.budget_bytes) / mib,
+                    g.publish_limit ? std::to_string(g.publish_limit).c_str() : "any",
+                    double(g.lod_bias));
+    }
     ImGui::Separator();
     const PagePoolStatistics& pool = table.pool;
     ImGui::Text("pool reserved %.0f MiB (high %.0f)", double(pool.reserved_bytes) / mib,

@@ -99,6 +99,36 @@ std::string quality_rows(const RunReport& r) {
     return text;
 }
 
+// The timeline as columns: compact, and what a plot reads.
+nlohmann::json governor_json(const RunReport& r) {
+    constexpr double mib = 1024.0 * 1024.0;
+    nlohmann::json timeline = {
+        {"seconds", nlohmann::json::array()},        {"frame_ms", nlohmann::json::array()},
+        {"budget_mib", nlohmann::json::array()},     {"held_mib", nlohmann::json::array()},
+        {"resident_pages", nlohmann::json::array()}, {"device_free_mib", nlohmann::json::array()},
+        {"publish_limit", nlohmann::json::array()},  {"lod_bias", nlohmann::json::array()}};
+    for (const GovernorSample& sample : r.governor_timeline) {
+        timeline["seconds"].push_back(sample.seconds);
+        timeline["frame_ms"].push_back(sample.frame_ms);
+        timeline["budget_mib"].push_back(double(sample.budget_bytes) / mib);
+        timeline["held_mib"].push_back(double(sample.held_bytes) / mib);
+        timeline["resident_pages"].push_back(sample.resident_pages);
+        timeline["device_free_mib"].push_back(double(sample.device_free_bytes) / mib);
+        timeline["publish_limit"].push_back(sample.publish_limit);
+        timeline["lod_bias"].push_back(sample.lod_bias);
+    }
+    return {{"frames", r.governor.frames},
+            {"frames_over_target", r.governor.frames_over_target},
+            {"shrinks", r.governor.shrinks},
+            {"grows", r.governor.grows},
+            {"lowest_budget_mib", double(r.governor.lowest_budget_bytes) / mib},
+            {"lowest_publish_limit", r.governor.lowest_publish_limit},
+            {"highest_lod_bias", r.governor.highest_lod_bias},
+            {"final_budget_mib", double(r.governor_decision.budget_bytes) / mib},
+            {"frame_ms_target", r.frame_ms_target},
+            {"timeline", timeline}};
+}
+
 }  // namespace
 
 RunReport make_report(const ViewerOptions& options, const StreamingSession& session,
@@ -162,6 +192,14 @@ RunReport make_report(const ViewerOptions& options, const StreamingSession& sess
     r.quality = stats.quality();
     r.cuts = stats.closed_cuts();
     r.full_detail = full_detail_figures(r.cuts);
+    r.governed = counters.governed;
+    r.governor = counters.governor_statistics;
+    r.governor_decision = counters.governor;
+    if (r.governed) r.governor_timeline = session.governor_timeline();
+    r.frame_ms_target = options.frame_ms_target;
+    r.pressure_mib = options.pressure_mib;
+    r.pressure_at = options.pressure_at;
+    r.pressure_for = options.pressure_for;
     return r;
 }
 
@@ -242,6 +280,12 @@ nlohmann::json to_json(const RunReport& r) {
                                   {"frames_with_violations", r.identity.frames_with_violations},
                                   {"first_violating_frame", r.identity.first_violating_frame}};
     }
+    if (r.governed) json["governor"] = governor_json(r);
+    if (r.pressure_mib > 0) {
+        json["pressure"] = {{"mib", r.pressure_mib},
+                            {"at_seconds", r.pressure_at},
+                            {"for_seconds", r.pressure_for}};
+    }
     if (r.goal_applies()) {
         json["goal"] = {{"frame_ms_p99_at_most", goal_p99_ms},
                         {"pages_streamed_per_second_at_least", goal_pages_per_second},
@@ -278,6 +322,15 @@ std::string summary_text(const RunReport& r) {
             fixed(r.handoff_ms.p99, 2) + " / " + fixed(r.handoff_ms.max, 2) + " (" +
             std::to_string(r.feedback_coalesced) + " coalesced)");
     text += quality_rows(r);
+    if (r.governed) {
+        row("governor: budget lowest / last MiB (shrinks, grows)",
+            detail::concat(r.governor.lowest_budget_bytes >> 20, " / ",
+                           r.governor_decision.budget_bytes >> 20, " (", r.governor.shrinks, ", ",
+                           r.governor.grows, ")"));
+        row("governor: frames over target, lowest pages per frame, highest bias",
+            detail::concat(r.governor.frames_over_target, ", ", r.governor.lowest_publish_limit,
+                           ", ", fixed(r.governor.highest_lod_bias, 2)));
+    }
     row("pages streamed (per second)",
         detail::concat(r.pages_streamed, " (", fixed(r.pages_per_second, 0), "/s, ",
                        fixed(r.bytes_per_second / mib, 0), " MiB/s)"));

@@ -56,6 +56,16 @@ struct RunReport {
     QualityFigures quality;
     std::vector<CutRecovery> cuts;
     FullDetailFigures full_detail;
+    // The streaming governor (--governor): its figures, its last decision and every frame it
+    // governed (the pressure benchmark's timeline).
+    bool governed = false;
+    vt::StreamingGovernorStatistics governor;
+    vt::GovernorDecision governor_decision;
+    std::vector<GovernorSample> governor_timeline;
+    double frame_ms_target = 0;
+    // --pressure-mib: what the other process took, when (seconds into the flight) and how long.
+    std::size_t pressure_mib = 0;
+    double pressure_at = 0, pressure_for = 0;
 
     // The goal applies to the benchmark flight; met or not, for the goal line.
     bool goal_applies() const { return camera_path == "benchmark"; }

@@ -14,6 +14,9 @@ namespace {
 
 using Clock = std::chrono::steady_clock;
 
+// A benchmark's timeline at a few thousand frames a second for minutes, no more.
+constexpr std::size_t max_governor_samples = 1 << 20;
+
 std::shared_ptr<const vt::TileSource> make_source(const SessionSettings& settings) {
     if (settings.texture == "procedural") {
         return std::make_shared<vt::ProceduralSource>(
@@ -102,7 +105,17 @@ StreamingSession::StreamingSession(SessionSettings settings) : settings_(std::mo
     streaming_ =
         std::make_unique<VirtualTextureStreaming>(*context_, *backend_, std::move(streaming));
     texture_id_ = add_texture(*streaming_, source);
-    feedback_ = std::make_unique<vt::FeedbackWorker>(streaming_->streamer());
+    vt::FeedbackWorkerSettings feedback;
+    if (s.governor) {
+        vt::StreamingGovernorSettings governor = *s.governor;
+        governor.page_bytes = vt::page_bytes;
+        governor.max_budget_bytes = budget_pages * vt::page_bytes;
+        governor.min_budget_bytes = std::min(governor.min_budget_bytes, governor.max_budget_bytes);
+        governor_ = std::make_unique<vt::StreamingGovernor>(governor);
+        governor_decision_ = governor_->current();
+        feedback.after_frame = [this](const vt::FeedbackFrameResult&) { govern(); };
+    }
+    feedback_ = std::make_unique<vt::FeedbackWorker>(streaming_->streamer(), feedback);
     renderer_ = std::make_unique<VulkanRenderer>(
         *context_, streaming_->indirection(), streaming_->directory(),
         VulkanRendererSettings{.width = s.width,
@@ -137,8 +150,10 @@ std::optional<CompletedSummary> StreamingSession::render(const SessionFrame& fra
     desc.capture = frame.capture;
     desc.overlay = frame.overlay;
     desc.present_to = frame.present_to;
+    desc.lod_bias = lod_bias_.load(std::memory_order_relaxed);
     desc.user_tag = streaming_->streamer().begin_frame();
     ++frames_;
+    note_frame_time();
     const auto start = Clock::now();
     std::optional<CompletedFrame> done = renderer_->render(desc);
     const auto rendered = Clock::now();
@@ -197,6 +212,51 @@ bool StreamingSession::drain_feedback(std::chrono::milliseconds timeout) {
     if (feedback_->drain(timeout)) return true;
     settings_.log.error("viewer: the feedback worker did not finish in ", timeout.count(), " ms");
     return false;
+}
+
+void StreamingSession::note_frame_time() {
+    const auto now = Clock::now();
+    if (last_render_ == Clock::time_point{}) first_frame_ = now;  // before any feedback exists
+    if (last_render_ != Clock::time_point{}) {
+        const double ms = std::chrono::duration<double, std::milli>(now - last_render_).count();
+        double seen = slowest_frame_ms_.load(std::memory_order_relaxed);
+        while (ms > seen && !slowest_frame_ms_.compare_exchange_weak(seen, ms)) {}
+    }
+    last_render_ = now;
+}
+
+// On the feedback thread: evicting and trimming the pool (cuMemRelease, vkFreeMemory) never
+// runs on the render thread.
+void StreamingSession::govern() {
+    const double frame_ms = slowest_frame_ms_.exchange(-1.0);
+    const MemoryInfo memory =
+        settings_.memory_probe ? settings_.memory_probe() : backend_->memory_info();
+    vt::Streamer& streamer = streaming_->streamer();
+    const std::size_t held = streamer.page_table().pool().statistics().reserved_bytes;
+    const std::size_t budget_before = governor_->current().budget_bytes;
+    const vt::GovernorDecision decision = governor_->update({frame_ms, memory.free, held});
+    if (decision.budget_bytes != budget_before) streamer.set_budget(decision.budget_bytes);
+    if (decision.evict_pages > 0) streamer.evict_over_budget(decision.evict_pages);
+    streaming_->indirection().set_publish_limit(decision.publish_limit);
+    lod_bias_.store(decision.lod_bias, std::memory_order_relaxed);
+    GovernorSample sample;
+    sample.seconds = std::chrono::duration<double>(Clock::now() - first_frame_).count();
+    sample.frame_ms = frame_ms;
+    sample.budget_bytes = decision.budget_bytes;
+    sample.held_bytes = held;
+    sample.resident_pages = streamer.page_table().resident_count();
+    sample.device_free_bytes = memory.free;
+    sample.publish_limit = decision.publish_limit;
+    sample.lod_bias = decision.lod_bias;
+    std::lock_guard lock(governor_mutex_);
+    governor_decision_ = decision;
+    governor_statistics_ = governor_->statistics();
+    if (governor_timeline_.size() < max_governor_samples) governor_timeline_.push_back(sample);
+}
+
+std::vector<GovernorSample> StreamingSession::governor_timeline() const {
+    std::lock_guard lock(governor_mutex_);
+    return governor_timeline_;
 }
 
 void StreamingSession::count_identity_check(const CompletedFrame& done) {
@@ -290,6 +350,12 @@ SessionCounters StreamingSession::counters() const {
     counters.validation = context_->validation_messages();
     counters.frames = frames_;
     counters.feedback = feedback_->statistics();
+    if (governor_) {
+        std::lock_guard lock(governor_mutex_);
+        counters.governed = true;
+        counters.governor = governor_decision_;
+        counters.governor_statistics = governor_statistics_;
+    }
     counters.withdrawn_requests = counters.feedback.withdrawn;
     counters.identity = identity_;
     return counters;

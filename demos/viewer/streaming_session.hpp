@@ -14,10 +14,12 @@
 
 #include <algorithm>
 #include <array>
+#include <atomic>
 #include <chrono>
 #include <cstdint>
 #include <functional>
 #include <memory>
+#include <mutex>
 #include <optional>
 #include <string>
 #include <unordered_set>
@@ -33,6 +35,7 @@
 #include "vtpage/interop/vulkan_indirection_table.hpp"
 #include "vtpage/streaming/feedback_worker.hpp"
 #include "vtpage/streaming/streamer.hpp"
+#include "vtpage/streaming/streaming_governor.hpp"
 
 namespace vtpage::viewer {
 
@@ -64,6 +67,12 @@ struct SessionSettings {
     std::size_t workers = 2;
     std::size_t batch_pages = 16;
     bool validation = false;
+    // The streaming governor (vt::StreamingGovernor), run on the feedback thread after each
+    // feedback; its max_budget_bytes and page_bytes are the session's. Off when empty.
+    std::optional<vt::StreamingGovernorSettings> governor;
+    // The device's memory as the governor sees it; empty: the backend's memory_info(). Tests
+    // script memory pressure with it.
+    std::function<MemoryInfo()> memory_probe;
     // Create every physical page of the budget (and import it) before the first frame.
     bool warm_pool = true;
     // A window: VulkanContextSettings::instance_extensions and create_surface.
@@ -105,6 +114,18 @@ struct CompletedSummary {
     double copy_ms = 0;
 };
 
+// One governed frame, for the pressure benchmark's timeline.
+struct GovernorSample {
+    double seconds = 0;  // since the session started
+    double frame_ms = 0;
+    std::size_t budget_bytes = 0;
+    std::size_t held_bytes = 0;  // the page pool's reserved bytes
+    std::size_t resident_pages = 0;
+    std::size_t device_free_bytes = 0;
+    std::size_t publish_limit = 0;
+    float lod_bias = 0;
+};
+
 // The identity check over the frames completed so far (SessionSettings::identity_check).
 struct IdentityCheckTotals {
     std::uint64_t frames = 0;  // frames checked
@@ -124,6 +145,9 @@ struct SessionCounters {
     std::uint64_t withdrawn_requests = 0;
     vt::FeedbackWorkerStatistics feedback;
     IdentityCheckTotals identity;
+    bool governed = false;
+    vt::GovernorDecision governor;  // the newest decision
+    vt::StreamingGovernorStatistics governor_statistics;
 };
 
 class StreamingSession {
@@ -179,6 +203,8 @@ public:
     std::uint64_t resident_texels() const;
     std::uint64_t texture_pages() const noexcept;
     double startup_seconds() const noexcept { return startup_seconds_; }
+    // The governor's frames so far (empty without a governor).
+    std::vector<GovernorSample> governor_timeline() const;
     // The texture's pages that could not be read (corrupt or unreadable): the run goes on
     // without them, and ends with exit status 2 naming them.
     const InputErrors& input_errors() const noexcept { return input_errors_; }
@@ -191,6 +217,9 @@ private:
     bool drain_feedback(std::chrono::milliseconds timeout);
     void count_identity_check(const CompletedFrame& done);
     bool wait_idle_keeping_input_errors(std::chrono::milliseconds timeout);
+    // The feedback thread, after each feedback: measure, decide, apply.
+    void govern();
+    void note_frame_time();
     // Throws the streamer's errors, other than the input errors kept in input_errors_.
     void rethrow_unless_input_error();
 
@@ -201,6 +230,16 @@ private:
     // The streamer wired to the context: importer, indirection table, directory, CUDA timeline.
     std::unique_ptr<VirtualTextureStreaming> streaming_;
     std::unique_ptr<vt::FeedbackWorker> feedback_;
+    std::unique_ptr<vt::StreamingGovernor> governor_;  // used on the feedback thread only
+    // The longest frame since the governor last looked (render thread -> feedback thread).
+    std::atomic<double> slowest_frame_ms_{-1.0};
+    std::atomic<float> lod_bias_{0.0f};  // the governor's, read by render()
+    std::chrono::steady_clock::time_point last_render_;
+    std::chrono::steady_clock::time_point first_frame_;
+    mutable std::mutex governor_mutex_;  // guards the two below
+    std::vector<GovernorSample> governor_timeline_;
+    vt::GovernorDecision governor_decision_;
+    vt::StreamingGovernorStatistics governor_statistics_;
     std::unique_ptr<VulkanRenderer> renderer_;
     vt::TextureId texture_id_ = 0;
     vt::TextureShape shape_;

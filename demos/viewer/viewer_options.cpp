@@ -217,6 +217,38 @@ ParsedOptions parse_viewer_options(int argc, const char* const* argv) {
                    "Frames left out of the frame-time percentiles")
         ->check(app::count_in(0, std::uint64_t(1) << 40))
         ->capture_default_str();
+    app.add_flag("--governor", o.governor,
+                 "Adapt to pressure: give pages back when the device's free memory falls "
+                 "below --headroom-mib and take them again when it returns; with "
+                 "--frame-ms-target, limit the pages made visible per frame and bias the "
+                 "level of detail to hold that frame time");
+    app.add_option("--headroom-mib", o.headroom_mib,
+                   "Governor: device memory kept free for other processes")
+        ->check(app::count_in(1, 1 << 24))
+        ->capture_default_str();
+    app.add_option("--min-budget-mib", o.min_budget_mib,
+                   "Governor: the budget never goes below this")
+        ->check(app::count_in(2, 1 << 24))
+        ->capture_default_str();
+    app.add_option("--frame-ms-target", o.frame_ms_target,
+                   "Governor: the frame time to hold, in ms (0: memory only)")
+        ->check(app::number_in(0.0, 1000.0))
+        ->capture_default_str();
+    app.add_option("--pressure-mib", o.pressure_mib,
+                   "Headless: another process (vtpage-gpu-pressure) takes this much device "
+                   "memory during the flight (CUDA backend)")
+        ->check(app::count_in(1, 1 << 24));
+    app.add_option("--pressure-at", o.pressure_at,
+                   "Seconds into the flight when the other process starts taking memory")
+        ->check(app::number_in(0.0, 3600.0))
+        ->capture_default_str();
+    app.add_option("--pressure-for", o.pressure_for,
+                   "Seconds the other process holds its memory before releasing it")
+        ->check(app::number_in(0.0, 3600.0))
+        ->capture_default_str();
+    app.add_option("--pressure-tool", o.pressure_tool,
+                   "The vtpage-gpu-pressure program (default: beside the viewer or in the "
+                   "build tree)");
     bool quiet = false;
     app.add_flag("--quiet", quiet, "Headless: no progress lines");
 
@@ -234,6 +266,12 @@ ParsedOptions parse_viewer_options(int argc, const char* const* argv) {
                                        "is for the procedural texture (a baked file has its own)");
         }
         if (o.identity_check) check_identity_check(o, texture_flag->count() > 0, mode);
+        if (o.pressure_mib > 0 && !o.headless) {
+            throw CLI::ValidationError("--pressure-mib", "needs --headless");
+        }
+        if (o.min_budget_mib > o.budget_mib) {
+            throw CLI::ValidationError("--min-budget-mib", "is above --budget-mib");
+        }
     } catch (const CLI::CallForHelp&) {
         parsed.message = app.help();
         return parsed;

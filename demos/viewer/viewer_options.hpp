@@ -52,6 +52,18 @@ struct ViewerOptions {
     // Make every page of the texture resident before the first frame (small textures; the
     // reference a streamed image is compared with).
     bool preload_all = false;
+    // The streaming governor (vt::StreamingGovernor): memory kept free for other processes,
+    // the budget's floor, and a frame-time target (0: none).
+    bool governor = false;
+    std::size_t headroom_mib = 512;
+    std::size_t min_budget_mib = 64;
+    double frame_ms_target = 0;
+    // Headless: another process (vtpage-gpu-pressure) takes this much device memory from
+    // pressure_at seconds into the flight for pressure_for seconds (0 MiB: none).
+    std::size_t pressure_mib = 0;
+    double pressure_at = 2.0;
+    double pressure_for = 4.0;
+    std::string pressure_tool;  // empty: found beside the viewer
     // Frames left out of the frame-time percentiles (start-up: first uploads, pipelines).
     std::uint64_t warmup_frames = 10;
     bool progress = true;  // headless: a progress line every second

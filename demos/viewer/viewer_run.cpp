@@ -19,6 +19,13 @@ SessionSettings session_settings(const ViewerOptions& o, const Log& log) {
     s.feedback_divisor = o.feedback_divisor;
     s.deferred_texturing = o.deferred_texturing;
     s.feedback_thread = o.feedback_thread;
+    if (o.governor) {
+        vt::StreamingGovernorSettings governor;
+        governor.headroom_bytes = o.headroom_mib << 20;
+        governor.min_budget_bytes = (o.min_budget_mib / 2 * 2) << 20;  // whole pages
+        governor.frame_ms_target = o.frame_ms_target;
+        s.governor = governor;
+    }
     s.identity_check = o.identity_check;
     s.evict_ahead_pages = o.evict_ahead_pages;
     s.frames_in_flight = frames_in_flight;
