@@ -61,6 +61,17 @@ struct PageTable::State {
     void set_budget(std::size_t bytes) {
         budget_pages = std::max<std::size_t>(1, bytes / region.page_size());
     }
+    // A pool that maps windows holds at most window_pages pages, fixed when it was made.
+    void check_budget(std::size_t bytes) const {
+        const std::size_t pages = std::max<std::size_t>(1, bytes / region.page_size());
+        if (pool.maps_windows() && pages > settings.pool.window_pages) {
+            throw Error(Errc::out_of_range, "set_budget",
+                        "the budget holds more pages than the pool has windows for "
+                        "(pool.window_pages, fixed when the table was made)",
+                        detail::concat("budget_pages=", pages,
+                                       ", window_pages=", settings.pool.window_pages));
+        }
+    }
     bool evictable(const Entry& entry) const {
         return entry.state == PageState::resident && entry.pins == 0 &&
                entry.last_used <= completed_frame;
@@ -281,6 +292,7 @@ struct PageTable::State {
     std::uint64_t generation = 0;
     std::uint64_t requests = 0, hits = 0, commits = 0, evictions = 0, batches = 0;
     std::uint64_t out_of_memory_retries = 0, failed_batches = 0;
+    std::mutex budget_mutex;  // orders set_budget calls, so the pool follows the last budget
     std::deque<DeferredPage> deferred;  // in frame order
     std::size_t reusing_at_once = 0;    // batches whose victims are reused without deferring
     std::condition_variable reuse_reported;
@@ -487,9 +499,20 @@ std::size_t PageTable::budget_pages() const {
     return state_->budget_pages;
 }
 
-void PageTable::set_budget(std::size_t bytes) {
-    std::lock_guard lock(state_->mutex);
-    state_->set_budget(bytes);
+void PageTable::set_budget(std::size_t bytes, bool release_idle) {
+    State& s = *state_;
+    std::lock_guard order(s.budget_mutex);
+    std::size_t budget_bytes = 0;
+    {
+        std::lock_guard lock(s.mutex);
+        s.check_budget(bytes);
+        s.set_budget(bytes);
+        budget_bytes = s.budget_pages * s.region.page_size();
+    }
+    // Outside the table's lock: the trim releases pages to the backend.
+    if (release_idle) {
+        s.pool.set_release_threshold(std::min(s.settings.pool.release_threshold, budget_bytes));
+    }
 }
 
 FrameId PageTable::current_frame() const {

@@ -535,6 +535,21 @@ TEST_P(PageTableTest, LoweredBudgetEvictsAtTheNextCommit) {
     table.check_invariants();
 }
 
+TEST_P(PageTableTest, BudgetsBeyondThePoolsWindowsAreRefused) {
+    auto settings = small_table(4);
+    settings.pool.map_windows = true;
+    settings.pool.window_pages = 8;
+    PageTable table(*backend_, settings);
+    EXPECT_EQ(test::error_code_of([&] { table.set_budget(9 * page, true); }), Errc::out_of_range);
+    EXPECT_EQ(table.budget_pages(), 4u);
+    EXPECT_EQ(table.statistics().pool.release_threshold, SIZE_MAX);
+    table.set_budget(8 * page, true);
+    EXPECT_EQ(table.budget_pages(), 8u);
+    EXPECT_EQ(table.statistics().pool.release_threshold, 8 * page);
+    table.commit(range(0, 8));
+    EXPECT_EQ(table.resident_count(), 8u);
+}
+
 TEST_P(PageTableTest, CancelDropsQueuedPages) {
     Backend& backend = *backend_;
     PageTable table(backend, small_table(6));

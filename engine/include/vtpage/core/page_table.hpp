@@ -136,8 +136,14 @@ public:
     std::uint64_t page_count() const noexcept;
     DeviceAddress address_of(PageIndex page) const;
     std::size_t budget_pages() const;
-    // A smaller budget takes effect at the next commit (nothing is evicted at once).
-    void set_budget(std::size_t bytes);
+    // A smaller budget takes effect at the next commit (nothing is evicted at once). With
+    // release_idle the pool's release threshold follows the budget (never above the one the
+    // table was made with): idle pool pages beyond it are released to the backend now and
+    // at the pool's later trim points, so that pages given back leave the device. Raise the
+    // budget with release_idle too, so that the pool may keep idle pages up to it again.
+    // out_of_range when the pool maps windows and the budget holds more pages than
+    // pool.window_pages; nothing changes then.
+    void set_budget(std::size_t bytes, bool release_idle = false);
 
     FrameId current_frame() const;
     // Starts the next frame and returns its id (1, 2, ...).
