@@ -61,6 +61,17 @@ struct PageTable::State {
     void set_budget(std::size_t bytes) {
         budget_pages = std::max<std::size_t>(1, bytes / region.page_size());
     }
+    // A pool that maps windows holds at most window_pages pages, fixed when it was made.
+    void check_budget(std::size_t bytes) const {
+        const std::size_t pages = std::max<std::size_t>(1, bytes / region.page_size());
+        if (pool.maps_windows() && pages > settings.pool.window_pages) {
+            throw Error(Errc::out_of_range, "set_budget",
+                        "the budget holds more pages than the pool has windows for "
+                        "(pool.window_pages, fixed when the table was made)",
+                        detail::concat("budget_pages=", pages,
+                                       ", window_pages=", settings.pool.window_pages));
+        }
+    }
     bool evictable(const Entry& entry) const {
         return entry.state == PageState::resident && entry.pins == 0 &&
                entry.last_used <= completed_frame;
@@ -100,13 +111,19 @@ struct PageTable::State {
         }
         return ripe;
     }
-    std::vector<PooledPage> take_ripe_nolock(std::size_t count) {
+    // Up to `count` deferred pages whose frames are complete, taken off the deferred list.
+    std::vector<PooledPage> pop_ripe_nolock(std::size_t count) {
         std::vector<PooledPage> pages;
         while (pages.size() < count && !deferred.empty() &&
                deferred.front().frame <= completed_frame) {
             pages.push_back(deferred.front().physical);
             deferred.pop_front();
         }
+        return pages;
+    }
+    // ... to be reused by a commit.
+    std::vector<PooledPage> take_ripe_nolock(std::size_t count) {
+        std::vector<PooledPage> pages = pop_ripe_nolock(count);
         deferred_reused += pages.size();
         return pages;
     }
@@ -214,6 +231,30 @@ struct PageTable::State {
         report(lock, evicted, {});
         return physical;
     }
+    // Evicts victims marked under the lock (held on entry, released on return): with frames in
+    // flight their physical pages are held back, else they go back to the pool. Returns how
+    // many were evicted; a failed unmap comes back through `failure`.
+    std::size_t evict_marked(std::unique_lock<std::mutex>& lock,
+                             const std::vector<PageMapping>& victims, std::exception_ptr& failure) {
+        if (victims.empty()) {
+            lock.unlock();
+            return 0;
+        }
+        const bool defer = defers();
+        if (!defer) begin_reuse_at_once(victims);
+        lock.unlock();
+        std::vector<PooledPage> physical = evict_victims(lock, victims, failure, true);
+        lock.lock();
+        if (defer) {
+            defer_nolock(physical);
+            returning -= physical.size();
+        } else {
+            end_reuse_at_once(victims.size());
+        }
+        lock.unlock();
+        if (!defer) release_to_pool(physical);
+        return physical.size();
+    }
     // Gives pages back to the pool; called after the evictions that freed them are reported.
     // `returning` counts them meanwhile (raised by the caller under the lock).
     void release_to_pool(const std::vector<PooledPage>& pages) {
@@ -280,7 +321,8 @@ struct PageTable::State {
     FrameId completed_frame = 0;
     std::uint64_t generation = 0;
     std::uint64_t requests = 0, hits = 0, commits = 0, evictions = 0, batches = 0;
-    std::uint64_t out_of_memory_retries = 0, failed_batches = 0;
+    std::uint64_t out_of_memory_retries = 0, failed_batches = 0, over_budget_evictions = 0;
+    std::mutex budget_mutex;  // orders set_budget calls, so the pool follows the last budget
     std::deque<DeferredPage> deferred;  // in frame order
     std::size_t reusing_at_once = 0;    // batches whose victims are reused without deferring
     std::condition_variable reuse_reported;
@@ -303,13 +345,9 @@ struct PageTable::State {
     // Held-back pages that are free again but beyond the budget (it was lowered) leave with
     // the batch. The batch's candidates count as committing.
     void take_surplus_nolock(Batch& batch) {
-        std::size_t after = held_pages_nolock() + (batch.defer_victims ? batch.victims.size() : 0);
-        while (after > budget_pages && !deferred.empty() &&
-               deferred.front().frame <= completed_frame) {
-            batch.surplus.push_back(deferred.front().physical);
-            deferred.pop_front();
-            --after;
-        }
+        const std::size_t after =
+            held_pages_nolock() + (batch.defer_victims ? batch.victims.size() : 0);
+        if (after > budget_pages) batch.surplus = pop_ripe_nolock(after - budget_pages);
     }
 };
 
@@ -487,9 +525,42 @@ std::size_t PageTable::budget_pages() const {
     return state_->budget_pages;
 }
 
-void PageTable::set_budget(std::size_t bytes) {
-    std::lock_guard lock(state_->mutex);
-    state_->set_budget(bytes);
+void PageTable::set_budget(std::size_t bytes, bool release_idle) {
+    State& s = *state_;
+    std::lock_guard order(s.budget_mutex);
+    std::size_t budget_bytes = 0;
+    {
+        std::lock_guard lock(s.mutex);
+        s.check_budget(bytes);
+        s.set_budget(bytes);
+        budget_bytes = s.budget_pages * s.region.page_size();
+    }
+    // Outside the table's lock: the trim releases pages to the backend.
+    if (release_idle) {
+        s.pool.set_release_threshold(std::min(s.settings.pool.release_threshold, budget_bytes));
+    }
+}
+
+std::size_t PageTable::evict_over_budget(std::size_t max_pages) {
+    std::unique_lock lock(state_->mutex);
+    State& s = *state_;
+    const std::size_t held = s.held_pages_nolock();
+    if (held <= s.budget_pages || max_pages == 0) return 0;
+    const std::size_t over = held - s.budget_pages;
+    // Held-back pages leave the budget by themselves once ripe: victims only for the rest.
+    const std::size_t waiting = s.deferred.size();
+    std::vector<PooledPage> ripe = s.pop_ripe_nolock(std::min(over, max_pages));
+    s.returning += ripe.size();
+    std::vector<PageMapping> victims =
+        s.take_victims_nolock(std::min(max_pages - ripe.size(), over - std::min(over, waiting)));
+    std::exception_ptr failure;
+    const std::size_t evicted = s.evict_marked(lock, victims, failure);
+    s.release_to_pool(ripe);  // their evictions were reported when they were held back
+    lock.lock();
+    s.over_budget_evictions += evicted;
+    lock.unlock();
+    if (failure) std::rethrow_exception(failure);
+    return ripe.size() + evicted;
 }
 
 FrameId PageTable::current_frame() const {
@@ -785,22 +856,8 @@ void PageTable::evict(std::span<const PageIndex> pages) {
     }
     std::vector<PageMapping> victims;
     for (PageIndex page : pages) victims.push_back(s.mark_evicting_nolock(page));
-    const bool defer = s.defers();
-    if (!defer) s.begin_reuse_at_once(victims);
-    lock.unlock();
     std::exception_ptr failure;
-    std::vector<PooledPage> physical = s.evict_victims(lock, victims, failure, true);
-    if (defer) {
-        lock.lock();
-        s.defer_nolock(physical);
-        s.returning -= physical.size();
-        lock.unlock();
-    } else {
-        lock.lock();
-        s.end_reuse_at_once(victims.size());
-        lock.unlock();
-        s.release_to_pool(physical);
-    }
+    s.evict_marked(lock, victims, failure);
     if (failure) std::rethrow_exception(failure);
 }
 
@@ -880,6 +937,7 @@ PageTableStatistics PageTable::statistics() const {
         result.commit_batches = s.batches;
         result.out_of_memory_retries = s.out_of_memory_retries;
         result.failed_batches = s.failed_batches;
+        result.over_budget_evictions = s.over_budget_evictions;
         result.deferred_pages = s.deferred.size();
         result.deferred_peak = s.deferred_peak;
         result.deferred_total = s.deferred_total;

@@ -783,6 +783,19 @@ void Streamer::complete_frame(FrameId frame) {
     state_->work_cv.notify_all();
 }
 
+void Streamer::set_budget(std::size_t bytes) {
+    state_->table->set_budget(bytes, /*release_idle=*/true);
+    {
+        std::lock_guard lock(state_->mutex);
+        ++state_->wake_epoch;
+    }
+    state_->work_cv.notify_all();
+}
+
+std::size_t Streamer::evict_over_budget(std::size_t max_pages) {
+    return state_->table->evict_over_budget(max_pages);
+}
+
 bool Streamer::is_ready(PageIndex page) const {
     std::lock_guard lock(state_->mutex);
     return state_->ready.count(page) != 0;

@@ -2,6 +2,7 @@
 
 #include <deque>
 #include <map>
+#include <numeric>
 #include <random>
 #include <set>
 #include <thread>
@@ -533,6 +534,143 @@ TEST_P(PageTableTest, LoweredBudgetEvictsAtTheNextCommit) {
     EXPECT_EQ(table.resident_count(), 3u);
     EXPECT_TRUE(table.is_resident(20));
     table.check_invariants();
+}
+
+TEST_P(PageTableTest, EvictOverBudgetShrinksInBoundedStepsByRecency) {
+    Observer observer;
+    auto settings = small_table(16);
+    observer.attach(settings);
+    PageTable table(*backend_, settings);
+    table.commit(range(0, 16));
+    table.request(range(8, 8));  // 8..15 are now the most recently used
+    const std::size_t pages_before = backend_->live_resources().pages;
+    observer.order.clear();
+    table.set_budget(8 * page);
+    EXPECT_EQ(table.resident_count(), 16u) << "a lowered budget alone evicts nothing";
+    std::vector<std::size_t> steps;
+    for (std::size_t left = table.evict_over_budget(3); left > 0;
+         left = table.evict_over_budget(3)) {
+        steps.push_back(left);
+        EXPECT_EQ(table.resident_count(),
+                  16u - std::accumulate(steps.begin(), steps.end(), std::size_t{0}));
+        table.check_invariants(baseline_);
+        ASSERT_LT(steps.size(), 10u) << "evict_over_budget does not stop";
+    }
+    EXPECT_EQ(steps, (std::vector<std::size_t>{3, 3, 2}));
+    EXPECT_EQ(table.evict_over_budget(3), 0u);
+    EXPECT_EQ(table.resident_count(), 8u);
+    for (PageIndex p = 8; p < 16; ++p) EXPECT_TRUE(table.is_resident(p)) << p;
+    EXPECT_EQ(observer.order,
+              (std::vector<std::string>{"-0", "-1", "-2", "-3", "-4", "-5", "-6", "-7"}));
+    auto stats = table.statistics();
+    EXPECT_EQ(stats.over_budget_evictions, 8u);
+    EXPECT_EQ(stats.evictions, 8u);
+    // The pool keeps the evicted pages idle (its threshold is unlimited)...
+    EXPECT_EQ(stats.pool.idle_pages, 8u);
+    EXPECT_EQ(backend_->live_resources().pages, pages_before);
+    // ...until its threshold follows the budget: then they leave the backend.
+    table.set_budget(8 * page, /*release_idle=*/true);
+    stats = table.statistics();
+    EXPECT_EQ(stats.pool.release_threshold, 8 * page);
+    EXPECT_EQ(stats.pool.idle_pages, 0u);
+    EXPECT_EQ(stats.pool.releases, 8u);
+    EXPECT_EQ(backend_->live_resources().pages, baseline_.pages + 8);
+    table.check_invariants(baseline_);
+    // A raised budget fills again, and the pool keeps what it holds.
+    table.set_budget(16 * page, /*release_idle=*/true);
+    EXPECT_EQ(table.statistics().pool.release_threshold, 16 * page);
+    table.request(range(20, 8));
+    EXPECT_EQ(table.commit_queued(8).size(), 8u);
+    EXPECT_EQ(table.resident_count(), 16u);
+    EXPECT_EQ(table.evict_over_budget(3), 0u);
+    EXPECT_EQ(backend_->live_resources().pages, baseline_.pages + 16);
+    table.check_invariants(baseline_);
+}
+
+TEST_P(PageTableTest, EvictOverBudgetSparesPinnedPagesAndPagesOfFramesInFlight) {
+    PageTable table(*backend_, small_table(8));
+    table.commit(pages_of(0, 1), /*pin=*/true);
+    table.commit(range(2, 6));
+    const FrameId frame = table.begin_frame();
+    table.request(pages_of(2, 3));  // used by the frame in flight
+    table.set_budget(1 * page, /*release_idle=*/true);
+    // Only 4..7 may go; the frame in flight may sample them, so they are held back.
+    EXPECT_EQ(table.evict_over_budget(100), 4u);
+    for (PageIndex p : {4, 5, 6, 7}) EXPECT_FALSE(table.is_resident(p)) << p;
+    auto stats = table.statistics();
+    EXPECT_EQ(stats.resident_pages, 4u);
+    EXPECT_EQ(stats.deferred_pages, 4u);
+    EXPECT_EQ(stats.pool.used_bytes, 8 * page) << "held back, not in the pool yet";
+    EXPECT_EQ(backend_->live_resources().pages, baseline_.pages + 8);
+    // Nothing more can go while the frame is in flight.
+    EXPECT_EQ(table.evict_over_budget(100), 0u);
+    EXPECT_EQ(table.resident_count(), 4u);
+    table.check_invariants(baseline_);
+    table.complete_frame(frame);
+    // The held-back pages reach the pool (and leave the backend), then 2 and 3 go; the pinned
+    // pages stay, above the budget.
+    EXPECT_EQ(table.evict_over_budget(100), 6u);
+    EXPECT_EQ(table.evict_over_budget(100), 0u);
+    stats = table.statistics();
+    EXPECT_EQ(stats.resident_pages, 2u);
+    EXPECT_EQ(stats.deferred_pages, 0u);
+    EXPECT_EQ(stats.over_budget_evictions, 6u);
+    EXPECT_EQ(stats.pool.used_bytes, 2 * page);
+    EXPECT_TRUE(table.is_resident(0));
+    EXPECT_TRUE(table.is_resident(1));
+    EXPECT_EQ(backend_->live_resources().pages, baseline_.pages + 2);
+    table.check_invariants(baseline_);
+    table.unpin(pages_of(0, 1));
+}
+
+TEST_P(PageTableTest, EvictOverBudgetHoldsPagesBackUntilTheirFramesComplete) {
+    Observer observer;
+    auto settings = small_table(8);
+    observer.attach(settings);
+    PageTable table(*backend_, settings);
+    table.commit(range(0, 8));
+    const FrameId frame1 = table.begin_frame();  // may sample every page, asked for or not
+    table.set_budget(4 * page, /*release_idle=*/true);
+    EXPECT_EQ(table.evict_over_budget(2), 2u);
+    EXPECT_EQ(table.evict_over_budget(2), 2u);
+    // Four evicted and held back: they count as leaving, so nothing more is evicted.
+    EXPECT_EQ(table.evict_over_budget(2), 0u);
+    EXPECT_EQ(table.resident_count(), 4u);
+    EXPECT_EQ(observer.order.size(), 12u) << "8 commits and 4 evictions reported";
+    auto stats = table.statistics();
+    EXPECT_EQ(stats.deferred_pages, 4u);
+    EXPECT_EQ(stats.pool.used_bytes, 8 * page);
+    EXPECT_EQ(backend_->live_resources().pages, baseline_.pages + 8);
+    table.check_invariants(baseline_);
+    // A frame begun after the evictions cannot reach them; only frame 1 holds them back.
+    const FrameId frame2 = table.begin_frame();
+    table.complete_frame(frame1);
+    EXPECT_EQ(table.evict_over_budget(3), 3u);
+    EXPECT_EQ(table.evict_over_budget(3), 1u);
+    EXPECT_EQ(table.evict_over_budget(3), 0u);
+    stats = table.statistics();
+    EXPECT_EQ(stats.deferred_pages, 0u);
+    EXPECT_EQ(stats.deferred_reused, 0u);
+    EXPECT_EQ(stats.over_budget_evictions, 4u);
+    EXPECT_EQ(stats.pool.used_bytes, 4 * page);
+    EXPECT_EQ(backend_->live_resources().pages, baseline_.pages + 4);
+    table.check_invariants(baseline_);
+    table.complete_frame(frame2);
+}
+
+TEST_P(PageTableTest, BudgetsBeyondThePoolsWindowsAreRefused) {
+    auto settings = small_table(4);
+    settings.pool.map_windows = true;
+    settings.pool.window_pages = 8;
+    PageTable table(*backend_, settings);
+    EXPECT_EQ(test::error_code_of([&] { table.set_budget(9 * page, true); }), Errc::out_of_range);
+    EXPECT_EQ(table.budget_pages(), 4u);
+    EXPECT_EQ(table.statistics().pool.release_threshold, SIZE_MAX);
+    table.set_budget(8 * page, true);
+    EXPECT_EQ(table.budget_pages(), 8u);
+    EXPECT_EQ(table.statistics().pool.release_threshold, 8 * page);
+    table.commit(range(0, 8));
+    EXPECT_EQ(table.resident_count(), 8u);
 }
 
 TEST_P(PageTableTest, CancelDropsQueuedPages) {

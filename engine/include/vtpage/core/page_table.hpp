@@ -102,10 +102,11 @@ struct PageTableStatistics {
     std::size_t queued_pages = 0;
     FrameId current_frame = 0;
     FrameId completed_frame = 0;
-    std::uint64_t requests = 0;   // pages asked for by request()
-    std::uint64_t hits = 0;       // ... of which were resident
-    std::uint64_t commits = 0;    // pages committed
-    std::uint64_t evictions = 0;  // pages evicted
+    std::uint64_t requests = 0;               // pages asked for by request()
+    std::uint64_t hits = 0;                   // ... of which were resident
+    std::uint64_t commits = 0;                // pages committed
+    std::uint64_t evictions = 0;              // pages evicted
+    std::uint64_t over_budget_evictions = 0;  // ... of which by evict_over_budget
     std::uint64_t commit_batches = 0;
     std::uint64_t out_of_memory_retries = 0;
     std::uint64_t failed_batches = 0;  // batches rolled back after a backend error
@@ -136,8 +137,25 @@ public:
     std::uint64_t page_count() const noexcept;
     DeviceAddress address_of(PageIndex page) const;
     std::size_t budget_pages() const;
-    // A smaller budget takes effect at the next commit (nothing is evicted at once).
-    void set_budget(std::size_t bytes);
+    // A smaller budget takes effect at the next commit, or at once through evict_over_budget.
+    // With release_idle the pool's release threshold follows the budget (never above the one
+    // the table was made with): idle pool pages beyond it are released to the backend now and
+    // at the pool's later trim points, so that pages given back leave the device. Raise the
+    // budget with release_idle too, so that the pool may keep idle pages up to it again.
+    // out_of_range when the pool maps windows and the budget holds more pages than
+    // pool.window_pages; nothing changes then.
+    void set_budget(std::size_t bytes, bool release_idle = false);
+    // Gives memory back to a lowered budget in bounded steps, without waiting for a commit
+    // (called once a frame, say, so that no frame stalls). While the pages held against the
+    // budget (resident, being committed, held back) exceed it: held-back pages whose frames
+    // are complete go back to the pool first, then victims chosen by the policy among pages
+    // neither pinned nor used by a frame that is not complete are evicted and reported through
+    // on_evicted like every eviction. With frames in flight their physical pages are held back
+    // (see above) and a later call gives them to the pool; held-back pages count as leaving, so
+    // nothing is evicted below the budget. At most max_pages pages leave per call. Returns how
+    // many left (held-back pages given back and pages evicted): 0 when the budget is met or
+    // nothing can go. A failed unmap is thrown once the pages that did go are accounted for.
+    std::size_t evict_over_budget(std::size_t max_pages);
 
     FrameId current_frame() const;
     // Starts the next frame and returns its id (1, 2, ...).

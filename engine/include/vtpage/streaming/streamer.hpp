@@ -165,6 +165,17 @@ public:
     FrameId begin_frame();
     void complete_frame(FrameId frame);
 
+    // The page table's budget, with the pool's release threshold following it
+    // (PageTable::set_budget with release_idle), so that pages given back leave the device. A
+    // raised budget lets stalled workers try again at once. out_of_range beyond
+    // pool.window_pages.
+    void set_budget(std::size_t bytes);
+    // Evicts down to a lowered budget, at most max_pages pages a call
+    // (PageTable::evict_over_budget): pages being filled and pages of frames that are not
+    // complete stay. The evicted events are delivered as the workers' are, on the calling
+    // thread. Returns how many pages left.
+    std::size_t evict_over_budget(std::size_t max_pages);
+
     bool is_ready(PageIndex page) const;
     std::optional<StreamedPage> ready_page(PageIndex page) const;
     // Pending, or being committed and filled.
