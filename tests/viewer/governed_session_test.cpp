@@ -49,14 +49,15 @@ protected:
         return s;
     }
     // Renders frames of the benchmark flight until `done` holds (checked after each frame) or
-    // `max_frames` have been rendered; whether `done` held.
-    bool fly_until(const std::function<bool()>& done, int max_frames) {
+    // `max_frames` have been rendered; whether `done` held. A camera that holds still asks for
+    // no new pages once they are resident: then nothing but the governor gives pages back.
+    bool fly_until(const std::function<bool()>& done, int max_frames, bool moving = true) {
         const CameraPath& path = *find_camera_path("benchmark");
         Camera camera;
         const double aspect = double(width) / height;
         for (int i = 0; i < max_frames; ++i) {
             camera.pose = path.at(time_, session_->plane_extent(), aspect);
-            time_ += 0.2;
+            if (moving) time_ += 0.2;
             SessionFrame frame;
             frame.view_projection = camera.view_projection(aspect);
             session_->render(frame);
@@ -81,18 +82,33 @@ TEST_P(GovernedSessionTest, GivesPagesBackUnderPressureTakesThemAgainAndShowsNoW
     const std::size_t held_at_start = held();
     EXPECT_EQ(held_at_start, 64 * mib) << "the whole budget is created before the first frame";
 
-    fly_until([] { return false; }, 30);
+    // Flying until the budget is full of pages, most of them no longer in view.
+    ASSERT_TRUE(
+        fly_until([&] { return session_->counters().streamer.table.resident_pages >= 24; }, 400));
     EXPECT_EQ(budget(), 64 * mib) << "memory is plentiful: nothing changes";
 
-    // The other process leaves 16 MiB free: 16 short of the headroom.
-    other_ = simulated_device - held() - 16 * mib;
-    ASSERT_TRUE(fly_until([&] { return budget() == 48 * mib && held() <= 48 * mib; }, 200))
+    // Holding still until nothing more streams.
+    ASSERT_TRUE(fly_until(
+        [&] {
+            const auto streamer = session_->counters().streamer;
+            return streamer.pending + streamer.in_flight == 0;
+        },
+        200, false));
+    fly_until([] { return false; }, 5, false);
+    const std::uint64_t commits = session_->counters().streamer.table.commits;
+
+    // The other process takes all that is free: 32 MiB short of the headroom.
+    other_ = simulated_device - held();
+    ASSERT_TRUE(fly_until([&] { return budget() == 32 * mib && held() <= 32 * mib; }, 200, false))
         << "budget " << budget() / mib << " MiB, held " << held() / mib << " MiB";
+    EXPECT_EQ(session_->counters().streamer.table.commits, commits)
+        << "the view was resident: the governor alone gave the pages back";
+    EXPECT_GT(session_->counters().streamer.table.over_budget_evictions, 0u);
     const SessionCounters pressed = session_->counters();
-    EXPECT_EQ(pressed.governor_statistics.lowest_budget_bytes, 48 * mib);
-    EXPECT_LE(pressed.streamer.table.resident_pages, 24u);
+    EXPECT_EQ(pressed.governor_statistics.lowest_budget_bytes, 32 * mib);
+    EXPECT_LE(pressed.streamer.table.resident_pages, 16u);
     fly_until([] { return false; }, 20);  // still streaming, within the lowered budget
-    EXPECT_LE(held(), 48 * mib);
+    EXPECT_LE(held(), 32 * mib);
 
     // The memory returns: the budget grows back, a step at a time, as pages are needed.
     other_ = 0;
