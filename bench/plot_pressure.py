@@ -32,8 +32,10 @@ def load(path):
 def shade_pressure(axis, pressure):
     if pressure:
         start = pressure["at_seconds"]
+        what = (f"{pressure['mib']} MiB" if pressure.get("mib") else
+                f"all but {pressure.get('leave_free_mib')} MiB of the free memory")
         axis.axvspan(start, start + pressure["for_seconds"], color="tab:red", alpha=0.08,
-                     label=f"another process holds {pressure['mib']} MiB")
+                     label=f"another process takes {what}")
 
 
 def main():

@@ -41,7 +41,7 @@ class PressureSchedule {
 public:
     PressureSchedule(const ViewerOptions& options, const StreamingSession& session)
         : options_(options) {
-        if (options.pressure_mib == 0) return;
+        if (!options.pressure()) return;
         if (session.backend_name() != "cuda") {
             throw UsageError(
                 "--pressure-mib takes device memory through CUDA: it needs the "
@@ -56,13 +56,14 @@ public:
         }
     }
     void at(double seconds) {
-        if (options_.pressure_mib == 0) return;
+        if (!options_.pressure()) return;
         if (!process_ && !started_ && seconds >= options_.pressure_at) {
-            std::fprintf(stderr, "vtpage-viewer: another process takes %zu MiB at %.2f s\n",
-                         options_.pressure_mib, seconds);
+            std::fprintf(stderr, "vtpage-viewer: another process takes device memory at %.2f s\n",
+                         seconds);
             process_ = std::make_unique<PressureProcess>(
                 PressureSettings{.tool = tool_,
                                  .mib = options_.pressure_mib,
+                                 .leave_free_mib = options_.pressure_leave_free_mib,
                                  .hold_seconds = options_.pressure_for + 60.0});
             started_ = true;
         }

@@ -215,10 +215,9 @@ void Hud::build(const HudData& d) {
                 streamer.in_flight, static_cast<unsigned long long>(streamer.dropped_requests));
     if (d.counters.governed) {
         const vt::GovernorDecision& g = d.counters.governor;
-        ImGui::Text("governor: budget %.0f MiB, %s pages/frame, bias %.2f",
-                    double(g.budget_bytes) / mib,
-                    g.publish_limit ? std::to_string(g.publish_limit).c_str() : "any",
-                    double(g.lod_bias));
+        ImGui::Text(
+            "governor: budget %.0f MiB, %s pages/frame, bias %.2f", double(g.budget_bytes) / mib,
+            g.publish_limit ? std::to_string(g.publish_limit).c_str() : "any", double(g.lod_bias));
     }
     ImGui::Separator();
     const PagePoolStatistics& pool = table.pool;

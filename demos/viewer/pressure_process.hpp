@@ -17,8 +17,9 @@ namespace vtpage::viewer {
 struct PressureSettings {
     std::string tool;  // the program's path
     int device = 0;
-    std::size_t mib = 0;
-    double hold_seconds = 60;  // its own deadline, should this object never release it
+    std::size_t mib = 0;             // what it takes; or, when 0:
+    std::size_t leave_free_mib = 0;  // it takes all but this much of the device's free memory
+    double hold_seconds = 60;        // its own deadline, should this object never release it
 };
 
 class PressureProcess {

@@ -198,6 +198,7 @@ RunReport make_report(const ViewerOptions& options, const StreamingSession& sess
     if (r.governed) r.governor_timeline = session.governor_timeline();
     r.frame_ms_target = options.frame_ms_target;
     r.pressure_mib = options.pressure_mib;
+    r.pressure_leave_free_mib = options.pressure_leave_free_mib;
     r.pressure_at = options.pressure_at;
     r.pressure_for = options.pressure_for;
     return r;
@@ -281,8 +282,9 @@ nlohmann::json to_json(const RunReport& r) {
                                   {"first_violating_frame", r.identity.first_violating_frame}};
     }
     if (r.governed) json["governor"] = governor_json(r);
-    if (r.pressure_mib > 0) {
+    if (r.pressure_mib > 0 || r.pressure_leave_free_mib > 0) {
         json["pressure"] = {{"mib", r.pressure_mib},
+                            {"leave_free_mib", r.pressure_leave_free_mib},
                             {"at_seconds", r.pressure_at},
                             {"for_seconds", r.pressure_for}};
     }

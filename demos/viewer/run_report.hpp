@@ -64,7 +64,7 @@ struct RunReport {
     std::vector<GovernorSample> governor_timeline;
     double frame_ms_target = 0;
     // --pressure-mib: what the other process took, when (seconds into the flight) and how long.
-    std::size_t pressure_mib = 0;
+    std::size_t pressure_mib = 0, pressure_leave_free_mib = 0;
     double pressure_at = 0, pressure_for = 0;
 
     // The goal applies to the benchmark flight; met or not, for the goal line.

@@ -226,10 +226,11 @@ ParsedOptions parse_viewer_options(int argc, const char* const* argv) {
                    "Governor: device memory kept free for other processes")
         ->check(app::count_in(1, 1 << 24))
         ->capture_default_str();
-    app.add_option("--min-budget-mib", o.min_budget_mib,
-                   "Governor: the budget never goes below this")
-        ->check(app::count_in(2, 1 << 24))
-        ->capture_default_str();
+    auto* min_budget_flag =
+        app.add_option("--min-budget-mib", o.min_budget_mib,
+                       "Governor: the budget never goes below this (nor above --budget-mib)")
+            ->check(app::count_in(2, 1 << 24))
+            ->capture_default_str();
     app.add_option("--frame-ms-target", o.frame_ms_target,
                    "Governor: the frame time to hold, in ms (0: memory only)")
         ->check(app::number_in(0.0, 1000.0))
@@ -238,6 +239,11 @@ ParsedOptions parse_viewer_options(int argc, const char* const* argv) {
                    "Headless: another process (vtpage-gpu-pressure) takes this much device "
                    "memory during the flight (CUDA backend)")
         ->check(app::count_in(1, 1 << 24));
+    app.add_option("--pressure-leave-free-mib", o.pressure_leave_free_mib,
+                   "Headless: the other process takes all but this much of the device's free "
+                   "memory instead (CUDA backend)")
+        ->check(app::count_in(1, 1 << 24))
+        ->excludes("--pressure-mib");
     app.add_option("--pressure-at", o.pressure_at,
                    "Seconds into the flight when the other process starts taking memory")
         ->check(app::number_in(0.0, 3600.0))
@@ -266,10 +272,10 @@ ParsedOptions parse_viewer_options(int argc, const char* const* argv) {
                                        "is for the procedural texture (a baked file has its own)");
         }
         if (o.identity_check) check_identity_check(o, texture_flag->count() > 0, mode);
-        if (o.pressure_mib > 0 && !o.headless) {
+        if (o.pressure() && !o.headless) {
             throw CLI::ValidationError("--pressure-mib", "needs --headless");
         }
-        if (o.min_budget_mib > o.budget_mib) {
+        if (min_budget_flag->count() > 0 && o.min_budget_mib > o.budget_mib) {
             throw CLI::ValidationError("--min-budget-mib", "is above --budget-mib");
         }
     } catch (const CLI::CallForHelp&) {

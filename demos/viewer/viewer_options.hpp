@@ -61,6 +61,8 @@ struct ViewerOptions {
     // Headless: another process (vtpage-gpu-pressure) takes this much device memory from
     // pressure_at seconds into the flight for pressure_for seconds (0 MiB: none).
     std::size_t pressure_mib = 0;
+    std::size_t pressure_leave_free_mib = 0;  // instead: all but this much of the free memory
+    bool pressure() const noexcept { return pressure_mib > 0 || pressure_leave_free_mib > 0; }
     double pressure_at = 2.0;
     double pressure_for = 4.0;
     std::string pressure_tool;  // empty: found beside the viewer

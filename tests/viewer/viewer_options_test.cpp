@@ -150,6 +150,33 @@ TEST(ViewerOptionsTest, TextureFormatIsForTheProceduralTexture) {
     std::filesystem::remove(file);
 }
 
+TEST(ViewerOptionsTest, TheGovernorAndThePressureBenchmarkTakeTheirFlags) {
+    const ParsedOptions off = parse({});
+    ASSERT_TRUE(off.options);
+    EXPECT_FALSE(off.options->governor);
+    EXPECT_TRUE(off.options->feedback_thread);
+    EXPECT_FALSE(off.options->pressure());
+    const ParsedOptions on = parse(
+        {"--headless", "--governor", "--headroom-mib", "2048", "--min-budget-mib", "128",
+         "--frame-ms-target", "6.5", "--pressure-leave-free-mib", "256", "--pressure-at", "1.5",
+         "--pressure-for", "3", "--pressure-tool", "tool", "--feedback-on-render-thread"});
+    ASSERT_TRUE(on.options) << on.message;
+    const ViewerOptions& o = *on.options;
+    EXPECT_TRUE(o.governor);
+    EXPECT_EQ(o.headroom_mib, 2048u);
+    EXPECT_EQ(o.min_budget_mib, 128u);
+    EXPECT_DOUBLE_EQ(o.frame_ms_target, 6.5);
+    EXPECT_TRUE(o.pressure());
+    EXPECT_EQ(o.pressure_mib, 0u);
+    EXPECT_EQ(o.pressure_leave_free_mib, 256u);
+    EXPECT_DOUBLE_EQ(o.pressure_at, 1.5);
+    EXPECT_DOUBLE_EQ(o.pressure_for, 3.0);
+    EXPECT_EQ(o.pressure_tool, "tool");
+    EXPECT_FALSE(o.feedback_thread);
+    // The default floor is above a small budget: the session holds it to the budget.
+    EXPECT_TRUE(parse({"--governor", "--budget-mib", "16"}).options);
+}
+
 TEST(ViewerOptionsTest, TheIdentityCheckStreamsTheIdentityTexture) {
     const ParsedOptions checked = parse({"--identity-check", "--texture-size-log2", "12"});
     ASSERT_TRUE(checked.options) << checked.message;
@@ -212,7 +239,17 @@ INSTANTIATE_TEST_SUITE_P(
                  "--identity-check: checks the identity texture"},
         BadFlags{{"--identity-check", "--forward-texturing"}, "needs deferred texturing"},
         BadFlags{{"--identity-check", "--mode", "mips"}, "checks textured frames, not --mode mips"},
-        BadFlags{{"--texture", "identity", "--texture-format", "bc1"}, "--texture-format"}));
+        BadFlags{{"--texture", "identity", "--texture-format", "bc1"}, "--texture-format"},
+        // The governor and the pressure benchmark.
+        BadFlags{{"--frame-ms-target", "nan"}, "--frame-ms-target"},
+        BadFlags{{"--frame-ms-target", "-1"}, "--frame-ms-target"},
+        BadFlags{{"--headroom-mib", "0"}, "--headroom-mib"},
+        BadFlags{{"--budget-mib", "64", "--min-budget-mib", "128"}, "is above --budget-mib"},
+        BadFlags{{"--pressure-mib", "512"}, "needs --headless"},
+        BadFlags{{"--headless", "--pressure-mib", "512", "--pressure-leave-free-mib", "256"},
+                 "excludes"},
+        BadFlags{{"--headless", "--pressure-mib", "1e99"}, "--pressure-mib"},
+        BadFlags{{"--headless", "--pressure-mib", "8", "--pressure-at", "inf"}, "--pressure-at"}));
 
 }  // namespace
 }  // namespace vtpage::viewer
