@@ -2,10 +2,10 @@
 
 #include <signal.h>
 #include <spawn.h>
+#include <sys/socket.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include <fcntl.h>
 
 #include <cerrno>
 #include <filesystem>
@@ -21,7 +21,7 @@ namespace vtpage::viewer {
 
 namespace {
 
-// posix_spawn with the pipe's read end as the child's stdin and stdout sent to stderr, so that
+// posix_spawn with the socket's other end as the child's stdin and stdout sent to stderr, so that
 // its progress lines join the viewer's.
 pid_t spawn_with_input(const std::vector<std::string>& arguments, int read_end, int write_end) {
     posix_spawn_file_actions_t actions;
@@ -47,14 +47,24 @@ pid_t spawn_with_input(const std::vector<std::string>& arguments, int read_end, 
 }  // namespace
 
 PressureProcess::PressureProcess(const PressureSettings& settings) {
+    // A socket rather than a pipe: writing to it after the program ended is an error
+    // (MSG_NOSIGNAL), not a SIGPIPE that ends the viewer.
     int ends[2];
-    if (pipe2(ends, O_CLOEXEC) != 0) throw_errno(Errc::io_error, "PressureProcess", "pipe2");
+    if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, ends) != 0) {
+        throw_errno(Errc::io_error, "PressureProcess", "socketpair");
+    }
     UniqueFd read_end(ends[0]);
     input_.reset(ends[1]);
-    pid_ = spawn_with_input(
-        {settings.tool, "--device", std::to_string(settings.device), "--mib",
-         std::to_string(settings.mib), "--hold-seconds", std::to_string(settings.hold_seconds)},
-        read_end.get(), input_.get());
+    std::vector<std::string> arguments = {settings.tool, "--device",
+                                          std::to_string(settings.device), "--hold-seconds",
+                                          std::to_string(settings.hold_seconds)};
+    if (settings.mib > 0) {
+        arguments.insert(arguments.end(), {"--mib", std::to_string(settings.mib)});
+    } else {
+        arguments.insert(arguments.end(),
+                         {"--leave-free-mib", std::to_string(settings.leave_free_mib)});
+    }
+    pid_ = spawn_with_input(arguments, read_end.get(), input_.get());
 }
 
 PressureProcess::~PressureProcess() {
@@ -67,7 +77,8 @@ PressureProcess::~PressureProcess() {
 void PressureProcess::release() noexcept {
     if (!input_) return;
     constexpr char line[] = "release\n";
-    [[maybe_unused]] const ssize_t written = ::write(input_.get(), line, sizeof(line) - 1);
+    [[maybe_unused]] const ssize_t written =
+        ::send(input_.get(), line, sizeof(line) - 1, MSG_NOSIGNAL);
     input_.reset();  // EOF: the program ends on that too
 }
 

@@ -15,9 +15,21 @@ FeedbackProcessor::FeedbackProcessor(const TextureSet& textures, FeedbackSetting
     : textures_(textures), settings_(settings) {}
 
 FeedbackResult FeedbackProcessor::process(std::span<const FeedbackEntry> entries) const {
+    FeedbackScratch scratch;
     FeedbackResult result;
+    process(entries, scratch, result);
+    return result;
+}
+
+void FeedbackProcessor::process(std::span<const FeedbackEntry> entries, FeedbackScratch& scratch,
+                                FeedbackResult& result) const {
+    std::vector<PageRequest> requests = std::move(result.requests);
+    requests.clear();
+    result = FeedbackResult{};
+    result.requests = std::move(requests);
     // Tiles first (neighbouring pixels mostly repeat an entry: count runs before hashing).
-    std::unordered_map<std::uint64_t, std::uint32_t> tiles;
+    auto& tiles = scratch.tiles;
+    tiles.clear();
     std::uint64_t run_key = 0;
     std::uint32_t run = 0;
     auto flush = [&] {
@@ -40,15 +52,13 @@ FeedbackResult FeedbackProcessor::process(std::span<const FeedbackEntry> entries
 
     // Then pages, with the counts of the tiles in them.
     const std::size_t texture_count = textures_.texture_count();
-    std::vector<TextureInfo> infos;
+    auto& infos = scratch.infos;
+    infos.clear();
     infos.reserve(texture_count);
     for (TextureId id = 0; id < texture_count; ++id) infos.push_back(textures_.info(id));
-    struct Counted {
-        TextureId texture;
-        std::uint32_t mip;
-        std::uint64_t count;
-    };
-    std::unordered_map<PageIndex, Counted> pages;
+    using Counted = FeedbackScratch::Counted;
+    auto& pages = scratch.pages;
+    pages.clear();
     for (const auto& [key, count] : tiles) {
         const TileId tile = FeedbackEntry{std::uint32_t(key >> 32), std::uint32_t(key)}.tile();
         if (tile.texture >= infos.size()) {
@@ -92,7 +102,6 @@ FeedbackResult FeedbackProcessor::process(std::span<const FeedbackEntry> entries
     std::partial_sort(result.requests.begin(), result.requests.begin() + std::ptrdiff_t(keep),
                       result.requests.end(), higher_priority);
     result.requests.resize(keep);
-    return result;
 }
 
 }  // namespace vtpage::vt

@@ -49,7 +49,10 @@ void FeedbackWorker::post(FrameId frame, std::span<const FeedbackEntry> entries)
                         "frames are posted in increasing order",
                         detail::concat("frame=", frame, " last_posted=", last_posted_));
         }
-        buffer = std::move(spare_);
+        if (!free_buffers_.empty()) {
+            buffer = std::move(free_buffers_.back());
+            free_buffers_.pop_back();
+        }
     }
     // The copy (device-visible memory, often) happens outside the lock: the worker goes on.
     buffer.assign(entries.begin(), entries.end());
@@ -57,7 +60,7 @@ void FeedbackWorker::post(FrameId frame, std::span<const FeedbackEntry> entries)
         std::lock_guard lock(mutex_);
         if (pending_.waiting) {
             ++statistics_.coalesced;
-            spare_ = std::move(pending_.entries);
+            free_buffers_.push_back(std::move(pending_.entries));
         }
         pending_ = Handoff{std::move(buffer), frame, Clock::now(), true};
         last_posted_ = frame;
@@ -109,7 +112,7 @@ void FeedbackWorker::run() {
         const FeedbackFrameResult result = handle(work);
         handoff_.record(Clock::now() - work.posted);
         lock.lock();
-        if (spare_.capacity() < work.entries.capacity()) spare_ = std::move(work.entries);
+        free_buffers_.push_back(std::move(work.entries));
         last_completed_ = work.frame;
         keep_result_nolock(result);
         busy_ = false;
@@ -129,7 +132,8 @@ FeedbackFrameResult FeedbackWorker::handle(const Handoff& work) {
     }
     std::exception_ptr failure;
     auto start = Clock::now();
-    const FeedbackResult processed = processor_.process(work.entries);
+    FeedbackResult& processed = processed_;
+    processor_.process(work.entries, scratch_, processed);
     result.samples = processed.samples;
     result.requests = processed.requests.size();
     result.process_ms = milliseconds_since(start);
@@ -168,18 +172,18 @@ FeedbackFrameResult FeedbackWorker::handle(const Handoff& work) {
 }
 
 std::size_t FeedbackWorker::withdraw_stale(const FeedbackResult& processed) {
-    std::unordered_set<PageIndex> requested;
-    requested.reserve(processed.requests.size() * 2);
+    std::unordered_set<PageIndex>& requested = requested_next_;
+    requested.clear();
     for (const PageRequest& request : processed.requests) requested.insert(request.page);
-    std::vector<PageIndex> withdrawn;
+    withdrawn_.clear();
     if (settings_.withdraw) {
         for (PageIndex page : requested_) {
-            if (!requested.count(page)) withdrawn.push_back(page);
+            if (!requested.count(page)) withdrawn_.push_back(page);
         }
-        if (!withdrawn.empty()) streamer_.cancel(withdrawn);
+        if (!withdrawn_.empty()) streamer_.cancel(withdrawn_);
     }
-    requested_ = std::move(requested);
-    return withdrawn.size();
+    std::swap(requested_, requested_next_);
+    return withdrawn_.size();
 }
 
 void FeedbackWorker::keep_result_nolock(const FeedbackFrameResult& result) {

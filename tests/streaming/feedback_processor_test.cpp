@@ -112,5 +112,35 @@ TEST_F(FeedbackProcessorTest, InvalidTailAndParentlessEntries) {
     EXPECT_TRUE(processor.process({}).requests.empty());
 }
 
+// A scratch and a result carried from call to call give what a fresh call gives: nothing of an
+// earlier feedback leaks into a later one.
+TEST_F(FeedbackProcessorTest, ReusedScratchGivesTheSameResultsAsFreshCalls) {
+    const FeedbackProcessor processor(set_);
+    FeedbackScratch scratch;
+    FeedbackResult reused;
+    std::vector<std::vector<FeedbackEntry>> feedbacks;
+    for (std::uint32_t f = 0; f < 6; ++f) {
+        std::vector<FeedbackEntry> feedback;
+        for (std::uint32_t i = 0; i < 200 * (f % 3 + 1); ++i) {
+            feedback.push_back(
+                FeedbackEntry::make({1, f % 2, (i * 7 + f) % 40, (i / 13 + f) % 30}));
+        }
+        feedback.push_back(FeedbackEntry::make({7, 0, 0, 0}));  // invalid
+        feedback.push_back(FeedbackEntry{});                    // empty
+        feedbacks.push_back(feedback);
+    }
+    feedbacks.push_back({});  // nothing at all after something
+    for (const auto& feedback : feedbacks) {
+        const FeedbackResult fresh = processor.process(feedback);
+        processor.process(feedback, scratch, reused);
+        EXPECT_EQ(reused.requests, fresh.requests);
+        EXPECT_EQ(reused.samples, fresh.samples);
+        EXPECT_EQ(reused.invalid, fresh.invalid);
+        EXPECT_EQ(reused.tail_samples, fresh.tail_samples);
+        EXPECT_EQ(reused.dropped, fresh.dropped);
+    }
+    EXPECT_TRUE(reused.requests.empty());
+}
+
 }  // namespace
 }  // namespace vtpage::vt

@@ -14,6 +14,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <span>
+#include <unordered_map>
 #include <vector>
 
 #include "vtpage/streaming/feedback_entry.hpp"
@@ -45,11 +46,28 @@ struct FeedbackResult {
     std::size_t dropped = 0;            // unique pages beyond max_requests
 };
 
+// What process() builds on the way, kept by a caller that processes feedback every frame so that
+// its tables are not allocated and freed each time (large ones are mapped and unmapped, and
+// unmapping interrupts every core the process runs on).
+struct FeedbackScratch {
+    struct Counted {
+        TextureId texture = 0;
+        std::uint32_t mip = 0;
+        std::uint64_t count = 0;
+    };
+    std::unordered_map<std::uint64_t, std::uint32_t> tiles;
+    std::unordered_map<PageIndex, Counted> pages;
+    std::vector<TextureInfo> infos;
+};
+
 class FeedbackProcessor {
 public:
     explicit FeedbackProcessor(const TextureSet& textures, FeedbackSettings settings = {});
 
     FeedbackResult process(std::span<const FeedbackEntry> entries) const;
+    // The same into `result` (its requests' capacity reused), with the caller's scratch.
+    void process(std::span<const FeedbackEntry> entries, FeedbackScratch& scratch,
+                 FeedbackResult& result) const;
     const FeedbackSettings& settings() const noexcept { return settings_; }
 
 private:

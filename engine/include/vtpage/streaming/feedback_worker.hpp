@@ -13,7 +13,7 @@
 // still waits replaces it (only the newest view matters; counted as coalesced), and its frame is
 // completed all the same: every posted frame is completed, in order, after the requests of the
 // feedback processed with it. The render thread thus never waits for processing however slow it
-// is, and the memory used is two feedback buffers.
+// is, and the memory used is three feedback buffers, reused.
 //
 // Errors of the streamer (a request naming a page of no texture, ...) do not stop the worker:
 // the oldest is kept for take_error(). Destruction processes nothing more, completes the frames
@@ -110,13 +110,20 @@ private:
     Streamer& streamer_;
     FeedbackWorkerSettings settings_;
     FeedbackProcessor processor_;
-    std::unordered_set<PageIndex> requested_;  // worker thread only: the last feedback's pages
+    // Worker thread only, kept from feedback to feedback so that nothing large is allocated
+    // and freed each frame: the last feedback's pages, the processor's tables, its result.
+    std::unordered_set<PageIndex> requested_, requested_next_;
+    std::vector<PageIndex> withdrawn_;
+    FeedbackScratch scratch_;
+    FeedbackResult processed_;
 
     mutable std::mutex mutex_;
     std::condition_variable wake_;  // work posted, or stopping
     std::condition_variable idle_;  // a hand-off finished
     Handoff pending_;               // guarded: the newest feedback not yet taken
-    std::vector<FeedbackEntry> spare_;
+    // Buffers of feedbacks no longer needed, for the next post(): three exist at most (one
+    // being filled, one waiting, one being processed), and none is freed while the worker lives.
+    std::vector<std::vector<FeedbackEntry>> free_buffers_;
     FrameId last_posted_ = 0;
     FrameId last_completed_ = 0;
     bool busy_ = false;
