@@ -195,6 +195,20 @@ PooledPage PagePool::create_page(bool in_use) {
     return page;
 }
 
+void PagePool::announce_batch(const std::vector<Doomed>& claimed) {
+    if (!state_->settings.on_destroying) return;
+    std::vector<PooledPage> pages;
+    for (const Doomed& doomed : claimed) {
+        if (doomed.announce) pages.push_back(doomed.page);
+    }
+    if (pages.empty()) return;
+    try {
+        state_->settings.on_destroying(pages);
+    } catch (const std::exception& error) {
+        state_->settings.log.error("page pool: on_destroying threw: ", error.what());
+    }
+}
+
 bool PagePool::destroy_page(Doomed& doomed) {
     const PooledPage& page = doomed.page;
     if (doomed.announce) {
@@ -277,6 +291,7 @@ void PagePool::trim_to(std::size_t bytes) {
         state_->in_flight += claimed.size();
     }
     if (claimed.empty()) return;
+    announce_batch(claimed);
     std::vector<bool> gone(claimed.size());
     for (std::size_t i = 0; i < claimed.size(); ++i) gone[i] = destroy_page(claimed[i]);
     std::lock_guard lock(state_->mutex);

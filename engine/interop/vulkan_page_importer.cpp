@@ -4,6 +4,8 @@
 
 #include <cerrno>
 #include <mutex>
+#include <unordered_map>
+#include <unordered_set>
 #include <vector>
 
 #include "vtpage/backend/backend.hpp"
@@ -93,9 +95,20 @@ struct VulkanPageImporter::State {
     LatencyHistogram import_latency;
     LatencyHistogram forget_latency;
     std::function<void(std::uint32_t)> forget_listener;
+    // Imports out of the table whose forget_page is to come (prepare_forget), and those of
+    // them whose queue wait is done: their forget_page frees at once.
+    std::unordered_map<std::uint32_t, std::unique_ptr<Import>> retiring;
+    std::unordered_set<std::uint32_t> drained;
 
     State(VulkanContext& c, Backend& b, VulkanPageImporterSettings s)
         : context(c), backend(b), settings(std::move(s)) {}
+
+    // A slot's import out of the table, counted as forgotten.
+    std::unique_ptr<Import> take_import_nolock(std::uint32_t slot) {
+        --imported;
+        ++forget_count;
+        return std::move(imports[slot]);
+    }
 
     VkExternalMemoryHandleTypeFlagBits handle_type() const {
         return method == PageImportMethod::opaque_fd
@@ -287,6 +300,11 @@ void VulkanPageImporter::attach(PagePoolSettings& pool) {
         forget_page(page);
         if (theirs) theirs(page);
     };
+    pool.on_destroying =
+        [this, theirs = std::move(pool.on_destroying)](std::span<const PooledPage> pages) {
+            prepare_forget(pages);
+            if (theirs) theirs(pages);
+        };
 }
 
 void VulkanPageImporter::import_page(const PooledPage& page) {
@@ -320,18 +338,51 @@ void VulkanPageImporter::import_page(const PooledPage& page) {
     ++s.import_count;
 }
 
+// One queue wait for a whole batch: each page leaves the table and its listener hears of it (no
+// later frame reaches it), then the wait, and each page's forget_page frees without waiting.
+void VulkanPageImporter::prepare_forget(std::span<const PooledPage> pages) noexcept {
+    State& s = *state_;
+    std::function<void(std::uint32_t)> listener;
+    std::vector<std::uint32_t> leaving;
+    {
+        std::lock_guard lock(s.mutex);
+        listener = s.forget_listener;
+        for (const PooledPage& page : pages) {
+            if (page.slot >= s.imports.size() || !s.imports[page.slot]) continue;
+            s.retiring[page.slot] = s.take_import_nolock(page.slot);
+            leaving.push_back(page.slot);
+        }
+    }
+    try {
+        if (listener) {
+            for (std::uint32_t slot : leaving) listener(slot);
+        }
+        s.context.wait_idle();
+    } catch (const std::exception& error) {
+        s.settings.log.error("vulkan page importer: preparing to forget ", leaving.size(),
+                             " pages: ", error.what());
+        return;  // each forget_page waits on its own then
+    }
+    std::lock_guard lock(s.mutex);
+    for (std::uint32_t slot : leaving) s.drained.insert(slot);
+}
+
 void VulkanPageImporter::forget_page(const PooledPage& page) noexcept {
     State& s = *state_;
     const auto start = std::chrono::steady_clock::now();
     std::unique_ptr<Import> import;
     std::function<void(std::uint32_t)> listener;
+    bool prepared = false, drained = false;
     {
         std::lock_guard lock(s.mutex);
-        if (page.slot < s.imports.size()) import = std::move(s.imports[page.slot]);
         listener = s.forget_listener;
-        if (import) {
-            --s.imported;
-            ++s.forget_count;
+        if (auto found = s.retiring.find(page.slot); found != s.retiring.end()) {
+            import = std::move(found->second);
+            s.retiring.erase(found);
+            prepared = true;
+            drained = s.drained.erase(page.slot) > 0;
+        } else if (page.slot < s.imports.size() && s.imports[page.slot]) {
+            import = s.take_import_nolock(page.slot);
         }
     }
     if (!import) {
@@ -340,8 +391,8 @@ void VulkanPageImporter::forget_page(const PooledPage& page) noexcept {
         return;
     }
     try {
-        if (listener) listener(page.slot);
-        s.context.wait_idle();
+        if (listener && !prepared) listener(page.slot);
+        if (!drained) s.context.wait_idle();
     } catch (const std::exception& error) {
         s.settings.log.error("vulkan page importer: forgetting slot ", page.slot, ": ",
                              error.what());

@@ -1,5 +1,7 @@
 #include <gtest/gtest.h>
 
+#include <string>
+
 #include <map>
 
 #include "../support/leak_guard.hpp"
@@ -133,6 +135,29 @@ TEST(PagePool, DestroyedCallbackRunsBeforeRelease) {
     auto page = pool.acquire();
     pool.release(page);
     EXPECT_EQ(destroyed, std::vector<std::uint32_t>{page.slot});
+}
+
+// A trim that releases many pages announces them together first (interop waits for the device
+// once for the batch), then each page's on_destroyed, in that order.
+TEST(PagePool, ATrimAnnouncesItsBatchOnceBeforeEachPagesOnDestroyed) {
+    HostBackend backend;
+    std::vector<std::string> calls;
+    PagePoolSettings settings;
+    settings.on_destroying = [&](std::span<const PooledPage> pages) {
+        calls.push_back("batch of " + std::to_string(pages.size()));
+    };
+    settings.on_destroyed = [&](const PooledPage& page) {
+        calls.push_back("page " + std::to_string(page.slot));
+    };
+    PagePool pool(backend, settings);
+    auto pages = pool.acquire(6);
+    pool.release(pages);  // the threshold keeps them all
+    EXPECT_TRUE(calls.empty());
+    pool.set_release_threshold(2 * pool.page_size());
+    ASSERT_EQ(calls.size(), 5u);
+    EXPECT_EQ(calls[0], "batch of 4");
+    for (std::size_t i = 1; i < calls.size(); ++i) EXPECT_EQ(calls[i].rfind("page ", 0), 0u);
+    EXPECT_EQ(pool.statistics().reserved_bytes, 2 * pool.page_size());
 }
 
 TEST(PagePool, FailedReleaseIsTriedAgainAndThePageIsNeverHandedOutAgain) {

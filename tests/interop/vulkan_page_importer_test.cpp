@@ -2,6 +2,8 @@
 // buffer is the page's memory (what the CPU writes, the GPU reads, and back).
 #include <gtest/gtest.h>
 
+#include <algorithm>
+
 #include <atomic>
 #include <cstring>
 #include <set>
@@ -217,6 +219,37 @@ TEST(VulkanPageImporter, ASlotIsImportedOnlyOnceAndForgettingTellsTheListenerFir
     EXPECT_EQ(heard, std::vector<std::uint32_t>{0});
     importer.forget_page(PooledPage{{}, 3, 0});  // not imported: logged, ignored
     EXPECT_EQ(importer.statistics().forgets, 1u);
+    test::expect_no_validation_messages(*context);
+}
+
+// A trim of many pages: every page leaves the table before its listener hears of it, each is
+// heard of once, and every import is freed (the queue wait is once for the batch).
+TEST(VulkanPageImporter, ATrimForgetsItsPagesAsABatch) {
+    HostBackend backend;
+    VTPAGE_VULKAN_OR_SKIP(context, backend);
+    VulkanPageImporter importer(*context, backend);
+    PagePoolSettings settings;
+    settings.map_windows = true;
+    settings.window_pages = 16;
+    std::vector<std::uint32_t> heard;
+    importer.set_forget_listener([&](std::uint32_t slot) {
+        heard.push_back(slot);
+        EXPECT_EQ(importer.device_address(slot), 0u) << "slot " << slot << " is still found";
+    });
+    importer.attach(settings);
+    PagePool pool(backend, settings);
+    std::vector<PooledPage> pages = pool.acquire(8);
+    EXPECT_EQ(importer.imported_count(), 8u);
+    pool.release(pages);
+    pool.set_release_threshold(3 * pool.page_size());
+    EXPECT_EQ(importer.imported_count(), 3u);
+    std::sort(heard.begin(), heard.end());
+    EXPECT_EQ(heard.size(), 5u);
+    EXPECT_EQ(std::adjacent_find(heard.begin(), heard.end()), heard.end()) << "heard twice";
+    EXPECT_EQ(importer.statistics().forgets, 5u);
+    pool.set_release_threshold(0);
+    EXPECT_EQ(importer.imported_count(), 0u);
+    EXPECT_EQ(importer.statistics().forgets, 8u);
     test::expect_no_validation_messages(*context);
 }
 

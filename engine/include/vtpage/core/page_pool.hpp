@@ -56,6 +56,10 @@ struct PagePoolSettings {
     // from the thread that does it: where interop imports and forgets pages.
     std::function<void(const PooledPage&)> on_created;
     std::function<void(const PooledPage&)> on_destroyed;
+    // Called once before a batch of pages is released (before their on_destroyed), from the
+    // same thread: where interop waits once for the device to be done with all of them rather
+    // than once a page (a trim can release hundreds).
+    std::function<void(std::span<const PooledPage>)> on_destroying;
     Log log;
 };
 
@@ -128,6 +132,8 @@ private:
     // Runs on_destroyed (once), unmaps the window and releases the page; false (logged) when
     // the backend refuses, and then it is tried again later.
     bool destroy_page(Doomed& doomed);
+    // on_destroying for the claimed pages not announced yet.
+    void announce_batch(const std::vector<Doomed>& claimed);
 
     struct State;
     Backend& backend_;

@@ -17,9 +17,10 @@
 //     page is forgotten, so the import never outlives its memory).
 //
 // Forgetting a page waits for the queue to drain (vkQueueWaitIdle under the context's queue
-// lock) before freeing, since frames in flight may still read it; the pool destroys pages
-// rarely (above its release threshold, at shutdown). A forget listener (the indirection table)
-// hears of it first, so that no later frame can reach the page.
+// lock) before freeing, since frames in flight may still read it: once per batch that the pool
+// releases together (its on_destroying), so that a trim of hundreds of pages (a governor giving
+// memory back) waits once, not once a page. A forget listener (the indirection table) hears of
+// each page first, so that no later frame can reach it.
 //
 // The importer must outlive the pool it is attached to. All members are thread-safe: the pool
 // calls from its workers.
@@ -32,6 +33,7 @@
 #include <functional>
 #include <memory>
 #include <optional>
+#include <span>
 
 #include "vtpage/base/log.hpp"
 #include "vtpage/core/latency_histogram.hpp"
@@ -96,6 +98,8 @@ public:
     // Frees a page's import (see above); a slot not imported is logged and ignored. Never
     // throws: it runs where the pool releases pages.
     void forget_page(const PooledPage& page) noexcept;
+    // Before a batch of forget_page calls (the pool's on_destroying): one queue wait for all.
+    void prepare_forget(std::span<const PooledPage> pages) noexcept;
 
     // 0 / nothing when the slot is not imported.
     VkDeviceAddress device_address(std::uint32_t slot) const;
@@ -103,7 +107,8 @@ public:
     std::size_t imported_count() const;
     VulkanPageImporterStatistics statistics() const;
 
-    // Called with the slot at the start of forget_page, before the queue wait. One listener
+    // Called with the slot at the start of forget_page (or of prepare_forget for a batch),
+    // once the import is out of the table, before the queue wait. One listener
     // (the indirection table); an empty function removes it.
     void set_forget_listener(std::function<void(std::uint32_t slot)> listener);
 
