@@ -74,6 +74,10 @@ void VirtualTextureStreaming::build(Backend& backend) {
     indirection_->check_against(&streamer_->page_table());
     if (s.warm_pages) streamer_->page_table().pool().warm_up(s.warm_pages, false);
     feedback_ = std::make_unique<vt::FeedbackProcessor>(streamer_->textures(), s.feedback);
+    if (s.feedback_thread) {
+        feedback_worker_ = std::make_unique<vt::FeedbackWorker>(
+            *streamer_, vt::FeedbackWorkerSettings{s.feedback});
+    }
 }
 
 vt::TextureId VirtualTextureStreaming::add_texture(std::shared_ptr<const vt::TileSource> source) {
@@ -114,6 +118,14 @@ StreamingFrame VirtualTextureStreaming::begin_frame(VkCommandBuffer commands,
 
 vt::StreamRequestResult VirtualTextureStreaming::complete_frame(
     FrameId frame, std::span<const vt::FeedbackEntry> feedback) {
+    if (feedback_worker_) {
+        feedback_worker_->post(frame, feedback);
+        if (std::exception_ptr error = feedback_worker_->take_error()) {
+            std::rethrow_exception(error);
+        }
+        const vt::FeedbackFrameResult newest = feedback_worker_->last_result();
+        return {.ready = newest.ready, .queued = newest.queued};
+    }
     const vt::FeedbackResult result = feedback_->process(feedback);
     const vt::StreamRequestResult requested = streamer_->request(result.requests);
     streamer_->complete_frame(frame);
@@ -121,7 +133,16 @@ vt::StreamRequestResult VirtualTextureStreaming::complete_frame(
 }
 
 bool VirtualTextureStreaming::wait_idle(std::chrono::milliseconds timeout) {
-    if (!streamer_->wait_idle(timeout)) return false;
+    const auto deadline = std::chrono::steady_clock::now() + timeout;
+    if (feedback_worker_) {
+        if (!feedback_worker_->drain(timeout)) return false;
+        if (std::exception_ptr error = feedback_worker_->take_error()) {
+            std::rethrow_exception(error);
+        }
+    }
+    const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(
+        deadline - std::chrono::steady_clock::now());
+    if (!streamer_->wait_idle(std::max(left, std::chrono::milliseconds(0)))) return false;
     if (fills_) fills_->timeline().wait(fills_->last_signaled());
     streamer_->rethrow_error();
     return true;
@@ -152,6 +173,7 @@ void VirtualTextureStreaming::wait_for_frames() noexcept {
 
 void VirtualTextureStreaming::shutdown() noexcept {
     wait_for_frames();
+    feedback_worker_.reset();  // completes the frames handed to it
     feedback_.reset();
     // The streamer's page table reports its evictions to the indirection table and destroys
     // every physical page through the importer: both must still be there.

@@ -5,6 +5,8 @@
 // second context, so that the layer still reports everything done on it.
 #include <gtest/gtest.h>
 
+#include <span>
+
 #include <chrono>
 
 #include "../support/backend_fixture.hpp"
@@ -64,7 +66,8 @@ TEST_P(AppDeviceTest, AdoptingADeviceWithoutAFeatureNamesIt) {
 }
 
 // Begins a frame in a one-off command buffer, submits it as an app would and waits for it.
-void run_frame(VulkanContext& context, VirtualTextureStreaming& streaming, VkCommandPool pool) {
+void run_frame(VulkanContext& context, VirtualTextureStreaming& streaming, VkCommandPool pool,
+               std::span<const vt::FeedbackEntry> feedback = {}) {
     VkCommandBufferAllocateInfo allocate{VK_STRUCTURE_TYPE_COMMAND_BUFFER_ALLOCATE_INFO};
     allocate.commandPool = pool;
     allocate.level = VK_COMMAND_BUFFER_LEVEL_PRIMARY;
@@ -87,7 +90,7 @@ void run_frame(VulkanContext& context, VirtualTextureStreaming& streaming, VkCom
     context.submit(submit);
     frame.submitted();
     context.wait_idle();
-    streaming.complete_frame(frame.id(), {});
+    streaming.complete_frame(frame.id(), feedback);
     vkFreeCommandBuffers(context.device(), pool, 1, &commands);
 }
 
@@ -120,6 +123,45 @@ TEST_P(AppDeviceTest, StreamingOnAnAdoptedDevicePublishesRequestedPages) {
         EXPECT_GE(streaming.importer().imported_count(), pages);
         streaming.shutdown();
         streaming.shutdown();  // idempotent
+    }
+    test::expect_no_validation_messages(*app);
+}
+
+// With feedback_thread, complete_frame hands the feedback over: what it asks for is streamed and
+// published all the same, and wait_idle waits for the hand-off too.
+TEST_P(AppDeviceTest, FeedbackOnItsOwnThreadStreamsWhatItAsksFor) {
+    VTPAGE_BACKEND_OR_SKIP(backend, GetParam());
+    VTPAGE_VULKAN_OR_SKIP(app, *backend);
+    {
+        VulkanContext context(app->handles(), vulkan_device_requirements(*backend));
+        VirtualTextureStreamingSettings settings;
+        settings.page_count = 64;
+        settings.frames_in_flight = 1;
+        settings.feedback_thread = true;
+        settings.streamer.table.region_size = 64 * vt::page_bytes;
+        settings.streamer.table.budget_bytes = 32 * vt::page_bytes;
+        VirtualTextureStreaming streaming(context, *backend, settings);
+        const vt::TextureId id = streaming.add_texture(
+            std::make_shared<vt::ProceduralSource>(vt::ProceduralSettings{.size_log2 = 11}));
+        const vt::TextureLayout layout = streaming.streamer().textures().layout(id);
+        std::vector<vt::FeedbackEntry> feedback;  // every tile of every level but the tail
+        for (std::uint32_t mip = 0; mip < layout.tail_first_mip; ++mip) {
+            for (std::uint32_t y = 0; y < layout.mips[mip].tiles_y; ++y) {
+                for (std::uint32_t x = 0; x < layout.mips[mip].tiles_x; ++x) {
+                    feedback.push_back(vt::FeedbackEntry::make({id, mip, x, y}));
+                }
+            }
+        }
+        UniqueVkCommandPool pool = test::make_command_pool(context);
+        for (int frame = 0; frame < 3; ++frame) {
+            run_frame(context, streaming, pool.get(), feedback);
+            ASSERT_TRUE(streaming.wait_idle(30s));
+        }
+        const PageIndex base = streaming.streamer().textures().base_page(id);
+        for (std::uint64_t page = 0; page < layout.page_count; ++page) {
+            EXPECT_TRUE(streaming.indirection().slot_of(base + page)) << page;
+        }
+        streaming.shutdown();
     }
     test::expect_no_validation_messages(*app);
 }

@@ -13,6 +13,8 @@
 //     submit with frame.waits() and frame.signals() in the VkSubmitInfo2, then frame.submitted();
 //   once the frame's GPU work is done and its feedback read:
 //     streaming.complete_frame(frame.id(), feedback_entries);
+// With feedback_thread, complete_frame only copies the feedback and hands it to a thread of its
+// own (vt::FeedbackWorker), so that the render thread never processes feedback.
 //
 // GPU ordering it owns: the frame waits for the CUDA fills of the pages it may reach (none with
 // publish_when_filled, the default: such pages appear once their fill is done), and signals the
@@ -40,6 +42,7 @@
 #include "vtpage/interop/vulkan_page_importer.hpp"
 #include "vtpage/interop/vulkan_texture_directory.hpp"
 #include "vtpage/streaming/feedback_processor.hpp"
+#include "vtpage/streaming/feedback_worker.hpp"
 #include "vtpage/streaming/streamer.hpp"
 
 namespace vtpage {
@@ -65,6 +68,9 @@ struct VirtualTextureStreamingSettings {
     VulkanPageImporterSettings importer;
     VulkanTextureDirectorySettings directory;
     vt::FeedbackSettings feedback;
+    // Process feedback on a thread of its own (complete_frame copies it and returns at once,
+    // with the newest result processed so far); false: on the caller's thread, as it returns.
+    bool feedback_thread = false;
     Log log;
 };
 
@@ -113,11 +119,13 @@ public:
     // and the texture directory (frame_slot < frames_in_flight, its previous frame complete).
     [[nodiscard]] StreamingFrame begin_frame(VkCommandBuffer commands, std::uint32_t frame_slot);
     // Once the frame's GPU work is complete: its feedback becomes requests, and the pages it
-    // used may be evicted again.
+    // used may be evicted again. With feedback_thread: handed over, and the result is that of
+    // the newest feedback the thread has processed (ready and queued only); its errors are
+    // rethrown here.
     vt::StreamRequestResult complete_frame(FrameId frame,
                                            std::span<const vt::FeedbackEntry> feedback);
-    // Waits until nothing is pending and every fill has reached the device; false on timeout.
-    // Rethrows a worker's error.
+    // Waits until the feedback handed over is processed, nothing is pending and every fill has
+    // reached the device; false on timeout. Rethrows a worker's error.
     bool wait_idle(std::chrono::milliseconds timeout);
 
     VkDeviceAddress indirection_address() const noexcept;
@@ -144,6 +152,7 @@ private:
     std::unique_ptr<CudaVulkanTimeline> fills_;
     std::unique_ptr<vt::Streamer> streamer_;
     std::unique_ptr<vt::FeedbackProcessor> feedback_;
+    std::unique_ptr<vt::FeedbackWorker> feedback_worker_;  // with feedback_thread
     std::unique_ptr<VulkanTimeline> frames_;  // the frames signal it: shutdown waits for it
     std::uint64_t frames_begun_ = 0;
     std::uint64_t frames_submitted_ = 0;
