@@ -9,6 +9,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <atomic>
 #include <cerrno>
 #include <cstring>
 #include <system_error>
@@ -27,11 +28,17 @@ namespace {
 
 constexpr std::uint64_t wake_data = ~std::uint64_t(0);
 
+// liburing maps a ring with system calls that ThreadSanitizer does not see, so a new ring can
+// take the address of one that another thread used and freed, unordered for it (the kernel
+// orders them). Each ring's end is released here and each new ring acquires it.
+std::atomic<std::uint64_t> rings_ended{0};
+
 class UringReadEngine : public FileReadEngine,
                         public std::enable_shared_from_this<UringReadEngine> {
 public:
     UringReadEngine(std::shared_ptr<ReadScheduler> scheduler, FileLayer& layer, std::size_t depth)
         : scheduler_(std::move(scheduler)), layer_(layer), slots_(depth) {
+        rings_ended.load(std::memory_order_acquire);
         // One entry more than the slots: the eventfd read.
         const int result = io_uring_queue_init(unsigned(depth + 1), &ring_, 0);
         if (result < 0) {
@@ -51,6 +58,7 @@ public:
     ~UringReadEngine() override {
         scheduler_->set_wake({});
         io_uring_queue_exit(&ring_);
+        rings_ended.fetch_add(1, std::memory_order_release);
     }
 
     void start() {
@@ -215,12 +223,14 @@ std::shared_ptr<FileReadEngine> make_uring_read_engine(std::shared_ptr<ReadSched
 
 std::string uring_unavailable_reason() {
     io_uring ring{};
+    rings_ended.load(std::memory_order_acquire);
     const int result = io_uring_queue_init(2, &ring, 0);
     if (result < 0) {
         return detail::concat("io_uring_queue_init failed: ", errno_name(-result), " (",
                               std::strerror(-result), ")");
     }
     io_uring_queue_exit(&ring);
+    rings_ended.fetch_add(1, std::memory_order_release);
     return {};
 }
 
