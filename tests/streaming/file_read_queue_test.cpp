@@ -386,10 +386,26 @@ TEST_P(FileReadQueueTest, DestructionWaitsForTheReadsInFlight) {
     EXPECT_LT(slow.decided, 30);  // what was not issued was cancelled, not read
 }
 
+// Says when a read has been made (by pread, or by the kernel for io_uring), with the ordering
+// that lets the test look at the destination afterwards.
+class ReportingLayer : public FaultInjectingFileLayer {
+public:
+    std::int64_t read(int fd, void* destination, std::size_t size, std::uint64_t offset) override {
+        const std::int64_t result = FaultInjectingFileLayer::read(fd, destination, size, offset);
+        reads_made.fetch_add(1, std::memory_order_release);
+        return result;
+    }
+    std::int64_t kernel_result(const ReadAttempt& attempt, std::int64_t result) override {
+        reads_made.fetch_add(1, std::memory_order_release);
+        return FaultInjectingFileLayer::kernel_result(attempt, result);
+    }
+    std::atomic<int> reads_made{0};
+};
+
 TEST_P(FileReadQueueTest, AReadPastTheShutdownTimeoutIsLoggedAndFinishesLater) {
     const RandomFile file(mib, 111);
     std::vector<std::byte> destination(4096);
-    FaultInjectingFileLayer faults;
+    ReportingLayer faults;
     faults.hold();
     const std::size_t threads = thread_count();
     std::vector<std::string> errors;
@@ -410,6 +426,7 @@ TEST_P(FileReadQueueTest, AReadPastTheShutdownTimeoutIsLoggedAndFinishesLater) {
     EXPECT_NE(errors[0].find("still in flight"), std::string::npos) << errors[0];
     faults.release();  // the left thread reads, finds the queue stopped and ends
     EXPECT_TRUE(eventually([&] { return thread_count() == threads; }));
+    ASSERT_TRUE(eventually([&] { return faults.reads_made.load(std::memory_order_acquire) == 1; }));
     EXPECT_TRUE(file.holds(0, destination));
 }
 
