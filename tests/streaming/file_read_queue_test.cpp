@@ -111,8 +111,8 @@ bool eventually(const std::function<bool()>& condition) {
 }
 
 std::size_t thread_count() {
-    const std::filesystem::directory_iterator tasks("/proc/self/task");
-    return std::size_t(std::distance(begin(tasks), end(tasks)));
+    const std::filesystem::directory_iterator entries("/proc/self/task");
+    return std::size_t(std::distance(begin(entries), end(entries)));
 }
 
 std::string backend_name(const testing::TestParamInfo<FileReadBackend>& param) {
