@@ -6,7 +6,6 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-
 #include <cerrno>
 #include <filesystem>
 #include <thread>
