@@ -176,8 +176,19 @@ struct VulkanContext::State {
     std::mutex* queue_lock = &queue_mutex;  // the app's, when it gives one
     bool owns = true;                       // false: an adopted device
     std::vector<std::string> enabled_extensions;
+    // wait_for_submitted's timeline, made on first use; guarded by the queue lock.
+    VkSemaphore submitted_marker = VK_NULL_HANDLE;
+    std::uint64_t submitted_value = 0;
 
     ~State() {
+        if (submitted_marker) {  // ours, also on an adopted device: once its last signal is done
+            VkSemaphoreWaitInfo wait{VK_STRUCTURE_TYPE_SEMAPHORE_WAIT_INFO};
+            wait.semaphoreCount = 1;
+            wait.pSemaphores = &submitted_marker;
+            wait.pValues = &submitted_value;
+            vkWaitSemaphores(device, &wait, 10'000'000'000ull);
+            vkDestroySemaphore(device, submitted_marker, nullptr);
+        }
         if (!owns) return;
         if (device) {
             vkDeviceWaitIdle(device);
@@ -604,6 +615,50 @@ VkResult VulkanContext::present(const VkPresentInfoKHR& present) {
 void VulkanContext::wait_idle() {
     std::lock_guard lock(*state_->queue_lock);
     vk_check(vkQueueWaitIdle(state_->queue), "VulkanContext::wait_idle", "vkQueueWaitIdle");
+}
+
+void VulkanContext::wait_for_submitted(std::chrono::milliseconds timeout) {
+    std::uint64_t value = 0;
+    VkSemaphore marker = VK_NULL_HANDLE;
+    {
+        std::lock_guard lock(*state_->queue_lock);
+        marker = submitted_marker_nolock();
+        value = ++state_->submitted_value;
+        // A signal defined by a submission waits for every command earlier in submission order.
+        VkSemaphoreSubmitInfo signal{VK_STRUCTURE_TYPE_SEMAPHORE_SUBMIT_INFO};
+        signal.semaphore = marker;
+        signal.value = value;
+        signal.stageMask = VK_PIPELINE_STAGE_2_ALL_COMMANDS_BIT;
+        VkSubmitInfo2 submit{VK_STRUCTURE_TYPE_SUBMIT_INFO_2};
+        submit.signalSemaphoreInfoCount = 1;
+        submit.pSignalSemaphoreInfos = &signal;
+        vk_check(vkQueueSubmit2(state_->queue, 1, &submit, VK_NULL_HANDLE),
+                 "VulkanContext::wait_for_submitted", "vkQueueSubmit2");
+    }
+    VkSemaphoreWaitInfo wait{VK_STRUCTURE_TYPE_SEMAPHORE_WAIT_INFO};
+    wait.semaphoreCount = 1;
+    wait.pSemaphores = &marker;
+    wait.pValues = &value;
+    const auto nanoseconds = std::chrono::duration_cast<std::chrono::nanoseconds>(timeout);
+    const VkResult result = vkWaitSemaphores(
+        state_->device, &wait, std::uint64_t(std::max<std::int64_t>(0, nanoseconds.count())));
+    if (result == VK_TIMEOUT) {
+        throw Error(Errc::busy, "VulkanContext::wait_for_submitted",
+                    "the queue's submitted work did not finish in time",
+                    detail::concat("timeout_ms=", timeout.count()));
+    }
+    vk_check(result, "VulkanContext::wait_for_submitted", "vkWaitSemaphores");
+}
+
+VkSemaphore VulkanContext::submitted_marker_nolock() {
+    if (state_->submitted_marker) return state_->submitted_marker;
+    VkSemaphoreTypeCreateInfo type{VK_STRUCTURE_TYPE_SEMAPHORE_TYPE_CREATE_INFO};
+    type.semaphoreType = VK_SEMAPHORE_TYPE_TIMELINE;
+    VkSemaphoreCreateInfo info{VK_STRUCTURE_TYPE_SEMAPHORE_CREATE_INFO};
+    info.pNext = &type;
+    vk_check(vkCreateSemaphore(state_->device, &info, nullptr, &state_->submitted_marker),
+             "VulkanContext::wait_for_submitted", "vkCreateSemaphore");
+    return state_->submitted_marker;
 }
 
 void VulkanContext::run_commands(const std::function<void(VkCommandBuffer)>& record) {

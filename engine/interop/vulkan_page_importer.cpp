@@ -275,7 +275,7 @@ VulkanPageImporter::~VulkanPageImporter() {
     State& s = *state_;
     if (s.imported == 0) return;
     try {
-        s.context.wait_idle();
+        s.context.wait_for_submitted();
     } catch (const Error& error) {
         s.settings.log.error("vulkan page importer: waiting for the queue: ", error.what());
     }
@@ -357,7 +357,7 @@ void VulkanPageImporter::prepare_forget(std::span<const PooledPage> pages) noexc
         if (listener) {
             for (std::uint32_t slot : leaving) listener(slot);
         }
-        s.context.wait_idle();
+        s.context.wait_for_submitted();
     } catch (const std::exception& error) {
         s.settings.log.error("vulkan page importer: preparing to forget ", leaving.size(),
                              " pages: ", error.what());
@@ -392,7 +392,7 @@ void VulkanPageImporter::forget_page(const PooledPage& page) noexcept {
     }
     try {
         if (listener && !prepared) listener(page.slot);
-        if (!drained) s.context.wait_idle();
+        if (!drained) s.context.wait_for_submitted();
     } catch (const std::exception& error) {
         s.settings.log.error("vulkan page importer: forgetting slot ", page.slot, ": ",
                              error.what());

@@ -1,6 +1,12 @@
 // The Vulkan context: device choice, validation, error translation.
 #include <gtest/gtest.h>
 
+#include <chrono>
+
+#include <thread>
+
+#include <atomic>
+
 #include "../support/backend_fixture.hpp"
 #include "vtpage/interop/vulkan_error.hpp"
 #include "vtpage/interop/vulkan_timeline.hpp"
@@ -80,6 +86,45 @@ TEST_P(VulkanContextTest, AnUnknownDeviceUuidIsRefusedWithTheReason) {
         EXPECT_NE(std::string(error.what()).find(probe->device_name()), std::string::npos)
             << "the message names the devices passed over: " << error.what();
     }
+}
+
+// wait_for_submitted waits for the work submitted before it, and holds the queue lock only to
+// submit its marker: another thread submits while it waits, and its deadline holds.
+TEST_P(VulkanContextTest, WaitForSubmittedWaitsForEarlierWorkWithoutHoldingTheQueue) {
+    VTPAGE_BACKEND_OR_SKIP(backend, GetParam());
+    VTPAGE_VULKAN_OR_SKIP(context, *backend);
+    VulkanTimeline gate(*context, 0);
+    auto submit_waiting_on = [&](std::uint64_t value) {
+        VkSemaphoreSubmitInfo wait{VK_STRUCTURE_TYPE_SEMAPHORE_SUBMIT_INFO};
+        wait.semaphore = gate.get();
+        wait.value = value;
+        wait.stageMask = VK_PIPELINE_STAGE_2_ALL_COMMANDS_BIT;
+        VkSubmitInfo2 submit{VK_STRUCTURE_TYPE_SUBMIT_INFO_2};
+        submit.waitSemaphoreInfoCount = 1;
+        submit.pWaitSemaphoreInfos = &wait;
+        context->submit(submit);
+    };
+    submit_waiting_on(1);  // work that cannot finish before the gate opens
+    try {
+        context->wait_for_submitted(std::chrono::milliseconds(50));
+        ADD_FAILURE() << "returned before the earlier work finished";
+    } catch (const Error& error) {
+        EXPECT_EQ(error.code(), Errc::busy);
+    }
+    std::atomic<bool> returned{false};
+    std::thread waiter([&] {
+        context->wait_for_submitted();
+        returned = true;
+    });
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+    EXPECT_FALSE(returned);
+    submit_waiting_on(1);  // the queue is free to take more work meanwhile
+    EXPECT_FALSE(returned);
+    gate.signal(1);
+    waiter.join();
+    EXPECT_TRUE(returned);
+    context->wait_for_submitted();
+    test::expect_no_validation_messages(*context);
 }
 
 TEST_P(VulkanContextTest, CountsValidationMessagesAndRoutesThemToTheLog) {

@@ -27,6 +27,7 @@
 #include <vulkan/vulkan.h>
 
 #include <array>
+#include <chrono>
 #include <cstdint>
 #include <functional>
 #include <memory>
@@ -156,6 +157,11 @@ public:
     void submit(const VkSubmitInfo2& submit, VkFence fence = VK_NULL_HANDLE);
     VkResult present(const VkPresentInfoKHR& present);  // OUT_OF_DATE and SUBOPTIMAL returned
     void wait_idle();
+    // Waits until everything submitted to the queue so far has finished, holding the queue lock
+    // only to submit a marker (an empty batch signalling a timeline of the context's): other
+    // threads go on submitting meanwhile, unlike wait_idle. busy when that takes longer than
+    // `timeout`.
+    void wait_for_submitted(std::chrono::milliseconds timeout = std::chrono::seconds(10));
     // Records commands, submits them and waits for them: for set-up and tests, not per frame.
     void run_commands(const std::function<void(VkCommandBuffer)>& record);
 
@@ -163,6 +169,8 @@ public:
     void set_name(VkObjectType type, std::uint64_t handle, const char* name) const;
 
 private:
+    // wait_for_submitted's timeline semaphore, made on first use (the queue lock held).
+    VkSemaphore submitted_marker_nolock();
     struct State;
     std::unique_ptr<State> state_;
 };

@@ -16,8 +16,9 @@
 //     windows, else from the importer's own mapping of the page's exported memfd (kept until the
 //     page is forgotten, so the import never outlives its memory).
 //
-// Forgetting a page waits for the queue to drain (vkQueueWaitIdle under the context's queue
-// lock) before freeing, since frames in flight may still read it: once per batch that the pool
+// Forgetting a page waits for the work submitted so far to finish (VulkanContext::
+// wait_for_submitted: the queue lock is held only to submit a marker, so frames go on being
+// submitted) before freeing, since frames in flight may still read it: once per batch that the pool
 // releases together (its on_destroying), so that a trim of hundreds of pages (a governor giving
 // memory back) waits once, not once a page. A forget listener (the indirection table) hears of
 // each page first, so that no later frame can reach it.
