@@ -94,6 +94,18 @@ PageSet prepare_page_set(const Options& options, std::optional<TemporaryFolder>&
     return open_page_set(folder);
 }
 
+// A set larger than half the memory does not stay in the page cache: its warm figures are
+// partly cold.
+void warn_if_uncached(const PageSet& set) {
+    const double memory = double(::sysconf(_SC_PHYS_PAGES)) * double(::sysconf(_SC_PAGESIZE));
+    if (double(set.total_file_bytes()) > memory / 2) {
+        std::printf(
+            "note: the set (%.1f GiB) is over half the memory (%.1f GiB): warm reads may "
+            "not all come from the page cache\n",
+            double(set.total_file_bytes()) / gib, memory / gib);
+    }
+}
+
 struct Figures {
     Rate warm_read, cold_read, decode, copy;
     ReadMode cold_mode = ReadMode::cold_dropped;
@@ -138,14 +150,14 @@ void print_limits(const Figures& f, const std::string& copy_skipped, std::size_t
                              {"what", "pages/s", "GB/s", "best with"});
     auto add = [&](const std::string& what, const Rate& r, const std::string& unit) {
         table.add_row({what, rate_cell(r.pages_per_s), fixed(r.bytes_per_s / gigabyte, 2),
-                       std::to_string(r.threads) + " " + unit});
+                       std::to_string(r.threads) + " " + unit + (r.threads == 1 ? "" : "s")});
     };
-    add("page-cache read, sequential pread (stored pages)", f.warm_read, "readers");
-    add(std::string(to_string(f.cold_mode)) + " read (stored pages)", f.cold_read, "readers");
+    add("page-cache read, sequential pread (stored pages)", f.warm_read, "reader");
+    add(std::string(to_string(f.cold_mode)) + " read (stored pages)", f.cold_read, "reader");
     add("zstd decode + verify, " + std::to_string(workers) + " threads (pages)", f.decode,
-        "threads");
+        "thread");
     if (copy_skipped.empty()) {
-        add("host-to-device copy, pinned (pages)", f.copy, "streams");
+        add("host-to-device copy, pinned (pages)", f.copy, "stream");
     } else {
         table.add_row({"host-to-device copy", "skipped", "", copy_skipped});
     }
@@ -277,6 +289,7 @@ int main(int argc, char** argv) {
             "than the pages), %zu decoding threads, reads %zu deep\n",
             set.pages.size(), set.archives.size(), double(set.stored_bytes) / gib,
             double(set.page_bytes) / set.stored_bytes_per_page(), options.workers, options.depth);
+        warn_if_uncached(set);
         const Figures figures = measure(set, options);
         const DeviceCopier probe({options.backend, 1, set.page_bytes, 1, 1});
         std::printf("destination: %s; reads: %s; cold reads: %s\n\n", probe.description().c_str(),
