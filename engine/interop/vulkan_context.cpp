@@ -176,7 +176,8 @@ struct VulkanContext::State {
     std::mutex* queue_lock = &queue_mutex;  // the app's, when it gives one
     bool owns = true;                       // false: an adopted device
     std::vector<std::string> enabled_extensions;
-    // wait_for_submitted's timeline, made on first use; guarded by the queue lock.
+    // wait_for_submitted's timeline, made by the constructors; the value is guarded by the
+    // queue lock.
     VkSemaphore submitted_marker = VK_NULL_HANDLE;
     std::uint64_t submitted_value = 0;
 
@@ -517,6 +518,9 @@ VulkanContext::VulkanContext(VulkanContextSettings settings) : state_(std::make_
     state_->create_instance();
     state_->choose_device();
     state_->create_device();
+    // Made now rather than at first use: a driver may hold a file descriptor for it, and what a
+    // context holds should not change under an app that counts them.
+    submitted_marker_nolock();
     state_->settings.log.info("vulkan: ", device_name(), " (", driver_info(), "), validation ",
                               state_->validation ? "on" : "off");
 }
@@ -526,6 +530,7 @@ VulkanContext::VulkanContext(const VulkanDeviceHandles& app_device,
     : state_(std::make_unique<State>()) {
     state_->settings.log = std::move(log);
     state_->adopt(app_device, requirements);
+    submitted_marker_nolock();  // made now, as above
     state_->settings.log.info("vulkan: the app's ", device_name(), " (", driver_info(), ")");
 }
 

@@ -169,7 +169,8 @@ public:
     void set_name(VkObjectType type, std::uint64_t handle, const char* name) const;
 
 private:
-    // wait_for_submitted's timeline semaphore, made on first use (the queue lock held).
+    // wait_for_submitted's timeline semaphore (made by the constructors; later calls hold the
+    // queue lock).
     VkSemaphore submitted_marker_nolock();
     struct State;
     std::unique_ptr<State> state_;
