@@ -6,9 +6,10 @@ layout(push_constant, std430) uniform Frame {
     mat4 view_projection;   // world -> clip (Vulkan: y down, depth 0..1)
     uint64_t indirection;   // VulkanIndirectionTable::device_address()
     uint64_t directory;     // VulkanTextureDirectory::device_address()
-    vec2 plane_extent;      // the plane covers [0, extent.x] x [0, extent.y] in x and z,
-                            // uv = xz / plane_extent
-    uint texture_id;
+    vec2 plane_extent;      // the plane covers origin + [0, extent.x] x [0, extent.y] in x and
+                            // z, uv = (xz - origin) / plane_extent
+    vec2 plane_origin;      // the plane's corner at uv (0, 0): one draw per plane of a scene
+    uint texture_id;        // the plane's texture
     float lod_bias;         // -log2(downscale) in the feedback pass
     uint mode;              // 0 textured, 1 residency overlay, 2 mip overlay
 } frame;

@@ -1,7 +1,7 @@
 #version 460
 // The deferred textured pass: samples the virtual texture at the positions the raster pass
-// recorded (ground_plane_sample_position.frag) and writes RGBA8 colours, the sky where the plane
-// is not. A compute pass runs on every core of GPUs that shade fragments on a few of them only
+// recorded (ground_plane_sample_position.frag) and writes RGBA8 colours, the sky where no plane
+// is. Each pixel samples the texture its position names (a scene's planes have one each). A compute pass runs on every core of GPUs that shade fragments on a few of them only
 // (the H100), where sampling, and decoding block-compressed tiles most of all, costs
 // arithmetic that the raster pass would run short of.
 //
@@ -19,7 +19,7 @@
 layout(local_size_x = 8, local_size_y = 8) in;
 
 layout(buffer_reference, std430, buffer_reference_align = 16) readonly buffer SamplePositions {
-    vec4 positions[];  // (u, v, level of detail, 1 on the plane and 0 on the sky), row by row
+    vec4 positions[];  // (u, v, level of detail, texture id + 1; 0 on the sky), row by row
 };
 layout(buffer_reference, std430, buffer_reference_align = 4) writeonly buffer Colours {
     uint rgba8[];  // row by row
@@ -38,10 +38,10 @@ layout(push_constant, std430) uniform Shade {
     uint64_t quality;      // QualityBins, zeroed before the pass
     uint width;
     uint height;
-    uint texture_id;
     uint sky;  // the clear colour, RGBA8 with R in the low byte
     uint quality_bins;  // a power of two
     float lod_bias;     // added to each pixel's level of detail; the quality measure ignores it
+    uint padding;
 } shade;
 
 // (on the plane, at the wanted level, levels missing) of one pixel, summed over the subgroup.
@@ -64,7 +64,8 @@ void main() {
     uint colour = shade.sky;
     uvec3 counts = uvec3(0u);
     if (position.w != 0.0) {
-        VtTexture t = vt_texture(shade.directory, shade.indirection, shade.texture_id);
+        const uint texture_id = uint(position.w) - 1u;
+        VtTexture t = vt_texture(shade.directory, shade.indirection, texture_id);
         VtSampleInfo info;
         // The positions hold the unbiased level: a pixel at its wanted level is one sampled at
         // that level, so a bias shows as levels missing.

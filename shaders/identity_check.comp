@@ -16,7 +16,7 @@
 layout(local_size_x = 8, local_size_y = 8) in;
 
 layout(buffer_reference, std430, buffer_reference_align = 16) readonly buffer SamplePositions {
-    vec4 positions[];  // (u, v, level of detail, 1 on the plane and 0 on the sky), row by row
+    vec4 positions[];  // (u, v, level of detail, texture id + 1; 0 on the sky), row by row
 };
 // IdentityCheckCounts in demos/viewer/renderer/vulkan_identity_check_pipeline.hpp.
 layout(buffer_reference, std430, buffer_reference_align = 16) buffer Counts {
@@ -34,8 +34,8 @@ layout(push_constant, std430) uniform Check {
     uint64_t counts;       // Counts
     uint width;
     uint height;
-    uint texture_id;
     uint identity_tag;  // the identity texture's tag (IdentitySettings::texture)
+    uint padding;
 } check;
 
 shared uint group_pixels;
@@ -63,7 +63,7 @@ void check_pixel(uvec2 pixel) {
     if (pixel.x >= check.width || pixel.y >= check.height) return;
     const vec4 position = SamplePositions(check.positions).positions[pixel.y * check.width + pixel.x];
     if (position.w == 0.0) return;
-    VtTexture t = vt_texture(check.directory, check.indirection, check.texture_id);
+    VtTexture t = vt_texture(check.directory, check.indirection, uint(position.w) - 1u);
     const uint fine = uint(floor(position.z));
     bool fine_coarser = false, next_coarser = false;
     bool holds = level_holds_identity(t, fine, position.xy, fine_coarser);

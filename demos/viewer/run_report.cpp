@@ -129,6 +129,20 @@ nlohmann::json governor_json(const RunReport& r) {
             {"timeline", timeline}};
 }
 
+nlohmann::json textures_json(const RunReport& r) {
+    nlohmann::json textures = nlohmann::json::array();
+    for (const SessionTexture& texture : r.textures) {
+        textures.push_back({{"id", texture.id},
+                            {"name", texture.name},
+                            {"width", texture.shape.width},
+                            {"height", texture.shape.height},
+                            {"pages", texture.pages},
+                            {"resident_pages", texture.resident_pages},
+                            {"resident_texels", texture.resident_texels}});
+    }
+    return textures;
+}
+
 }  // namespace
 
 RunReport make_report(const ViewerOptions& options, const StreamingSession& session,
@@ -169,7 +183,8 @@ RunReport make_report(const ViewerOptions& options, const StreamingSession& sess
     r.pages_per_second = seconds > 0 ? double(r.pages_streamed) / seconds : 0;
     r.bytes_per_second = seconds > 0 ? double(r.bytes_streamed) / seconds : 0;
     r.resident_pages = streamer.table.resident_pages;
-    r.resident_texels = session.resident_texels();
+    r.textures = session.texture_residency();
+    for (const SessionTexture& texture : r.textures) r.resident_texels += texture.resident_texels;
     r.deferred_pages = streamer.table.deferred_pages;
     r.deferred_peak = streamer.table.deferred_peak;
     r.deferred_total = streamer.table.deferred_total;
@@ -271,6 +286,7 @@ nlohmann::json to_json(const RunReport& r) {
         {"validation_warnings", r.validation_warnings},
         {"validation_messages", r.validation_messages},
     };
+    json["textures"] = textures_json(r);
     json["quality"] = quality_json(r);
     if (r.settle_requested) json["settled"] = r.settled;
     if (r.identity_check) {
@@ -295,6 +311,20 @@ nlohmann::json to_json(const RunReport& r) {
     }
     return json;
 }
+
+namespace {
+
+// "a 3 / 11, b 1 / 3, ...": each texture's resident pages of its pages.
+std::string per_texture_pages(const RunReport& r) {
+    std::string text;
+    for (const SessionTexture& texture : r.textures) {
+        text += detail::concat(text.empty() ? "" : ", ", texture.name, " ", texture.resident_pages,
+                               " / ", texture.pages);
+    }
+    return text;
+}
+
+}  // namespace
 
 std::string summary_text(const RunReport& r) {
     std::string text;
@@ -340,6 +370,7 @@ std::string summary_text(const RunReport& r) {
     row("resident / budget pages",
         detail::concat(r.resident_pages, " / ", r.budget_pages, " (",
                        fixed(double(r.resident_texels) / 1e6, 1), " Mtexels)"));
+    if (r.textures.size() > 1) row("resident pages per texture", per_texture_pages(r));
     row("held back for frames in flight: now / peak pages",
         detail::concat(r.deferred_pages, " / ", r.deferred_peak));
     row("pool hits / misses", detail::concat(r.pool.hits, " / ", r.pool.misses));

@@ -39,6 +39,8 @@ struct RunReport {
     double pages_per_second = 0, bytes_per_second = 0;     // over `seconds`
     std::size_t resident_pages = 0;
     std::uint64_t resident_texels = 0;  // what the resident pages hold, at the end
+    // Each texture: its pages, and what of it was resident at the end (a set has several).
+    std::vector<SessionTexture> textures;
     // Evicted pages held back for frames in flight (counted in the budget): now, at most, ever.
     std::size_t deferred_pages = 0, deferred_peak = 0;
     std::uint64_t deferred_total = 0;

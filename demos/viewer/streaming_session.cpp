@@ -2,6 +2,7 @@
 
 #include <algorithm>
 
+#include "texture_set_source.hpp"
 #include "vtpage/backend/backend_factory.hpp"
 #include "vtpage/interop/vulkan_cuda_timeline.hpp"
 #include "vtpage/streaming/baked_texture.hpp"
@@ -17,25 +18,38 @@ using Clock = std::chrono::steady_clock;
 // A benchmark's timeline at a few thousand frames a second for minutes, no more.
 constexpr std::size_t max_governor_samples = 1 << 20;
 
-std::shared_ptr<const vt::TileSource> make_source(const SessionSettings& settings) {
+using Sources = std::vector<std::shared_ptr<const vt::TileSource>>;
+
+Sources make_sources(const SessionSettings& settings) {
     if (settings.texture == "procedural") {
-        return std::make_shared<vt::ProceduralSource>(
+        return {std::make_shared<vt::ProceduralSource>(
             vt::ProceduralSettings{.seed = settings.seed,
                                    .size_log2 = settings.texture_size_log2,
-                                   .format = settings.texture_format});
+                                   .format = settings.texture_format})};
     }
     if (settings.texture == "identity") {
-        return std::make_shared<vt::IdentitySource>(
-            vt::IdentitySettings{.size_log2 = settings.texture_size_log2});
+        return {std::make_shared<vt::IdentitySource>(
+            vt::IdentitySettings{.size_log2 = settings.texture_size_log2})};
     }
-    try {
-        return std::make_shared<vt::BakedFileSource>(settings.texture);
-    } catch (const Error& error) {
-        if (error.code() == Errc::io_error || error.code() == Errc::corrupt_data) {
-            throw UsageError("cannot use " + settings.texture + " as a texture: " + error.what());
-        }
-        throw;
+    if (is_texture_set(settings.texture)) return open_texture_set(settings.texture);
+    return {open_baked_texture(settings.texture)};
+}
+
+// The textures' planes side by side (one texel a unit), and the draws that show them.
+SceneLayout lay_out(const std::vector<SessionTexture>& textures, std::vector<PlaneDraw>& draws) {
+    std::vector<PlaneExtent> extents;
+    for (const SessionTexture& texture : textures) {
+        extents.emplace_back(double(texture.shape.width), double(texture.shape.height));
     }
+    SceneLayout scene = grid_layout(extents);
+    draws.clear();
+    for (std::size_t i = 0; i < textures.size(); ++i) {
+        const PlanePlacement& plane = scene.planes[i];
+        draws.push_back({.texture_id = textures[i].id,
+                         .origin = {float(plane.x), float(plane.z)},
+                         .extent = {float(plane.extent.x), float(plane.extent.z)}});
+    }
+    return scene;
 }
 
 // The streamer reads the mip tail page as the texture is added: a texture whose tail cannot be
@@ -57,14 +71,19 @@ vt::TextureId add_texture(VirtualTextureStreaming& streaming,
 StreamingSession::StreamingSession(SessionSettings settings) : settings_(std::move(settings)) {
     const auto start = Clock::now();
     const SessionSettings& s = settings_;
-    // The texture first: a bad file is the user's problem, said before any device work.
-    std::shared_ptr<const vt::TileSource> source = make_source(s);
-    shape_ = source->shape();
-    texture_name_ = source->name();
-    const vt::TextureLayout layout(shape_);
-    const auto* identity = dynamic_cast<const vt::IdentitySource*>(source.get());
+    // The textures first: bad input is the user's problem, said before any device work.
+    Sources sources = make_sources(s);
+    texture_set_ =
+        s.texture != "procedural" && s.texture != "identity" && is_texture_set(s.texture);
+    std::uint64_t page_count = 0;
+    for (const auto& source : sources) page_count += vt::TextureLayout(source->shape()).page_count;
+    const auto* identity = dynamic_cast<const vt::IdentitySource*>(sources.front().get());
+    if (s.identity_check && texture_set_) {
+        throw UsageError("the identity check takes one texture, not the texture set " + s.texture);
+    }
     if (s.identity_check && !identity) {
-        throw UsageError("the identity check needs the identity texture, not " + texture_name_);
+        throw UsageError("the identity check needs the identity texture, not " +
+                         sources.front()->name());
     }
 
     backend_ = make_backend({.name = s.backend, .log = s.log});
@@ -80,7 +99,7 @@ StreamingSession::StreamingSession(SessionSettings settings) : settings_(std::mo
 
     const std::size_t budget_pages = std::max<std::size_t>(s.budget_bytes / vt::page_bytes, 1);
     VirtualTextureStreamingSettings streaming;
-    streaming.page_count = layout.page_count;  // the texture is the first in the region
+    streaming.page_count = page_count;  // the textures one after another from the region's start
     streaming.frames_in_flight = s.frames_in_flight;
     streaming.publish_when_filled = true;  // frames never wait for CUDA fills
     // Each physical page created and imported now, not while flying (vAttention's way).
@@ -88,7 +107,7 @@ StreamingSession::StreamingSession(SessionSettings settings) : settings_(std::mo
     streaming.importer.log = s.log;
     streaming.log = s.log;
     vt::StreamerSettings& streamer_settings = streaming.streamer;
-    streamer_settings.table.region_size = layout.page_count * vt::page_bytes;
+    streamer_settings.table.region_size = page_count * vt::page_bytes;
     streamer_settings.table.budget_bytes = budget_pages * vt::page_bytes;
     streamer_settings.table.pool.window_pages = budget_pages + 16;
     streamer_settings.table.log = s.log;
@@ -104,7 +123,15 @@ StreamingSession::StreamingSession(SessionSettings settings) : settings_(std::mo
     };
     streaming_ =
         std::make_unique<VirtualTextureStreaming>(*context_, *backend_, std::move(streaming));
-    texture_id_ = add_texture(*streaming_, source);
+    for (const auto& source : sources) {
+        const vt::TextureShape shape = source->shape();
+        const std::string name = source->name();
+        textures_.push_back({.id = add_texture(*streaming_, source),
+                             .name = name,
+                             .shape = shape,
+                             .pages = vt::TextureLayout(shape).page_count});
+    }
+    scene_ = lay_out(textures_, planes_);
     vt::FeedbackWorkerSettings feedback;
     if (s.governor) {
         vt::StreamingGovernorSettings governor = *s.governor;
@@ -144,8 +171,7 @@ StreamingSession::~StreamingSession() {
 std::optional<CompletedSummary> StreamingSession::render(const SessionFrame& frame) {
     FrameDesc desc;
     desc.view_projection = frame.view_projection;
-    desc.texture_id = texture_id_;
-    desc.plane_extent = {float(plane_extent().x), float(plane_extent().z)};
+    desc.planes = planes_;
     desc.mode = frame.mode;
     desc.capture = frame.capture;
     desc.overlay = frame.overlay;
@@ -314,16 +340,18 @@ bool StreamingSession::settle(SessionFrame frame, std::chrono::milliseconds time
 }
 
 void StreamingSession::preload_all(std::chrono::milliseconds timeout) {
-    const vt::TextureLayout layout(shape_);
-    const std::size_t pages = layout.page_count;
+    const std::uint64_t pages = texture_pages();
     if (pages > budget_pages()) {
-        throw UsageError(detail::concat("--preload-all: the texture has ", pages,
+        throw UsageError(detail::concat("--preload-all: the ",
+                                        texture_set_ ? "texture set has " : "texture has ", pages,
                                         " pages, the budget holds ", budget_pages(),
                                         " (raise --budget-mib or use a smaller texture)"));
     }
     std::vector<PageIndex> all;
-    const PageIndex base = streaming_->streamer().textures().base_page(texture_id_);
-    for (std::uint64_t page = 0; page < pages; ++page) all.push_back(base + page);
+    for (const SessionTexture& texture : textures_) {
+        const PageIndex base = streaming_->streamer().textures().base_page(texture.id);
+        for (std::uint64_t page = 0; page < texture.pages; ++page) all.push_back(base + page);
+    }
     streaming_->streamer().request(all);
     if (!wait_idle_keeping_input_errors(timeout)) {
         throw Error(Errc::busy, "StreamingSession::preload_all",
@@ -365,25 +393,41 @@ std::string StreamingSession::backend_name() const { return std::string(backend_
 
 std::string StreamingSession::device_name() const { return context_->device_name(); }
 
-std::string StreamingSession::texture_name() const { return texture_name_; }
+std::string StreamingSession::texture_name() const {
+    if (!texture_set_) return textures_.front().name;
+    return detail::concat(textures_.size(), textures_.size() == 1 ? " texture, " : " textures, ",
+                          texture_pages(), " pages");
+}
 
 std::size_t StreamingSession::budget_pages() const {
     return streaming_->streamer().page_table().budget_pages();
 }
 
 std::uint64_t StreamingSession::resident_texels() const {
-    vt::Streamer& streamer = streaming_->streamer();
-    const vt::TextureLayout layout = streamer.textures().layout(texture_id_);
-    const PageIndex base = streamer.textures().base_page(texture_id_);
     std::uint64_t texels = 0;
-    for (std::uint64_t page = 0; page < layout.page_count; ++page) {
-        if (streamer.page_table().is_resident(base + page)) texels += layout.texels_in_page(page);
-    }
+    for (const SessionTexture& texture : texture_residency()) texels += texture.resident_texels;
     return texels;
 }
 
+std::vector<SessionTexture> StreamingSession::texture_residency() const {
+    vt::Streamer& streamer = streaming_->streamer();
+    std::vector<SessionTexture> textures = textures_;
+    for (SessionTexture& texture : textures) {
+        const vt::TextureLayout layout = streamer.textures().layout(texture.id);
+        const PageIndex base = streamer.textures().base_page(texture.id);
+        for (std::uint64_t page = 0; page < layout.page_count; ++page) {
+            if (!streamer.page_table().is_resident(base + page)) continue;
+            ++texture.resident_pages;
+            texture.resident_texels += layout.texels_in_page(page);
+        }
+    }
+    return textures;
+}
+
 std::uint64_t StreamingSession::texture_pages() const noexcept {
-    return vt::TextureLayout(shape_).page_count;
+    std::uint64_t pages = 0;
+    for (const SessionTexture& texture : textures_) pages += texture.pages;
+    return pages;
 }
 
 }  // namespace vtpage::viewer

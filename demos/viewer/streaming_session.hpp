@@ -28,6 +28,8 @@
 #include "camera.hpp"
 #include "input_errors.hpp"
 #include "renderer/vulkan_renderer.hpp"
+#include "scene_layout.hpp"
+#include "usage_error.hpp"
 #include "vtpage/backend/backend.hpp"
 #include "vtpage/base/log.hpp"
 #include "vtpage/interop/virtual_texture_streaming.hpp"
@@ -39,15 +41,11 @@
 
 namespace vtpage::viewer {
 
-// A problem with what the user asked for, found while setting up (exit status 2).
-class UsageError : public std::runtime_error {
-public:
-    using std::runtime_error::runtime_error;
-};
-
 struct SessionSettings {
     std::string backend = "auto";
-    // "procedural", "identity" (vt::IdentitySource: every texel names itself) or a baked file
+    // "procedural", "identity" (vt::IdentitySource: every texel names itself), a baked file, or
+    // a texture set: a folder of baked files or a manifest (texture_set_source.hpp), whose
+    // textures are drawn side by side (scene_layout.hpp)
     std::string texture = "procedural";
     std::uint32_t texture_size_log2 = 20;  // of the procedural and identity textures
     std::uint32_t seed = 3;
@@ -136,6 +134,16 @@ struct IdentityCheckTotals {
     std::uint64_t first_violating_frame = 0;  // 0: none
 };
 
+// One texture of the session, and what of it is resident (texture_residency()).
+struct SessionTexture {
+    vt::TextureId id = 0;
+    std::string name;
+    vt::TextureShape shape;
+    std::uint64_t pages = 0;           // TextureLayout::page_count
+    std::uint64_t resident_pages = 0;  // filled in by texture_residency()
+    std::uint64_t resident_texels = 0;
+};
+
 // Counters for statistics and the HUD, read without disturbing the workers much.
 struct SessionCounters {
     vt::StreamerStatistics streamer;
@@ -167,7 +175,7 @@ public:
     // asks for nothing that is not resident, and once more so that the image shows it; false
     // when that takes longer than `timeout` or `max_frames`.
     bool settle(SessionFrame frame, std::chrono::milliseconds timeout, int max_frames = 200);
-    // Makes every page of the texture resident and waits for it (UsageError when the budget
+    // Makes every page of every texture resident and waits for it (UsageError when the budget
     // cannot hold them all).
     void preload_all(std::chrono::milliseconds timeout);
     // While paused, feedback is still read and processed but nothing is requested: nothing new
@@ -188,19 +196,25 @@ public:
     const Backend& backend() const noexcept { return *backend_; }
     std::string backend_name() const;
     std::string device_name() const;
+    // The texture's name, or for a texture set "N textures, M pages".
     std::string texture_name() const;
-    vt::TextureShape texture_shape() const noexcept { return shape_; }
-    // The ground plane's side: the texture's larger side, one texel per unit.
+    // The first texture's shape (the only one's, but for a texture set).
+    vt::TextureShape texture_shape() const noexcept { return textures_.front().shape; }
+    bool texture_set() const noexcept { return texture_set_; }
+    // The ground plane's side: the scene's larger side, one texel per unit.
     double plane_size() const noexcept { return plane_extent().larger(); }
-    // The ground plane: the texture at its aspect, one texel per unit.
-    PlaneExtent plane_extent() const noexcept {
-        return {double(shape_.width), double(shape_.height)};
-    }
+    // What the camera flies over: the one texture's plane at its aspect, one texel per unit,
+    // or the grid of a texture set's planes (scene_layout.hpp).
+    PlaneExtent plane_extent() const noexcept { return scene_.extent; }
+    const SceneLayout& scene() const noexcept { return scene_; }
     std::size_t budget_pages() const;
-    // The texels of the texture that resident pages hold (TextureLayout::texels_in_page): what
-    // the budget holds, comparable across tile formats. Walks every page of the texture: for
-    // the end of a run, not for every frame.
+    // The texels that resident pages hold (TextureLayout::texels_in_page), summed over the
+    // textures: what the budget holds, comparable across tile formats. Walks every page of
+    // every texture: for the end of a run, not for every frame.
     std::uint64_t resident_texels() const;
+    // Each texture with its resident pages and texels (the same walk).
+    std::vector<SessionTexture> texture_residency() const;
+    // The pages of every texture.
     std::uint64_t texture_pages() const noexcept;
     double startup_seconds() const noexcept { return startup_seconds_; }
     // The governor's frames so far (empty without a governor).
@@ -241,9 +255,10 @@ private:
     vt::GovernorDecision governor_decision_;
     vt::StreamingGovernorStatistics governor_statistics_;
     std::unique_ptr<VulkanRenderer> renderer_;
-    vt::TextureId texture_id_ = 0;
-    vt::TextureShape shape_;
-    std::string texture_name_;
+    std::vector<SessionTexture> textures_;  // in the order added: ids 0, 1, 2 ...
+    bool texture_set_ = false;
+    SceneLayout scene_;
+    std::vector<PlaneDraw> planes_;  // the scene, as each frame draws it
     std::uint64_t frames_ = 0;
     IdentityCheckTotals identity_;
     std::vector<std::uint8_t> capture_;

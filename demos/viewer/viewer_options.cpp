@@ -102,13 +102,16 @@ ParsedOptions parse_viewer_options(int argc, const char* const* argv) {
     auto* texture_flag =
         app.add_option("--texture", o.texture,
                        "'procedural' (a 2^size terrain made on the fly), 'identity' (every texel "
-                       "a hash of its own page and place: noise, for --identity-check) or a "
-                       "baked texture file (vtpage-bake)")
+                       "a hash of its own page and place: noise, for --identity-check), a "
+                       "baked texture file (vtpage-bake), or a texture set drawn side by side: "
+                       "a folder of baked files or a manifest (*.json, docs/viewer.md)")
             ->check([](const std::string& value) -> std::string {
                 if (value == "procedural" || value == "identity") return {};
-                if (!std::filesystem::is_regular_file(value)) {
-                    return "no such file: " + value +
-                           " (give 'procedural', 'identity' or a baked texture)";
+                if (!std::filesystem::is_regular_file(value) &&
+                    !std::filesystem::is_directory(value)) {
+                    return "no such file or folder: " + value +
+                           " (give 'procedural', 'identity', a baked texture, a folder of them "
+                           "or a texture set manifest)";
                 }
                 return {};
             })

@@ -150,6 +150,22 @@ TEST(ViewerOptionsTest, TextureFormatIsForTheProceduralTexture) {
     std::filesystem::remove(file);
 }
 
+// A texture set is a folder or a manifest; the set itself is opened by the session.
+TEST(ViewerOptionsTest, TheTextureMayBeAFolderOrAManifest) {
+    const ParsedOptions folder = parse({"--texture", testing::TempDir()});
+    ASSERT_TRUE(folder.options) << folder.message;
+    EXPECT_EQ(folder.options->texture, testing::TempDir());
+    const std::string manifest = testing::TempDir() + "viewer_options_set.json";
+    std::ofstream(manifest) << R"({"textures": [{"procedural": {"size_log2": 10}}]})";
+    ASSERT_TRUE(parse({"--texture", manifest}).options);
+    const ParsedOptions checked = parse({"--texture", manifest, "--identity-check"});
+    EXPECT_EQ(checked.exit_code, 2) << "the identity check takes the identity texture alone";
+    std::filesystem::remove(manifest);
+    const ParsedOptions missing = parse({"--texture", manifest});
+    EXPECT_EQ(missing.exit_code, 2);
+    EXPECT_NE(missing.message.find("no such file or folder"), std::string::npos) << missing.message;
+}
+
 TEST(ViewerOptionsTest, TheGovernorAndThePressureBenchmarkTakeTheirFlags) {
     const ParsedOptions off = parse({});
     ASSERT_TRUE(off.options);

@@ -401,6 +401,156 @@ TEST_P(ViewerSettleTest, TheSettledStreamedImageIsTheImageWithEveryPageResident)
     EXPECT_GT(spread, 10);
 }
 
+// A texture set of four small procedural textures of two sizes and three formats (11 + 26 + 4
+// + 5 pages), flown by the overview path over their grid: one whole loop (24 s in 500 ms steps),
+// which ends with all four planes in view.
+const std::string small_set_manifest = R"({"textures": [
+    {"procedural": {"size_log2": 10, "seed": 2}},
+    {"procedural": {"size_log2": 11, "seed": 5}},
+    {"procedural": {"size_log2": 10, "seed": 7, "format": "bc1"}},
+    {"procedural": {"size_log2": 10, "seed": 9, "format": "bc3"}}]})";
+
+std::string write_file(const std::string& name, const std::string& text) {
+    const std::string path = scratch(name);
+    std::ofstream(path) << text;
+    return path;
+}
+
+std::vector<std::string> texture_set_run(const std::string& backend, const std::string& set,
+                                         const std::string& frames) {
+    return {"--headless",   "--backend", backend,         "--texture", set,
+            "--budget-mib", "128",       "--width",       "192",       "--height",
+            "108",          "--quiet",   "--camera-path", "overview",  "--time-step-ms",
+            "500",          "--frames",  frames,          "--settle"};
+}
+
+class ViewerTextureSetTest : public testing::TestWithParam<std::string> {};
+
+// Streamed over the grid with validation on, the set settles to the image it has with every
+// page of every texture resident, and pages came from more than one texture.
+TEST_P(ViewerTextureSetTest, TheSettledSetIsTheImageWithEveryPageOfEveryTextureResident) {
+    VTPAGE_VIEWER_BACKEND_OR_SKIP(GetParam());
+    const std::string set = write_file("set.json", small_set_manifest);
+    std::vector<std::string> common = texture_set_run(GetParam(), set, "48");
+    for (const std::string& flag : validation_flags()) common.push_back(flag);
+    const std::string name = "set_" + GetParam();
+    std::vector<std::string> streamed = common;
+    streamed.insert(streamed.end(), {"--screenshot", scratch(name + "_streamed.png"), "--stats",
+                                     scratch(name + "_streamed.json")});
+    const test::ProgramResult a = run_viewer(streamed);
+    ASSERT_EQ(a.exit_code, 0) << a.output;
+    EXPECT_NE(a.output.find("| texture | 4 textures, 46 pages |"), std::string::npos) << a.output;
+    std::vector<std::string> reference = common;
+    reference.insert(reference.end(),
+                     {"--preload-all", "--screenshot", scratch(name + "_reference.png"), "--stats",
+                      scratch(name + "_reference.json")});
+    const test::ProgramResult b = run_viewer(reference);
+    ASSERT_EQ(b.exit_code, 0) << b.output;
+
+    const nlohmann::json a_stats = read_json(scratch(name + "_streamed.json"));
+    const nlohmann::json b_stats = read_json(scratch(name + "_reference.json"));
+    expect_clean_validation(a_stats);
+    expect_clean_validation(b_stats);
+    EXPECT_EQ(a_stats["settled"], true);
+    EXPECT_EQ(a_stats["texture"], "4 textures, 46 pages");
+    EXPECT_EQ(b_stats["pages_committed"], 46) << "the reference has every page of every texture";
+    const nlohmann::json& textures = a_stats["textures"];
+    ASSERT_EQ(textures.size(), 4u) << a_stats;
+    const std::uint64_t pages[4] = {11, 26, 4, 5};
+    int streamed_from = 0;  // textures with a page beyond their mip tail resident
+    std::uint64_t resident = 0, texels = 0;
+    for (int i = 0; i < 4; ++i) {
+        EXPECT_EQ(textures[i]["id"], i);
+        EXPECT_EQ(textures[i]["pages"], pages[i]) << textures[i];
+        EXPECT_GE(textures[i]["resident_pages"].get<std::uint64_t>(), 1u) << "the tail, at least";
+        streamed_from += textures[i]["resident_pages"].get<std::uint64_t>() > 1;
+        resident += textures[i]["resident_pages"].get<std::uint64_t>();
+        texels += textures[i]["resident_texels"].get<std::uint64_t>();
+        EXPECT_EQ(b_stats["textures"][i]["resident_pages"], pages[i]);
+    }
+    EXPECT_GE(streamed_from, 3) << textures;  // all four on this path, so far
+    EXPECT_EQ(resident, a_stats["resident_pages"].get<std::uint64_t>());
+    EXPECT_EQ(texels, a_stats["resident_texels"].get<std::uint64_t>()) << "summed over textures";
+    RecordProperty("textures_streamed_from", streamed_from);
+
+    const Image streamed_image = read_png(scratch(name + "_streamed.png"));
+    const Image reference_image = read_png(scratch(name + "_reference.png"));
+    ASSERT_EQ(streamed_image.rgba.size(), reference_image.rgba.size());
+    ASSERT_FALSE(streamed_image.rgba.empty());
+    int largest = 0;
+    for (std::size_t i = 0; i < streamed_image.rgba.size(); ++i) {
+        largest =
+            std::max(largest, std::abs(int(streamed_image.rgba[i]) - int(reference_image.rgba[i])));
+    }
+    EXPECT_LE(largest, 2);
+    // Several planes in view: sky between them, and texels of more than one texture.
+    int sky = 0;
+    for (int y = 0; y < 108; ++y) {
+        for (int x = 0; x < 192; ++x) sky += is_sky(reference_image, x, y);
+    }
+    EXPECT_GT(sky, 0);
+    EXPECT_LT(sky, 192 * 108);
+}
+
+// A folder of two baked files: both drawn, named in the stats, sorted by name.
+TEST(ViewerTextureSetFolderTest, AFolderOfBakedFilesIsFlownOver) {
+    VTPAGE_VIEWER_BACKEND_OR_SKIP("host");
+    const fs::path folder = scratch("baked_set");
+    fs::remove_all(folder);
+    fs::create_directories(folder);
+    for (const auto& [name, size] : {std::pair{"b.vtex", 512u}, std::pair{"a.vtex", 256u}}) {
+        vt::RgbaImage image;
+        image.width = image.height = size;
+        image.texels.resize(std::size_t(size) * size * 4);
+        for (std::size_t i = 0; i < image.texels.size(); ++i) {
+            image.texels[i] = std::uint8_t(i * 7 >> 5);
+        }
+        vt::bake_texture(image, (folder / name).string());
+    }
+    const std::string stats_path = scratch("baked_set.json");
+    std::vector<std::string> arguments = texture_set_run("host", folder.string(), "8");
+    arguments.insert(arguments.end(), {"--stats", stats_path});
+    const test::ProgramResult run = run_viewer(arguments);
+    ASSERT_EQ(run.exit_code, 0) << run.output;
+    const nlohmann::json stats = read_json(stats_path);
+    ASSERT_EQ(stats["textures"].size(), 2u) << stats;
+    EXPECT_EQ(stats["textures"][0]["name"], (folder / "a.vtex").string());
+    EXPECT_EQ(stats["textures"][0]["width"], 256);
+    EXPECT_EQ(stats["textures"][1]["name"], (folder / "b.vtex").string());
+    EXPECT_EQ(stats["textures"][1]["width"], 512);
+    EXPECT_EQ(stats["settled"], true);
+}
+
+struct BadSetCase {
+    std::string manifest;
+    std::string says;
+};
+
+TEST(ViewerTextureSetBadInputTest, BadManifestsExitWithTwoSayingWhatIsWrong) {
+    const std::vector<BadSetCase> cases = {
+        {"{\"textures\": [", "is not JSON"},
+        {R"({"textures": []})", "lists no texture"},
+        {R"({"textures": [{"procedural": {"size_log2": 10, "sead": 1}}]})", "unknown key 'sead'"},
+        {R"({"textures": [{"procedural": {"size_log2": -1}}]})",
+         "size_log2 must be a whole number from 8 to 20, not -1"},
+        {R"({"textures": ["absent.vtex"]})", "textures[0]: cannot use"},
+    };
+    for (std::size_t i = 0; i < cases.size(); ++i) {
+        const std::string path =
+            write_file("bad_set" + std::to_string(i) + ".json", cases[i].manifest);
+        const test::ProgramResult run =
+            run_viewer({"--headless", "--texture", path, "--frames", "1", "--quiet"});
+        EXPECT_EQ(run.exit_code, 2) << cases[i].manifest << ": " << run.output;
+        EXPECT_NE(run.output.find(cases[i].says), std::string::npos) << run.output;
+    }
+    // The identity check takes one texture.
+    const std::string set = write_file("identity_set.json", small_set_manifest);
+    const test::ProgramResult identity =
+        run_viewer({"--headless", "--texture", set, "--identity-check", "--frames", "1"});
+    EXPECT_EQ(identity.exit_code, 2) << identity.output;
+    EXPECT_NE(identity.output.find("--identity-check"), std::string::npos) << identity.output;
+}
+
 TEST(ViewerBadInputTest, BadFlagsExitWithTwoAndSayWhy) {
     const test::ProgramResult run = run_viewer({"--headless", "--camera-path", "sideways"});
     EXPECT_EQ(run.exit_code, 2) << run.output;
@@ -517,6 +667,12 @@ INSTANTIATE_TEST_SUITE_P(Backends, ViewerCutsTest, testing::ValuesIn(test::all_b
                          });
 
 INSTANTIATE_TEST_SUITE_P(Backends, ViewerImageTest, testing::ValuesIn(test::all_backend_names()),
+                         [](const testing::TestParamInfo<std::string>& param) {
+                             return param.param;
+                         });
+
+INSTANTIATE_TEST_SUITE_P(Backends, ViewerTextureSetTest,
+                         testing::ValuesIn(test::all_backend_names()),
                          [](const testing::TestParamInfo<std::string>& param) {
                              return param.param;
                          });

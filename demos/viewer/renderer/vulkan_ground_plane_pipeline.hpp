@@ -22,15 +22,17 @@ struct GroundPlanePushConstants {
     float view_projection[16];
     std::uint64_t indirection;
     std::uint64_t directory;
-    float plane_extent[2];  // a vec2: 8-byte aligned, so it comes before the 4-byte members
+    float plane_extent[2];  // vec2s: 8-byte aligned, so they come before the 4-byte members
+    float plane_origin[2];
     std::uint32_t texture_id;
     float lod_bias;
     std::uint32_t mode;
     std::uint32_t padding;  // the struct's size rounds up to its 8-byte alignment
 };
 static_assert(offsetof(GroundPlanePushConstants, plane_extent) == 80, "ground_plane_frame.glsl");
-static_assert(offsetof(GroundPlanePushConstants, mode) == 96, "matches ground_plane_frame.glsl");
-static_assert(sizeof(GroundPlanePushConstants) == 104, "within the 128 bytes Vulkan guarantees");
+static_assert(offsetof(GroundPlanePushConstants, plane_origin) == 88, "ground_plane_frame.glsl");
+static_assert(offsetof(GroundPlanePushConstants, mode) == 104, "matches ground_plane_frame.glsl");
+static_assert(sizeof(GroundPlanePushConstants) == 112, "within the 128 bytes Vulkan guarantees");
 
 class GroundPlanePipelines {
 public:

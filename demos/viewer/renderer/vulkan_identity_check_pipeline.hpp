@@ -21,12 +21,12 @@ namespace vtpage::viewer {
 struct IdentityCheckPushConstants {
     std::uint64_t indirection;
     std::uint64_t directory;
-    std::uint64_t positions;  // vec4 per pixel: (u, v, level of detail, 1 on the plane)
+    std::uint64_t positions;  // vec4 per pixel: (u, v, level of detail, texture id + 1)
     std::uint64_t counts;     // IdentityCheckCounts
     std::uint32_t width;
     std::uint32_t height;
-    std::uint32_t texture_id;
     std::uint32_t identity_tag;  // vt::IdentitySettings::texture
+    std::uint32_t padding;
 };
 static_assert(offsetof(IdentityCheckPushConstants, width) == 32, "matches identity_check.comp");
 static_assert(sizeof(IdentityCheckPushConstants) == 48, "matches identity_check.comp");

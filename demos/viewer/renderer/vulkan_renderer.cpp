@@ -111,6 +111,27 @@ std::uint32_t pack_unorm8(const std::array<float, 4>& colour) {
     return packed;
 }
 
+// The frame's planes: FrameDesc::planes, or its one plane at the origin.
+std::vector<PlaneDraw> planes_of(const FrameDesc& frame) {
+    if (!frame.planes.empty()) return frame.planes;
+    return {PlaneDraw{.texture_id = frame.texture_id, .extent = frame.plane_extent}};
+}
+
+// One draw per plane, each with its own texture, origin and extent in the push constants.
+void draw_planes(VkCommandBuffer commands, VkPipelineLayout layout, GroundPlanePushConstants push,
+                 const std::vector<PlaneDraw>& planes) {
+    for (const PlaneDraw& plane : planes) {
+        push.texture_id = plane.texture_id;
+        push.plane_origin[0] = plane.origin[0];
+        push.plane_origin[1] = plane.origin[1];
+        push.plane_extent[0] = plane.extent[0];
+        push.plane_extent[1] = plane.extent[1];
+        vkCmdPushConstants(commands, layout, GroundPlanePipelines::push_stages, 0, sizeof(push),
+                           &push);
+        vkCmdDraw(commands, 6, 1, 0, 0);
+    }
+}
+
 void set_viewport(VkCommandBuffer commands, VkExtent2D extent) {
     VkViewport viewport{0, 0, float(extent.width), float(extent.height), 0, 1};
     VkRect2D scissor{{0, 0}, extent};
@@ -277,12 +298,14 @@ struct VulkanRenderer::State {
         std::memcpy(&counts, readback.identity_counts.mapped(), sizeof(counts));
         return {true, counts.pixels, counts.violations, counts.coarser};
     }
-    void record_forward_colour_pass(VkCommandBuffer commands, const GroundPlanePushConstants& push);
-    void record_sample_positions(VkCommandBuffer commands, const GroundPlanePushConstants& push);
+    void record_forward_colour_pass(VkCommandBuffer commands, const GroundPlanePushConstants& push,
+                                    const std::vector<PlaneDraw>& planes);
+    void record_sample_positions(VkCommandBuffer commands, const GroundPlanePushConstants& push,
+                                 const std::vector<PlaneDraw>& planes);
     void record_deferred_colour_pass(VkCommandBuffer commands, const FrameDesc& frame,
-                                     const GroundPlanePushConstants& push, Readback& readback);
-    void record_identity_check(VkCommandBuffer commands, const FrameDesc& frame,
-                               Readback& readback);
+                                     const GroundPlanePushConstants& push,
+                                     const std::vector<PlaneDraw>& planes, Readback& readback);
+    void record_identity_check(VkCommandBuffer commands, Readback& readback);
     void record_frame(VkCommandBuffer commands, FrameSlot& slot, const FrameDesc& frame,
                       Readback& readback, VulkanSwapchain* swapchain,
                       std::optional<std::uint32_t> image_index);
@@ -291,7 +314,8 @@ struct VulkanRenderer::State {
 // The colour pass drawn and sampled by the raster pipeline. The previous frame's writes and
 // reads of the image come first.
 void VulkanRenderer::State::record_forward_colour_pass(VkCommandBuffer commands,
-                                                       const GroundPlanePushConstants& push) {
+                                                       const GroundPlanePushConstants& push,
+                                                       const std::vector<PlaneDraw>& planes) {
     image_barrier(
         commands, colour.get(), VK_IMAGE_LAYOUT_UNDEFINED, VK_IMAGE_LAYOUT_COLOR_ATTACHMENT_OPTIMAL,
         VK_PIPELINE_STAGE_2_COLOR_ATTACHMENT_OUTPUT_BIT | VK_PIPELINE_STAGE_2_ALL_TRANSFER_BIT,
@@ -302,16 +326,15 @@ void VulkanRenderer::State::record_forward_colour_pass(VkCommandBuffer commands,
     begin_rendering(commands, colour.view(), extent(), sky);
     set_viewport(commands, extent());
     vkCmdBindPipeline(commands, VK_PIPELINE_BIND_POINT_GRAPHICS, pipelines.colour());
-    vkCmdPushConstants(commands, pipelines.layout(), GroundPlanePipelines::push_stages, 0,
-                       sizeof(push), &push);
-    vkCmdDraw(commands, 6, 1, 0, 0);
+    draw_planes(commands, pipelines.layout(), push, planes);
     vkCmdEndRendering(commands);
 }
 
 // The raster half of the deferred pass: uv and level of detail per pixel, copied to a buffer
 // for the compute half (which reads it by device address: no descriptors).
 void VulkanRenderer::State::record_sample_positions(VkCommandBuffer commands,
-                                                    const GroundPlanePushConstants& push) {
+                                                    const GroundPlanePushConstants& push,
+                                                    const std::vector<PlaneDraw>& planes) {
     image_barrier(commands, sample_positions.get(), VK_IMAGE_LAYOUT_UNDEFINED,
                   VK_IMAGE_LAYOUT_COLOR_ATTACHMENT_OPTIMAL, VK_PIPELINE_STAGE_2_COPY_BIT,
                   VK_ACCESS_2_NONE, VK_PIPELINE_STAGE_2_COLOR_ATTACHMENT_OUTPUT_BIT,
@@ -319,9 +342,7 @@ void VulkanRenderer::State::record_sample_positions(VkCommandBuffer commands,
     begin_rendering(commands, sample_positions.view(), extent(), VkClearValue{});
     set_viewport(commands, extent());
     vkCmdBindPipeline(commands, VK_PIPELINE_BIND_POINT_GRAPHICS, pipelines.sample_positions());
-    vkCmdPushConstants(commands, pipelines.layout(), GroundPlanePipelines::push_stages, 0,
-                       sizeof(push), &push);
-    vkCmdDraw(commands, 6, 1, 0, 0);
+    draw_planes(commands, pipelines.layout(), push, planes);
     vkCmdEndRendering(commands);
     image_barrier(commands, sample_positions.get(), VK_IMAGE_LAYOUT_COLOR_ATTACHMENT_OPTIMAL,
                   VK_IMAGE_LAYOUT_TRANSFER_SRC_OPTIMAL,
@@ -343,8 +364,9 @@ void VulkanRenderer::State::record_sample_positions(VkCommandBuffer commands,
 void VulkanRenderer::State::record_deferred_colour_pass(VkCommandBuffer commands,
                                                         const FrameDesc& frame,
                                                         const GroundPlanePushConstants& push,
+                                                        const std::vector<PlaneDraw>& planes,
                                                         Readback& readback) {
-    record_sample_positions(commands, push);
+    record_sample_positions(commands, push, planes);
     // The quality bins start at zero, once the previous frame's pass and copy are done with them.
     memory_barrier(commands, VK_PIPELINE_STAGE_2_COMPUTE_SHADER_BIT | VK_PIPELINE_STAGE_2_COPY_BIT,
                    VK_ACCESS_2_SHADER_STORAGE_WRITE_BIT, VK_PIPELINE_STAGE_2_CLEAR_BIT,
@@ -363,7 +385,6 @@ void VulkanRenderer::State::record_deferred_colour_pass(VkCommandBuffer commands
     shading.quality = quality_counts.device_address();
     shading.width = settings.width;
     shading.height = settings.height;
-    shading.texture_id = frame.texture_id;
     shading.sky = pack_unorm8(settings.clear_colour);
     shading.quality_bins = quality_bins;
     shading.lod_bias = frame.lod_bias;
@@ -397,8 +418,7 @@ void VulkanRenderer::State::record_deferred_colour_pass(VkCommandBuffer commands
 // the next frame rewrites only after every compute pass before it): its counts zeroed, added to
 // by the check's atomics, copied to the frame's readback (made visible to the host with the
 // other copies).
-void VulkanRenderer::State::record_identity_check(VkCommandBuffer commands, const FrameDesc& frame,
-                                                  Readback& readback) {
+void VulkanRenderer::State::record_identity_check(VkCommandBuffer commands, Readback& readback) {
     // The previous frame's atomics and its copy of the counts before they are zeroed.
     memory_barrier(commands, VK_PIPELINE_STAGE_2_COMPUTE_SHADER_BIT | VK_PIPELINE_STAGE_2_COPY_BIT,
                    VK_ACCESS_2_SHADER_STORAGE_WRITE_BIT, VK_PIPELINE_STAGE_2_ALL_TRANSFER_BIT,
@@ -414,7 +434,6 @@ void VulkanRenderer::State::record_identity_check(VkCommandBuffer commands, cons
     check.counts = identity_counts.device_address();
     check.width = settings.width;
     check.height = settings.height;
-    check.texture_id = frame.texture_id;
     check.identity_tag = settings.identity_texture_tag;
     identity_check->record(commands, check);
     memory_barrier(commands, VK_PIPELINE_STAGE_2_COMPUTE_SHADER_BIT,
@@ -432,22 +451,20 @@ void VulkanRenderer::State::record_frame(VkCommandBuffer commands, FrameSlot& sl
     std::memcpy(push.view_projection, frame.view_projection.data(), sizeof(push.view_projection));
     push.indirection = indirection.device_address();
     push.directory = textures.device_address();
-    push.texture_id = frame.texture_id;
-    push.plane_extent[0] = frame.plane_extent[0];
-    push.plane_extent[1] = frame.plane_extent[1];
     push.mode = static_cast<std::uint32_t>(frame.mode);
+    const std::vector<PlaneDraw> planes = planes_of(frame);
 
     slot.write_textured_pass_start(commands);
     const bool deferred = draws_deferred(frame);
     // Deferred: the positions keep the unbiased level, the shading pass adds the bias.
     push.lod_bias = deferred ? 0.0f : frame.lod_bias;
     if (deferred) {
-        record_deferred_colour_pass(commands, frame, push, readback);
+        record_deferred_colour_pass(commands, frame, push, planes, readback);
     } else {
-        record_forward_colour_pass(commands, push);
+        record_forward_colour_pass(commands, push, planes);
     }
     slot.write_textured_pass_end(commands);
-    if (deferred && identity_check) record_identity_check(commands, frame, readback);
+    if (deferred && identity_check) record_identity_check(commands, readback);
     if (frame.overlay) {
         frame.overlay(commands,
                       OverlayTarget{colour.get(), colour.view(), colour_format_used, extent()});
@@ -466,9 +483,7 @@ void VulkanRenderer::State::record_frame(VkCommandBuffer commands, FrameSlot& sl
     set_viewport(commands, feedback_extent());
     vkCmdBindPipeline(commands, VK_PIPELINE_BIND_POINT_GRAPHICS, pipelines.feedback());
     push.lod_bias = -std::log2(float(settings.feedback_divisor)) + frame.lod_bias;
-    vkCmdPushConstants(commands, pipelines.layout(), GroundPlanePipelines::push_stages, 0,
-                       sizeof(push), &push);
-    vkCmdDraw(commands, 6, 1, 0, 0);
+    draw_planes(commands, pipelines.layout(), push, planes);
     vkCmdEndRendering(commands);
 
     // Copies to the host.

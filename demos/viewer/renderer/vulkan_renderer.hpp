@@ -1,4 +1,5 @@
-// The viewer's renderer: draws the ground plane textured with a virtual texture for a camera,
+// The viewer's renderer: draws ground planes textured with virtual textures for a camera (one
+// plane, or a scene of planes each sampling its own texture through the one indirection table),
 // into its own offscreen colour image (headless) and, if asked, onto a swapchain image; runs the
 // feedback pass at a reduced resolution; hands the feedback of completed frames back to the app
 // (for the streamer) and reads the image back for screenshots.
@@ -93,13 +94,22 @@ struct OverlayTarget {
     VkExtent2D extent{};
 };
 
+// One plane of a frame: it covers origin + [0, extent[0]] x [0, extent[1]] in x and z at y = 0,
+// uv = ((x, z) - origin) / extent (the texture's width and height give it its aspect), and
+// samples texture `texture_id`. Planes of a frame must not overlap (there is no depth test).
+struct PlaneDraw {
+    std::uint32_t texture_id = 0;
+    std::array<float, 2> origin = {0.0f, 0.0f};
+    std::array<float, 2> extent = {1.0f, 1.0f};
+};
+
 struct FrameDesc {
     // World to clip, column-major (glm's layout), Vulkan clip space (y down, depth 0..1).
     std::array<float, 16> view_projection{};
+    // The planes to draw, one draw each in every pass; the feedback names each pixel's texture.
+    // Empty: the one plane of texture_id over [0, plane_extent] (origin 0).
+    std::vector<PlaneDraw> planes;
     std::uint32_t texture_id = 0;
-    // The plane covers [0, plane_extent[0]] x [0, plane_extent[1]] in x and z at y = 0;
-    // uv = (x / plane_extent[0], z / plane_extent[1]): the texture's width and height give it
-    // its aspect.
     std::array<float, 2> plane_extent = {1.0f, 1.0f};
     RenderMode mode = RenderMode::textured;
     // Added to every pixel's level of detail (>= 0: coarser), in the image and in the feedback

@@ -21,18 +21,19 @@ namespace vtpage::viewer {
 struct ShadePushConstants {
     std::uint64_t indirection;
     std::uint64_t directory;
-    std::uint64_t positions;  // vec4 per pixel: (u, v, level of detail, 1 on the plane)
-    std::uint64_t colours;    // RGBA8 per pixel
-    std::uint64_t quality;    // quality_bins uvec4 bins, zeroed before the pass
+    // vec4 per pixel: (u, v, level of detail, texture id + 1; 0 on the sky)
+    std::uint64_t positions;
+    std::uint64_t colours;  // RGBA8 per pixel
+    std::uint64_t quality;  // quality_bins uvec4 bins, zeroed before the pass
     std::uint32_t width;
     std::uint32_t height;
-    std::uint32_t texture_id;
     std::uint32_t sky;           // RGBA8, R in the low byte
     std::uint32_t quality_bins;  // a power of two
     float lod_bias;              // added to each pixel's level of detail (the quality ignores it)
+    std::uint32_t padding;       // the struct's size rounds up to its 8-byte alignment
 };
 static_assert(offsetof(ShadePushConstants, width) == 40, "matches ground_plane_shade.comp");
-static_assert(offsetof(ShadePushConstants, lod_bias) == 60, "matches ground_plane_shade.comp");
+static_assert(offsetof(ShadePushConstants, lod_bias) == 56, "matches ground_plane_shade.comp");
 static_assert(sizeof(ShadePushConstants) == 64, "matches ground_plane_shade.comp");
 
 class ShadePipeline {

@@ -1,0 +1,205 @@
+// Texture sets: the grid their planes lie in (every plane at its aspect, none overlapping, row
+// by row), and how a folder or a manifest opens: its textures in order, and every kind of bad
+// manifest refused with a message that says what is wrong.
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <fstream>
+#include <string>
+#include <vector>
+
+#include "scene_layout.hpp"
+#include "texture_set_source.hpp"
+#include "vtpage/streaming/baked_texture.hpp"
+
+namespace vtpage::viewer {
+namespace {
+
+namespace fs = std::filesystem;
+
+bool overlap(const PlanePlacement& a, const PlanePlacement& b) {
+    return a.x < b.x + b.extent.x && b.x < a.x + a.extent.x && a.z < b.z + b.extent.z &&
+           b.z < a.z + a.extent.z;
+}
+
+TEST(SceneLayoutTest, OnePlaneLiesAtTheOriginAndIsTheScene) {
+    const SceneLayout scene = grid_layout({{5120, 2880}});
+    ASSERT_EQ(scene.planes.size(), 1u);
+    EXPECT_EQ(scene.planes[0].x, 0);
+    EXPECT_EQ(scene.planes[0].z, 0);
+    EXPECT_EQ(scene.planes[0].extent.x, 5120);
+    EXPECT_EQ(scene.planes[0].extent.z, 2880);
+    EXPECT_EQ(scene.extent.x, 5120);
+    EXPECT_EQ(scene.extent.z, 2880);
+}
+
+TEST(SceneLayoutTest, PlanesFillAGridRowByRowAtTheirAspectWithoutOverlapping) {
+    const std::vector<PlaneExtent> planes = {
+        {4096, 4096}, {1024, 512}, {2048, 2048}, {512, 1024}, {1024, 1024}};
+    const SceneLayout scene = grid_layout(planes);
+    ASSERT_EQ(scene.planes.size(), planes.size());
+    const double gap = 4096 * grid_gap_share;
+    // Three columns of 4096 (the widest plane) with two gaps; two rows: 4096 and 1024 deep.
+    EXPECT_DOUBLE_EQ(scene.extent.x, 3 * 4096 + 2 * gap);
+    EXPECT_DOUBLE_EQ(scene.extent.z, 4096 + gap + 1024);
+    for (std::size_t i = 0; i < planes.size(); ++i) {
+        const PlanePlacement& p = scene.planes[i];
+        EXPECT_EQ(p.extent.x, planes[i].x) << i;
+        EXPECT_EQ(p.extent.z, planes[i].z) << i;
+        EXPECT_GE(p.x, 0) << i;
+        EXPECT_GE(p.z, 0) << i;
+        EXPECT_LE(p.x + p.extent.x, scene.extent.x) << i;
+        EXPECT_LE(p.z + p.extent.z, scene.extent.z) << i;
+        for (std::size_t j = 0; j < i; ++j) EXPECT_FALSE(overlap(p, scene.planes[j])) << i << j;
+    }
+    // Row by row: the first three in the first row, left to right, the rest below.
+    EXPECT_LT(scene.planes[0].x, scene.planes[1].x);
+    EXPECT_LT(scene.planes[1].x, scene.planes[2].x);
+    EXPECT_LT(scene.planes[2].z + scene.planes[2].extent.z, scene.planes[3].z);
+    EXPECT_GE(scene.planes[3].z, 4096 + gap);
+    EXPECT_LT(scene.planes[3].x, scene.planes[4].x);
+    // Centred in its cell: the 1024 x 512 plane in a 4096 x 4096 cell.
+    EXPECT_DOUBLE_EQ(scene.planes[1].x, 4096 + gap + (4096 - 1024) / 2.0);
+    EXPECT_DOUBLE_EQ(scene.planes[1].z, (4096 - 512) / 2.0);
+}
+
+class TextureSetSourceTest : public testing::Test {
+protected:
+    void SetUp() override {
+        folder_ = fs::path(testing::TempDir()) / "vtpage_texture_set_test" /
+                  testing::UnitTest::GetInstance()->current_test_info()->name();
+        fs::remove_all(folder_);
+        fs::create_directories(folder_);
+    }
+    std::string write(const std::string& name, const std::string& text) {
+        const fs::path path = folder_ / name;
+        fs::create_directories(path.parent_path());
+        std::ofstream(path) << text;
+        return path.string();
+    }
+    // A tiny baked texture (256 x 256, RGBA8), the same texel pattern for every name.
+    std::string bake(const std::string& name) {
+        const fs::path path = folder_ / name;
+        fs::create_directories(path.parent_path());
+        vt::RgbaImage image;
+        image.width = image.height = 256;
+        image.texels.assign(std::size_t(256) * 256 * 4, 0x80);
+        vt::bake_texture(image, path.string());
+        return path.string();
+    }
+    // The UsageError's message that opening `path` gives ("" when it opens).
+    static std::string refusal(const std::string& path) {
+        try {
+            open_texture_set(path);
+        } catch (const UsageError& error) {
+            return error.what();
+        }
+        return "";
+    }
+
+    fs::path folder_;
+};
+
+TEST_F(TextureSetSourceTest, AManifestOpensItsTexturesInOrderWithPathsRelativeToIt) {
+    bake("maps/a.vtex");
+    const std::string manifest =
+        write("set.json",
+              R"({"textures": [{"procedural": {"size_log2": 10, "seed": 7}}, "maps/a.vtex",
+                         {"procedural": {"size_log2": 12, "format": "bc1"}}]})");
+    EXPECT_TRUE(is_texture_set(manifest));
+    const auto sources = open_texture_set(manifest);
+    ASSERT_EQ(sources.size(), 3u);
+    EXPECT_EQ(sources[0]->shape().width, 1024u);
+    EXPECT_EQ(sources[1]->shape().width, 256u);
+    EXPECT_EQ(sources[1]->name(), (folder_ / "maps/a.vtex").string());
+    EXPECT_EQ(sources[2]->shape().width, 4096u);
+    EXPECT_EQ(sources[2]->shape().format, vt::TileFormat::bc1);
+    EXPECT_NE(sources[0]->name(), sources[2]->name());
+}
+
+TEST_F(TextureSetSourceTest, AFolderOpensEveryFileSortedByName) {
+    bake("textures/b.vtex");
+    bake("textures/a.vtex");
+    fs::create_directories(folder_ / "textures/sub");  // not a file: left out
+    const std::string folder = (folder_ / "textures").string();
+    EXPECT_TRUE(is_texture_set(folder));
+    const auto sources = open_texture_set(folder);
+    ASSERT_EQ(sources.size(), 2u);
+    EXPECT_EQ(sources[0]->name(), (folder_ / "textures/a.vtex").string());
+    EXPECT_EQ(sources[1]->name(), (folder_ / "textures/b.vtex").string());
+}
+
+TEST_F(TextureSetSourceTest, AFolderWithAFileThatIsNoTextureIsRefusedNamingIt) {
+    bake("textures/a.vtex");
+    const std::string notes = write("textures/notes.txt", "not a texture");
+    EXPECT_NE(refusal((folder_ / "textures").string()).find("cannot use " + notes),
+              std::string::npos);
+    fs::create_directories(folder_ / "empty");
+    EXPECT_NE(refusal((folder_ / "empty").string()).find("holds no texture file"),
+              std::string::npos);
+}
+
+struct BadManifest {
+    std::string text;
+    std::string says;
+};
+
+TEST_F(TextureSetSourceTest, EveryBadManifestIsRefusedSayingWhatIsWrong) {
+    const std::vector<BadManifest> cases = {
+        {"{\"textures\": [", "is not JSON"},
+        {"[1, 2]", "must be an object"},
+        {R"({"textures": []})", "lists no texture"},
+        {R"({})", "\"textures\" is missing"},
+        {R"({"textures": "a.vtex"})", "must be a list"},
+        {R"({"textures": [{"procedural": {"size_log2": 10}}], "scale": 2})", "unknown key 'scale'"},
+        {R"({"textures": [3]})", "textures[0] must be a file name or"},
+        {R"({"textures": [""]})", "textures[0] is an empty path"},
+        {R"({"textures": ["missing.vtex"]})", "cannot use"},
+        {R"({"textures": [{"procedurall": {}}]})", "unknown key 'procedurall'"},
+        {R"({"textures": [{}]})", "textures[0] is an empty object"},
+        {R"({"textures": [{"procedural": 12}]})", "procedural must be an object"},
+        {R"({"textures": [{"procedural": {"seed": 1}}]})", "size_log2 is missing"},
+        {R"({"textures": [{"procedural": {"size_log2": -3}}]})",
+         "size_log2 must be a whole number from 8 to 20, not -3"},
+        {R"({"textures": [{"procedural": {"size_log2": 10.5}}]})", "not 10.5"},
+        {R"({"textures": [{"procedural": {"size_log2": 21}}]})", "from 8 to 20, not 21"},
+        {R"({"textures": [{"procedural": {"size_log2": 1e300}}]})", "size_log2 must be"},
+        {R"({"textures": [{"procedural": {"size_log2": NaN}}]})", "is not JSON"},
+        {R"({"textures": [{"procedural": {"size_log2": 10, "seed": 99999999999999999999}}]})",
+         "seed must be a whole number from 0 to 4294967295"},
+        {R"({"textures": [{"procedural": {"size_log2": "10"}}]})", "not \"10\""},
+        {R"({"textures": [{"procedural": {"size_log2": 10, "format": "bc7"}}]})", "format must be"},
+        {R"({"textures": [{"procedural": {"size_log2": 10, "tint": 1}}]})", "unknown key 'tint'"},
+    };
+    for (std::size_t i = 0; i < cases.size(); ++i) {
+        const std::string path = write("bad" + std::to_string(i) + ".json", cases[i].text);
+        const std::string message = refusal(path);
+        EXPECT_NE(message.find(cases[i].says), std::string::npos)
+            << cases[i].text << " gave: " << message;
+        EXPECT_NE(message.find(path), std::string::npos) << "names the manifest: " << message;
+    }
+    EXPECT_NE(refusal((folder_ / "absent.json").string()).find("cannot read"), std::string::npos);
+}
+
+TEST_F(TextureSetSourceTest, ASetBeyondTheLimitsIsRefused) {
+    std::string many = R"({"textures": [)";
+    for (std::size_t i = 0; i <= max_set_textures; ++i) {
+        many += std::string(i ? ", " : "") + R"({"procedural": {"size_log2": 8}})";
+    }
+    EXPECT_NE(refusal(write("many.json", many + "]}")).find("at most 256"), std::string::npos);
+    // 2^20 texels a side: 3.2 million pages each; eleven of them pass 64 TiB.
+    std::string huge = R"({"textures": [)";
+    for (int i = 0; i < 11; ++i) {
+        huge += std::string(i ? ", " : "") + R"({"procedural": {"size_log2": 20}})";
+    }
+    EXPECT_NE(refusal(write("huge.json", huge + "]}")).find("more than the"), std::string::npos);
+}
+
+TEST(TextureSetNameTest, OnlyFoldersAndJsonFilesAreSets) {
+    EXPECT_FALSE(is_texture_set("terrain.vtex"));
+    EXPECT_TRUE(is_texture_set("scene.json"));
+    EXPECT_TRUE(is_texture_set(testing::TempDir()));
+}
+
+}  // namespace
+}  // namespace vtpage::viewer
