@@ -485,6 +485,18 @@ void BakedFileSource::fill_host(std::uint64_t page, std::span<std::byte> destina
     read(page, destination);
 }
 
+std::optional<StoredPageRead> BakedFileSource::stored_read(std::uint64_t page) const {
+    if (!v2_) return std::nullopt;
+    const StoredExtent extent = v2_->archive().stored_extent(page);
+    return StoredPageRead{v2_->archive().fd(), extent.offset, extent.bytes};
+}
+
+void BakedFileSource::decode_stored(std::uint64_t page, std::span<const std::byte> stored,
+                                    std::span<std::byte> destination) const {
+    if (!v2_) TileSource::decode_stored(page, stored, destination);
+    v2_->archive().decode_page(page, stored, destination);
+}
+
 bool BakedFileSource::fills_device() const noexcept { return device_fills_built(); }
 
 void BakedFileSource::fill_device(std::span<const DevicePageFill> fills,

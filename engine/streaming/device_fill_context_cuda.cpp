@@ -107,6 +107,13 @@ std::byte* DeviceFillContext::staging(std::size_t bytes) {
     return result;
 }
 
+void DeviceFillContext::copy_to_device(DeviceAddress destination, const std::byte* staging,
+                                       std::size_t bytes) {
+    check(cudaMemcpyAsync(reinterpret_cast<void*>(destination), staging, bytes,
+                          cudaMemcpyHostToDevice, state_->stream),
+          "DeviceFillContext::copy_to_device", "cudaMemcpyAsync failed", state_->device);
+}
+
 std::uint64_t DeviceFillContext::end_batch() {
     cudaEvent_t event = nullptr;
     if (!state_->spare_events.empty()) {

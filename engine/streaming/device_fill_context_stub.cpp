@@ -17,6 +17,7 @@ CudaStream DeviceFillContext::stream() const noexcept { return nullptr; }
 void DeviceFillContext::make_current() const {}
 void DeviceFillContext::begin_batch() {}
 std::byte* DeviceFillContext::staging(std::size_t) { return nullptr; }
+void DeviceFillContext::copy_to_device(DeviceAddress, const std::byte*, std::size_t) {}
 std::uint64_t DeviceFillContext::end_batch() { return 0; }
 bool DeviceFillContext::finished(std::uint64_t) { return true; }
 void DeviceFillContext::wait(std::uint64_t) {}

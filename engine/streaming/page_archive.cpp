@@ -224,6 +224,7 @@ PageArchive::PageArchive(const std::string& path) : state_(std::make_unique<Stat
 PageArchive::~PageArchive() = default;
 
 const std::string& PageArchive::path() const noexcept { return state_->path; }
+int PageArchive::fd() const noexcept { return state_->fd.get(); }
 PageArchiveShape PageArchive::shape() const noexcept { return state_->shape; }
 std::span<const std::byte> PageArchive::descriptor() const noexcept { return state_->descriptor; }
 

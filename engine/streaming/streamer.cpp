@@ -11,6 +11,7 @@
 #include <unordered_map>
 #include <unordered_set>
 
+#include "page_loader.hpp"
 #include "vtpage/streaming/device_fill_context.hpp"
 
 namespace vtpage::vt {
@@ -100,6 +101,10 @@ struct Streamer::State {
     std::mutex api_mutex;  // add_texture's fills
     std::unique_ptr<DeviceFillContext> api_context;
     std::vector<std::thread> workers;
+    // Pages stored in files go through the loader once committed (settings.file_reads). Made
+    // by the first add_texture whose source stores pages (the pointer is guarded by mutex).
+    std::unique_ptr<PageLoader> loader;
+    std::unordered_map<PageIndex, BatchItem> loading;  // guarded by mutex
 
     // ---- events ----
     void emit(StreamerEventKind kind, std::span<const StreamedPage> pages) {
@@ -400,10 +405,30 @@ struct Streamer::State {
             item.source = textures->source(item.owner.texture);
             items.push_back(std::move(item));
         }
+        if (PageLoader* page_loader = current_loader()) {
+            items = load_stored(*page_loader, std::move(items));
+        }
         std::uint64_t async_ticket = 0;
-        const std::uint64_t fence = fill(items, context, async_ticket);
+        const std::uint64_t fence = items.empty() ? 0 : fill(items, context, async_ticket);
         const auto done = Clock::now();
 
+        {
+            std::lock_guard lock(mutex);
+            ++stats.batches;
+            stats.commit_seconds +=
+                std::chrono::duration<double>(fill_start - commit_start).count();
+            stats.fill_seconds += std::chrono::duration<double>(done - fill_start).count();
+        }
+        std::vector<PageIndex> unpin_later = finish_items(items, fence, async_ticket != 0);
+        if (!unpin_later.empty()) async.push_back({async_ticket, std::move(unpin_later)});
+        return true;
+    }
+
+    // Reports filled items ready and counts the failed ones, then unpins them -- except device
+    // pages whose fills still run (fence_pending): those are returned, to be unpinned once the
+    // fills have finished.
+    std::vector<PageIndex> finish_items(std::span<BatchItem> items, std::uint64_t fence,
+                                        bool fence_pending) {
         std::vector<StreamedPage> ready_pages;
         std::vector<PageIndex> unpin_now, unpin_later, asked_again;
         {
@@ -418,7 +443,7 @@ struct Streamer::State {
                     unpin_now.push_back(item.mapping.page);
                     continue;
                 }
-                if (item.on_device && async_ticket != 0) {
+                if (item.on_device && fence_pending) {
                     item.page.fence = fence;
                     unpin_later.push_back(item.mapping.page);
                 } else {
@@ -429,10 +454,6 @@ struct Streamer::State {
             }
             stats.pages_filled += ready_pages.size();
             stats.bytes_filled += ready_pages.size() * page_bytes;
-            ++stats.batches;
-            stats.commit_seconds +=
-                std::chrono::duration<double>(fill_start - commit_start).count();
-            stats.fill_seconds += std::chrono::duration<double>(done - fill_start).count();
             ++reporting;
         }
         // Still pinned: the frame that asked again now holds them until it completes.
@@ -451,8 +472,100 @@ struct Streamer::State {
             --reporting;
             notify_if_idle();
         }
-        if (!unpin_later.empty()) async.push_back({async_ticket, std::move(unpin_later)});
-        return true;
+        return unpin_later;
+    }
+
+    // ---- pages stored in files: the loader ----
+    static bool stored_in_file(const TileSource* source, std::uint64_t layout_page) {
+        try {
+            return source && source->stored_read(layout_page).has_value();
+        } catch (...) {
+            return false;  // the source's own fill reports what is wrong
+        }
+    }
+
+    PageLoader* current_loader() const {
+        std::lock_guard lock(mutex);
+        return loader.get();
+    }
+
+    // Hands the items whose pages are stored in files to the loader; returns the others.
+    std::vector<BatchItem> load_stored(PageLoader& page_loader, std::vector<BatchItem> items) {
+        std::vector<BatchItem> rest;
+        std::vector<PageLoad> loads;
+        {
+            std::lock_guard lock(mutex);
+            for (BatchItem& item : items) {
+                if (!stored_in_file(item.source.get(), item.owner.layout_page)) {
+                    rest.push_back(std::move(item));
+                    continue;
+                }
+                loads.push_back(
+                    {item.source, item.owner.layout_page, item.page.data, item.mapping.page});
+                loading.emplace(item.mapping.page, std::move(item));
+            }
+        }
+        if (!loads.empty()) page_loader.load(std::move(loads));
+        return rest;
+    }
+
+    void on_loaded(const PageLoadResult& result) {
+        BatchItem item;
+        {
+            std::lock_guard lock(mutex);
+            auto node = loading.extract(PageIndex(result.tag));
+            if (node.empty()) return;
+            item = std::move(node.mapped());
+        }
+        if (!result.ok) {
+            item.failed = true;
+            record_error(result.error);
+        }
+        item.on_device = result.release_later;
+        // A page whose copy still runs is unpinned by on_released.
+        finish_items(std::span(&item, 1), result.fence, result.release_later);
+        work_cv.notify_all();  // a read buffer is free
+    }
+
+    // With api_mutex held (add_texture).
+    void make_loader_for(const TileSource& source) {
+        const StreamerFileReads& reads = settings.file_reads;
+        if (!reads.enabled || current_loader() || !stored_in_file(&source, 0)) return;
+        PageLoaderSettings loader_settings;
+        loader_settings.decode_threads = reads.decode_threads;
+        if (loader_settings.decode_threads == 0) {
+            const std::size_t cores = std::max(1u, std::thread::hardware_concurrency());
+            loader_settings.decode_threads = std::clamp<std::size_t>(cores - 2, 2, 16);
+        }
+        loader_settings.read_buffers = reads.read_buffers;
+        loader_settings.reads.depth = reads.depth;
+        loader_settings.reads.backend = reads.backend;
+        loader_settings.reads.layer = reads.layer;
+        loader_settings.reads.log = settings.log;
+        if (gpu) loader_settings.device = device;
+        loader_settings.on_copies_enqueued = settings.on_fills_enqueued;
+        loader_settings.on_loaded = [this](const PageLoadResult& result) { on_loaded(result); };
+        loader_settings.on_released = [this](std::uint64_t tag) {
+            const PageIndex page = tag;
+            unpin(std::span(&page, 1));
+        };
+        loader_settings.log = settings.log;
+        auto made = std::make_unique<PageLoader>(std::move(loader_settings));
+        std::lock_guard lock(mutex);
+        loader = std::move(made);
+    }
+
+    // At destruction: the pages the loader dropped are still pinned.
+    void stop_loader() {
+        if (!loader) return;
+        loader.reset();
+        std::vector<PageIndex> dropped;
+        {
+            std::lock_guard lock(mutex);
+            for (const auto& [page, item] : loading) dropped.push_back(page);
+            loading.clear();
+        }
+        unpin(dropped);
     }
 
     // Unpins the pages of async batches that have finished (all of them when `wait`).
@@ -488,6 +601,7 @@ struct Streamer::State {
         Clock::time_point stall_time{};
         constexpr auto stall_retry = std::chrono::milliseconds(2);
         constexpr auto async_poll = std::chrono::microseconds(500);
+        constexpr auto loader_poll = std::chrono::milliseconds(2);
         while (true) {
             if (context) release_finished(context.get(), async, false);
             std::vector<PendingKey> keys;
@@ -497,10 +611,16 @@ struct Streamer::State {
                     if (stopping) break;
                     const bool may_retry = !stalled || wake_epoch != stall_epoch ||
                                            Clock::now() - stall_time >= stall_retry;
-                    if (!pending.empty() && may_retry) break;
+                    const bool room = !loader || loader->room() > 0;
+                    if (!pending.empty() && may_retry && room) break;
                     if (!async.empty()) {
                         work_cv.wait_for(lock, async_poll);
                         break;  // release finished batches, then look again
+                    }
+                    if (!pending.empty() && !room) {
+                        // The loader's read buffers are taken: on_loaded wakes us.
+                        work_cv.wait_for(lock, loader_poll);
+                        continue;
                     }
                     if (stalled && !pending.empty()) {
                         work_cv.wait_until(lock, stall_time + stall_retry);
@@ -509,7 +629,8 @@ struct Streamer::State {
                     }
                 }
                 if (stopping) break;
-                const std::size_t take = std::min(settings.batch_pages, pending.size());
+                std::size_t take = std::min(settings.batch_pages, pending.size());
+                if (loader) take = std::min(take, loader->room());
                 if (take > 0 && (!stalled || wake_epoch != stall_epoch ||
                                  Clock::now() - stall_time >= stall_retry)) {
                     auto it = pending.begin();
@@ -617,6 +738,7 @@ Streamer::~Streamer() {
         std::lock_guard lock(s.event_mutex);
         s.delivering = false;
     }
+    s.stop_loader();
     try {
         if (!s.tails.empty()) s.table->unpin(s.tails);
         s.table->complete_frame(s.table->current_frame());
@@ -637,6 +759,10 @@ const TextureSet& Streamer::textures() const noexcept { return *state_->textures
 
 TextureId Streamer::add_texture(std::shared_ptr<const TileSource> source) {
     State& s = *state_;
+    if (source) {
+        std::lock_guard lock(s.api_mutex);
+        s.make_loader_for(*source);  // its errors leave the set as it was
+    }
     const TextureId id = s.textures->add(source);
     const PageIndex tail = s.textures->tail_page(id);
     std::vector<PageMapping> mappings = s.table->commit(std::span(&tail, 1), true);
@@ -850,6 +976,21 @@ StreamerStatistics Streamer::statistics() const {
         result.pending = state_->pending.size();
         result.in_flight = state_->in_flight.size();
         result.ready_pages = state_->ready.size();
+    }
+    if (const PageLoader* page_loader = state_->current_loader()) {
+        const PageLoaderStatistics loader = page_loader->statistics();
+        auto& reads = result.file_reads;
+        reads.loaded = loader.loaded;
+        reads.failed = loader.failed;
+        reads.outstanding = loader.outstanding;
+        reads.buffers_in_use = loader.buffers_in_use;
+        reads.buffers_peak = loader.buffers_peak;
+        reads.decode_queue = loader.decode_queue;
+        reads.reads_in_flight = loader.reads.in_flight_now;
+        reads.reads_peak_in_flight = loader.reads.max_in_flight;
+        reads.bytes_read = loader.reads.bytes_read;
+        reads.decode_seconds = loader.decode_seconds;
+        reads.backend = std::string(to_string(page_loader->backend()));
     }
     result.textures = state_->textures->texture_count();
     result.table = state_->table->statistics();

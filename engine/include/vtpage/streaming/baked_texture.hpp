@@ -163,6 +163,11 @@ public:
     bool fills_device() const noexcept override;
     void fill_device(std::span<const DevicePageFill> fills,
                      DeviceFillContext& context) const override;
+    // Version 2 files: the page's compressed extent, decoded and verified by decode_stored.
+    // Version 1 files fill as before (nullopt).
+    std::optional<StoredPageRead> stored_read(std::uint64_t page) const override;
+    void decode_stored(std::uint64_t page, std::span<const std::byte> stored,
+                       std::span<std::byte> destination) const override;
 
 private:
     void read(std::uint64_t page, std::span<std::byte> destination) const;

@@ -17,6 +17,7 @@
 #include <cstdint>
 #include <memory>
 
+#include "vtpage/backend/backend.hpp"
 #include "vtpage/streaming/tile_source.hpp"
 
 namespace vtpage::vt {
@@ -39,6 +40,9 @@ public:
     void begin_batch();
     // Pinned host memory of `bytes` for this batch's copies (16-byte aligned).
     std::byte* staging(std::size_t bytes);
+    // Enqueues a copy of `bytes` of pinned staging memory (from staging()) to a device address.
+    // backend_failure with the CUDA error when it cannot be enqueued.
+    void copy_to_device(DeviceAddress destination, const std::byte* staging, std::size_t bytes);
     // Ends the batch: records when its work on the stream is done. Returns the batch's ticket
     // (1, 2, ...) for finished() and wait().
     std::uint64_t end_batch();

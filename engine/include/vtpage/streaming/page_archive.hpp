@@ -153,6 +153,8 @@ public:
     PageArchive& operator=(const PageArchive&) = delete;
 
     const std::string& path() const noexcept;
+    // The open file (read-only), for readers that fetch stored_extent() themselves.
+    int fd() const noexcept;
     PageArchiveShape shape() const noexcept;
     std::span<const std::byte> descriptor() const noexcept;
 

@@ -26,6 +26,10 @@
 // makes no VMM call) or at the page's place in the region (map_into_region = true). The slot
 // (PooledPage::slot) indexes per-physical-page tables such as Vulkan imports.
 //
+// Pages that sources store in files (baked archives) take another road once committed: many
+// reads in flight through one read queue, decoding on their own threads, each page reported
+// ready on its own as soon as it is in place (StreamerFileReads).
+//
 // GPU ordering: on the CUDA backend a batch's fills run on the worker's CUDA stream (a kernel
 // for procedural sources, pinned staging + cudaMemcpyAsync for files), on the device and
 // primary context of the CUDA backend. By default the streamer waits for the stream before it
@@ -54,10 +58,12 @@
 #include <memory>
 #include <optional>
 #include <span>
+#include <string>
 #include <vector>
 
 #include "vtpage/core/page_table.hpp"
 #include "vtpage/streaming/feedback_processor.hpp"
+#include "vtpage/streaming/file_read_queue.hpp"
 #include "vtpage/streaming/texture_set.hpp"
 #include "vtpage/streaming/tile_source.hpp"
 
@@ -91,12 +97,26 @@ using FillsEnqueuedCallback = std::function<std::uint64_t(CudaStream stream)>;
 // evicted ahead while streaming at a full budget (PageTableSettings::evict_ahead_pages).
 PageTableSettings recommended_table_settings();
 
+// How pages stored in files (TileSource::stored_read, baked archives) are read: through one
+// read queue with many reads in flight, decoded on their own threads, each page reported ready
+// as soon as it is in place. The workers only commit them; a page waits in the priority queue
+// (where it can still be withdrawn) until a read buffer is free.
+struct StreamerFileReads {
+    bool enabled = true;             // false: the workers fill them with the sources' own fills
+    std::size_t decode_threads = 0;  // 0: the cores less two, at least 2, at most 16
+    std::size_t read_buffers = 64;   // pages read or waiting to be decoded at most
+    std::size_t depth = 32;          // reads in flight at most
+    FileReadBackend backend = FileReadBackend::automatic;
+    FileLayer* layer = nullptr;  // tests: a fault-injecting layer
+};
+
 struct StreamerSettings {
     // Its on_committed / on_evicted, if set, are called too (before the streamer's own).
     PageTableSettings table = recommended_table_settings();
     std::size_t worker_threads = 2;
     std::size_t batch_pages = 64;     // pages committed and filled together
     std::size_t max_pending = 65536;  // requests waiting beyond this are dropped
+    StreamerFileReads file_reads;
     // Keep events for poll_events() (besides calling the callbacks). Poll regularly when set.
     bool queue_events = false;
     // Called one at a time, in order, on the thread that made the change (a worker, or the
@@ -131,6 +151,20 @@ struct StreamerStatistics {
     std::uint64_t errors = 0;
     double commit_seconds = 0;  // summed over workers
     double fill_seconds = 0;
+    // The file read pipeline (StreamerFileReads); zero where no page was stored in a file.
+    struct FileReads {
+        std::uint64_t loaded = 0;
+        std::uint64_t failed = 0;
+        std::size_t outstanding = 0;     // committed and not reported yet
+        std::size_t buffers_in_use = 0;  // read buffers (of read_buffers)
+        std::size_t buffers_peak = 0;
+        std::size_t decode_queue = 0;  // read, waiting for a decode thread
+        std::size_t reads_in_flight = 0;
+        std::size_t reads_peak_in_flight = 0;
+        std::uint64_t bytes_read = 0;  // stored bytes
+        double decode_seconds = 0;     // summed over decode threads
+        std::string backend;           // io_uring or threads
+    } file_reads;
     PageTableStatistics table;
 };
 
@@ -150,6 +184,9 @@ public:
     // events are delivered before this returns. Errors of TextureSet::add, of the commit
     // (budget_exhausted) and of the fill are thrown; when the commit or the fill failed the
     // texture stays in the set (its pages can be requested) but its tail is not resident.
+    // The first source that stores its pages in files starts the file read pipeline
+    // (StreamerFileReads); its errors (not_supported for an io_uring that cannot work) are
+    // thrown before anything changes.
     TextureId add_texture(std::shared_ptr<const TileSource> source);
 
     // Asks for pages. Ready pages are touched (kept from eviction until this frame completes);

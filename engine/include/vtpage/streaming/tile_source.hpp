@@ -9,6 +9,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <optional>
 #include <span>
 #include <string>
 
@@ -21,6 +22,14 @@ namespace vtpage::vt {
 using CudaStream = void*;
 
 class DeviceFillContext;
+
+// Where a page's stored bytes are in an open file: what the streamer's read queue fetches for
+// decode_stored. The fd stays open as long as the source.
+struct StoredPageRead {
+    int fd = -1;
+    std::uint64_t offset = 0;
+    std::uint64_t bytes = 0;
+};
 
 // One page to fill in device memory: page_bytes bytes at destination.
 struct DevicePageFill {
@@ -49,6 +58,16 @@ public:
     // the work enqueued here. The default throws not_supported.
     virtual void fill_device(std::span<const DevicePageFill> fills,
                              DeviceFillContext& context) const;
+
+    // Sources that read pages from files can split a fill in two, so that the streamer reads
+    // many pages at once and decodes them on its own threads: where page `page`'s stored bytes
+    // are (nullopt, the default: use fill_host / fill_device), and their decoding into
+    // destination (page_bytes), with the checks the source makes. out_of_range for a page past
+    // the texture, corrupt_data for damaged bytes; the default decode_stored throws
+    // not_supported.
+    virtual std::optional<StoredPageRead> stored_read(std::uint64_t page) const;
+    virtual void decode_stored(std::uint64_t page, std::span<const std::byte> stored,
+                               std::span<std::byte> destination) const;
 
     TextureLayout layout() const noexcept { return TextureLayout(shape()); }
 

@@ -1,0 +1,297 @@
+// The streamer's file read pipeline (StreamerFileReads): pages of baked archives are read through
+// one read queue, many at once, decoded on their own threads and reported ready one by one. On
+// both backends and both read backends (io_uring where the kernel allows it, and threads).
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <condition_variable>
+#include <filesystem>
+#include <mutex>
+#include <numeric>
+#include <thread>
+#include <tuple>
+
+#include "../support/backend_fixture.hpp"
+#include "streaming_test_support.hpp"
+#include "vtpage/streaming/baked_texture.hpp"
+#include "vtpage/streaming/fault_injecting_file_layer.hpp"
+#include "vtpage/streaming/file_read_queue.hpp"
+#include "vtpage/streaming/streamer.hpp"
+
+namespace vtpage::vt {
+namespace {
+
+using namespace std::chrono_literals;
+using Clock = std::chrono::steady_clock;
+
+// Holds the reads of chosen offsets in flight until released; passes the others.
+class HoldingLayer final : public FileLayer {
+public:
+    void hold(std::uint64_t offset) {
+        std::lock_guard lock(mutex_);
+        held_offsets_.push_back(offset);
+    }
+    void release() {
+        {
+            std::lock_guard lock(mutex_);
+            held_offsets_.clear();
+        }
+        released_.notify_all();
+    }
+    std::size_t holding() const {
+        std::lock_guard lock(mutex_);
+        return waiting_;
+    }
+    ReadDecision decide(const ReadAttempt& attempt) override {
+        std::unique_lock lock(mutex_);
+        auto held = [&] {
+            return std::find(held_offsets_.begin(), held_offsets_.end(), attempt.request_offset) !=
+                   held_offsets_.end();
+        };
+        ++waiting_;
+        released_.wait_for(lock, 20s, [&] { return !held(); });
+        --waiting_;
+        return ReadDecision::pass();
+    }
+
+private:
+    mutable std::mutex mutex_;
+    std::condition_variable released_;
+    std::vector<std::uint64_t> held_offsets_;
+    std::size_t waiting_ = 0;
+};
+
+bool eventually(const std::function<bool()>& condition, std::chrono::milliseconds limit = 20s) {
+    const auto deadline = Clock::now() + limit;
+    while (!condition()) {
+        if (Clock::now() > deadline) return false;
+        std::this_thread::sleep_for(1ms);
+    }
+    return true;
+}
+
+std::size_t open_fd_count() {
+    const std::filesystem::directory_iterator entries("/proc/self/fd");
+    return std::size_t(std::distance(begin(entries), end(entries)));
+}
+
+using Param = std::tuple<std::string, FileReadBackend>;
+
+class StreamerFileReadsTest : public testing::TestWithParam<Param> {
+protected:
+    void SetUp() override {
+        std::string reason;
+        backend_ = test::try_make_backend(std::get<0>(GetParam()), reason);
+        if (!backend_) GTEST_SKIP() << reason;
+        if (std::get<1>(GetParam()) == FileReadBackend::io_uring) {
+            const std::string why = FileReadQueue::io_uring_unavailable_reason();
+            if (!why.empty()) GTEST_SKIP() << "no io_uring here: " << why;
+        }
+        path_ = folder_.file("image.vtex");
+        test::write_rgba8_archive(test::make_test_image(1500, 1100, 9), path_);
+        source_ = std::make_shared<BakedFileSource>(path_);
+        fds_ = open_fd_count();
+    }
+
+    StreamerSettings settings(std::size_t read_buffers, FileLayer* layer = nullptr) const {
+        StreamerSettings s;
+        s.table.region_size = 2_GiB;
+        s.table.budget_bytes = 64 * page_bytes;
+        s.table.pool.window_pages = 72;
+        s.table.log = Log(silent_log());
+        s.log = Log(silent_log());
+        s.queue_events = true;
+        s.file_reads.backend = std::get<1>(GetParam());
+        s.file_reads.read_buffers = read_buffers;
+        s.file_reads.depth = read_buffers;
+        s.file_reads.decode_threads = 2;
+        s.file_reads.layer = layer;
+        return s;
+    }
+
+    std::vector<PageIndex> pages_of(const Streamer& streamer, TextureId id) const {
+        std::vector<PageIndex> pages(streamer.textures().layout(id).page_count - 1);  // no tail
+        std::iota(pages.begin(), pages.end(), streamer.textures().base_page(id));
+        return pages;
+    }
+
+    // Every ready page holds what the archive's own reader gives for it.
+    void expect_ready_pages_are_the_archive(const Streamer& streamer, TextureId id) {
+        const TextureInfo info = streamer.textures().info(id);
+        for (std::uint64_t page = 0; page < info.layout.page_count; ++page) {
+            const auto ready = streamer.ready_page(info.base_page + page);
+            if (!ready) continue;
+            ASSERT_EQ(test::hash_of(test::read_device_page(*backend_, ready->data)),
+                      test::hash_of(test::source_page(*source_, page)))
+                << "page " << page;
+        }
+    }
+
+    std::uint64_t stored_offset(std::uint64_t page) const {
+        return source_->stored_read(page).value().offset;
+    }
+
+    void TearDown() override {
+        if (!backend_) return;
+        source_.reset();
+        EXPECT_EQ(open_fd_count(), fds_ - 1) << "file descriptors leaked (the archive's closed)";
+    }
+
+    std::unique_ptr<Backend> backend_;
+    test::TemporaryFolder folder_;
+    std::string path_;
+    std::shared_ptr<BakedFileSource> source_;
+    std::size_t fds_ = 0;
+};
+
+// Tests that hold chosen reads in the file layer run on the threads backend only: the io_uring
+// backend asks the layer on its one ring thread, so holding one read there holds them all.
+class StreamerHeldReadsTest : public StreamerFileReadsTest {};
+
+TEST_P(StreamerFileReadsTest, EveryPageArrivesThroughTheReadQueueWithinItsBuffers) {
+    Streamer streamer(*backend_, settings(3));
+    const TextureId id = streamer.add_texture(source_);
+    const auto pages = pages_of(streamer, id);
+    ASSERT_GE(pages.size(), 6u);
+    streamer.request(pages);
+    ASSERT_TRUE(streamer.wait_idle(60s));
+    for (PageIndex page : pages) EXPECT_TRUE(streamer.is_ready(page)) << page;
+    expect_ready_pages_are_the_archive(streamer, id);
+    const StreamerStatistics stats = streamer.statistics();
+    EXPECT_EQ(stats.file_reads.loaded, pages.size());
+    EXPECT_EQ(stats.file_reads.failed, 0u);
+    EXPECT_EQ(stats.file_reads.outstanding, 0u);
+    EXPECT_EQ(stats.file_reads.buffers_in_use, 0u);
+    EXPECT_LE(stats.file_reads.buffers_peak, 3u);
+    EXPECT_GE(stats.file_reads.buffers_peak, 1u);
+    EXPECT_LE(stats.file_reads.reads_peak_in_flight, 3u);
+    EXPECT_GT(stats.file_reads.bytes_read, 0u);
+    EXPECT_EQ(stats.file_reads.backend, to_string(std::get<1>(GetParam())));
+    EXPECT_EQ(stats.failed_pages, 0u);
+}
+
+// Short reads, EINTR and EAGAIN are continued and retried: the bytes are the same.
+TEST_P(StreamerFileReadsTest, ShortAndInterruptedReadsGiveTheSameBytes) {
+    FaultInjectingFileLayer faults(
+        {.seed = 3, .short_read_every = 2, .eagain_every = 5, .eintr_every = 3});
+    {
+        Streamer streamer(*backend_, settings(4, &faults));
+        const TextureId id = streamer.add_texture(source_);
+        const auto pages = pages_of(streamer, id);
+        streamer.request(pages);
+        ASSERT_TRUE(streamer.wait_idle(60s));
+        for (PageIndex page : pages) EXPECT_TRUE(streamer.is_ready(page)) << page;
+        expect_ready_pages_are_the_archive(streamer, id);
+        EXPECT_EQ(streamer.statistics().failed_pages, 0u);
+    }
+    EXPECT_GT(faults.injected(), 0u);
+}
+
+// A read that fails (EIO every time) fails its page with the reason; the others arrive.
+TEST_P(StreamerFileReadsTest, AFailedReadFailsItsPageWithTheReasonAndTheOthersArrive) {
+    FaultInjectingFileLayer faults;
+    const int fd = source_->stored_read(3)->fd;
+    faults.fail_at(fd, stored_offset(3), EIO, 0);
+    Streamer streamer(*backend_, settings(4, &faults));
+    const TextureId id = streamer.add_texture(source_);
+    const auto pages = pages_of(streamer, id);
+    streamer.request(pages);
+    ASSERT_TRUE(streamer.wait_idle(60s));
+    for (std::size_t i = 0; i < pages.size(); ++i) EXPECT_EQ(streamer.is_ready(pages[i]), i != 3);
+    try {
+        streamer.rethrow_error();
+        ADD_FAILURE() << "the failed read was not reported";
+    } catch (const Error& error) {
+        EXPECT_EQ(error.code(), Errc::io_error);
+        EXPECT_NE(std::string(error.what()).find("page=3"), std::string::npos) << error.what();
+    }
+    const StreamerStatistics stats = streamer.statistics();
+    EXPECT_EQ(stats.failed_pages, 1u);
+    EXPECT_EQ(stats.file_reads.failed, 1u);
+    EXPECT_EQ(stats.file_reads.buffers_in_use, 0u);
+    expect_ready_pages_are_the_archive(streamer, id);
+    EXPECT_EQ(streamer.page_table().statistics().pinned_pages, 1u) << "only the tail is pinned";
+}
+
+// Completion is per page: while one read is held, every other page arrives.
+TEST_P(StreamerHeldReadsTest, ASlowReadHoldsBackNoOtherPage) {
+    HoldingLayer layer;
+    layer.hold(stored_offset(1));
+    Streamer streamer(*backend_, settings(4, &layer));
+    const TextureId id = streamer.add_texture(source_);
+    const auto pages = pages_of(streamer, id);
+    streamer.request(pages);
+    auto others_ready = [&] {
+        for (std::size_t i = 0; i < pages.size(); ++i) {
+            if (i != 1 && !streamer.is_ready(pages[i])) return false;
+        }
+        return true;
+    };
+    EXPECT_TRUE(eventually(others_ready)) << "pages behind the held read waited for it";
+    EXPECT_FALSE(streamer.is_ready(pages[1]));
+    EXPECT_EQ(layer.holding(), 1u);
+    layer.release();
+    ASSERT_TRUE(streamer.wait_idle(60s));
+    EXPECT_TRUE(streamer.is_ready(pages[1]));
+    expect_ready_pages_are_the_archive(streamer, id);
+}
+
+// With every read buffer taken, requests wait in the priority queue: withdrawn there, they are
+// never committed, read or reported.
+TEST_P(StreamerHeldReadsTest, RequestsWithdrawnWhileTheBuffersAreTakenNeverReachTheTable) {
+    HoldingLayer layer;
+    layer.hold(stored_offset(0));
+    Streamer streamer(*backend_, settings(1, &layer));
+    const TextureId id = streamer.add_texture(source_);
+    const auto pages = pages_of(streamer, id);
+    streamer.request(std::span(pages).first(1));
+    ASSERT_TRUE(eventually([&] { return layer.holding() == 1; }));
+    streamer.request(std::span(pages).subspan(1));
+    EXPECT_EQ(streamer.pending_count(), pages.size() - 1);
+    streamer.cancel(std::span(pages).subspan(1));
+    layer.release();
+    ASSERT_TRUE(streamer.wait_idle(60s));
+    EXPECT_TRUE(streamer.is_ready(pages[0]));
+    for (std::size_t i = 1; i < pages.size(); ++i) {
+        EXPECT_FALSE(streamer.page_table().is_resident(pages[i])) << i;
+    }
+    EXPECT_EQ(streamer.statistics().file_reads.loaded, 1u);
+}
+
+// Destroying the streamer while reads are held returns once they are released, and leaves
+// nothing behind (TearDown counts the descriptors; the backend its resources).
+TEST_P(StreamerHeldReadsTest, DestructionWithReadsInFlightNeitherHangsNorLeaks) {
+    const LiveResources baseline = backend_->live_resources();
+    HoldingLayer layer;
+    for (std::uint64_t page = 0; page < 4; ++page) layer.hold(stored_offset(page));
+    std::thread releaser;
+    {
+        Streamer streamer(*backend_, settings(4, &layer));
+        const TextureId id = streamer.add_texture(source_);
+        streamer.request(pages_of(streamer, id));
+        ASSERT_TRUE(eventually([&] { return layer.holding() == 4; }));
+        releaser = std::thread([&] {
+            std::this_thread::sleep_for(100ms);
+            layer.release();
+        });
+    }  // destroyed with four reads held
+    releaser.join();
+    EXPECT_EQ(backend_->live_resources(), baseline);
+}
+
+std::string param_name(const testing::TestParamInfo<Param>& info) {
+    return std::get<0>(info.param) + "_" + std::string(to_string(std::get<1>(info.param)));
+}
+
+INSTANTIATE_TEST_SUITE_P(Backends, StreamerFileReadsTest,
+                         testing::Combine(testing::ValuesIn(test::all_backend_names()),
+                                          testing::Values(FileReadBackend::threads,
+                                                          FileReadBackend::io_uring)),
+                         param_name);
+INSTANTIATE_TEST_SUITE_P(Backends, StreamerHeldReadsTest,
+                         testing::Combine(testing::ValuesIn(test::all_backend_names()),
+                                          testing::Values(FileReadBackend::threads)),
+                         param_name);
+
+}  // namespace
+}  // namespace vtpage::vt
