@@ -24,6 +24,7 @@
 #include "disk/limits.hpp"
 #include "disk/page_set.hpp"
 #include "disk/pipeline.hpp"
+#include "disk/streamer_run.hpp"
 #include "support/bench_options.hpp"
 #include "support/report_table.hpp"
 #include "vtpage/app/command_line.hpp"
@@ -191,6 +192,42 @@ nlohmann::json print_pipeline(const PageSet& set, const Figures& f, bool quick) 
     return table.to_json();
 }
 
+// The warm set through the Streamer, with its file read pipeline and without, beside the warm
+// binding limit and the bare pipeline.
+nlohmann::json print_streamer(const PageSet& set, const Figures& f, const Options& options) {
+    auto backend = bench::make_bench_backend(options.backend);
+    bench::ReportTable table("Streamer (1 GiB budget, every page asked for in order, warm)",
+                             {"file reads", "pages/s", "of the binding limit",
+                              "of the bare "
+                              "pipeline",
+                              "failed pages"});
+    const double limit = binding_limit(f, f.warm_read);
+    nlohmann::json json = nlohmann::json::array();
+    for (const bool pipeline : {true, false}) {
+        StreamerRunSettings settings;
+        settings.read_pipeline = pipeline;
+        settings.read_backend = read_backends.at(options.read_backend);
+        settings.decode_threads = options.workers;
+        settings.seconds = options.quick ? 0.5 : std::max(4.0, 2 * options.seconds);
+        const StreamerRunResult r = run_streamer(set, *backend, settings);
+        const std::string mode =
+            pipeline ? "read queue + " + std::to_string(options.workers) + " decode threads"
+                     : "off (each worker reads its batch)";
+        table.add_row({mode, rate_cell(r.pages_per_s()),
+                       fixed(100 * r.pages_per_s() / limit, 0) + "%",
+                       fixed(100 * r.pages_per_s() / f.warm.pages_per_s(), 0) + "%",
+                       std::to_string(r.failed)});
+        json.push_back({{"read_pipeline", pipeline},
+                        {"pages", r.pages},
+                        {"seconds", r.seconds},
+                        {"pages_per_s", r.pages_per_s()},
+                        {"failed", r.failed},
+                        {"fraction_of_limit", r.pages_per_s() / limit}});
+    }
+    table.print();
+    return json;
+}
+
 nlohmann::json rate_json(const Rate& r) {
     return {
         {"pages_per_s", r.pages_per_s}, {"bytes_per_s", r.bytes_per_s}, {"best_with", r.threads}};
@@ -299,6 +336,8 @@ int main(int argc, char** argv) {
         std::printf("\n");
         nlohmann::json json = to_json(set, figures, probe.host_reason());
         json["pipeline_table"] = print_pipeline(set, figures, options.quick);
+        std::printf("\n");
+        json["streamer"] = print_streamer(set, figures, options);
         if (!bench::write_json_file(options.json, json)) return app::exit_failure;
         return app::exit_success;
     } catch (const Error& error) {

@@ -1,0 +1,110 @@
+#include "streamer_run.hpp"
+
+#include <algorithm>
+#include <atomic>
+#include <chrono>
+#include <cstring>
+#include <thread>
+
+#include "vtpage/streaming/device_fill_context.hpp"
+#include "vtpage/streaming/streamer.hpp"
+
+namespace vtpage::bench::disk {
+
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+// An archive as an rgba8 texture just large enough for its pages: layout page p is archive
+// page p; the layout's pages past the archive's (its tail among them) are zeros.
+class ArchiveTexture final : public vt::TileSource {
+public:
+    explicit ArchiveTexture(const vt::PageArchive& archive) : archive_(archive) {
+        std::uint32_t log2 = 7;
+        while (vt::TextureLayout(vt::TextureShape::square(log2)).page_count <=
+               archive.shape().page_count)
+            ++log2;
+        log2_ = log2;
+    }
+    vt::TextureShape shape() const noexcept override { return vt::TextureShape::square(log2_); }
+    std::string name() const override { return archive_.path(); }
+    std::uint64_t pages() const { return archive_.shape().page_count; }
+
+    void fill_host(std::uint64_t page, std::span<std::byte> destination) const override {
+        if (page < pages()) {
+            archive_.read_page(page, destination);
+        } else {
+            std::memset(destination.data(), 0, vt::page_bytes);
+        }
+    }
+    bool fills_device() const noexcept override { return vt::device_fills_built(); }
+    // What a source without the split read does: read, decode and copy page after page.
+    void fill_device(std::span<const vt::DevicePageFill> fills,
+                     vt::DeviceFillContext& context) const override {
+        for (const vt::DevicePageFill& fill : fills) {
+            std::byte* staging = context.staging(vt::page_bytes);
+            fill_host(fill.page, std::span(staging, vt::page_bytes));
+            context.copy_to_device(fill.destination, staging, vt::page_bytes);
+        }
+    }
+    std::optional<vt::StoredPageRead> stored_read(std::uint64_t page) const override {
+        if (!split_reads || page >= pages()) return std::nullopt;
+        const vt::StoredExtent extent = archive_.stored_extent(page);
+        return vt::StoredPageRead{archive_.fd(), extent.offset, extent.bytes};
+    }
+    void decode_stored(std::uint64_t page, std::span<const std::byte> stored,
+                       std::span<std::byte> destination) const override {
+        archive_.decode_page(page, stored, destination);
+    }
+
+    bool split_reads = true;
+
+private:
+    const vt::PageArchive& archive_;
+    std::uint32_t log2_ = 7;
+};
+
+}  // namespace
+
+StreamerRunResult run_streamer(const PageSet& set, Backend& backend,
+                               const StreamerRunSettings& settings) {
+    vt::StreamerSettings s;
+    s.file_reads.enabled = settings.read_pipeline;
+    s.file_reads.decode_threads = settings.decode_threads;
+    s.file_reads.backend = settings.read_backend;
+    std::atomic<std::uint64_t> ready{0};
+    s.on_ready = [&](std::span<const vt::StreamedPage> pages) { ready += pages.size(); };
+    vt::Streamer streamer(backend, s);
+    std::vector<PageIndex> order;
+    for (const auto& archive : set.archives) {
+        auto texture = std::make_shared<ArchiveTexture>(*archive);
+        texture->split_reads = settings.read_pipeline;
+        const vt::TextureId id = streamer.add_texture(texture);
+        const PageIndex base = streamer.textures().base_page(id);
+        for (std::uint64_t p = 0; p < texture->pages(); ++p) order.push_back(base + p);
+    }
+    const std::uint64_t tails = ready.load();
+    constexpr std::size_t window = 256;  // pages asked for ahead of what has arrived
+    StreamerRunResult result;
+    std::size_t next = 0;
+    const auto start = Clock::now();
+    const auto deadline = start + std::chrono::duration<double>(settings.seconds);
+    while (ready - tails < order.size() && Clock::now() < deadline) {
+        const FrameId frame = streamer.begin_frame();
+        const std::size_t asked_ahead = next - std::min<std::size_t>(next, ready - tails);
+        if (asked_ahead < window && next < order.size()) {
+            const std::size_t take = std::min(window - asked_ahead, order.size() - next);
+            streamer.request(std::span(order).subspan(next, take));
+            next += take;
+        }
+        streamer.complete_frame(frame);
+        std::this_thread::sleep_for(std::chrono::microseconds(500));
+    }
+    result.seconds = std::chrono::duration<double>(Clock::now() - start).count();
+    result.pages = ready - tails;
+    const vt::StreamerStatistics stats = streamer.statistics();
+    result.failed = stats.failed_pages;
+    return result;
+}
+
+}  // namespace vtpage::bench::disk

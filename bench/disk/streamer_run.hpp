@@ -1,0 +1,35 @@
+// The same pages through vtpage's Streamer, as an application gets them: each archive of the set
+// is a texture, every page is requested in order a window at a time while frames complete, with
+// the file read pipeline on (StreamerFileReads: a read queue, decode threads, a copy per page)
+// or off (each worker reads, decodes and copies its batch's pages one after another).
+#pragma once
+
+#include <cstdint>
+#include <string>
+
+#include "page_set.hpp"
+#include "vtpage/backend/backend.hpp"
+#include "vtpage/streaming/file_read_queue.hpp"
+
+namespace vtpage::bench::disk {
+
+struct StreamerRunSettings {
+    bool read_pipeline = true;
+    std::size_t decode_threads = 0;  // 0: the streamer's choice
+    vt::FileReadBackend read_backend = vt::FileReadBackend::automatic;
+    double seconds = 2;  // at most; stops earlier when every page has been streamed
+};
+
+struct StreamerRunResult {
+    std::uint64_t pages = 0;  // reported ready, the textures' tails not counted
+    std::uint64_t failed = 0;
+    double seconds = 0;
+    double pages_per_s() const { return seconds > 0 ? double(pages) / seconds : 0; }
+};
+
+// The set's pages through a Streamer on `backend` with a 1 GiB budget (warm: the caller reads
+// the files once before, so that they come from the page cache).
+StreamerRunResult run_streamer(const PageSet& set, Backend& backend,
+                               const StreamerRunSettings& settings);
+
+}  // namespace vtpage::bench::disk
