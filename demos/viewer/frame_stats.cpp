@@ -43,6 +43,8 @@ void FrameStats::record_completed(const CompletedSummary& completed) {
     const SampleQuality& quality = completed.quality;
     cuts_.completed(completed.frame, quality, completed.requests, completed.resident_requests);
     if (quality.measured) last_quality_ = quality;
+    queue_depth_.push_back(double(completed.queue_depth));
+    made_visible_.push_back(double(completed.made_visible));
     if (gpu_frames_ <= warmup_) return;
     if (quality.measured && quality.plane_pixels > 0) {
         share_at_wanted_.push_back(quality.share_at_wanted_level());
@@ -88,6 +90,10 @@ Percentiles FrameStats::complete_ms() const { return percentiles(complete_ms_); 
 Percentiles FrameStats::copy_ms() const { return percentiles(copy_ms_); }
 
 Percentiles FrameStats::handoff_ms() const { return percentiles(handoff_ms_); }
+
+Percentiles FrameStats::queue_depth() const { return percentiles(queue_depth_); }
+
+Percentiles FrameStats::made_visible() const { return percentiles(made_visible_); }
 
 QualityFigures FrameStats::quality() const {
     QualityFigures figures;

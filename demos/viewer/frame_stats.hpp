@@ -82,6 +82,10 @@ public:
     Percentiles complete_ms() const;
     Percentiles copy_ms() const;
     Percentiles handoff_ms() const;  // from the hand-off to the end of processing
+    // Per completed frame, warm-up frames included: the streamer's pending requests, and the
+    // pages its upload made visible.
+    Percentiles queue_depth() const;
+    Percentiles made_visible() const;
     Rates rates() const;
     QualityFigures quality() const;
     // The cuts so far (the newest may be pending), or as if the run ended now.
@@ -112,6 +116,7 @@ private:
     std::vector<double> feedback_ms_;
     std::vector<double> copy_ms_, process_ms_, request_ms_, complete_ms_, handoff_ms_;
     std::vector<double> share_at_wanted_, levels_missing_;
+    std::vector<double> queue_depth_, made_visible_;
     SampleQuality last_quality_;
     FullDetailTracker cuts_;
     std::deque<float> history_;

@@ -213,6 +213,11 @@ void Hud::build(const HudData& d) {
                 double(streamer.bytes_filled) / (mib * 1024.0));
     ImGui::Text("queue %zu pending, %zu in flight, %llu dropped", streamer.pending,
                 streamer.in_flight, static_cast<unsigned long long>(streamer.dropped_requests));
+    const vt::RequestLatencyStatistics& latency = d.counters.latency;
+    ImGui::Text("request to visible p50 %llu / p99 %llu frames, %llu cancelled",
+                static_cast<unsigned long long>(latency.frames_p50),
+                static_cast<unsigned long long>(latency.frames_p99),
+                static_cast<unsigned long long>(streamer.cancelled_requests));
     if (d.counters.governed) {
         const vt::GovernorDecision& g = d.counters.governor;
         ImGui::Text(

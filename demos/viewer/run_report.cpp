@@ -129,6 +129,24 @@ nlohmann::json governor_json(const RunReport& r) {
             {"timeline", timeline}};
 }
 
+nlohmann::json latency_json(const RunReport& r) {
+    const vt::RequestLatencyStatistics& l = r.latency;
+    return {{"request_to_visible",
+             {{"samples", l.samples},
+              {"frames", {{"p50", l.frames_p50}, {"p99", l.frames_p99}, {"max", l.frames_max}}},
+              {"ms", {{"p50", l.ms_p50}, {"p99", l.ms_p99}, {"max", l.ms_max}}}}},
+            {"dropped", l.dropped},
+            {"refused", l.refused},
+            {"tracked", l.tracked},
+            {"queue_depth", {{"p50", r.queue_depth.p50}, {"max", r.queue_depth.max}}},
+            {"cancelled_requests", r.cancelled_requests},
+            {"pages_made_visible",
+             {{"total", r.pages_made_visible},
+              {"per_frame_p50", r.made_visible.p50},
+              {"per_frame_max", r.most_made_visible}}},
+            {"upload_pages_per_frame", r.upload_pages_per_frame}};
+}
+
 nlohmann::json textures_json(const RunReport& r) {
     nlohmann::json textures = nlohmann::json::array();
     for (const SessionTexture& texture : r.textures) {
@@ -197,6 +215,14 @@ RunReport make_report(const ViewerOptions& options, const StreamingSession& sess
     r.indirection_uploads = counters.indirection.uploads;
     r.indirection_entries = counters.indirection.uploaded_entries;
     r.scattered_uploads = counters.indirection.scattered_uploads;
+    r.limited_uploads = counters.indirection.limited_uploads;
+    r.latency = counters.latency;
+    r.queue_depth = stats.queue_depth();
+    r.made_visible = stats.made_visible();
+    r.cancelled_requests = streamer.cancelled_requests;
+    r.pages_made_visible = counters.pages_made_visible;
+    r.most_made_visible = counters.most_made_visible;
+    r.upload_pages_per_frame = options.upload_pages_per_frame;
     r.validation = session.context().validation_enabled();
     r.validation_errors = counters.validation.errors;
     r.validation_warnings = counters.validation.warnings;
@@ -280,7 +306,9 @@ nlohmann::json to_json(const RunReport& r) {
         {"indirection",
          {{"uploads", r.indirection_uploads},
           {"entries", r.indirection_entries},
-          {"scattered_uploads", r.scattered_uploads}}},
+          {"scattered_uploads", r.scattered_uploads},
+          {"limited_uploads", r.limited_uploads}}},
+        {"latency", latency_json(r)},
         {"validation", r.validation},
         {"validation_errors", r.validation_errors},
         {"validation_warnings", r.validation_warnings},
@@ -376,6 +404,19 @@ std::string summary_text(const RunReport& r) {
     row("pool hits / misses", detail::concat(r.pool.hits, " / ", r.pool.misses));
     row("requests (dropped, withdrawn)",
         detail::concat(r.requests, " (", r.dropped_requests, ", ", r.withdrawn_requests, ")"));
+    const vt::RequestLatencyStatistics& l = r.latency;
+    row("request to visible: frames p50 / p99 / max, ms p50 / p99 / max (pages)",
+        detail::concat(l.frames_p50, " / ", l.frames_p99, " / ", l.frames_max, ", ",
+                       fixed(l.ms_p50, 1), " / ", fixed(l.ms_p99, 1), " / ", fixed(l.ms_max, 1),
+                       " (", l.samples, ")"));
+    row("queue depth p50 / max; cancelled requests; dropped before visible",
+        detail::concat(fixed(r.queue_depth.p50, 0), " / ", fixed(r.queue_depth.max, 0), "; ",
+                       r.cancelled_requests, "; ", l.dropped));
+    row("pages made visible per frame p50 / max (limit)",
+        detail::concat(fixed(r.made_visible.p50, 0), " / ", r.most_made_visible, " (",
+                       r.upload_pages_per_frame ? std::to_string(r.upload_pages_per_frame)
+                                                : std::string("none"),
+                       ")"));
     row("indirection uploads (scattered)",
         detail::concat(r.indirection_uploads, " (", r.scattered_uploads, ")"));
     row("validation messages",

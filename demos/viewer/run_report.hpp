@@ -48,6 +48,14 @@ struct RunReport {
     std::uint64_t requests = 0, dropped_requests = 0, withdrawn_requests = 0;
     std::uint64_t budget_stalls = 0, failed_pages = 0;
     std::uint64_t indirection_uploads = 0, indirection_entries = 0, scattered_uploads = 0;
+    std::uint64_t limited_uploads = 0;  // uploads that left pages for later (the limit)
+    // Request to visible (RequestLatencyTracker), the streamer's queue and cancelled requests,
+    // the pages made visible per frame (the loop's frames; the most over every frame, settling
+    // included) and the limit asked for (--upload-pages-per-frame).
+    vt::RequestLatencyStatistics latency;
+    Percentiles queue_depth, made_visible;
+    std::uint64_t cancelled_requests = 0, pages_made_visible = 0;
+    std::size_t most_made_visible = 0, upload_pages_per_frame = 0;
     bool validation = false;
     std::uint64_t validation_errors = 0, validation_warnings = 0, validation_messages = 0;
     bool settle_requested = false, settled = false;

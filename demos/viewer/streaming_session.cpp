@@ -15,6 +15,12 @@ namespace {
 
 using Clock = std::chrono::steady_clock;
 
+// Limits on the pages a frame makes visible, 0 meaning none: the smaller of those set.
+std::size_t combined_limit(std::size_t a, std::size_t b) {
+    if (a == 0 || b == 0) return std::max(a, b);
+    return std::min(a, b);
+}
+
 // A benchmark's timeline at a few thousand frames a second for minutes, no more.
 constexpr std::size_t max_governor_samples = 1 << 20;
 
@@ -121,6 +127,13 @@ StreamingSession::StreamingSession(SessionSettings settings) : settings_(std::mo
     streamer_settings.on_error = [errors = &input_errors_](const Error& error) {
         errors->record(error);
     };
+    // A page evicted before it became visible will not be, for the request that tracked it.
+    streamer_settings.on_evicted = [latency = &latency_](std::span<const vt::StreamedPage> pages) {
+        std::vector<PageIndex> evicted;
+        evicted.reserve(pages.size());
+        for (const vt::StreamedPage& page : pages) evicted.push_back(page.page);
+        latency->note_dropped(evicted);
+    };
     streaming_ =
         std::make_unique<VirtualTextureStreaming>(*context_, *backend_, std::move(streaming));
     for (const auto& source : sources) {
@@ -132,7 +145,13 @@ StreamingSession::StreamingSession(SessionSettings settings) : settings_(std::mo
                              .pages = vt::TextureLayout(shape).page_count});
     }
     scene_ = lay_out(textures_, planes_);
+    // After the tails: they are visible from the first frame on.
+    streaming_->indirection().set_publish_limit(s.upload_pages_per_frame);
     vt::FeedbackWorkerSettings feedback;
+    feedback.on_requests = [this](FrameId frame, std::span<const vt::PageRequest> requests) {
+        note_requests(frame, requests);
+    };
+    feedback.on_withdrawn = [this](std::span<const PageIndex> pages) { note_withdrawn(pages); };
     if (s.governor) {
         vt::StreamingGovernorSettings governor = *s.governor;
         governor.page_bytes = vt::page_bytes;
@@ -205,6 +224,14 @@ CompletedSummary StreamingSession::consume(const CompletedFrame& done) {
     summary.gpu_ms = done.gpu_ms;
     summary.textured_pass_ms = done.textured_pass_ms;
     summary.upload = done.upload;
+    // The frame the upload was recorded for is the first to sample its pages.
+    latency_.note_visible(done.user_tag, done.upload.published_pages);
+    summary.made_visible = done.upload.published_pages.size();
+    made_visible_.fetch_add(summary.made_visible, std::memory_order_relaxed);
+    if (summary.made_visible > most_made_visible_.load(std::memory_order_relaxed)) {
+        most_made_visible_.store(summary.made_visible, std::memory_order_relaxed);
+    }
+    summary.queue_depth = streaming_->streamer().pending_count();
     summary.identity = done.identity;
     count_identity_check(done);
     summary.quality = done.quality;
@@ -263,7 +290,8 @@ void StreamingSession::govern() {
     const vt::GovernorDecision decision = governor_->update({frame_ms, memory.free, held});
     if (decision.budget_bytes != budget_before) streamer.set_budget(decision.budget_bytes);
     if (decision.evict_pages > 0) streamer.evict_over_budget(decision.evict_pages);
-    streaming_->indirection().set_publish_limit(decision.publish_limit);
+    streaming_->indirection().set_publish_limit(
+        combined_limit(decision.publish_limit, settings_.upload_pages_per_frame));
     lod_bias_.store(decision.lod_bias, std::memory_order_relaxed);
     GovernorSample sample;
     sample.seconds = std::chrono::duration<double>(Clock::now() - first_frame_).count();
@@ -278,6 +306,29 @@ void StreamingSession::govern() {
     governor_decision_ = decision;
     governor_statistics_ = governor_->statistics();
     if (governor_timeline_.size() < max_governor_samples) governor_timeline_.push_back(sample);
+}
+
+// Pages already visible are left out: their wait is over (the table is the judge, since a page
+// ready in the streamer may still be held back for its fill or the upload limit).
+void StreamingSession::note_requests(FrameId frame, std::span<const vt::PageRequest> requests) {
+    const VulkanIndirectionTable& indirection = streaming_->indirection();
+    not_visible_.clear();
+    for (const vt::PageRequest& request : requests) {
+        if (!indirection.slot_of(request.page)) not_visible_.push_back(request.page);
+    }
+    latency_.note_requested(frame, not_visible_);
+}
+
+// A withdrawn page still being filled, or filled and not yet published, becomes visible all the
+// same: it keeps its wait. Asked first whether it is queued (being filled), then whether it is
+// ready, so that a fill ending in between is not taken for a cancellation.
+void StreamingSession::note_withdrawn(std::span<const PageIndex> pages) {
+    const vt::Streamer& streamer = streaming_->streamer();
+    cancelled_.clear();
+    for (PageIndex page : pages) {
+        if (!streamer.is_queued(page) && !streamer.is_ready(page)) cancelled_.push_back(page);
+    }
+    latency_.note_dropped(cancelled_);
 }
 
 std::vector<GovernorSample> StreamingSession::governor_timeline() const {
@@ -322,7 +373,9 @@ bool StreamingSession::settle(SessionFrame frame, std::chrono::milliseconds time
     frame.capture = true;
     int clean = 0;
     for (int i = 0; i < max_frames && Clock::now() < deadline; ++i) {
-        const bool nothing_held = streaming_->indirection().statistics().awaiting_fill == 0;
+        // Held back for their fills or for the per-frame limit: not in the image yet.
+        const VulkanIndirectionTableStatistics table = streaming_->indirection().statistics();
+        const bool nothing_held = table.awaiting_fill == 0 && table.waiting_for_limit == 0;
         std::optional<CompletedSummary> last = render(frame);
         for (CompletedSummary& done : finish()) last = std::move(done);
         const auto left =
@@ -385,6 +438,10 @@ SessionCounters StreamingSession::counters() const {
         counters.governor_statistics = governor_statistics_;
     }
     counters.withdrawn_requests = counters.feedback.withdrawn;
+    counters.latency = latency_.statistics();
+    counters.pages_made_visible = made_visible_.load(std::memory_order_relaxed);
+    counters.most_made_visible = most_made_visible_.load(std::memory_order_relaxed);
+    counters.publish_limit = streaming_->indirection().publish_limit();
     counters.identity = identity_;
     return counters;
 }

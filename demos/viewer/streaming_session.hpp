@@ -21,6 +21,7 @@
 #include <memory>
 #include <mutex>
 #include <optional>
+#include <span>
 #include <string>
 #include <unordered_set>
 #include <vector>
@@ -36,6 +37,7 @@
 #include "vtpage/interop/vulkan_context.hpp"
 #include "vtpage/interop/vulkan_indirection_table.hpp"
 #include "vtpage/streaming/feedback_worker.hpp"
+#include "vtpage/streaming/request_latency_tracker.hpp"
 #include "vtpage/streaming/streamer.hpp"
 #include "vtpage/streaming/streaming_governor.hpp"
 
@@ -68,6 +70,9 @@ struct SessionSettings {
     // The streaming governor (vt::StreamingGovernor), run on the feedback thread after each
     // feedback; its max_budget_bytes and page_bytes are the session's. Off when empty.
     std::optional<vt::StreamingGovernorSettings> governor;
+    // Pages a frame may make visible at most (0: no limit); with the governor's limit, the
+    // smaller. The textures' mip tails, visible before the first frame, are not limited.
+    std::size_t upload_pages_per_frame = 0;
     // The device's memory as the governor sees it; empty: the backend's memory_info(). Tests
     // script memory pressure with it.
     std::function<MemoryInfo()> memory_probe;
@@ -100,6 +105,8 @@ struct CompletedSummary {
     std::size_t requests = 0;           // pages the feedback asked for (parents included)
     std::size_t resident_requests = 0;  // ... of which were ready
     std::size_t queued = 0;             // ... newly queued
+    std::size_t queue_depth = 0;        // requests pending in the streamer as it completed
+    std::size_t made_visible = 0;       // pages its indirection upload made visible
     // Every feedback the worker processed since the previous summary, with its timings.
     std::vector<vt::FeedbackFrameResult> processed;
     SampleQuality quality;  // what its pixels got (the deferred textured pass)
@@ -156,6 +163,12 @@ struct SessionCounters {
     bool governed = false;
     vt::GovernorDecision governor;  // the newest decision
     vt::StreamingGovernorStatistics governor_statistics;
+    // Request to visible: from the frame whose feedback first asked for a page (not yet
+    // visible) to the first frame that samples it.
+    vt::RequestLatencyStatistics latency;
+    std::uint64_t pages_made_visible = 0;  // by every frame's upload, settling included
+    std::size_t most_made_visible = 0;     // by one frame's upload
+    std::size_t publish_limit = 0;         // the indirection table's now (0: none)
 };
 
 class StreamingSession {
@@ -233,6 +246,10 @@ private:
     bool wait_idle_keeping_input_errors(std::chrono::milliseconds timeout);
     // The feedback thread, after each feedback: measure, decide, apply.
     void govern();
+    // The feedback thread: the requested pages not visible yet start their wait.
+    void note_requests(FrameId frame, std::span<const vt::PageRequest> requests);
+    // The feedback thread: withdrawn requests that the streamer dropped end their wait.
+    void note_withdrawn(std::span<const PageIndex> pages);
     void note_frame_time();
     // Throws the streamer's errors, other than the input errors kept in input_errors_.
     void rethrow_unless_input_error();
@@ -240,7 +257,10 @@ private:
     SessionSettings settings_;
     std::unique_ptr<Backend> backend_;
     std::unique_ptr<VulkanContext> context_;
-    InputErrors input_errors_;  // outlives the streaming: its workers record into it
+    InputErrors input_errors_;           // outlives the streaming: its workers record into it
+    vt::RequestLatencyTracker latency_;  // likewise: evictions reach it from the workers
+    // note_requests' and note_withdrawn's scratch (feedback thread)
+    std::vector<PageIndex> not_visible_, cancelled_;
     // The streamer wired to the context: importer, indirection table, directory, CUDA timeline.
     std::unique_ptr<VirtualTextureStreaming> streaming_;
     std::unique_ptr<vt::FeedbackWorker> feedback_;
@@ -260,6 +280,8 @@ private:
     SceneLayout scene_;
     std::vector<PlaneDraw> planes_;  // the scene, as each frame draws it
     std::uint64_t frames_ = 0;
+    std::atomic<std::uint64_t> made_visible_{0};  // render thread; read by counters()
+    std::atomic<std::size_t> most_made_visible_{0};
     IdentityCheckTotals identity_;
     std::vector<std::uint8_t> capture_;
     std::uint32_t capture_width_ = 0;

@@ -238,6 +238,12 @@ ParsedOptions parse_viewer_options(int argc, const char* const* argv) {
                    "Governor: the frame time to hold, in ms (0: memory only)")
         ->check(app::number_in(0.0, 1000.0))
         ->capture_default_str();
+    app.add_option("--upload-pages-per-frame", o.upload_pages_per_frame,
+                   "Pages a frame may make visible at most, so that a burst of ready pages "
+                   "reaches the image over several frames instead of stalling one (0: no limit; "
+                   "with --governor's limit, the smaller)")
+        ->check(app::count_in(0, 1 << 20))
+        ->capture_default_str();
     app.add_option("--pressure-mib", o.pressure_mib,
                    "Headless: another process (vtpage-gpu-pressure) takes this much device "
                    "memory during the flight (CUDA backend)")

@@ -58,6 +58,9 @@ struct ViewerOptions {
     std::size_t headroom_mib = 512;
     std::size_t min_budget_mib = 64;
     double frame_ms_target = 0;
+    // Pages made visible per frame at most (VulkanIndirectionTable::set_publish_limit; 0: no
+    // limit); with the governor's limit, the smaller of the two.
+    std::size_t upload_pages_per_frame = 0;
     // Headless: another process (vtpage-gpu-pressure) takes this much device memory from
     // pressure_at seconds into the flight for pressure_for seconds (0 MiB: none).
     std::size_t pressure_mib = 0;

@@ -26,6 +26,7 @@ SessionSettings session_settings(const ViewerOptions& o, const Log& log) {
         governor.frame_ms_target = o.frame_ms_target;
         s.governor = governor;
     }
+    s.upload_pages_per_frame = o.upload_pages_per_frame;
     s.identity_check = o.identity_check;
     s.evict_ahead_pages = o.evict_ahead_pages;
     s.frames_in_flight = frames_in_flight;

@@ -408,6 +408,7 @@ IndirectionUpload VulkanIndirectionTable::record_upload(VkCommandBuffer commands
         for (PageIndex page : pages) {
             auto found = s.published.find(page);
             values.push_back(found == s.published.end() ? 0 : found->second.address);
+            if (found != s.published.end()) upload.published_pages.push_back(page);
         }
         if (s.settings.fill_timeline && s.fill_value > s.fill_seen) s.read_fill_timeline();
         // A fill the host has already seen done needs no wait on the device: with

@@ -141,6 +141,7 @@ FeedbackFrameResult FeedbackWorker::handle(const Handoff& work) {
     if (!paused) {
         try {
             result.withdrawn = withdraw_stale(processed);
+            if (settings_.on_requests) settings_.on_requests(work.frame, processed.requests);
             const StreamRequestResult requested = streamer_.request(processed.requests);
             result.ready = requested.ready;
             result.queued = requested.queued;
@@ -180,7 +181,10 @@ std::size_t FeedbackWorker::withdraw_stale(const FeedbackResult& processed) {
         for (PageIndex page : requested_) {
             if (!requested.count(page)) withdrawn_.push_back(page);
         }
-        if (!withdrawn_.empty()) streamer_.cancel(withdrawn_);
+        if (!withdrawn_.empty()) {
+            streamer_.cancel(withdrawn_);
+            if (settings_.on_withdrawn) settings_.on_withdrawn(withdrawn_);
+        }
     }
     std::swap(requested_, requested_next_);
     return withdrawn_.size();

@@ -887,12 +887,17 @@ StreamRequestResult Streamer::request(std::span<const PageIndex> pages) {
 
 void Streamer::cancel(std::span<const PageIndex> pages) {
     std::lock_guard lock(state_->mutex);
-    for (PageIndex page : pages) state_->erase_pending(page);
+    for (PageIndex page : pages) {
+        // Only requests still pending count: ready, in-flight or unknown pages are no-ops.
+        state_->stats.cancelled_requests += state_->pending_index.count(page);
+        state_->erase_pending(page);
+    }
     state_->notify_if_idle();
 }
 
 void Streamer::clear_pending() {
     std::lock_guard lock(state_->mutex);
+    state_->stats.cancelled_requests += state_->pending.size();
     state_->pending.clear();
     state_->pending_index.clear();
     state_->notify_if_idle();

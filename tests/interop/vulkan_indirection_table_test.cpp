@@ -409,6 +409,7 @@ TEST_P(VulkanIndirectionTableTest, PublishLimitSpreadsABurstOverUploadsInReadyOr
         const IndirectionUpload up = upload(*context, table, i % 2);
         const std::size_t visible = std::min<std::size_t>(3 * (i + 1), 10);
         EXPECT_EQ(up.entries, visible - 3 * i) << "upload " << i;
+        EXPECT_EQ(up.published_pages.size(), visible - 3 * i) << "upload " << i;
         expect_device_table(*context, table, *importer, first_of(order, visible));
         EXPECT_EQ(table.published_count(), visible);
         const auto statistics = table.statistics();
@@ -441,6 +442,7 @@ TEST_P(VulkanIndirectionTableTest, PublishLimitNeverDelaysEvictionsNorPublishesE
     EXPECT_EQ(table.statistics().waiting_for_limit, 3u);
     IndirectionUpload up = upload(*context, table, 1);
     EXPECT_EQ(up.entries, 3u);  // clears 11, publishes 13 and 14
+    EXPECT_EQ(up.published_pages, (std::vector<PageIndex>{13, 14})) << "11 is cleared, not shown";
     expect_device_table(*context, table, *importer,
                         {{10, pages[0].slot}, {13, pages[3].slot}, {14, pages[4].slot}});
     up = upload(*context, table, 0);

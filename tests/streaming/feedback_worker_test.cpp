@@ -87,14 +87,35 @@ TEST_P(FeedbackWorkerTest, RequestsTheNewestViewNoLongerMakesAreWithdrawn) {
     auto source = std::make_shared<test::PatternSource>(14, 6);
     source->delay = 20ms;  // the first view cannot be streamed before the second arrives
     const TextureId id = streamer.add_texture(source);
-    FeedbackWorker worker(streamer);
-    worker.post(streamer.begin_frame(), window(id, 0, 0, 64, 32));  // 8 x 8 pages
+    // The hooks see each feedback's frame and requests, and the pages withdrawn (worker thread;
+    // read after drain()).
+    std::vector<std::pair<FrameId, std::size_t>> requested;
+    std::size_t withdrawn = 0;
+    FeedbackWorkerSettings worker_settings;
+    worker_settings.on_requests = [&](FrameId frame, std::span<const PageRequest> requests) {
+        requested.emplace_back(frame, requests.size());
+    };
+    worker_settings.on_withdrawn = [&](std::span<const PageIndex> pages) {
+        withdrawn += pages.size();
+    };
+    FeedbackWorker worker(streamer, worker_settings);
+    const FrameId first = streamer.begin_frame();
+    worker.post(first, window(id, 0, 0, 64, 32));  // 8 x 8 pages
     ASSERT_TRUE(worker.drain(10s));
-    worker.post(streamer.begin_frame(), window(id, 100, 100, 2, 2));
+    const std::size_t first_requests = worker.last_result().requests;
+    const FrameId second = streamer.begin_frame();
+    worker.post(second, window(id, 100, 100, 2, 2));
     ASSERT_TRUE(worker.drain(10s));
     const FeedbackFrameResult moved = worker.last_result();
     EXPECT_GT(moved.withdrawn, 40u);
     EXPECT_EQ(worker.statistics().withdrawn, moved.withdrawn);
+    EXPECT_EQ(requested, (std::vector<std::pair<FrameId, std::size_t>>{{first, first_requests},
+                                                                       {second, moved.requests}}));
+    EXPECT_EQ(withdrawn, moved.withdrawn);
+    // Withdrawn pages still pending were cancelled; those a worker had taken were not.
+    const std::uint64_t cancelled = streamer.statistics().cancelled_requests;
+    EXPECT_GT(cancelled, 0u);
+    EXPECT_LE(cancelled, moved.withdrawn);
     EXPECT_FALSE(streamer.is_queued(page_of(streamer, id, 60, 28)));
     EXPECT_TRUE(streamer.is_queued(page_of(streamer, id, 101, 101)) ||
                 streamer.is_ready(page_of(streamer, id, 101, 101)));

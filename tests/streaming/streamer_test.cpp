@@ -240,6 +240,43 @@ TEST_P(StreamerTest, CoarseMipsAreServedFirst) {
               (std::vector<std::uint32_t>{4, 3, 2, 0, 0, 0}));
 }
 
+// Only requests still pending count as cancelled: not a page being filled, a ready page, a page
+// never asked for, nor the same page twice.
+TEST_P(StreamerTest, CancelledRequestsCountOnlyPendingOnes) {
+    auto s = settings(64);
+    s.worker_threads = 1;
+    s.batch_pages = 1;
+    Streamer streamer(*backend_, s);
+    auto source = std::make_shared<test::PatternSource>(13, 4);
+    const TextureId id = streamer.add_texture(source);
+    const TextureSet& set = streamer.textures();
+    source->held_page = 40;
+    source->hold = true;
+    const std::uint64_t fills = source->fills.load();
+    const PageIndex held = set.global_page(id, 40);
+    streamer.request(std::vector<PageIndex>{held});  // keeps the worker busy
+    while (source->fills.load() == fills) std::this_thread::sleep_for(1ms);
+    std::vector<PageIndex> pending;
+    for (std::uint64_t page = 0; page < 6; ++page) pending.push_back(set.global_page(id, page));
+    ASSERT_EQ(streamer.request(pending).queued, 6u);
+    EXPECT_EQ(streamer.statistics().cancelled_requests, 0u);
+
+    const PageIndex cancelled[] = {pending[0], pending[1],        pending[0],
+                                   held,       set.tail_page(id), set.global_page(id, 7)};
+    streamer.cancel(cancelled);
+    EXPECT_EQ(streamer.statistics().cancelled_requests, 2u);
+    EXPECT_EQ(streamer.pending_count(), 4u);
+    streamer.clear_pending();
+    EXPECT_EQ(streamer.statistics().cancelled_requests, 6u);
+    source->hold = false;
+    ASSERT_TRUE(streamer.wait_idle(30s));
+    streamer.clear_pending();  // nothing pending: nothing counted
+    streamer.cancel(pending);
+    const StreamerStatistics statistics = streamer.statistics();
+    EXPECT_EQ(statistics.cancelled_requests, 6u);
+    EXPECT_TRUE(streamer.is_ready(held)) << "cancelling a page being filled does not stop it";
+}
+
 TEST_P(StreamerTest, ShutdownWithWorkInFlightNeitherHangsNorLeaks) {
     auto source = std::make_shared<test::PatternSource>(13, 6);
     source->delay = 10ms;

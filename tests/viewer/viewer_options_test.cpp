@@ -193,6 +193,17 @@ TEST(ViewerOptionsTest, TheGovernorAndThePressureBenchmarkTakeTheirFlags) {
     EXPECT_TRUE(parse({"--governor", "--budget-mib", "16"}).options);
 }
 
+TEST(ViewerOptionsTest, TheUploadBudgetIsOffUnlessGiven) {
+    EXPECT_EQ(parse({}).options->upload_pages_per_frame, 0u);
+    const ParsedOptions given = parse({"--upload-pages-per-frame", "4", "--governor"});
+    ASSERT_TRUE(given.options) << given.message;
+    EXPECT_EQ(given.options->upload_pages_per_frame, 4u);
+    EXPECT_TRUE(given.options->governor) << "the two limits combine";
+    const ParsedOptions zero = parse({"--upload-pages-per-frame", "0"});
+    ASSERT_TRUE(zero.options) << zero.message;
+    EXPECT_EQ(zero.options->upload_pages_per_frame, 0u);
+}
+
 TEST(ViewerOptionsTest, TheIdentityCheckStreamsTheIdentityTexture) {
     const ParsedOptions checked = parse({"--identity-check", "--texture-size-log2", "12"});
     ASSERT_TRUE(checked.options) << checked.message;
@@ -265,7 +276,15 @@ INSTANTIATE_TEST_SUITE_P(
         BadFlags{{"--headless", "--pressure-mib", "512", "--pressure-leave-free-mib", "256"},
                  "excludes"},
         BadFlags{{"--headless", "--pressure-mib", "1e99"}, "--pressure-mib"},
-        BadFlags{{"--headless", "--pressure-mib", "8", "--pressure-at", "inf"}, "--pressure-at"}));
+        BadFlags{{"--headless", "--pressure-mib", "8", "--pressure-at", "inf"}, "--pressure-at"},
+        // The per-frame upload budget.
+        BadFlags{{"--upload-pages-per-frame", "-1"}, "--upload-pages-per-frame: '-1'"},
+        BadFlags{{"--upload-pages-per-frame", "1e99"}, "--upload-pages-per-frame"},
+        BadFlags{{"--upload-pages-per-frame", "99999999999999999999"}, "--upload-pages-per-frame"},
+        BadFlags{{"--upload-pages-per-frame", "2000000"}, "--upload-pages-per-frame"},
+        BadFlags{{"--upload-pages-per-frame", "four"}, "--upload-pages-per-frame"},
+        BadFlags{{"--upload-pages-per-frame", "nan"}, "--upload-pages-per-frame"},
+        BadFlags{{"--upload-pages-per-frame"}, "--upload-pages-per-frame"}));
 
 }  // namespace
 }  // namespace vtpage::viewer

@@ -144,6 +144,83 @@ TEST_P(ViewerHeadlessTest, RunsValidationCleanAndReportsSaneStatistics) {
     EXPECT_EQ(shot.height, 108);
 }
 
+// A per-frame upload budget: bursts of ready pages (one worker filling whole batches) reach the
+// image at most 4 a frame, the view still settles, and every page's wait from request to the
+// first frame that samples it is reported.
+TEST_P(ViewerHeadlessTest, TheUploadBudgetHoldsEveryFrameAndRequestLatencyIsReported) {
+    VTPAGE_VIEWER_BACKEND_OR_SKIP(GetParam());
+    const std::string stats_path = scratch("upload_budget_" + GetParam() + ".json");
+    std::vector<std::string> arguments = {"--headless",
+                                          "--texture-size-log2",
+                                          "13",
+                                          "--seed",
+                                          "2",
+                                          "--budget-mib",
+                                          "128",
+                                          "--width",
+                                          "192",
+                                          "--height",
+                                          "108",
+                                          "--quiet",
+                                          "--backend",
+                                          GetParam(),
+                                          "--view",
+                                          "image",
+                                          "--time-step-ms",
+                                          "250",
+                                          "--frames",
+                                          "40",
+                                          "--workers",
+                                          "1",
+                                          "--batch-pages",
+                                          "64",
+                                          "--upload-pages-per-frame",
+                                          "4",
+                                          "--stats",
+                                          stats_path,
+                                          "--settle"};
+    for (const std::string& flag : validation_flags()) arguments.push_back(flag);
+    const test::ProgramResult run = run_viewer(arguments);
+    ASSERT_EQ(run.exit_code, 0) << run.output;
+    EXPECT_NE(run.output.find("| pages made visible per frame p50 / max (limit) |"),
+              std::string::npos)
+        << run.output;
+    EXPECT_NE(run.output.find("| request to visible: frames p50 / p99 / max"), std::string::npos);
+
+    const nlohmann::json stats = read_json(stats_path);
+    ASSERT_FALSE(stats.is_discarded());
+    expect_clean_validation(stats);
+    EXPECT_EQ(stats["settled"], true);
+    const nlohmann::json& latency = stats["latency"];
+    EXPECT_EQ(latency["upload_pages_per_frame"], 4);
+    const nlohmann::json& visible = latency["pages_made_visible"];
+    EXPECT_LE(visible["per_frame_max"].get<std::uint64_t>(), 4u) << "settling included";
+    EXPECT_GE(visible["total"].get<std::uint64_t>(), stats["pages_streamed"].get<std::uint64_t>())
+        << "every streamed page was shown (the settled view needs them all)";
+    EXPECT_GT(stats["indirection"]["limited_uploads"].get<std::uint64_t>(), 0u)
+        << "some frame had more than 4 pages to show: the budget was exercised";
+
+    const nlohmann::json& wait = latency["request_to_visible"];
+    EXPECT_GT(wait["samples"].get<std::uint64_t>(), 0u);
+    EXPECT_LE(wait["samples"].get<std::uint64_t>(), visible["total"].get<std::uint64_t>());
+    const std::uint64_t p50 = wait["frames"]["p50"], p99 = wait["frames"]["p99"],
+                        max = wait["frames"]["max"];
+    EXPECT_GE(p50, 1u) << "a page is never visible in the frame that asked for it";
+    EXPECT_LE(p50, p99);
+    EXPECT_LE(p99, max);
+    const double ms50 = wait["ms"]["p50"], ms99 = wait["ms"]["p99"], ms_max = wait["ms"]["max"];
+    EXPECT_GT(ms50, 0.0);
+    EXPECT_LE(ms50, ms99);
+    EXPECT_LE(ms99, ms_max);
+    EXPECT_EQ(latency["tracked"], 0) << "the settled view waits for nothing";
+    EXPECT_LE(latency["queue_depth"]["p50"].get<double>(),
+              latency["queue_depth"]["max"].get<double>());
+    EXPECT_GE(latency["cancelled_requests"].get<std::uint64_t>(),
+              latency["dropped"].get<std::uint64_t>())
+        << "pages dropped before visible here are cancelled ones (nothing is evicted)";
+    EXPECT_EQ(stats["pages_evicted"], 0);
+}
+
 // The identity check on a fast flight at the smallest budget (8 pages, the tail one of them),
 // two frames in flight: pages are evicted and their physical pages refilled with other pages
 // all the way, and no pixel of any frame reads a word that is not its own page's and texel's.

@@ -52,6 +52,7 @@
 #include <mutex>
 #include <optional>
 #include <span>
+#include <vector>
 
 #include "vtpage/base/log.hpp"
 #include "vtpage/core/page_table.hpp"
@@ -92,6 +93,9 @@ struct IndirectionUpload {
     // timeline at or past it (then nothing, and wait_value is 0).
     VkSemaphore wait_semaphore = VK_NULL_HANDLE;  // set when wait_value > 0
     std::uint64_t wait_value = 0;
+    // The pages this upload makes visible (published, or pointed at another physical page,
+    // since the previous upload), ascending: the frame it is recorded for samples them first.
+    std::vector<PageIndex> published_pages;
 };
 
 struct VulkanIndirectionTableStatistics {

@@ -61,6 +61,11 @@ struct FeedbackWorkerSettings {
     // housekeeping that must not run on the render thread, such as giving pages back under
     // memory pressure. An exception it throws is kept like the streamer's.
     std::function<void(const FeedbackFrameResult&)> after_frame;
+    // Called on the worker's thread with each feedback's requests just before they go to the
+    // streamer (the frame is the feedback's), and with the pages withdrawn from the streamer:
+    // for measurements such as RequestLatencyTracker. Not called while requests are paused.
+    std::function<void(FrameId, std::span<const PageRequest>)> on_requests;
+    std::function<void(std::span<const PageIndex>)> on_withdrawn;
 };
 
 struct FeedbackWorkerStatistics {

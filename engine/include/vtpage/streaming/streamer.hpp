@@ -147,7 +147,8 @@ struct StreamerStatistics {
     std::uint64_t batches = 0;
     std::uint64_t budget_stalls = 0;  // times nothing fitted (pinned or fenced pages)
     std::uint64_t dropped_requests = 0;
-    std::uint64_t failed_pages = 0;  // fills or commits that failed
+    std::uint64_t cancelled_requests = 0;  // pending requests removed by cancel / clear_pending
+    std::uint64_t failed_pages = 0;        // fills or commits that failed
     std::uint64_t errors = 0;
     double commit_seconds = 0;  // summed over workers
     double fill_seconds = 0;
@@ -195,7 +196,8 @@ public:
     StreamRequestResult request(std::span<const PageRequest> requests);
     // The same with count 1 for each page.
     StreamRequestResult request(std::span<const PageIndex> pages);
-    // Drops pending requests (pages being filled are not stopped).
+    // Drops pending requests (pages being filled are not stopped); those that were pending are
+    // counted in StreamerStatistics::cancelled_requests.
     void cancel(std::span<const PageIndex> pages);
     void clear_pending();
 
