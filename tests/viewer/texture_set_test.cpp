@@ -5,12 +5,16 @@
 
 #include <filesystem>
 #include <fstream>
+#include <set>
 #include <string>
 #include <vector>
 
 #include "scene_layout.hpp"
 #include "texture_set_source.hpp"
+#include "viewer_process.hpp"
 #include "vtpage/streaming/baked_texture.hpp"
+#include "vtpage/streaming/baked_texture_archive.hpp"
+#include "vtpage/streaming/checksum64.hpp"
 
 namespace vtpage::viewer {
 namespace {
@@ -199,6 +203,91 @@ TEST(TextureSetNameTest, OnlyFoldersAndJsonFilesAreSets) {
     EXPECT_FALSE(is_texture_set("terrain.vtex"));
     EXPECT_TRUE(is_texture_set("scene.json"));
     EXPECT_TRUE(is_texture_set(testing::TempDir()));
+}
+
+// vtpage-make-texture-set writes distinct, checksummed textures and the manifests that open
+// them, once each and instanced; bad flags and a --dir that is a file exit 2.
+std::string make_set_tool() {
+    return (fs::read_symlink("/proc/self/exe").parent_path().parent_path() / "tools" /
+            "make_texture_set" / "vtpage-make-texture-set")
+        .string();
+}
+
+std::uint64_t page_hash(const vt::TileSource& source, std::uint64_t page) {
+    std::vector<std::byte> bytes(vt::page_bytes);
+    source.fill_host(page, bytes);
+    return vt::checksum64(bytes);
+}
+
+TEST_F(TextureSetSourceTest, TheSetToolWritesDistinctTexturesAndManifestsThatOpen) {
+    const std::string dir = (folder_ / "set").string();
+    const test::ProgramResult run = test::run_program(
+        {make_set_tool(), "--dir", dir, "--textures", "2", "--size-log2", "9", "--format", "rgba8",
+         "--instances", "3", "--threads", "2", "--quiet", "--keep-free-gib", "0"});
+    ASSERT_EQ(run.exit_code, 0) << run.output;
+    EXPECT_NE(run.output.find("2 textures of 2^9 rgba8"), std::string::npos) << run.output;
+    for (const char* name : {"texture-000.vtex", "texture-001.vtex"}) {
+        vt::BakedTextureArchive archive((fs::path(dir) / name).string());
+        EXPECT_EQ(archive.shape(), (vt::TextureShape{512, 512, vt::TileFormat::rgba8}));
+        EXPECT_NO_THROW(archive.check_all()) << name;
+    }
+    const auto once = open_texture_set((fs::path(dir) / "set.json").string());
+    ASSERT_EQ(once.size(), 2u);
+    const auto instanced = open_texture_set((fs::path(dir) / "instanced.json").string());
+    ASSERT_EQ(instanced.size(), 6u);
+    // Every page of the two textures differs; an instance reads its file's bytes.
+    std::set<std::uint64_t> hashes;
+    std::uint64_t pages = 0;
+    for (const auto& source : once) {
+        for (std::uint64_t p = 0; p + 1 < source->layout().page_count; ++p, ++pages) {
+            hashes.insert(page_hash(*source, p));
+        }
+    }
+    EXPECT_EQ(hashes.size(), pages);
+    EXPECT_EQ(page_hash(*instanced[0], 0), page_hash(*instanced[2], 0));
+    EXPECT_EQ(page_hash(*instanced[1], 0), page_hash(*instanced[5], 0));
+
+    const test::ProgramResult dropped =
+        test::run_program({make_set_tool(), "--dir", dir, "--drop-cache"});
+    EXPECT_EQ(dropped.exit_code, 0) << dropped.output;
+    EXPECT_NE(dropped.output.find("dropped 4 files"), std::string::npos) << dropped.output;
+}
+
+TEST_F(TextureSetSourceTest, TheSetToolRefusesBadFlagsAndADirThatIsAFile) {
+    const std::string file = write("a-file", "x");
+    const std::string dir = (folder_ / "set").string();
+    const std::vector<std::vector<std::string>> bad = {
+        {"--textures", "2"},
+        {"--dir", dir},
+        {"--dir", dir, "--textures", "0"},
+        {"--dir", dir, "--textures", "2", "--size-log2", "21"},
+        {"--dir", dir, "--textures", "2", "--format", "bc7"},
+        {"--dir", dir, "--textures", "-1"},
+        {"--dir", dir, "--textures", "2", "--keep-free-gib", "nan"},
+        {"--dir", file, "--textures", "1"},
+        {"--dir", (folder_ / "missing").string(), "--drop-cache"},
+    };
+    for (const auto& flags : bad) {
+        std::vector<std::string> argv{make_set_tool()};
+        argv.insert(argv.end(), flags.begin(), flags.end());
+        const test::ProgramResult run = test::run_program(argv);
+        std::string shown;
+        for (const auto& flag : flags) shown += flag + " ";
+        EXPECT_EQ(run.exit_code, 2) << shown << run.output;
+        EXPECT_NE(run.output.find("vtpage-make-texture-set"), std::string::npos) << run.output;
+    }
+    EXPECT_FALSE(fs::exists(dir)) << "nothing is written for a refused command";
+}
+
+// Far more than the disk holds is refused before a byte is written.
+TEST_F(TextureSetSourceTest, TheSetToolRefusesWhatTheDiskCannotHold) {
+    const std::string dir = (folder_ / "huge").string();
+    const test::ProgramResult run =
+        test::run_program({make_set_tool(), "--dir", dir, "--textures", "1", "--size-log2", "20",
+                           "--quiet", "--keep-free-gib", "1000000"});
+    EXPECT_EQ(run.exit_code, 2) << run.output;
+    EXPECT_NE(run.output.find("must stay free"), std::string::npos) << run.output;
+    EXPECT_TRUE(fs::is_empty(dir));
 }
 
 }  // namespace
