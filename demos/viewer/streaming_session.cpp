@@ -128,11 +128,11 @@ StreamingSession::StreamingSession(SessionSettings settings) : settings_(std::mo
         errors->record(error);
     };
     // A page evicted before it became visible will not be, for the request that tracked it.
-    streamer_settings.on_evicted = [latency = &latency_](std::span<const vt::StreamedPage> pages) {
-        std::vector<PageIndex> evicted;
-        evicted.reserve(pages.size());
-        for (const vt::StreamedPage& page : pages) evicted.push_back(page.page);
-        latency->note_dropped(evicted);
+    streamer_settings.on_evicted = [this](std::span<const vt::StreamedPage> pages) {
+        LatencyEvent event;
+        event.pages.reserve(pages.size());
+        for (const vt::StreamedPage& page : pages) event.pages.push_back(page.page);
+        queue_latency_event(std::move(event));
     };
     streaming_ =
         std::make_unique<VirtualTextureStreaming>(*context_, *backend_, std::move(streaming));
@@ -214,6 +214,7 @@ std::vector<CompletedSummary> StreamingSession::finish() {
     std::vector<CompletedSummary> completed;
     for (const CompletedFrame& done : renderer_->finish()) completed.push_back(consume(done));
     drain_feedback(std::chrono::seconds(10));
+    apply_latency_events();  // the feedback thread is idle now
     if (!completed.empty()) collect_feedback_results(completed.back());
     return completed;
 }
@@ -225,13 +226,18 @@ CompletedSummary StreamingSession::consume(const CompletedFrame& done) {
     summary.textured_pass_ms = done.textured_pass_ms;
     summary.upload = done.upload;
     // The frame the upload was recorded for is the first to sample its pages.
-    latency_.note_visible(done.user_tag, done.upload.published_pages);
+    if (!done.upload.published_pages.empty()) {
+        queue_latency_event({.visible = true,
+                             .frame = done.user_tag,
+                             .time = vt::RequestLatencyTracker::Clock::now(),
+                             .pages = done.upload.published_pages});
+    }
     summary.made_visible = done.upload.published_pages.size();
     made_visible_.fetch_add(summary.made_visible, std::memory_order_relaxed);
     if (summary.made_visible > most_made_visible_.load(std::memory_order_relaxed)) {
         most_made_visible_.store(summary.made_visible, std::memory_order_relaxed);
     }
-    summary.queue_depth = streaming_->streamer().pending_count();
+    summary.queue_depth = queue_depth_.load(std::memory_order_relaxed);
     summary.identity = done.identity;
     count_identity_check(done);
     summary.quality = done.quality;
@@ -311,6 +317,8 @@ void StreamingSession::govern() {
 // Pages already visible are left out: their wait is over (the table is the judge, since a page
 // ready in the streamer may still be held back for its fill or the upload limit).
 void StreamingSession::note_requests(FrameId frame, std::span<const vt::PageRequest> requests) {
+    apply_latency_events();
+    queue_depth_.store(streaming_->streamer().pending_count(), std::memory_order_relaxed);
     const VulkanIndirectionTable& indirection = streaming_->indirection();
     not_visible_.clear();
     for (const vt::PageRequest& request : requests) {
@@ -323,12 +331,33 @@ void StreamingSession::note_requests(FrameId frame, std::span<const vt::PageRequ
 // same: it keeps its wait. Asked first whether it is queued (being filled), then whether it is
 // ready, so that a fill ending in between is not taken for a cancellation.
 void StreamingSession::note_withdrawn(std::span<const PageIndex> pages) {
+    apply_latency_events();
     const vt::Streamer& streamer = streaming_->streamer();
     cancelled_.clear();
     for (PageIndex page : pages) {
         if (!streamer.is_queued(page) && !streamer.is_ready(page)) cancelled_.push_back(page);
     }
     latency_.note_dropped(cancelled_);
+}
+
+void StreamingSession::queue_latency_event(LatencyEvent event) {
+    std::lock_guard lock(latency_events_mutex_);
+    latency_events_.push_back(std::move(event));
+}
+
+void StreamingSession::apply_latency_events() {
+    std::vector<LatencyEvent> taken;
+    {
+        std::lock_guard lock(latency_events_mutex_);
+        taken.swap(latency_events_);
+    }
+    for (const LatencyEvent& event : taken) {
+        if (event.visible) {
+            latency_.note_visible(event.frame, event.pages, event.time);
+        } else {
+            latency_.note_dropped(event.pages);
+        }
+    }
 }
 
 std::vector<GovernorSample> StreamingSession::governor_timeline() const {

@@ -246,10 +246,21 @@ private:
     bool wait_idle_keeping_input_errors(std::chrono::milliseconds timeout);
     // The feedback thread, after each feedback: measure, decide, apply.
     void govern();
+    // A page made visible (render thread) or evicted (workers), for the latency tracker.
+    struct LatencyEvent {
+        bool visible = false;  // else evicted
+        FrameId frame = 0;
+        vt::RequestLatencyTracker::Clock::time_point time;
+        std::vector<PageIndex> pages;
+    };
     // The feedback thread: the requested pages not visible yet start their wait.
     void note_requests(FrameId frame, std::span<const vt::PageRequest> requests);
     // The feedback thread: withdrawn requests that the streamer dropped end their wait.
     void note_withdrawn(std::span<const PageIndex> pages);
+    void queue_latency_event(LatencyEvent event);
+    // Applies the queued events to the tracker, in order: on the feedback thread, or on the
+    // render thread while the feedback thread is idle (finish).
+    void apply_latency_events();
     void note_frame_time();
     // Throws the streamer's errors, other than the input errors kept in input_errors_.
     void rethrow_unless_input_error();
@@ -259,6 +270,13 @@ private:
     std::unique_ptr<VulkanContext> context_;
     InputErrors input_errors_;           // outlives the streaming: its workers record into it
     vt::RequestLatencyTracker latency_;  // likewise: evictions reach it from the workers
+    // What the tracker hears from the render thread (pages made visible) and the workers (pages
+    // evicted), in order: queued here under a short lock and applied on the feedback thread, so
+    // that neither waits for the tracker while it takes a frame's requests.
+    std::mutex latency_events_mutex_;
+    std::vector<LatencyEvent> latency_events_;
+    std::atomic<std::size_t> queue_depth_{0};  // the streamer's pending requests, sampled by
+                                               // the feedback thread
     // note_requests' and note_withdrawn's scratch (feedback thread)
     std::vector<PageIndex> not_visible_, cancelled_;
     // The streamer wired to the context: importer, indirection table, directory, CUDA timeline.

@@ -31,8 +31,8 @@ std::size_t RequestLatencyTracker::note_requested(FrameId frame, std::span<const
     return added;
 }
 
-void RequestLatencyTracker::note_visible(FrameId frame, std::span<const PageIndex> pages) {
-    const Clock::time_point now = Clock::now();
+void RequestLatencyTracker::note_visible(FrameId frame, std::span<const PageIndex> pages,
+                                         Clock::time_point at) {
     std::lock_guard lock(mutex_);
     for (PageIndex page : pages) {
         auto found = tracked_.find(page);
@@ -41,7 +41,7 @@ void RequestLatencyTracker::note_visible(FrameId frame, std::span<const PageInde
         tracked_.erase(found);
         ++frame_counts_[frame > request.frame ? frame - request.frame : 0];
         ++samples_;
-        milliseconds_.record(now - request.time);
+        milliseconds_.record(at > request.time ? at - request.time : Clock::duration{0});
     }
 }
 

@@ -54,10 +54,14 @@ public:
     // Remembers the frame (and the time) of each page's first request; pages already tracked
     // keep theirs. Returns how many were newly tracked.
     std::size_t note_requested(FrameId frame, std::span<const PageIndex> pages);
-    // Pages made visible for frame `frame` (the first frame that samples them): each tracked
+    using Clock = std::chrono::steady_clock;
+
+    // Pages made visible for frame `frame` (the first frame that samples them) at time `at`
+    // (a caller that hands the news to another thread passes when it happened): each tracked
     // one gives a sample (frame - its request frame, 0 if the frame is older) and is forgotten.
     // Untracked pages are ignored.
-    void note_visible(FrameId frame, std::span<const PageIndex> pages);
+    void note_visible(FrameId frame, std::span<const PageIndex> pages,
+                      Clock::time_point at = Clock::now());
     // Tracked pages that will not become visible for their request: forgotten and counted.
     void note_dropped(std::span<const PageIndex> pages);
 
@@ -67,7 +71,6 @@ public:
     void reset();
 
 private:
-    using Clock = std::chrono::steady_clock;
     struct Request {
         FrameId frame = 0;
         Clock::time_point time;
