@@ -212,6 +212,7 @@ RunReport make_report(const ViewerOptions& options, const StreamingSession& sess
     r.withdrawn_requests = counters.withdrawn_requests;
     r.budget_stalls = streamer.budget_stalls;
     r.failed_pages = streamer.failed_pages;
+    r.file_reads = streamer.file_reads;
     r.indirection_uploads = counters.indirection.uploads;
     r.indirection_entries = counters.indirection.uploaded_entries;
     r.scattered_uploads = counters.indirection.scattered_uploads;
@@ -303,6 +304,14 @@ nlohmann::json to_json(const RunReport& r) {
         {"withdrawn_requests", r.withdrawn_requests},
         {"budget_stalls", r.budget_stalls},
         {"failed_pages", r.failed_pages},
+        {"file_reads",
+         {{"pages_loaded", r.file_reads.loaded},
+          {"pages_failed", r.file_reads.failed},
+          {"bytes_read", r.file_reads.bytes_read},
+          {"read_buffers_peak", r.file_reads.buffers_peak},
+          {"reads_peak_in_flight", r.file_reads.reads_peak_in_flight},
+          {"decode_seconds", r.file_reads.decode_seconds},
+          {"read_backend", r.file_reads.backend}}},
         {"indirection",
          {{"uploads", r.indirection_uploads},
           {"entries", r.indirection_entries},
@@ -394,6 +403,12 @@ std::string summary_text(const RunReport& r) {
     row("pages streamed (per second)",
         detail::concat(r.pages_streamed, " (", fixed(r.pages_per_second, 0), "/s, ",
                        fixed(r.bytes_per_second / mib, 0), " MiB/s)"));
+    if (r.file_reads.loaded + r.file_reads.failed > 0) {
+        row("pages read from files (stored MiB, reads in flight at most)",
+            detail::concat(r.file_reads.loaded, " (",
+                           fixed(double(r.file_reads.bytes_read) / mib, 0), " MiB, ",
+                           r.file_reads.reads_peak_in_flight, ", ", r.file_reads.backend, ")"));
+    }
     row("pages committed / evicted", detail::concat(r.pages_committed, " / ", r.pages_evicted));
     row("resident / budget pages",
         detail::concat(r.resident_pages, " / ", r.budget_pages, " (",

@@ -47,6 +47,9 @@ struct RunReport {
     PagePoolStatistics pool;
     std::uint64_t requests = 0, dropped_requests = 0, withdrawn_requests = 0;
     std::uint64_t budget_stalls = 0, failed_pages = 0;
+    // Pages read from baked files through the streamer's read pipeline (zero for procedural
+    // textures): read and decoded, stored bytes read, read buffers at their peak.
+    vt::StreamerStatistics::FileReads file_reads;
     std::uint64_t indirection_uploads = 0, indirection_entries = 0, scattered_uploads = 0;
     std::uint64_t limited_uploads = 0;  // uploads that left pages for later (the limit)
     // Request to visible (RequestLatencyTracker), the streamer's queue and cancelled requests,

@@ -3,6 +3,8 @@
 // manifest refused with a message that says what is wrong.
 #include <gtest/gtest.h>
 
+#include <nlohmann/json.hpp>
+
 #include <filesystem>
 #include <fstream>
 #include <set>
@@ -246,6 +248,25 @@ TEST_F(TextureSetSourceTest, TheSetToolWritesDistinctTexturesAndManifestsThatOpe
     EXPECT_EQ(hashes.size(), pages);
     EXPECT_EQ(page_hash(*instanced[0], 0), page_hash(*instanced[2], 0));
     EXPECT_EQ(page_hash(*instanced[1], 0), page_hash(*instanced[5], 0));
+
+    // The viewer flies the instanced set from its files: the pages arrive through the
+    // streamer's read pipeline, none fails, and the settled view is reached.
+    const std::string stats = (folder_ / "stats.json").string();
+    const test::ProgramResult flight = test::run_program(
+        {test::viewer_path(), "--headless", "--backend", "host", "--texture",
+         (fs::path(dir) / "instanced.json").string(), "--width", "192", "--height", "108",
+         "--budget-mib", "64", "--frames", "20", "--settle", "--quiet", "--stats", stats},
+        {"DISPLAY", "WAYLAND_DISPLAY"});
+    ASSERT_EQ(flight.exit_code, 0) << flight.output;
+    std::ifstream stats_file(stats);
+    const nlohmann::json report = nlohmann::json::parse(stats_file, nullptr, false);
+    ASSERT_FALSE(report.is_discarded());
+    EXPECT_EQ(report["settled"], true);
+    EXPECT_EQ(report["textures"].size(), 6u);
+    EXPECT_GT(report["file_reads"]["pages_loaded"].get<std::uint64_t>(), 0u);
+    EXPECT_EQ(report["file_reads"]["pages_failed"].get<std::uint64_t>(), 0u);
+    EXPECT_EQ(report["failed_pages"].get<std::uint64_t>(), 0u);
+    EXPECT_GT(report["file_reads"]["bytes_read"].get<std::uint64_t>(), 0u);
 
     const test::ProgramResult dropped =
         test::run_program({make_set_tool(), "--dir", dir, "--drop-cache"});
