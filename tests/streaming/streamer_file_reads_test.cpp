@@ -11,6 +11,8 @@
 #include <thread>
 #include <tuple>
 
+#include <unistd.h>
+
 #include "../support/backend_fixture.hpp"
 #include "streaming_test_support.hpp"
 #include "vtpage/streaming/baked_texture.hpp"
@@ -143,6 +145,44 @@ protected:
     std::shared_ptr<BakedFileSource> source_;
     std::size_t fds_ = 0;
 };
+
+// The file is cut short while it is open (the last pages' bytes gone): those pages fail saying
+// where the file ends; the pages before the cut arrive.
+TEST_P(StreamerFileReadsTest, AFileTruncatedWhileOpenFailsThePagesPastTheCut) {
+    Streamer streamer(*backend_, settings(4));
+    const TextureId id = streamer.add_texture(source_);
+    const auto pages = pages_of(streamer, id);
+    std::vector<std::uint64_t> expected;  // read before the cut
+    for (std::uint64_t p = 0; p < streamer.textures().layout(id).page_count; ++p) {
+        expected.push_back(test::hash_of(test::source_page(*source_, p)));
+    }
+    const std::uint64_t cut = stored_offset(pages.size() - 2);
+    ASSERT_EQ(::truncate(path_.c_str(), off_t(cut)), 0);
+    streamer.request(pages);
+    ASSERT_TRUE(streamer.wait_idle(60s));
+    std::size_t failed = 0;
+    for (std::size_t i = 0; i < pages.size(); ++i) {
+        const bool past_cut = stored_offset(i) >= cut;
+        EXPECT_EQ(streamer.is_ready(pages[i]), !past_cut) << i;
+        failed += past_cut;
+    }
+    EXPECT_EQ(failed, 2u);
+    EXPECT_EQ(streamer.statistics().failed_pages, failed);
+    try {
+        streamer.rethrow_error();
+        ADD_FAILURE() << "the cut was not reported";
+    } catch (const Error& error) {
+        EXPECT_EQ(error.code(), Errc::io_error);
+        EXPECT_NE(std::string(error.what()).find("ends at byte"), std::string::npos)
+            << error.what();
+    }
+    for (std::size_t i = 0; i < pages.size(); ++i) {
+        if (const auto ready = streamer.ready_page(pages[i])) {
+            EXPECT_EQ(test::hash_of(test::read_device_page(*backend_, ready->data)), expected[i])
+                << i;
+        }
+    }
+}
 
 // Tests that hold chosen reads in the file layer run on the threads backend only: the io_uring
 // backend asks the layer on its one ring thread, so holding one read there holds them all.
