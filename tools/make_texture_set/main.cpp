@@ -205,8 +205,7 @@ int main(int argc, char** argv) {
         "benchmarks, with manifests for vtpage-viewer --texture",
         program};
     Options options;
-    app.add_option("--dir", options.dir, "The folder to write into (created when missing)")
-        ->required();
+    app.add_option("--dir", options.dir, "The folder to write into (created when missing)");
     app.add_option("--textures", options.textures, "How many textures")
         ->check(app::count_in(1, 4096));
     app.add_option("--size-log2", options.size_log2, "Each texture is 2^N x 2^N texels")
@@ -227,7 +226,9 @@ int main(int argc, char** argv) {
     app.add_flag("--drop-cache", options.drop_cache,
                  "Only drop the folder's files from the page cache");
     app.add_flag("--quiet", options.quiet, "No progress bar");
+    // --dir is checked here, after the flags: an unknown flag is named before a missing one.
     if (auto status = app::parse_command_line(app, argc, argv, [&] {
+            if (options.dir.empty()) throw CLI::RequiredError("--dir");
             if (!options.drop_cache && options.textures == 0) {
                 throw CLI::RequiredError("--textures (or --drop-cache)");
             }
