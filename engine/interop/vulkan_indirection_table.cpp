@@ -57,6 +57,9 @@ struct VulkanIndirectionTable::State {
     std::unordered_set<PageIndex> dirty;
     std::unordered_map<PageIndex, HeldBack> held;
     std::unordered_map<std::uint32_t, PageIndex> held_of_slot;
+    // Packed tails: pages published into a slot that backs another page (page_of_slot's). A
+    // list may name pages unpublished since; retire() and claim_slot() check.
+    std::unordered_map<std::uint32_t, std::vector<PageIndex>> packed_of_slot;
     // Pages waiting for the publish limit, by ticket: the order in which they became ready.
     std::map<std::uint64_t, PageIndex> limit_queue;
     std::uint64_t next_ticket = 1;
@@ -99,6 +102,7 @@ struct VulkanIndirectionTable::State {
         if (slot >= page_of_slot.size()) page_of_slot.resize(slot + 1, no_page);
         if (page_of_slot[slot] != no_page && page_of_slot[slot] != page) {
             unpublish(page_of_slot[slot]);
+            unpublish_packed(slot);
         }
         auto other = held_of_slot.find(slot);
         if (other != held_of_slot.end() && other->second != page) forget_held(other->second);
@@ -174,9 +178,28 @@ struct VulkanIndirectionTable::State {
         dirty.insert(page);
         fill_value = std::max(fill_value, fill);
     }
+    // Packed pages live as long as the page whose slot they share.
+    void publish_packed(PageIndex page, std::uint32_t slot, VkDeviceAddress address,
+                        std::uint64_t generation) {
+        forget_held(page);
+        unpublish(page);
+        published[page] = Published{address, slot, generation};
+        packed_of_slot[slot].push_back(page);
+        dirty.insert(page);
+    }
+    void unpublish_packed(std::uint32_t slot) {
+        auto packed = packed_of_slot.find(slot);
+        if (packed == packed_of_slot.end()) return;
+        for (PageIndex page : packed->second) {
+            auto found = published.find(page);
+            if (found != published.end() && found->second.slot == slot) unpublish(page);
+        }
+        packed_of_slot.erase(packed);
+    }
     void retire(std::uint32_t slot) {
         std::lock_guard submit_lock(submission);
         std::lock_guard lock(mutex);
+        unpublish_packed(slot);
         if (slot < page_of_slot.size() && page_of_slot[slot] != no_page) {
             unpublish(page_of_slot[slot]);
             ++statistics.retired_slots;
@@ -258,6 +281,10 @@ void VulkanIndirectionTable::ready(std::span<const vt::StreamedPage> pages) {
     std::vector<PageMapping> batch;
     std::uint64_t fence = pages.empty() ? 0 : pages.front().fence;
     for (const vt::StreamedPage& page : pages) {
+        if (page.packed()) {
+            ready_packed(page);
+            continue;
+        }
         if (page.fence != fence) {
             ready(batch, fence);
             batch.clear();
@@ -266,6 +293,36 @@ void VulkanIndirectionTable::ready(std::span<const vt::StreamedPage> pages) {
         batch.push_back({page.page, page.physical, page.generation});
     }
     if (!batch.empty()) ready(batch, fence);
+}
+
+void VulkanIndirectionTable::ready_packed(const vt::StreamedPage& page) {
+    State& s = *state_;
+    s.check_page(page.page, "VulkanIndirectionTable::ready");
+    std::lock_guard lock(s.mutex);
+    ++s.statistics.ready_pages;
+    if (s.settings.page_table) {
+        const auto current = s.settings.page_table->lookup(page.table_page);
+        if (!current || current->generation != page.generation ||
+            current->physical.slot != page.physical.slot) {
+            ++s.statistics.stale_ready_pages;
+            return;
+        }
+    }
+    const VkDeviceAddress address = s.importer.device_address(page.physical.slot);
+    if (address == 0) {
+        throw Error(Errc::not_mapped, "VulkanIndirectionTable::ready",
+                    "the physical page of a packed tail is not imported into Vulkan",
+                    detail::concat("page=", page.page, " table_page=", page.table_page,
+                                   " slot=", page.physical.slot));
+    }
+    if (page.offset + page.bytes > vt::page_bytes) {
+        throw Error(
+            Errc::invalid_argument, "VulkanIndirectionTable::ready",
+            "a packed tail passes the end of its page",
+            detail::concat("page=", page.page, " offset=", page.offset, " bytes=", page.bytes));
+    }
+    // Filled before it is reported (fence 0): visible at once, never held for the limit.
+    s.publish_packed(page.page, page.physical.slot, address + page.offset, page.generation);
 }
 
 void VulkanIndirectionTable::evicted(std::span<const vt::StreamedPage> pages) {

@@ -43,6 +43,16 @@ struct PendingKey {
     }
 };
 
+// The bytes of a texture's mip tail: a tile for each level from tail_first_mip on.
+std::uint64_t tail_bytes(const TextureLayout& layout) {
+    return std::uint64_t(layout.mip_count - layout.tail_first_mip) *
+           tile_format_info(layout.format).tile_bytes();
+}
+
+constexpr std::uint64_t smallest_tile_bytes = tile_format_info(TileFormat::bc1).tile_bytes();
+static_assert(smallest_tile_bytes <= tile_format_info(TileFormat::rgba8).tile_bytes() &&
+              smallest_tile_bytes <= tile_format_info(TileFormat::bc3).tile_bytes());
+
 // A page of a batch on its way from commit to ready.
 struct BatchItem {
     PendingKey key;
@@ -84,7 +94,8 @@ struct Streamer::State {
     std::unordered_set<PageIndex> asked_in_flight;
     std::size_t reporting = 0;  // batches between leaving in_flight and their ready events
     std::unordered_map<PageIndex, StreamedPage> ready;
-    std::vector<PageIndex> tails;
+    std::vector<PageIndex> tails;                // pinned tail pages
+    std::unordered_set<PageIndex> packed_tails;  // ready tails that live in another's page
     std::uint64_t sequence = 0;
     std::uint64_t wake_epoch = 0;  // raised when frames complete or pins are released
     bool stopping = false;
@@ -98,8 +109,14 @@ struct Streamer::State {
     std::mutex queue_mutex;
     std::vector<StreamerEvent> queue;
 
-    std::mutex api_mutex;  // add_texture's fills
+    std::mutex api_mutex;  // add_texture's fills, and what follows
     std::unique_ptr<DeviceFillContext> api_context;
+    // Tail pages with room for more tails (pack_tails): the first tiles are their own texture's.
+    struct TailHost {
+        StreamedPage page;
+        std::uint64_t used = 0;  // bytes from the page's start
+    };
+    std::vector<TailHost> tail_hosts;
     std::vector<std::thread> workers;
     // Pages stored in files go through the loader once committed (settings.file_reads). Made
     // by the first add_texture whose source stores pages (the pointer is guarded by mutex).
@@ -135,6 +152,7 @@ struct Streamer::State {
         page.generation = mapping.generation;
         page.data =
             table->maps_into_region() ? table->address_of(mapping.page) : mapping.physical.window;
+        page.table_page = mapping.page;
         if (auto owner = textures->find(mapping.page)) {
             page.texture = owner->texture;
             page.layout_page = owner->layout_page;
@@ -166,6 +184,48 @@ struct Streamer::State {
         if (!accepting_events) return;
         for (const PageMapping& mapping : mappings) pages.push_back(describe(mapping));
         emit(StreamerEventKind::evicted, pages);
+    }
+
+    // ---- packed tails ----
+    // Writes the texture's tail after the tails already in a tail page with room for it, and
+    // reports it ready; false when no tail page has room (the caller commits the tail's own).
+    // A failed fill throws and leaves the texture without a resident tail, as a commit's would.
+    bool pack_tail(TextureId id, const std::shared_ptr<const TileSource>& source) {
+        const TextureLayout layout = textures->layout(id);
+        const std::uint64_t bytes = tail_bytes(layout);
+        StreamedPage page;
+        {
+            std::lock_guard lock(api_mutex);
+            auto host = std::find_if(tail_hosts.begin(), tail_hosts.end(), [&](const TailHost& h) {
+                return page_bytes - h.used >= bytes;
+            });
+            if (host == tail_hosts.end()) return false;
+            // Sources fill whole pages: the tail's tiles are the first `bytes` of its page.
+            std::vector<std::byte> staging(page_bytes);
+            source->fill_host(layout.tail_page(), staging);
+            backend.write(host->page.data + host->used, staging.data(), bytes);
+            page = host->page;
+            page.page = textures->tail_page(id);
+            page.texture = id;
+            page.layout_page = layout.tail_page();
+            page.mip = layout.tail_first_mip;
+            page.data += host->used;
+            page.offset = host->used;
+            page.bytes = bytes;
+            page.fence = 0;
+            host->used += bytes;
+            // No tail is smaller than one tile: a page without room for one is full.
+            if (page_bytes - host->used < smallest_tile_bytes) tail_hosts.erase(host);
+        }
+        {
+            std::lock_guard lock(mutex);
+            ready[page.page] = page;
+            packed_tails.insert(page.page);
+            ++stats.pages_filled;
+            stats.bytes_filled += bytes;
+        }
+        emit(StreamerEventKind::ready, std::span(&page, 1));
+        return true;
     }
 
     // ---- errors ----
@@ -538,6 +598,7 @@ struct Streamer::State {
             loader_settings.decode_threads = std::clamp<std::size_t>(cores - 2, 2, 16);
         }
         loader_settings.read_buffers = reads.read_buffers;
+        loader_settings.decode_nice = reads.decode_nice;
         loader_settings.reads.depth = reads.depth;
         loader_settings.reads.backend = reads.backend;
         loader_settings.reads.layer = reads.layer;
@@ -764,6 +825,7 @@ TextureId Streamer::add_texture(std::shared_ptr<const TileSource> source) {
         s.make_loader_for(*source);  // its errors leave the set as it was
     }
     const TextureId id = s.textures->add(source);
+    if (s.settings.pack_tails && s.pack_tail(id, source)) return id;
     const PageIndex tail = s.textures->tail_page(id);
     std::vector<PageMapping> mappings = s.table->commit(std::span(&tail, 1), true);
     std::vector<BatchItem> items(1);
@@ -782,6 +844,9 @@ TextureId Streamer::add_texture(std::shared_ptr<const TileSource> source) {
             s.api_context->wait(s.api_context->end_batch());
         } else {
             s.fill_on_host(item);
+        }
+        if (s.settings.pack_tails) {
+            s.tail_hosts.push_back({item.page, tail_bytes(s.textures->layout(id))});
         }
     } catch (...) {
         s.table->unpin(std::span(&tail, 1));
@@ -819,9 +884,11 @@ StreamRequestResult Streamer::request(std::span<const PageRequest> requests) {
         for (PendingKey key : keys) {
             ++s.stats.requests;
             if (s.ready.count(key.page)) {
+                ++result.ready;
+                // Pinned in another texture's tail page: nothing of its own to keep.
+                if (s.packed_tails.count(key.page)) continue;
                 touched.push_back(key.page);
                 touched_keys.push_back(key);
-                ++result.ready;
                 continue;
             }
             if (s.in_flight.count(key.page)) {
@@ -981,6 +1048,8 @@ StreamerStatistics Streamer::statistics() const {
         result.pending = state_->pending.size();
         result.in_flight = state_->in_flight.size();
         result.ready_pages = state_->ready.size();
+        result.tail_pages = state_->tails.size();
+        result.packed_tails = state_->packed_tails.size();
     }
     if (const PageLoader* page_loader = state_->current_loader()) {
         const PageLoaderStatistics loader = page_loader->statistics();

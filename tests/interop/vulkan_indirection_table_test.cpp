@@ -314,6 +314,65 @@ TEST_P(VulkanIndirectionTableTest, ADestroyedPhysicalPageLeavesTheTable) {
     expect_device_table(*context, table, *importer, {});
 }
 
+// Packed tails: entries that point into the physical page of another page, at their offsets;
+// they go with that physical page, and a bad offset is refused.
+TEST_P(VulkanIndirectionTableTest, PackedTailsPointIntoTheirHostPageAndLeaveWithIt) {
+    pool_settings.release_threshold = 0;
+    PagePool pool(*owned_backend, pool_settings);
+    PooledPage host = pool.acquire();
+    PooledPage other = pool.acquire();
+    VulkanIndirectionTable table(*context, *importer, {.page_count = 64});
+    auto packed = [&](PageIndex page, const PooledPage& physical, PageIndex table_page,
+                      std::uint64_t offset) {
+        vt::StreamedPage event;
+        event.page = page;
+        event.physical = physical;
+        event.table_page = table_page;
+        event.offset = offset;
+        event.bytes = 448_KiB;
+        return event;
+    };
+    table.publish(10, host.slot);
+    const std::vector<vt::StreamedPage> tails = {packed(20, host, 10, 448_KiB),
+                                                 packed(30, host, 10, 896_KiB)};
+    table.ready(tails);
+    EXPECT_EQ(table.slot_of(20), host.slot);
+    EXPECT_EQ(table.slot_of(30), host.slot);
+    const IndirectionUpload first = upload(*context, table, 0);
+    EXPECT_EQ(first.published_pages, (std::vector<PageIndex>{10, 20, 30}));
+    auto entries = device_entries(*context, table);
+    const std::uint64_t base = importer->device_address(host.slot);
+    EXPECT_EQ(entries[10], base);
+    EXPECT_EQ(entries[20], base + 448_KiB);
+    EXPECT_EQ(entries[30], base + 896_KiB);
+
+    // Past the page's end: refused, nothing published.
+    const vt::StreamedPage beyond = packed(40, host, 10, 2_MiB - 32_KiB);
+    try {
+        table.ready(std::span(&beyond, 1));
+        FAIL() << "a tail past its page was published";
+    } catch (const Error& error) {
+        EXPECT_EQ(error.code(), Errc::invalid_argument);
+    }
+    EXPECT_FALSE(table.slot_of(40).has_value());
+
+    // A packed tail in another page does not go with the first.
+    const vt::StreamedPage elsewhere = packed(50, other, 11, 0 + 64_KiB);
+    table.publish(11, other.slot);
+    table.ready(std::span(&elsewhere, 1));
+    pool.release(host);  // destroyed: its page and the tails in it leave the table
+    EXPECT_FALSE(table.slot_of(10).has_value());
+    EXPECT_FALSE(table.slot_of(20).has_value());
+    EXPECT_FALSE(table.slot_of(30).has_value());
+    EXPECT_EQ(table.slot_of(50), other.slot);
+    upload(*context, table, 1);
+    entries = device_entries(*context, table);
+    EXPECT_EQ(entries[20], 0u);
+    EXPECT_EQ(entries[30], 0u);
+    EXPECT_EQ(entries[50], importer->device_address(other.slot) + 64_KiB);
+    pool.release(other);
+}
+
 TEST_P(VulkanIndirectionTableTest, FramesInFlightEachSeeTheirOwnTable) {
     PagePool pool(*owned_backend, pool_settings);
     auto pages = pool.acquire(2);

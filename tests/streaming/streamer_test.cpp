@@ -5,6 +5,7 @@
 #include <map>
 #include <mutex>
 #include <numeric>
+#include <set>
 #include <thread>
 
 #include "../support/backend_fixture.hpp"
@@ -34,7 +35,8 @@ protected:
         s.queue_events = true;
         return s;
     }
-    // Every ready page holds its source's bytes.
+    // Every ready page holds its source's bytes: a tail page its tail's tiles (the rest of a
+    // tail page may hold other textures' tails).
     void expect_ready_pages_match(Streamer& streamer) {
         const TextureSet& set = streamer.textures();
         std::size_t checked = 0;
@@ -43,8 +45,19 @@ protected:
             for (std::uint64_t page = 0; page < info.layout.page_count; ++page) {
                 const auto ready = streamer.ready_page(info.base_page + page);
                 if (!ready) continue;
-                const auto got = test::read_device_page(*backend_, ready->data);
-                ASSERT_EQ(test::hash_of(got), test::hash_of(test::source_page(*info.source, page)))
+                std::uint64_t bytes = page_bytes;
+                if (page == info.layout.tail_page()) {
+                    bytes = std::uint64_t(info.layout.mip_count - info.layout.tail_first_mip) *
+                            tile_format_info(info.layout.format).tile_bytes();
+                }
+                if (ready->packed()) {
+                    EXPECT_EQ(ready->bytes, bytes);
+                }
+                std::vector<std::byte> got(bytes);
+                backend_->read(got.data(), ready->data, bytes);
+                auto want = test::source_page(*info.source, page);
+                want.resize(bytes);
+                ASSERT_EQ(test::hash_of(got), test::hash_of(want))
                     << info.source->name() << " page " << page;
                 ++checked;
             }
@@ -72,16 +85,18 @@ TEST_P(StreamerTest, EveryResidentPageHoldsTheSourceBytes) {
     for (PageIndex page : pages) EXPECT_TRUE(streamer.is_ready(page)) << page;
     expect_ready_pages_match(streamer);
 
-    // Each page: committed, then ready, with the same slot and generation; tails first.
+    // Each page: committed, then ready, with the same slot and generation; tails first (the
+    // second texture's packed into the first one's tail page).
     std::map<PageIndex, StreamedPage> committed;
     std::size_t ready = 0;
     for (const StreamerEvent& event : streamer.poll_events()) {
         if (event.kind == StreamerEventKind::committed) {
             committed[event.page.page] = event.page;
         } else if (event.kind == StreamerEventKind::ready) {
-            ASSERT_TRUE(committed.count(event.page.page)) << "ready before committed";
-            EXPECT_EQ(committed[event.page.page].physical, event.page.physical);
-            EXPECT_EQ(committed[event.page.page].generation, event.page.generation);
+            const PageIndex table_page = event.page.table_page;
+            ASSERT_TRUE(committed.count(table_page)) << "ready before committed";
+            EXPECT_EQ(committed[table_page].physical, event.page.physical);
+            EXPECT_EQ(committed[table_page].generation, event.page.generation);
             EXPECT_EQ(event.page.fence, 0u);
             ++ready;
         } else {
@@ -92,8 +107,82 @@ TEST_P(StreamerTest, EveryResidentPageHoldsTheSourceBytes) {
     const auto stats = streamer.statistics();
     EXPECT_EQ(stats.pages_filled, pages.size());
     EXPECT_EQ(stats.failed_pages, 0u);
-    EXPECT_EQ(stats.table.pinned_pages, 2u);  // the two tails
+    EXPECT_EQ(stats.table.pinned_pages, 1u);  // the two tails, in one page
+    EXPECT_EQ(stats.tail_pages, 1u);
+    EXPECT_EQ(stats.packed_tails, 1u);
     streamer.page_table().check_invariants();
+}
+
+// Thousands of textures would pin thousands of pages for their tails: packed, a page holds
+// several (RGBA8 2^10: 7 tiles, 448 KiB, four a page). Each keeps its own bytes, requests for
+// them commit nothing, and the budget that holds them packed does not hold them a page each.
+TEST_P(StreamerTest, TailsOfManyTexturesShareTheirPages) {
+    constexpr std::uint32_t textures = 20;
+    Streamer streamer(*backend_, settings(6));
+    std::vector<PageIndex> tails;
+    for (std::uint32_t i = 0; i < textures; ++i) {
+        const TileFormat format = i % 3 == 1 ? TileFormat::bc1 : TileFormat::rgba8;
+        const TextureId id = streamer.add_texture(
+            std::make_shared<ProceduralSource>(ProceduralSettings{i + 1, 9 + i % 3, format}));
+        tails.push_back(streamer.textures().tail_page(id));
+    }
+    expect_ready_pages_match(streamer);
+    // First fit, in order: the pages a tail's bytes need, and only those.
+    std::vector<std::uint64_t> used;
+    for (std::uint32_t i = 0; i < textures; ++i) {
+        const TextureLayout layout = streamer.textures().layout(i);
+        const std::uint64_t bytes = std::uint64_t(layout.mip_count - layout.tail_first_mip) *
+                                    tile_format_info(layout.format).tile_bytes();
+        auto room = std::find_if(used.begin(), used.end(),
+                                 [&](std::uint64_t u) { return page_bytes - u >= bytes; });
+        if (room == used.end()) {
+            used.push_back(bytes);
+        } else {
+            *room += bytes;
+        }
+    }
+    auto stats = streamer.statistics();
+    EXPECT_LT(used.size(), 7u);
+    EXPECT_EQ(stats.tail_pages, used.size());
+    EXPECT_EQ(stats.packed_tails, textures - used.size());
+    EXPECT_EQ(stats.table.pinned_pages, used.size());
+    EXPECT_EQ(stats.table.resident_pages, used.size());
+    std::set<std::uint64_t> offsets;
+    for (PageIndex tail : tails) {
+        const auto ready = streamer.ready_page(tail);
+        ASSERT_TRUE(ready) << tail;
+        EXPECT_TRUE(offsets.insert(ready->data).second) << "two tails at one place";
+        EXPECT_EQ(ready->data % (32_KiB), 0u);
+        EXPECT_LE(ready->offset + ready->bytes, page_bytes);
+        if (ready->packed()) {
+            EXPECT_FALSE(streamer.page_table().lookup(tail).has_value());
+        }
+    }
+    // Asked for, as feedback does: ready, nothing committed or queued.
+    streamer.poll_events();
+    const StreamRequestResult result = streamer.request(tails);
+    EXPECT_EQ(result.ready, textures);
+    EXPECT_EQ(result.queued, 0u);
+    ASSERT_TRUE(streamer.wait_idle(10s));
+    EXPECT_TRUE(streamer.poll_events().empty());
+    EXPECT_EQ(streamer.statistics().table.resident_pages, used.size());
+
+    // A page each: the budget of six pages holds six tails.
+    StreamerSettings apart = settings(6);
+    apart.pack_tails = false;
+    Streamer unpacked(*backend_, apart);
+    std::size_t added = 0;
+    try {
+        for (; added < textures; ++added) {
+            unpacked.add_texture(std::make_shared<ProceduralSource>(
+                ProceduralSettings{std::uint32_t(added) + 1, 10}));
+        }
+        FAIL() << "twenty tail pages fitted a budget of six";
+    } catch (const Error& error) {
+        EXPECT_EQ(error.code(), Errc::budget_exhausted) << error.what();
+    }
+    EXPECT_EQ(added, 6u);
+    EXPECT_EQ(unpacked.statistics().packed_tails, 0u);
 }
 
 // A camera flies over a large texture with a small budget; frames complete one frame late, as a

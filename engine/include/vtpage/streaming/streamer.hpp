@@ -21,6 +21,15 @@
 // when every frame that used it (requested it or had it committed) is complete. The mip tail
 // page of each texture is committed, filled and reported ready by add_texture, and stays pinned.
 //
+// Packed tails (StreamerSettings::pack_tails, the default): a tail takes a few tiles (RGBA8
+// 2^15: 7 tiles, 448 KiB; BC1 2^14: 8 tiles, 256 KiB), not a page, and thousands of textures
+// would pin thousands of pages. The tails are therefore packed: a texture's tail page is
+// committed only when no earlier tail page has room left, and otherwise its tiles are written
+// after the tiles already there. Its events then name the tail page of its own texture
+// (`page`) with where its bytes are (`table_page`, `offset`, `bytes`): an indirection entry for
+// `page` points `offset` bytes into the physical page, and the shaders, which add the tile's
+// place to the entry, need nothing else.
+//
 // Data is reached, as PageReady::data says, through the physical page's window (the recommended
 // table settings: map_into_region = false, pool.map_windows = true, so that recycling a page
 // makes no VMM call) or at the page's place in the region (map_into_region = true). The slot
@@ -77,8 +86,14 @@ struct StreamedPage {
     std::uint32_t mip = 0;          // the tail page reports its first mip (tail_first_mip)
     PooledPage physical;            // .slot, .handle, .window
     std::uint64_t generation = 0;   // PageMapping::generation of the commit
-    DeviceAddress data = 0;         // where the page's page_bytes bytes are
+    DeviceAddress data = 0;         // where the page's bytes are (`bytes` of them)
     std::uint64_t fence = 0;        // ready: on_fills_enqueued's value; 0 when waited for
+    // The page table's page that holds the bytes: `page` itself, except for a packed tail, which
+    // lives `offset` bytes into another texture's tail page (see pack_tails above).
+    PageIndex table_page = 0;
+    std::uint64_t offset = 0;
+    std::uint64_t bytes = page_bytes;
+    bool packed() const noexcept { return table_page != page; }
 };
 
 enum class StreamerEventKind : std::uint8_t { committed, ready, evicted };
@@ -104,8 +119,11 @@ PageTableSettings recommended_table_settings();
 struct StreamerFileReads {
     bool enabled = true;             // false: the workers fill them with the sources' own fills
     std::size_t decode_threads = 0;  // 0: the cores less two, at least 2, at most 16
-    std::size_t read_buffers = 64;   // pages read or waiting to be decoded at most
-    std::size_t depth = 32;          // reads in flight at most
+    // Niceness added to the decode threads (Linux; 0: as the caller's): they would otherwise
+    // take the cores from the app's render thread while a burst of pages decodes.
+    int decode_nice = 10;
+    std::size_t read_buffers = 64;  // pages read or waiting to be decoded at most
+    std::size_t depth = 32;         // reads in flight at most
     FileReadBackend backend = FileReadBackend::automatic;
     FileLayer* layer = nullptr;  // tests: a fault-injecting layer
 };
@@ -117,6 +135,8 @@ struct StreamerSettings {
     std::size_t batch_pages = 64;     // pages committed and filled together
     std::size_t max_pending = 65536;  // requests waiting beyond this are dropped
     StreamerFileReads file_reads;
+    // Pack the mip tails of many textures into shared pages (see above); false: a page each.
+    bool pack_tails = true;
     // Keep events for poll_events() (besides calling the callbacks). Poll regularly when set.
     bool queue_events = false;
     // Called one at a time, in order, on the thread that made the change (a worker, or the
@@ -139,8 +159,10 @@ struct StreamRequestResult {
 struct StreamerStatistics {
     std::size_t textures = 0;
     std::size_t pending = 0;
-    std::size_t in_flight = 0;    // being committed or filled
-    std::size_t ready_pages = 0;  // resident and filled, tails included
+    std::size_t in_flight = 0;     // being committed or filled
+    std::size_t ready_pages = 0;   // resident and filled, tails included
+    std::size_t tail_pages = 0;    // pages holding mip tails (pinned)
+    std::size_t packed_tails = 0;  // tails written into another texture's tail page
     std::uint64_t requests = 0;
     std::uint64_t pages_filled = 0;  // reported ready
     std::uint64_t bytes_filled = 0;
@@ -181,12 +203,12 @@ public:
     PageTable& page_table() noexcept;
     const TextureSet& textures() const noexcept;
 
-    // Adds a texture, commits its tail page pinned and fills it; the tail's committed and ready
-    // events are delivered before this returns. Errors of TextureSet::add, of the commit
-    // (budget_exhausted) and of the fill are thrown; when the commit or the fill failed the
-    // texture stays in the set (its pages can be requested) but its tail is not resident.
-    // The first source that stores its pages in files starts the file read pipeline
-    // (StreamerFileReads); its errors (not_supported for an io_uring that cannot work) are
+    // Adds a texture, commits its tail page pinned (or packs the tail into one already there)
+    // and fills it; the tail's committed and ready events are delivered before this returns. Errors
+    // of TextureSet::add, of the commit (budget_exhausted) and of the fill are thrown; when the
+    // commit or the fill failed the texture stays in the set (its pages can be requested) but its
+    // tail is not resident. The first source that stores its pages in files starts the file read
+    // pipeline (StreamerFileReads); its errors (not_supported for an io_uring that cannot work) are
     // thrown before anything changes.
     TextureId add_texture(std::shared_ptr<const TileSource> source);
 
