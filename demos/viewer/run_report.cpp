@@ -201,6 +201,8 @@ RunReport make_report(const ViewerOptions& options, const StreamingSession& sess
     r.pages_per_second = seconds > 0 ? double(r.pages_streamed) / seconds : 0;
     r.bytes_per_second = seconds > 0 ? double(r.bytes_streamed) / seconds : 0;
     r.resident_pages = streamer.table.resident_pages;
+    r.tail_pages = streamer.tail_pages;
+    r.packed_tails = streamer.packed_tails;
     r.textures = session.texture_residency();
     for (const SessionTexture& texture : r.textures) r.resident_texels += texture.resident_texels;
     r.deferred_pages = streamer.table.deferred_pages;
@@ -288,6 +290,8 @@ nlohmann::json to_json(const RunReport& r) {
         {"bytes_streamed_per_second", r.bytes_per_second},
         {"resident_pages", r.resident_pages},
         {"resident_texels", r.resident_texels},
+        {"tail_pages", r.tail_pages},
+        {"packed_tails", r.packed_tails},
         {"deferred_pages",
          {{"now", r.deferred_pages}, {"peak", r.deferred_peak}, {"total", r.deferred_total}}},
         {"pool",
@@ -414,6 +418,8 @@ std::string summary_text(const RunReport& r) {
         detail::concat(r.resident_pages, " / ", r.budget_pages, " (",
                        fixed(double(r.resident_texels) / 1e6, 1), " Mtexels)"));
     if (r.textures.size() > 1) row("resident pages per texture", per_texture_pages(r));
+    row("mip tails: textures / pages holding them",
+        detail::concat(r.tail_pages + r.packed_tails, " / ", r.tail_pages));
     row("held back for frames in flight: now / peak pages",
         detail::concat(r.deferred_pages, " / ", r.deferred_peak));
     row("pool hits / misses", detail::concat(r.pool.hits, " / ", r.pool.misses));

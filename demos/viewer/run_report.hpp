@@ -39,6 +39,8 @@ struct RunReport {
     double pages_per_second = 0, bytes_per_second = 0;     // over `seconds`
     std::size_t resident_pages = 0;
     std::uint64_t resident_texels = 0;  // what the resident pages hold, at the end
+    // Pages that hold mip tails, and the tails packed into another texture's tail page.
+    std::size_t tail_pages = 0, packed_tails = 0;
     // Each texture: its pages, and what of it was resident at the end (a set has several).
     std::vector<SessionTexture> textures;
     // Evicted pages held back for frames in flight (counted in the budget): now, at most, ever.

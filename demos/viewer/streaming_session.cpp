@@ -107,6 +107,7 @@ StreamingSession::StreamingSession(SessionSettings settings) : settings_(std::mo
     VirtualTextureStreamingSettings streaming;
     streaming.page_count = page_count;  // the textures one after another from the region's start
     streaming.frames_in_flight = s.frames_in_flight;
+    streaming.directory.max_textures = static_cast<std::uint32_t>(sources.size());
     streaming.publish_when_filled = true;  // frames never wait for CUDA fills
     // Each physical page created and imported now, not while flying (vAttention's way).
     streaming.warm_pages = s.warm_pool ? budget_pages : 0;
@@ -119,6 +120,9 @@ StreamingSession::StreamingSession(SessionSettings settings) : settings_(std::mo
     streamer_settings.table.log = s.log;
     streamer_settings.table.evict_ahead_pages = s.evict_ahead_pages;
     streamer_settings.worker_threads = s.workers;
+    streamer_settings.pack_tails = s.pack_tails;
+    streamer_settings.file_reads.decode_threads = s.decode_threads;
+    streamer_settings.file_reads.decode_nice = s.decode_nice;
     streamer_settings.batch_pages = s.batch_pages;
     // Far more than a frame asks for: requests beyond it are the least important anyway.
     streamer_settings.max_pending = 16384;
@@ -502,7 +506,12 @@ std::vector<SessionTexture> StreamingSession::texture_residency() const {
         const vt::TextureLayout layout = streamer.textures().layout(texture.id);
         const PageIndex base = streamer.textures().base_page(texture.id);
         for (std::uint64_t page = 0; page < layout.page_count; ++page) {
-            if (!streamer.page_table().is_resident(base + page)) continue;
+            // A packed tail lives in another texture's tail page: ready, not in the table.
+            const bool tail = page == layout.tail_page();
+            if (!streamer.page_table().is_resident(base + page) &&
+                !(tail && streamer.is_ready(base + page))) {
+                continue;
+            }
             ++texture.resident_pages;
             texture.resident_texels += layout.texels_in_page(page);
         }

@@ -20,8 +20,9 @@
 
 namespace vtpage::viewer {
 
-// The texture directory's size (VulkanTextureDirectorySettings::max_textures).
-inline constexpr std::size_t max_set_textures = 256;
+// The texture directory's size (VulkanTextureDirectorySettings::max_textures, which the viewer
+// sets to the set's size): a thousand textures' packed tails fit a 1 GiB budget.
+inline constexpr std::size_t max_set_textures = 4096;
 // The pages of a whole set: 64 TiB of address space, what one page table region spans.
 inline constexpr std::uint64_t max_set_pages = std::uint64_t(1) << 25;
 

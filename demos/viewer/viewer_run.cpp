@@ -29,6 +29,9 @@ SessionSettings session_settings(const ViewerOptions& o, const Log& log) {
     s.upload_pages_per_frame = o.upload_pages_per_frame;
     s.identity_check = o.identity_check;
     s.evict_ahead_pages = o.evict_ahead_pages;
+    s.pack_tails = o.pack_tails;
+    s.decode_threads = o.decode_threads;
+    s.decode_nice = o.decode_nice;
     s.frames_in_flight = frames_in_flight;
     s.workers = o.workers;
     s.batch_pages = o.batch_pages;

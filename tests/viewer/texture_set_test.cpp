@@ -192,7 +192,7 @@ TEST_F(TextureSetSourceTest, ASetBeyondTheLimitsIsRefused) {
     for (std::size_t i = 0; i <= max_set_textures; ++i) {
         many += std::string(i ? ", " : "") + R"({"procedural": {"size_log2": 8}})";
     }
-    EXPECT_NE(refusal(write("many.json", many + "]}")).find("at most 256"), std::string::npos);
+    EXPECT_NE(refusal(write("many.json", many + "]}")).find("at most 4096"), std::string::npos);
     // 2^20 texels a side: 3.2 million pages each; eleven of them pass 64 TiB.
     std::string huge = R"({"textures": [)";
     for (int i = 0; i < 11; ++i) {

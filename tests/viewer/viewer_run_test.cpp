@@ -533,7 +533,11 @@ TEST_P(ViewerTextureSetTest, TheSettledSetIsTheImageWithEveryPageOfEveryTextureR
     expect_clean_validation(b_stats);
     EXPECT_EQ(a_stats["settled"], true);
     EXPECT_EQ(a_stats["texture"], "4 textures, 46 pages");
-    EXPECT_EQ(b_stats["pages_committed"], 46) << "the reference has every page of every texture";
+    // The four tails share one page: three of them are packed into the first one's.
+    EXPECT_EQ(b_stats["tail_pages"], 1);
+    EXPECT_EQ(b_stats["packed_tails"], 3);
+    EXPECT_EQ(b_stats["pages_committed"], 46 - 3)
+        << "the reference has every page of every texture";
     const nlohmann::json& textures = a_stats["textures"];
     ASSERT_EQ(textures.size(), 4u) << a_stats;
     const std::uint64_t pages[4] = {11, 26, 4, 5};
@@ -553,7 +557,9 @@ TEST_P(ViewerTextureSetTest, TheSettledSetIsTheImageWithEveryPageOfEveryTextureR
     // streamed in time (lavapipe: all four; the H100: one to two; ThreadSanitizer: one); that
     // each plane samples its own texture is what the image comparison below proves.
     EXPECT_GE(streamed_from, 1) << textures;
-    EXPECT_EQ(resident, a_stats["resident_pages"].get<std::uint64_t>());
+    EXPECT_EQ(resident, a_stats["resident_pages"].get<std::uint64_t>() +
+                            a_stats["packed_tails"].get<std::uint64_t>())
+        << "the table's pages, and the tails packed into one of them";
     EXPECT_EQ(texels, a_stats["resident_texels"].get<std::uint64_t>()) << "summed over textures";
     RecordProperty("textures_streamed_from", streamed_from);
 
@@ -574,6 +580,55 @@ TEST_P(ViewerTextureSetTest, TheSettledSetIsTheImageWithEveryPageOfEveryTextureR
     }
     EXPECT_GT(sky, 0);
     EXPECT_LT(sky, 192 * 108);
+}
+
+// Two hundred textures from a budget of 64 pages: their tails alone, a page each, would need
+// 200; packed four to a page (2^8 RGBA8: 7 tiles each), 50. Every plane then shows its tail from
+// the first frame (no magenta), with validation on; without packing the viewer says the budget
+// cannot hold the tails.
+TEST(ViewerManyTexturesTest, TwoHundredTailsFitSixtyFourPagesOnlyPacked) {
+    VTPAGE_VIEWER_BACKEND_OR_SKIP("host");
+    std::string manifest = R"({"textures": [)";
+    for (int i = 0; i < 200; ++i) {
+        manifest += std::string(i ? ", " : "") + R"({"procedural": {"size_log2": 8, "seed": )" +
+                    std::to_string(i) + "}}";
+    }
+    const std::string set = write_file("many.json", manifest + "]}");
+    std::vector<std::string> arguments = texture_set_run("host", set, "4");
+    arguments.erase(std::find(arguments.begin(), arguments.end(), "--settle"));
+    for (const std::string& flag : validation_flags()) arguments.push_back(flag);
+    const std::string stats_path = scratch("many.json.stats");
+    const std::string shot_path = scratch("many.png");
+    std::vector<std::string> packed = arguments;
+    packed.insert(packed.end(), {"--stats", stats_path, "--screenshot", shot_path});
+    const test::ProgramResult a = run_viewer(packed);
+    ASSERT_EQ(a.exit_code, 0) << a.output;
+    const nlohmann::json stats = read_json(stats_path);
+    expect_clean_validation(stats);
+    EXPECT_EQ(stats["tail_pages"], 50);
+    EXPECT_EQ(stats["packed_tails"], 150);
+    EXPECT_LE(stats["resident_pages"].get<std::uint64_t>(), 64u);
+    EXPECT_NE(a.output.find("| mip tails: textures / pages holding them | 200 / 50 |"),
+              std::string::npos)
+        << a.output;
+    const Image image = read_png(shot_path);
+    ASSERT_EQ(image.rgba.size(), std::size_t(192) * 108 * 4);
+    int magenta = 0, sky = 0;
+    for (int y = 0; y < 108; ++y) {
+        for (int x = 0; x < 192; ++x) {
+            const std::uint8_t* p = &image.rgba[(std::size_t(y) * 192 + x) * 4];
+            magenta += p[0] == 255 && p[1] == 0 && p[2] == 255;
+            sky += is_sky(image, x, y);
+        }
+    }
+    EXPECT_EQ(magenta, 0) << "a plane without its tail";
+    EXPECT_LT(sky, 192 * 108 * 9 / 10) << "the planes are in view";
+
+    std::vector<std::string> apart = arguments;
+    apart.push_back("--no-pack-tails");
+    const test::ProgramResult b = run_viewer(apart);
+    EXPECT_NE(b.exit_code, 0) << b.output;
+    EXPECT_NE(b.output.find("budget"), std::string::npos) << b.output;
 }
 
 // A folder of two baked files: both drawn, named in the stats, sorted by name.
