@@ -122,7 +122,6 @@ StreamingSession::StreamingSession(SessionSettings settings) : settings_(std::mo
     streamer_settings.worker_threads = s.workers;
     streamer_settings.pack_tails = s.pack_tails;
     streamer_settings.file_reads.decode_threads = s.decode_threads;
-    streamer_settings.file_reads.decode_nice = s.decode_nice;
     streamer_settings.batch_pages = s.batch_pages;
     // Far more than a frame asks for: requests beyond it are the least important anyway.
     streamer_settings.max_pending = 16384;

@@ -65,7 +65,6 @@ struct SessionSettings {
     std::size_t evict_ahead_pages = 64;  // PageTableSettings::evict_ahead_pages
     bool pack_tails = true;              // StreamerSettings::pack_tails
     std::size_t decode_threads = 0;      // StreamerFileReads::decode_threads (0: the default)
-    int decode_nice = 10;                // StreamerFileReads::decode_nice
     std::uint32_t frames_in_flight = 2;
     std::size_t workers = 2;
     std::size_t batch_pages = 16;

@@ -210,13 +210,8 @@ ParsedOptions parse_viewer_options(int argc, const char* const* argv) {
                  "Give each texture's mip tail a page of its own instead of packing the tails of "
                  "many textures into shared pages");
     app.add_option("--decode-threads", o.decode_threads,
-                   "Threads that decode pages read from files (0: the cores less two, 2 to 16)")
+                   "Threads that decode pages read from files (0: half the cores, 2 to 16)")
         ->check(app::count_in(0, 64))
-        ->capture_default_str();
-    app.add_option("--decode-nice", o.decode_nice,
-                   "Niceness added to the decode threads, so that the render thread wins the "
-                   "cores (0: none)")
-        ->check(app::count_in(0, 19))
         ->capture_default_str();
     app.add_option("--feedback-divisor", o.feedback_divisor,
                    "The feedback pass renders at 1/N of the size")

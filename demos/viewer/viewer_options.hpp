@@ -48,7 +48,6 @@ struct ViewerOptions {
     std::size_t evict_ahead_pages = 64;  // PageTableSettings::evict_ahead_pages
     bool pack_tails = true;              // StreamerSettings::pack_tails
     std::size_t decode_threads = 0;      // StreamerFileReads::decode_threads (0: the default)
-    int decode_nice = 10;                // StreamerFileReads::decode_nice
     // Headless: before the last frame, keep rendering its pose until every page it asks for is
     // resident (the settled image, for comparisons).
     bool settle = false;

@@ -31,7 +31,6 @@ SessionSettings session_settings(const ViewerOptions& o, const Log& log) {
     s.evict_ahead_pages = o.evict_ahead_pages;
     s.pack_tails = o.pack_tails;
     s.decode_threads = o.decode_threads;
-    s.decode_nice = o.decode_nice;
     s.frames_in_flight = frames_in_flight;
     s.workers = o.workers;
     s.batch_pages = o.batch_pages;

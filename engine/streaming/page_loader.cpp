@@ -1,15 +1,9 @@
 #include "page_loader.hpp"
 
-#include <sys/resource.h>
-#include <unistd.h>
-
 #include <algorithm>
-#include <atomic>
-#include <cerrno>
 #include <chrono>
 #include <condition_variable>
 #include <cstdlib>
-#include <cstring>
 #include <deque>
 #include <mutex>
 #include <thread>
@@ -74,7 +68,6 @@ struct PageLoader::State {
     FileReadQueue reads;
 
     std::thread reaper;
-    std::atomic<bool> priority_warned{false};
     std::vector<std::thread> decoders;
 
     // ---- reads (callers hold mutex) ----
@@ -142,23 +135,6 @@ struct PageLoader::State {
     }
 
     // ---- decode threads ----
-    // A niceness above the process's for the calling thread: decoding takes every core it can,
-    // and threads that must keep frames on time (the app's render thread) should win them.
-    // Failing to lower a priority is harmless; it is logged once.
-    void lower_priority(int nice) {
-        if (nice <= 0) return;
-        errno = 0;
-        const int current = ::getpriority(PRIO_PROCESS, 0);
-        if (errno == 0 && ::setpriority(PRIO_PROCESS, static_cast<id_t>(::gettid()),
-                                        std::min(current + nice, 19)) == 0) {
-            return;
-        }
-        if (!priority_warned.exchange(true)) {
-            settings.log.warning("page loader: cannot lower the decode threads' priority: ",
-                                 std::strerror(errno));
-        }
-    }
-
     void report(PageLoadResult& result) {
         {
             std::lock_guard lock(mutex);
@@ -252,7 +228,6 @@ struct PageLoader::State {
     }
 
     void decoder_main() {
-        lower_priority(settings.decode_nice);
         std::unique_ptr<DeviceFillContext> context;
         std::deque<PendingCopy> copies;
         if (settings.device) {

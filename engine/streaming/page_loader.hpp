@@ -53,7 +53,6 @@ struct PageLoadResult {
 struct PageLoaderSettings {
     std::size_t decode_threads = 2;
     std::size_t read_buffers = 32;
-    int decode_nice = 0;  // the decode threads' niceness, added to the process's (Linux)
     FileReadQueueSettings reads;
     std::optional<int> device;  // the CUDA device of the pages; none: pages are host memory
     FillsEnqueuedCallback on_copies_enqueued;

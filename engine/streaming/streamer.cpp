@@ -595,10 +595,9 @@ struct Streamer::State {
         loader_settings.decode_threads = reads.decode_threads;
         if (loader_settings.decode_threads == 0) {
             const std::size_t cores = std::max(1u, std::thread::hardware_concurrency());
-            loader_settings.decode_threads = std::clamp<std::size_t>(cores - 2, 2, 16);
+            loader_settings.decode_threads = std::clamp<std::size_t>(cores / 2, 2, 16);
         }
         loader_settings.read_buffers = reads.read_buffers;
-        loader_settings.decode_nice = reads.decode_nice;
         loader_settings.reads.depth = reads.depth;
         loader_settings.reads.backend = reads.backend;
         loader_settings.reads.layer = reads.layer;
