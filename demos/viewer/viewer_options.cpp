@@ -210,7 +210,7 @@ ParsedOptions parse_viewer_options(int argc, const char* const* argv) {
                  "Give each texture's mip tail a page of its own instead of packing the tails of "
                  "many textures into shared pages");
     app.add_option("--decode-threads", o.decode_threads,
-                   "Threads that decode pages read from files (0: half the cores, 2 to 16)")
+                   "Threads that decode pages read from files (0: half the cores, 2 to 8)")
         ->check(app::count_in(0, 64))
         ->capture_default_str();
     app.add_option("--feedback-divisor", o.feedback_divisor,

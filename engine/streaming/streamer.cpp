@@ -1,5 +1,7 @@
 #include "vtpage/streaming/streamer.hpp"
 
+#include <sched.h>
+
 #include <algorithm>
 #include <atomic>
 #include <condition_variable>
@@ -52,6 +54,16 @@ std::uint64_t tail_bytes(const TextureLayout& layout) {
 constexpr std::uint64_t smallest_tile_bytes = tile_format_info(TileFormat::bc1).tile_bytes();
 static_assert(smallest_tile_bytes <= tile_format_info(TileFormat::rgba8).tile_bytes() &&
               smallest_tile_bytes <= tile_format_info(TileFormat::bc3).tile_bytes());
+
+// The cores this process may run on (its affinity mask; the machine's where that is unknown).
+std::size_t usable_cores() {
+    cpu_set_t set;
+    CPU_ZERO(&set);
+    if (::sched_getaffinity(0, sizeof set, &set) == 0 && CPU_COUNT(&set) > 0) {
+        return std::size_t(CPU_COUNT(&set));
+    }
+    return std::max(1u, std::thread::hardware_concurrency());
+}
 
 // A page of a batch on its way from commit to ready.
 struct BatchItem {
@@ -594,8 +606,7 @@ struct Streamer::State {
         PageLoaderSettings loader_settings;
         loader_settings.decode_threads = reads.decode_threads;
         if (loader_settings.decode_threads == 0) {
-            const std::size_t cores = std::max(1u, std::thread::hardware_concurrency());
-            loader_settings.decode_threads = std::clamp<std::size_t>(cores / 2, 2, 16);
+            loader_settings.decode_threads = std::clamp<std::size_t>(usable_cores() / 2, 2, 8);
         }
         loader_settings.read_buffers = reads.read_buffers;
         loader_settings.reads.depth = reads.depth;

@@ -118,9 +118,9 @@ PageTableSettings recommended_table_settings();
 // (where it can still be withdrawn) until a read buffer is free.
 struct StreamerFileReads {
     bool enabled = true;  // false: the workers fill them with the sources' own fills
-    // 0: half the cores, at least 2, at most 16. More decode as fast but slow the app's frames:
-    // on the H100 machine (16 cores) 14 threads made the render call's p99 5 ms, 8 threads 2.5 ms
-    // (docs/streaming.md).
+    // 0: half the cores this process may use, at least 2, at most 8. More decode faster but slow
+    // the app's frames: on the H100 machine 16 threads made the viewer's render call p99 about
+    // 5 ms over the instanced set, 8 threads 2.5 ms (docs/streaming.md).
     std::size_t decode_threads = 0;
     std::size_t read_buffers = 64;  // pages read or waiting to be decoded at most
     std::size_t depth = 32;         // reads in flight at most
