@@ -310,6 +310,7 @@ nlohmann::json to_json(const RunReport& r) {
         {"failed_pages", r.failed_pages},
         {"file_reads",
          {{"pages_loaded", r.file_reads.loaded},
+          {"distinct_pages", r.file_reads.distinct_pages},
           {"pages_failed", r.file_reads.failed},
           {"bytes_read", r.file_reads.bytes_read},
           {"read_buffers_peak", r.file_reads.buffers_peak},
@@ -408,8 +409,8 @@ std::string summary_text(const RunReport& r) {
         detail::concat(r.pages_streamed, " (", fixed(r.pages_per_second, 0), "/s, ",
                        fixed(r.bytes_per_second / mib, 0), " MiB/s)"));
     if (r.file_reads.loaded + r.file_reads.failed > 0) {
-        row("pages read from files (stored MiB, reads in flight at most)",
-            detail::concat(r.file_reads.loaded, " (",
+        row("pages read from files, distinct and checksummed (stored MiB, reads in flight at most)",
+            detail::concat(r.file_reads.loaded, ", ", r.file_reads.distinct_pages, " (",
                            fixed(double(r.file_reads.bytes_read) / mib, 0), " MiB, ",
                            r.file_reads.reads_peak_in_flight, ", ", r.file_reads.backend, ")"));
     }

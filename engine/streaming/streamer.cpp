@@ -1,6 +1,7 @@
 #include "vtpage/streaming/streamer.hpp"
 
 #include <sched.h>
+#include <sys/stat.h>
 
 #include <algorithm>
 #include <atomic>
@@ -65,6 +66,36 @@ std::size_t usable_cores() {
     return std::max(1u, std::thread::hardware_concurrency());
 }
 
+// A page stored in a file, whichever texture reads it: instances of one file share theirs.
+struct StoredPageId {
+    std::uint64_t device = 0, inode = 0, offset = 0;
+    bool operator==(const StoredPageId&) const = default;
+};
+struct StoredPageIdHash {
+    std::size_t operator()(const StoredPageId& id) const noexcept {
+        std::uint64_t h = id.device * 0x9E3779B97F4A7C15ull;
+        h ^= id.inode + 0x632BE59BD9B4E019ull + (h << 6) + (h >> 2);
+        h ^= id.offset + 0x9E3779B97F4A7C15ull + (h << 6) + (h >> 2);
+        return std::size_t(h);
+    }
+};
+
+// Where a source stores a page, and which stored page it is; nullopt for pages not stored in
+// a file (or that cannot be located: the source's own fill reports what is wrong).
+std::optional<StoredPageId> stored_page_of(const TileSource* source, std::uint64_t layout_page) {
+    try {
+        if (!source) return std::nullopt;
+        const std::optional<StoredPageRead> read = source->stored_read(layout_page);
+        if (!read) return std::nullopt;
+        struct stat status {};
+        if (::fstat(read->fd, &status) != 0) return StoredPageId{0, 0, read->offset};
+        return StoredPageId{std::uint64_t(status.st_dev), std::uint64_t(status.st_ino),
+                            read->offset};
+    } catch (...) {
+        return std::nullopt;
+    }
+}
+
 // A page of a batch on its way from commit to ready.
 struct BatchItem {
     PendingKey key;
@@ -72,6 +103,7 @@ struct BatchItem {
     PageOwner owner;
     std::shared_ptr<const TileSource> source;
     StreamedPage page;
+    StoredPageId stored;     // pages read from files: which stored page
     bool on_device = false;  // filled by source->fill_device on the worker's stream
     bool failed = false;
 };
@@ -134,6 +166,8 @@ struct Streamer::State {
     // by the first add_texture whose source stores pages (the pointer is guarded by mutex).
     std::unique_ptr<PageLoader> loader;
     std::unordered_map<PageIndex, BatchItem> loading;  // guarded by mutex
+    // Stored pages read, decoded and verified (by their checksums) at least once; guarded by mutex.
+    std::unordered_set<StoredPageId, StoredPageIdHash> distinct_stored;
 
     // ---- events ----
     void emit(StreamerEventKind kind, std::span<const StreamedPage> pages) {
@@ -549,11 +583,7 @@ struct Streamer::State {
 
     // ---- pages stored in files: the loader ----
     static bool stored_in_file(const TileSource* source, std::uint64_t layout_page) {
-        try {
-            return source && source->stored_read(layout_page).has_value();
-        } catch (...) {
-            return false;  // the source's own fill reports what is wrong
-        }
+        return stored_page_of(source, layout_page).has_value();
     }
 
     PageLoader* current_loader() const {
@@ -563,15 +593,19 @@ struct Streamer::State {
 
     // Hands the items whose pages are stored in files to the loader; returns the others.
     std::vector<BatchItem> load_stored(PageLoader& page_loader, std::vector<BatchItem> items) {
-        std::vector<BatchItem> rest;
+        std::vector<BatchItem> rest, stored;
+        for (BatchItem& item : items) {
+            if (auto id = stored_page_of(item.source.get(), item.owner.layout_page)) {
+                item.stored = *id;
+                stored.push_back(std::move(item));
+            } else {
+                rest.push_back(std::move(item));
+            }
+        }
         std::vector<PageLoad> loads;
         {
             std::lock_guard lock(mutex);
-            for (BatchItem& item : items) {
-                if (!stored_in_file(item.source.get(), item.owner.layout_page)) {
-                    rest.push_back(std::move(item));
-                    continue;
-                }
+            for (BatchItem& item : stored) {
                 loads.push_back(
                     {item.source, item.owner.layout_page, item.page.data, item.mapping.page});
                 loading.emplace(item.mapping.page, std::move(item));
@@ -592,6 +626,9 @@ struct Streamer::State {
         if (!result.ok) {
             item.failed = true;
             record_error(result.error);
+        } else {
+            std::lock_guard lock(mutex);
+            distinct_stored.insert(item.stored);
         }
         item.on_device = result.release_later;
         // A page whose copy still runs is unpinned by on_released.
@@ -1060,6 +1097,7 @@ StreamerStatistics Streamer::statistics() const {
         result.ready_pages = state_->ready.size();
         result.tail_pages = state_->tails.size();
         result.packed_tails = state_->packed_tails.size();
+        result.file_reads.distinct_pages = state_->distinct_stored.size();
     }
     if (const PageLoader* page_loader = state_->current_loader()) {
         const PageLoaderStatistics loader = page_loader->statistics();

@@ -177,6 +177,9 @@ struct StreamerStatistics {
     // The file read pipeline (StreamerFileReads); zero where no page was stored in a file.
     struct FileReads {
         std::uint64_t loaded = 0;
+        // Stored pages loaded at least once (instances of one file share theirs), each verified
+        // by its checksum as it was decoded.
+        std::uint64_t distinct_pages = 0;
         std::uint64_t failed = 0;
         std::size_t outstanding = 0;     // committed and not reported yet
         std::size_t buffers_in_use = 0;  // read buffers (of read_buffers)
