@@ -88,7 +88,8 @@ struct PageLoader::State {
     }
 
     void submit_nolock(PageLoad load) {
-        const std::optional<StoredPageRead> stored = load.source->stored_read(load.layout_page);
+        const std::optional<StoredPageRead> stored =
+            load.stored ? load.stored : load.source->stored_read(load.layout_page);
         if (!stored || stored->bytes == 0 || stored->bytes > read_buffer_bytes) {
             throw Error(Errc::corrupt_data, "PageLoader",
                         "the source gives no stored extent that fits a read buffer",

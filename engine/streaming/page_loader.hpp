@@ -40,6 +40,9 @@ struct PageLoad {
     std::uint64_t layout_page = 0;
     DeviceAddress destination = 0;  // a host address without a device
     std::uint64_t tag = 0;          // the caller's, handed back
+    // Where the page is stored, when the caller has asked the source already (else the loader
+    // asks source->stored_read).
+    std::optional<StoredPageRead> stored;
 };
 
 struct PageLoadResult {

@@ -82,15 +82,19 @@ struct StoredPageIdHash {
 
 // Where a source stores a page, and which stored page it is; nullopt for pages not stored in
 // a file (or that cannot be located: the source's own fill reports what is wrong).
-std::optional<StoredPageId> stored_page_of(const TileSource* source, std::uint64_t layout_page) {
+struct StoredPage {
+    StoredPageRead read;
+    StoredPageId id;
+};
+std::optional<StoredPage> stored_page_of(const TileSource* source, std::uint64_t layout_page) {
     try {
         if (!source) return std::nullopt;
         const std::optional<StoredPageRead> read = source->stored_read(layout_page);
         if (!read) return std::nullopt;
         struct stat status {};
-        if (::fstat(read->fd, &status) != 0) return StoredPageId{0, 0, read->offset};
-        return StoredPageId{std::uint64_t(status.st_dev), std::uint64_t(status.st_ino),
-                            read->offset};
+        if (::fstat(read->fd, &status) != 0) return StoredPage{*read, {0, 0, read->offset}};
+        return StoredPage{
+            *read, {std::uint64_t(status.st_dev), std::uint64_t(status.st_ino), read->offset}};
     } catch (...) {
         return std::nullopt;
     }
@@ -103,8 +107,8 @@ struct BatchItem {
     PageOwner owner;
     std::shared_ptr<const TileSource> source;
     StreamedPage page;
-    StoredPageId stored;     // pages read from files: which stored page
-    bool on_device = false;  // filled by source->fill_device on the worker's stream
+    std::optional<StoredPage> stored;  // pages read from files: where, and which
+    bool on_device = false;            // filled by source->fill_device on the worker's stream
     bool failed = false;
 };
 
@@ -595,8 +599,8 @@ struct Streamer::State {
     std::vector<BatchItem> load_stored(PageLoader& page_loader, std::vector<BatchItem> items) {
         std::vector<BatchItem> rest, stored;
         for (BatchItem& item : items) {
-            if (auto id = stored_page_of(item.source.get(), item.owner.layout_page)) {
-                item.stored = *id;
+            if (auto where = stored_page_of(item.source.get(), item.owner.layout_page)) {
+                item.stored = *where;
                 stored.push_back(std::move(item));
             } else {
                 rest.push_back(std::move(item));
@@ -606,8 +610,8 @@ struct Streamer::State {
         {
             std::lock_guard lock(mutex);
             for (BatchItem& item : stored) {
-                loads.push_back(
-                    {item.source, item.owner.layout_page, item.page.data, item.mapping.page});
+                loads.push_back({item.source, item.owner.layout_page, item.page.data,
+                                 item.mapping.page, item.stored->read});
                 loading.emplace(item.mapping.page, std::move(item));
             }
         }
@@ -628,7 +632,7 @@ struct Streamer::State {
             record_error(result.error);
         } else {
             std::lock_guard lock(mutex);
-            distinct_stored.insert(item.stored);
+            if (item.stored) distinct_stored.insert(item.stored->id);
         }
         item.on_device = result.release_later;
         // A page whose copy still runs is unpinned by on_released.
