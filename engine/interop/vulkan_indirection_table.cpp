@@ -79,6 +79,17 @@ struct VulkanIndirectionTable::State {
         }
     }
     // From here to retire(), which takes it: under `mutex`.
+    // Whether the page table (when there is one to check against) still has `page` committed as
+    // the event says; a ready event that fails this is stale and counted so.
+    bool current_in_table(PageIndex page, std::uint64_t generation, std::uint32_t slot) {
+        if (!settings.page_table) return true;
+        const auto current = settings.page_table->lookup(page);
+        if (current && current->generation == generation && current->physical.slot == slot) {
+            return true;
+        }
+        ++statistics.stale_ready_pages;
+        return false;
+    }
     void unpublish(PageIndex page) {
         auto found = published.find(page);
         if (found == published.end()) return;
@@ -300,14 +311,7 @@ void VulkanIndirectionTable::ready_packed(const vt::StreamedPage& page) {
     s.check_page(page.page, "VulkanIndirectionTable::ready");
     std::lock_guard lock(s.mutex);
     ++s.statistics.ready_pages;
-    if (s.settings.page_table) {
-        const auto current = s.settings.page_table->lookup(page.table_page);
-        if (!current || current->generation != page.generation ||
-            current->physical.slot != page.physical.slot) {
-            ++s.statistics.stale_ready_pages;
-            return;
-        }
-    }
+    if (!s.current_in_table(page.table_page, page.generation, page.physical.slot)) return;
     const VkDeviceAddress address = s.importer.device_address(page.physical.slot);
     if (address == 0) {
         throw Error(Errc::not_mapped, "VulkanIndirectionTable::ready",
@@ -348,13 +352,8 @@ void VulkanIndirectionTable::ready(std::span<const PageMapping> pages, std::uint
         ++s.statistics.ready_pages;
         // Checked under our lock: an eviction after this check reports to evicted() after it,
         // and one before it shows here.
-        if (s.settings.page_table) {
-            const auto current = s.settings.page_table->lookup(mapping.page);
-            if (!current || current->generation != mapping.generation ||
-                current->physical.slot != mapping.physical.slot) {
-                ++s.statistics.stale_ready_pages;
-                continue;
-            }
+        if (!s.current_in_table(mapping.page, mapping.generation, mapping.physical.slot)) {
+            continue;
         }
         auto found = s.published.find(mapping.page);
         auto held = s.held.find(mapping.page);

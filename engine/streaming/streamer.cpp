@@ -142,8 +142,8 @@ struct Streamer::State {
     std::unordered_set<PageIndex> asked_in_flight;
     std::size_t reporting = 0;  // batches between leaving in_flight and their ready events
     std::unordered_map<PageIndex, StreamedPage> ready;
-    std::vector<PageIndex> tails;                // pinned tail pages
-    std::unordered_set<PageIndex> packed_tails;  // ready tails that live in another's page
+    std::vector<PageIndex> tails;  // pinned tail pages
+    std::size_t packed_tails = 0;  // ready tails that live in another's page
     std::uint64_t sequence = 0;
     std::uint64_t wake_epoch = 0;  // raised when frames complete or pins are released
     bool stopping = false;
@@ -270,7 +270,7 @@ struct Streamer::State {
         {
             std::lock_guard lock(mutex);
             ready[page.page] = page;
-            packed_tails.insert(page.page);
+            ++packed_tails;
             ++stats.pages_filled;
             stats.bytes_filled += bytes;
         }
@@ -934,10 +934,10 @@ StreamRequestResult Streamer::request(std::span<const PageRequest> requests) {
         std::lock_guard lock(s.mutex);
         for (PendingKey key : keys) {
             ++s.stats.requests;
-            if (s.ready.count(key.page)) {
+            if (auto found = s.ready.find(key.page); found != s.ready.end()) {
                 ++result.ready;
                 // Pinned in another texture's tail page: nothing of its own to keep.
-                if (s.packed_tails.count(key.page)) continue;
+                if (found->second.packed()) continue;
                 touched.push_back(key.page);
                 touched_keys.push_back(key);
                 continue;
@@ -1100,7 +1100,7 @@ StreamerStatistics Streamer::statistics() const {
         result.in_flight = state_->in_flight.size();
         result.ready_pages = state_->ready.size();
         result.tail_pages = state_->tails.size();
-        result.packed_tails = state_->packed_tails.size();
+        result.packed_tails = state_->packed_tails;
         result.file_reads.distinct_pages = state_->distinct_stored.size();
     }
     if (const PageLoader* page_loader = state_->current_loader()) {
