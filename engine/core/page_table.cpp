@@ -568,6 +568,11 @@ FrameId PageTable::current_frame() const {
     return state_->current_frame;
 }
 
+FrameId PageTable::completed_frame() const {
+    std::lock_guard lock(state_->mutex);
+    return state_->completed_frame;
+}
+
 FrameId PageTable::begin_frame() {
     std::unique_lock lock(state_->mutex);
     // A batch planned with no frame in flight reuses its victims' pages at once: a frame begun

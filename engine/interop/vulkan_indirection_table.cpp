@@ -336,6 +336,16 @@ void VulkanIndirectionTable::evicted(std::span<const vt::StreamedPage> pages) {
         mappings.push_back({page.page, page.physical, page.generation});
     }
     evicted(mappings);
+    // A packed level leaves its host page, which stays: it is no longer cleared with it.
+    State& s = *state_;
+    std::lock_guard lock(s.mutex);
+    for (const vt::StreamedPage& page : pages) {
+        if (!page.packed()) continue;
+        auto packed = s.packed_of_slot.find(page.physical.slot);
+        if (packed == s.packed_of_slot.end()) continue;
+        std::erase(packed->second, page.page);
+        if (packed->second.empty()) s.packed_of_slot.erase(packed);
+    }
 }
 
 void VulkanIndirectionTable::check_against(const PageTable* table) {

@@ -4,6 +4,7 @@
 #include <chrono>
 #include <condition_variable>
 #include <cstdlib>
+#include <cstring>
 #include <deque>
 #include <mutex>
 #include <thread>
@@ -161,19 +162,37 @@ struct PageLoader::State {
                                        ", page=", reading.load.layout_page));
         }
         const std::span stored(buffers_at(reading.buffer), reading.stored.bytes);
+        const std::optional<PageRows>& rows = reading.load.rows;
         if (!context) {
-            reading.load.source->decode_stored(
-                reading.load.layout_page, stored,
-                std::span(reinterpret_cast<std::byte*>(reading.load.destination), page_bytes));
+            if (!rows) {
+                reading.load.source->decode_stored(
+                    reading.load.layout_page, stored,
+                    std::span(reinterpret_cast<std::byte*>(reading.load.destination), page_bytes));
+                return;
+            }
+            std::vector<std::byte> whole(page_bytes);
+            reading.load.source->decode_stored(reading.load.layout_page, stored, whole);
+            for (std::uint32_t row = 0; row < rows->rows; ++row) {
+                std::memcpy(reinterpret_cast<std::byte*>(reading.load.destination) +
+                                row * rows->pitch,
+                            whole.data() + row * rows->pitch, rows->row_bytes);
+            }
             return;
         }
         context->begin_batch();
         std::byte* staging = context->staging(page_bytes);
         reading.load.source->decode_stored(reading.load.layout_page, stored,
                                            std::span(staging, page_bytes));
-        context->copy_to_device(reading.load.destination, staging, page_bytes);
+        if (!rows) {
+            context->copy_to_device(reading.load.destination, staging, page_bytes);
+        } else {
+            for (std::uint32_t row = 0; row < rows->rows; ++row) {
+                context->copy_to_device(reading.load.destination + row * rows->pitch,
+                                        staging + row * rows->pitch, rows->row_bytes);
+            }
+        }
         bool fenced = false;
-        if (settings.on_copies_enqueued) {
+        if (settings.on_copies_enqueued && !rows) {
             try {
                 result.fence = settings.on_copies_enqueued(context->stream());
                 fenced = true;

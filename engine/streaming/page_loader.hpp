@@ -35,6 +35,14 @@
 
 namespace vtpage::vt {
 
+// Part of a page: `rows` runs of `row_bytes`, `pitch` apart, each written `pitch` apart from the
+// destination on (a packed coarse level: its tile rows, moved into another page).
+struct PageRows {
+    std::uint64_t row_bytes = 0;
+    std::uint32_t rows = 0;
+    std::uint64_t pitch = 0;
+};
+
 struct PageLoad {
     std::shared_ptr<const TileSource> source;
     std::uint64_t layout_page = 0;
@@ -43,6 +51,8 @@ struct PageLoad {
     // Where the page is stored, when the caller has asked the source already (else the loader
     // asks source->stored_read).
     std::optional<StoredPageRead> stored;
+    // Only these rows of the page go to the destination; its copy is waited for (no fence).
+    std::optional<PageRows> rows;
 };
 
 struct PageLoadResult {

@@ -14,6 +14,7 @@
 #include <unordered_map>
 #include <unordered_set>
 
+#include "packed_level_pool.hpp"
 #include "page_loader.hpp"
 #include "vtpage/streaming/device_fill_context.hpp"
 
@@ -108,6 +109,7 @@ struct BatchItem {
     std::shared_ptr<const TileSource> source;
     StreamedPage page;
     std::optional<StoredPage> stored;  // pages read from files: where, and which
+    std::optional<LevelPlace> place;   // a packed coarse level: where in its host page
     bool on_device = false;            // filled by source->fill_device on the worker's stream
     bool failed = false;
 };
@@ -165,6 +167,14 @@ struct Streamer::State {
         std::uint64_t used = 0;  // bytes from the page's start
     };
     std::vector<TailHost> tail_hosts;
+    // Packed coarse levels (settings.pack_levels): `levels` and `level_hosts` are guarded by
+    // mutex. level_mutex (taken before mutex) serializes placing levels, so that an eviction is
+    // reported before its place, or the evicted level itself, is placed again.
+    std::mutex level_mutex;
+    PackedLevelPool levels;
+    std::vector<StreamedPage> level_hosts;  // by the pool's host index
+    PageIndex host_base = 0;                // host i is page host_base + i, past the textures
+    std::size_t host_names = 0;             // pages set aside for hosts
     std::vector<std::thread> workers;
     // Pages stored in files go through the loader once committed (settings.file_reads). Made
     // by the first add_texture whose source stores pages (the pointer is guarded by mutex).
@@ -211,11 +221,16 @@ struct Streamer::State {
         return page;
     }
 
+    // The streamer's own pages for packed levels: no events of their own.
+    bool is_level_host(PageIndex page) const { return host_names > 0 && page >= host_base; }
+
     void on_committed(std::span<const PageMapping> mappings) {
         if (!accepting_events) return;
         std::vector<StreamedPage> pages;
         pages.reserve(mappings.size());
-        for (const PageMapping& mapping : mappings) pages.push_back(describe(mapping));
+        for (const PageMapping& mapping : mappings) {
+            if (!is_level_host(mapping.page)) pages.push_back(describe(mapping));
+        }
         emit(StreamerEventKind::committed, pages);
     }
 
@@ -225,6 +240,7 @@ struct Streamer::State {
         {
             std::lock_guard lock(mutex);
             for (const PageMapping& mapping : mappings) {
+                if (is_level_host(mapping.page)) continue;
                 auto found = ready.find(mapping.page);
                 if (found != ready.end() && found->second.generation == mapping.generation) {
                     ready.erase(found);
@@ -232,7 +248,9 @@ struct Streamer::State {
             }
         }
         if (!accepting_events) return;
-        for (const PageMapping& mapping : mappings) pages.push_back(describe(mapping));
+        for (const PageMapping& mapping : mappings) {
+            if (!is_level_host(mapping.page)) pages.push_back(describe(mapping));
+        }
         emit(StreamerEventKind::evicted, pages);
     }
 
@@ -276,6 +294,149 @@ struct Streamer::State {
         }
         emit(StreamerEventKind::ready, std::span(&page, 1));
         return true;
+    }
+
+    // ---- packed coarse levels ----
+    std::size_t level_host_cap() const {
+        const std::size_t budget = table->budget_pages();
+        const std::size_t wanted = settings.packed_level_pages > 0
+                                       ? settings.packed_level_pages
+                                       : std::max<std::size_t>(1, budget / 4);
+        return std::min(wanted, host_names);
+    }
+
+    // With level_mutex held. Commits a new host page for levels of `shape`, pinned; false when
+    // the budget has no room for it (or the commit failed: the error is recorded).
+    bool add_level_host(LevelShape shape) {
+        PageIndex name = 0;
+        {
+            std::lock_guard lock(mutex);
+            name = host_base + level_hosts.size();
+        }
+        std::vector<PageMapping> mappings;
+        try {
+            mappings = table->commit(std::span(&name, 1), true);
+        } catch (const Error& error) {
+            if (error.code() != Errc::budget_exhausted && error.code() != Errc::busy) {
+                record_error(std::current_exception());
+            }
+            return false;
+        }
+        const StreamedPage host = describe(mappings.front());
+        std::lock_guard lock(mutex);
+        levels.add_host(shape);
+        level_hosts.push_back(host);
+        return true;
+    }
+
+    // With level_mutex held. A place for `level`: a free one, else a new host page (within
+    // level_host_cap), else the place of the least recently used level of its shape, evicted
+    // and reported here. nullopt when nothing is free yet (frames in flight): try again later.
+    std::optional<LevelPlace> place_level(PageIndex level, LevelShape shape) {
+        bool may_grow = true;
+        bool evicted_one = false;
+        while (true) {
+            const FrameId completed = table->completed_frame();
+            std::optional<StreamedPage> victim;
+            {
+                std::lock_guard lock(mutex);
+                if (auto place = levels.take(level, shape, completed)) return place;
+                may_grow = may_grow && levels.host_count() < level_host_cap();
+                if (!may_grow) {
+                    if (evicted_one) return std::nullopt;
+                    const std::optional<PageIndex> page = levels.evict(shape, completed);
+                    if (!page) return std::nullopt;
+                    evicted_one = true;
+                    ++stats.evicted_levels;
+                    if (auto found = ready.find(*page); found != ready.end()) {
+                        victim = found->second;
+                        ready.erase(found);
+                    }
+                }
+            }
+            if (may_grow) {
+                may_grow = add_level_host(shape);
+                continue;
+            }
+            if (victim && accepting_events) emit(StreamerEventKind::evicted, std::span(&*victim, 1));
+            // Frames begun before the eviction was reported may still sample the place.
+            const FrameId current = table->current_frame();
+            std::lock_guard lock(mutex);
+            levels.evictions_reported(current);
+        }
+    }
+
+    // Takes the keys of packable coarse levels out of `keys` and places them; returns their
+    // items (described as packed pages) and puts back in pending those that found no place.
+    std::vector<BatchItem> place_levels(std::vector<PendingKey>& keys) {
+        std::vector<BatchItem> items;
+        if (!settings.pack_levels || host_names == 0) return items;
+        std::vector<PendingKey> rest, no_place;
+        std::lock_guard level_lock(level_mutex);
+        for (const PendingKey& key : keys) {
+            const std::optional<PageOwner> owner = textures->find(key.page);
+            const std::optional<LevelShape> shape =
+                owner ? PackedLevelPool::packable(textures->layout(owner->texture),
+                                                  owner->position.mip)
+                      : std::nullopt;
+            if (!shape) {
+                rest.push_back(key);
+                continue;
+            }
+            const std::optional<LevelPlace> place = place_level(key.page, *shape);
+            if (!place) {
+                no_place.push_back(key);
+                continue;
+            }
+            StreamedPage page;
+            {
+                std::lock_guard lock(mutex);
+                page = level_hosts.at(place->host);
+            }
+            BatchItem item;
+            item.key = key;
+            item.owner = *owner;
+            item.source = textures->source(owner->texture);
+            item.place = place;
+            item.mapping = {key.page, page.physical, page.generation};
+            page.page = key.page;
+            page.texture = owner->texture;
+            page.layout_page = owner->layout_page;
+            page.mip = owner->position.mip;
+            page.data += place->offset;
+            page.offset = place->offset;
+            page.bytes = place->bytes;
+            page.fence = 0;
+            item.page = page;
+            items.push_back(std::move(item));
+        }
+        keys = std::move(rest);
+        if (!no_place.empty()) {
+            std::lock_guard lock(mutex);
+            requeue(no_place);
+        }
+        return items;
+    }
+
+    // The rows of a packed level's page that hold its tiles, each written as far into the host
+    // as it is into the level's own page.
+    PageRows level_rows(const BatchItem& item) const {
+        const TextureLayout layout = textures->layout(item.owner.texture);
+        const TileFormatInfo info = layout.tile_format();
+        const MipLevel& level = layout.mips[item.owner.position.mip];
+        return {std::uint64_t(level.tiles_x) * info.tile_bytes(), level.tiles_y,
+                std::uint64_t(info.page_tiles_x) * info.tile_bytes()};
+    }
+
+    // A packed level filled by its source on the host: the page in staging, then its rows.
+    void fill_level(BatchItem& item) {
+        std::vector<std::byte> staging(page_bytes);
+        item.source->fill_host(item.owner.layout_page, staging);
+        const PageRows rows = level_rows(item);
+        for (std::uint32_t row = 0; row < rows.rows; ++row) {
+            backend.write(item.page.data + row * rows.pitch, staging.data() + row * rows.pitch,
+                          rows.row_bytes);
+        }
     }
 
     // ---- errors ----
@@ -381,13 +542,17 @@ struct Streamer::State {
         async_ticket = 0;
         std::map<const TileSource*, std::vector<BatchItem*>> device_groups;
         for (BatchItem& item : items) {
-            if (context && item.source->fills_device()) {
+            if (context && !item.place && item.source->fills_device()) {
                 item.on_device = true;
                 device_groups[item.source.get()].push_back(&item);
                 continue;
             }
             try {
-                fill_on_host(item);
+                if (item.place) {
+                    fill_level(item);
+                } else {
+                    fill_on_host(item);
+                }
             } catch (...) {
                 item.failed = true;
                 record_error(std::current_exception());
@@ -458,18 +623,18 @@ struct Streamer::State {
         work_cv.notify_all();
     }
 
-    // Commits, fills and reports one batch. Returns false when nothing fitted the budget.
-    bool run_batch(std::vector<PendingKey> keys, DeviceFillContext* context,
-                   std::deque<AsyncBatch>& async) {
-        const auto commit_start = Clock::now();
-        std::vector<PageMapping> mappings;
+    enum class CommitOutcome { committed, stalled, failed };
+
+    // Commits the keys' pages pinned, keeping the higher-priority half when the budget has no
+    // room for all (the rest go back to pending, as do all of them on a stall).
+    CommitOutcome commit_pages(std::vector<PendingKey>& keys, std::vector<PageMapping>& mappings) {
         while (true) {
             std::vector<PageIndex> pages;
             pages.reserve(keys.size());
             for (const PendingKey& key : keys) pages.push_back(key.page);
             try {
                 mappings = table->commit(pages, true);
-                break;
+                return CommitOutcome::committed;
             } catch (const Error& error) {
                 const bool no_room = error.code() == Errc::budget_exhausted;
                 if (no_room && keys.size() > 1) {
@@ -484,7 +649,7 @@ struct Streamer::State {
                     std::lock_guard lock(mutex);
                     requeue(keys);
                     ++stats.budget_stalls;
-                    return false;
+                    return CommitOutcome::stalled;
                 }
                 {
                     std::lock_guard lock(mutex);
@@ -496,15 +661,33 @@ struct Streamer::State {
                     notify_if_idle();
                 }
                 record_error(std::current_exception());
-                return true;
+                return CommitOutcome::failed;
             }
+        }
+    }
+
+    // Commits (or places, for packed levels), fills and reports one batch. Returns false when
+    // nothing fitted the budget.
+    bool run_batch(std::vector<PendingKey> keys, DeviceFillContext* context,
+                   std::deque<AsyncBatch>& async) {
+        const auto commit_start = Clock::now();
+        std::vector<BatchItem> items = place_levels(keys);
+        std::vector<PageMapping> mappings;
+        if (!keys.empty()) {
+            const CommitOutcome outcome = commit_pages(keys, mappings);
+            if (outcome != CommitOutcome::committed && items.empty()) {
+                return outcome == CommitOutcome::failed;
+            }
+        } else if (items.empty()) {
+            std::lock_guard lock(mutex);
+            ++stats.budget_stalls;
+            return false;  // no packed level found a place
         }
         const auto fill_start = Clock::now();
 
         std::unordered_map<PageIndex, PendingKey> key_of;
         for (const PendingKey& key : keys) key_of[key.page] = key;
-        std::vector<BatchItem> items;
-        items.reserve(mappings.size());
+        items.reserve(items.size() + mappings.size());
         for (const PageMapping& mapping : mappings) {
             BatchItem item;
             item.key = key_of[mapping.page];
@@ -541,13 +724,25 @@ struct Streamer::State {
                                         bool fence_pending) {
         std::vector<StreamedPage> ready_pages;
         std::vector<PageIndex> unpin_now, unpin_later, asked_again;
+        const FrameId frame = table->current_frame();
         {
             std::lock_guard lock(mutex);
             for (BatchItem& item : items) {
                 in_flight.erase(item.mapping.page);
-                if (asked_in_flight.erase(item.mapping.page) && !item.failed) {
-                    asked_again.push_back(item.mapping.page);
+                const bool asked = asked_in_flight.erase(item.mapping.page) != 0;
+                if (item.place) {
+                    // Its host stays pinned; the level is kept for the frame current now.
+                    if (item.failed) {
+                        ++stats.failed_pages;
+                        levels.release(item.mapping.page);
+                        continue;
+                    }
+                    levels.filled(item.mapping.page, frame);
+                    ready[item.mapping.page] = item.page;
+                    ready_pages.push_back(item.page);
+                    continue;
                 }
+                if (asked && !item.failed) asked_again.push_back(item.mapping.page);
                 if (item.failed) {
                     ++stats.failed_pages;
                     unpin_now.push_back(item.mapping.page);
@@ -563,7 +758,7 @@ struct Streamer::State {
                 ready_pages.push_back(item.page);
             }
             stats.pages_filled += ready_pages.size();
-            stats.bytes_filled += ready_pages.size() * page_bytes;
+            for (const StreamedPage& page : ready_pages) stats.bytes_filled += page.bytes;
             ++reporting;
         }
         // Still pinned: the frame that asked again now holds them until it completes.
@@ -611,7 +806,8 @@ struct Streamer::State {
             std::lock_guard lock(mutex);
             for (BatchItem& item : stored) {
                 loads.push_back({item.source, item.owner.layout_page, item.page.data,
-                                 item.mapping.page, item.stored->read});
+                                 item.mapping.page, item.stored->read,
+                                 item.place ? std::optional(level_rows(item)) : std::nullopt});
                 loading.emplace(item.mapping.page, std::move(item));
             }
         }
@@ -674,7 +870,9 @@ struct Streamer::State {
         std::vector<PageIndex> dropped;
         {
             std::lock_guard lock(mutex);
-            for (const auto& [page, item] : loading) dropped.push_back(page);
+            for (const auto& [page, item] : loading) {
+                if (!item.place) dropped.push_back(page);  // hosts are unpinned with the tails
+            }
             loading.clear();
         }
         unpin(dropped);
@@ -821,7 +1019,10 @@ Streamer::Streamer(Backend& backend, StreamerSettings settings)
         state_->on_evicted(mappings);
     };
     s.table = std::make_unique<PageTable>(backend, std::move(table));
-    s.textures = std::make_unique<TextureSet>(s.table->page_count());
+    // The last pages of the region name the pages that hold packed levels (a 64th of it).
+    s.host_names = s.settings.pack_levels ? s.table->page_count() / 64 : 0;
+    s.host_base = s.table->page_count() - s.host_names;
+    s.textures = std::make_unique<TextureSet>(s.host_base);
     try {
         for (std::size_t i = 0; i < s.settings.worker_threads; ++i) {
             s.workers.emplace_back([this] { state_->worker_main(); });
@@ -853,6 +1054,9 @@ Streamer::~Streamer() {
     s.stop_loader();
     try {
         if (!s.tails.empty()) s.table->unpin(s.tails);
+        std::vector<PageIndex> hosts;
+        for (std::size_t i = 0; i < s.level_hosts.size(); ++i) hosts.push_back(s.host_base + i);
+        if (!hosts.empty()) s.table->unpin(hosts);
         s.table->complete_frame(s.table->current_frame());
     } catch (const std::exception& error) {
         s.settings.log.error("streamer: shutting down: ", error.what());
@@ -930,14 +1134,19 @@ StreamRequestResult Streamer::request(std::span<const PageRequest> requests) {
     }
     std::vector<PageIndex> touched;
     std::vector<PendingKey> touched_keys;
+    const FrameId frame = s.table->current_frame();
     {
         std::lock_guard lock(s.mutex);
         for (PendingKey key : keys) {
             ++s.stats.requests;
             if (auto found = s.ready.find(key.page); found != s.ready.end()) {
                 ++result.ready;
-                // Pinned in another texture's tail page: nothing of its own to keep.
-                if (found->second.packed()) continue;
+                // A packed level is kept for this frame by the streamer; a packed tail is
+                // pinned in another texture's tail page, with nothing of its own to keep.
+                if (found->second.packed()) {
+                    s.levels.touch(key.page, frame);
+                    continue;
+                }
                 touched.push_back(key.page);
                 touched_keys.push_back(key);
                 continue;
@@ -1101,6 +1310,8 @@ StreamerStatistics Streamer::statistics() const {
         result.ready_pages = state_->ready.size();
         result.tail_pages = state_->tails.size();
         result.packed_tails = state_->packed_tails;
+        result.level_pages = state_->level_hosts.size();
+        result.packed_levels = state_->levels.resident_levels();
         result.file_reads.distinct_pages = state_->distinct_stored.size();
     }
     if (const PageLoader* page_loader = state_->current_loader()) {

@@ -19,6 +19,7 @@
 #include "vtpage/streaming/baked_texture.hpp"
 #include "vtpage/streaming/baked_texture_descriptor.hpp"
 #include "vtpage/streaming/page_archive.hpp"
+#include "vtpage/streaming/streamer.hpp"
 #include "vtpage/streaming/tile_source.hpp"
 
 namespace vtpage::test {
@@ -80,6 +81,52 @@ inline std::vector<std::byte> source_page(const vt::TileSource& source, std::uin
 }
 
 inline std::uint64_t hash_of(const std::vector<std::byte>& bytes) { return vt::checksum64(bytes); }
+
+inline ::testing::AssertionResult check_rows(Backend& backend, DeviceAddress data,
+                                             const std::vector<std::byte>& want, std::uint64_t row,
+                                             std::uint64_t pitch, std::uint64_t rows) {
+    for (std::uint64_t y = 0; y < rows; ++y) {
+        std::vector<std::byte> got(row);
+        backend.read(got.data(), data + y * pitch, row);
+        if (!std::equal(got.begin(), got.end(), want.begin() + y * pitch)) {
+            return ::testing::AssertionFailure() << "differs from its source in row " << y;
+        }
+    }
+    return ::testing::AssertionSuccess();
+}
+
+// Whether a ready page holds its source's bytes: a whole page; a packed tail its tail's tiles;
+// a packed coarse level each row of its tiles, as far into the shared page as into its own (the
+// tiles between its rows belong to other levels).
+inline ::testing::AssertionResult ready_holds_page(Backend& backend, const vt::StreamedPage& ready,
+                                                   const vt::TextureLayout& layout,
+                                                   const std::vector<std::byte>& want) {
+    const vt::TileFormatInfo format = layout.tile_format();
+    std::uint64_t row = vt::page_bytes, pitch = vt::page_bytes, rows = 1;
+    if (ready.layout_page == layout.tail_page()) {
+        // A tail page that is its own may hold other textures' tails after its tiles.
+        row = std::uint64_t(layout.mip_count - layout.tail_first_mip) * format.tile_bytes();
+        if (!ready.packed()) return check_rows(backend, ready.data, want, row, pitch, rows);
+    } else if (ready.packed()) {
+        const vt::MipLevel& level = layout.mips[ready.mip];
+        pitch = std::uint64_t(format.page_tiles_x) * format.tile_bytes();
+        row = std::uint64_t(level.tiles_x) * format.tile_bytes();
+        rows = level.tiles_y;
+    }
+    if (ready.bytes != (rows - 1) * pitch + row || ready.offset + ready.bytes > vt::page_bytes) {
+        return ::testing::AssertionFailure()
+               << "page " << ready.layout_page << ": " << ready.bytes
+               << " bytes at offset " << ready.offset << " for its " << rows << " rows of " << row;
+    }
+    return check_rows(backend, ready.data, want, row, pitch, rows)
+           << " (page " << ready.layout_page << ")";
+}
+inline ::testing::AssertionResult ready_holds_source(Backend& backend, const vt::StreamedPage& ready,
+                                                     const vt::TileSource& source) {
+    return ready_holds_page(backend, ready, source.layout(),
+                            source_page(source, ready.layout_page))
+           << " (" << source.name() << ")";
+}
 
 // A deterministic test image: smooth gradients plus noise, so box filtering is exercised.
 inline vt::RgbaImage make_test_image(std::uint32_t width, std::uint32_t height,

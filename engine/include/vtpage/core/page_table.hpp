@@ -158,6 +158,8 @@ public:
     std::size_t evict_over_budget(std::size_t max_pages);
 
     FrameId current_frame() const;
+    // The newest frame reported complete (frames up to it are complete).
+    FrameId completed_frame() const;
     // Starts the next frame and returns its id (1, 2, ...).
     FrameId begin_frame();
     // The device has finished every frame up to and including `frame`.

@@ -30,6 +30,17 @@
 // `page` points `offset` bytes into the physical page, and the shaders, which add the tile's
 // place to the entry, need nothing else.
 //
+// Packed coarse levels (StreamerSettings::pack_levels, the default): a level that fits one page
+// with room to spare (RGBA8 2^15: mips 7 and 8, 3 x 3 and 2 x 2 tiles of a page's 8 x 4) is
+// placed in a page shared with levels of the same shape of other textures, at a place that keeps
+// its tiles where the shaders look for them. Its events are those of a packed tail (`page`,
+// `table_page`, `offset`, `bytes`), filled before they are reported (fence 0). Unlike tails
+// these levels are requested and evicted: on their own, least recently used first, never while
+// a frame that used them is incomplete, and their place is given to another level only once
+// the frames begun before the eviction was reported are complete. The shared pages are the
+// streamer's own (pinned, named by pages above the texture set's, no events of their own) and
+// take at most packed_level_pages of the budget.
+//
 // Data is reached, as PageReady::data says, through the physical page's window (the recommended
 // table settings: map_into_region = false, pool.map_windows = true, so that recycling a page
 // makes no VMM call) or at the page's place in the region (map_into_region = true). The slot
@@ -137,6 +148,10 @@ struct StreamerSettings {
     StreamerFileReads file_reads;
     // Pack the mip tails of many textures into shared pages (see above); false: a page each.
     bool pack_tails = true;
+    // Pack coarse levels of many textures into shared pages (see above); false: a page each.
+    bool pack_levels = true;
+    // Pages of the budget that may hold packed coarse levels; 0: a quarter of the budget.
+    std::size_t packed_level_pages = 0;
     // Keep events for poll_events() (besides calling the callbacks). Poll regularly when set.
     bool queue_events = false;
     // Called one at a time, in order, on the thread that made the change (a worker, or the
@@ -163,6 +178,9 @@ struct StreamerStatistics {
     std::size_t ready_pages = 0;   // resident and filled, tails included
     std::size_t tail_pages = 0;    // pages holding mip tails (pinned)
     std::size_t packed_tails = 0;  // tails written into another texture's tail page
+    std::size_t level_pages = 0;     // pages holding packed coarse levels (pinned)
+    std::size_t packed_levels = 0;   // coarse levels resident in them
+    std::uint64_t evicted_levels = 0;  // packed coarse levels evicted to make room
     std::uint64_t requests = 0;
     std::uint64_t pages_filled = 0;  // reported ready
     std::uint64_t bytes_filled = 0;
