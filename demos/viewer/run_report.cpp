@@ -203,6 +203,9 @@ RunReport make_report(const ViewerOptions& options, const StreamingSession& sess
     r.resident_pages = streamer.table.resident_pages;
     r.tail_pages = streamer.tail_pages;
     r.packed_tails = streamer.packed_tails;
+    r.level_pages = streamer.level_pages;
+    r.packed_levels = streamer.packed_levels;
+    r.evicted_levels = streamer.evicted_levels;
     r.textures = session.texture_residency();
     for (const SessionTexture& texture : r.textures) r.resident_texels += texture.resident_texels;
     r.deferred_pages = streamer.table.deferred_pages;
@@ -292,6 +295,9 @@ nlohmann::json to_json(const RunReport& r) {
         {"resident_texels", r.resident_texels},
         {"tail_pages", r.tail_pages},
         {"packed_tails", r.packed_tails},
+        {"level_pages", r.level_pages},
+        {"packed_levels", r.packed_levels},
+        {"evicted_levels", r.evicted_levels},
         {"deferred_pages",
          {{"now", r.deferred_pages}, {"peak", r.deferred_peak}, {"total", r.deferred_total}}},
         {"pool",
@@ -421,6 +427,8 @@ std::string summary_text(const RunReport& r) {
     if (r.textures.size() > 1) row("resident pages per texture", per_texture_pages(r));
     row("mip tails: textures / pages holding them",
         detail::concat(r.tail_pages + r.packed_tails, " / ", r.tail_pages));
+    row("coarse levels: resident / pages holding them / evicted",
+        detail::concat(r.packed_levels, " / ", r.level_pages, " / ", r.evicted_levels));
     row("held back for frames in flight: now / peak pages",
         detail::concat(r.deferred_pages, " / ", r.deferred_peak));
     row("pool hits / misses", detail::concat(r.pool.hits, " / ", r.pool.misses));

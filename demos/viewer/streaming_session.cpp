@@ -121,6 +121,7 @@ StreamingSession::StreamingSession(SessionSettings settings) : settings_(std::mo
     streamer_settings.table.evict_ahead_pages = s.evict_ahead_pages;
     streamer_settings.worker_threads = s.workers;
     streamer_settings.pack_tails = s.pack_tails;
+    streamer_settings.pack_levels = s.pack_levels;
     streamer_settings.file_reads.decode_threads = s.decode_threads;
     streamer_settings.batch_pages = s.batch_pages;
     // Far more than a frame asks for: requests beyond it are the least important anyway.
@@ -505,10 +506,8 @@ std::vector<SessionTexture> StreamingSession::texture_residency() const {
         const vt::TextureLayout layout = streamer.textures().layout(texture.id);
         const PageIndex base = streamer.textures().base_page(texture.id);
         for (std::uint64_t page = 0; page < layout.page_count; ++page) {
-            // A packed tail lives in another texture's tail page: ready, not in the table.
-            const bool tail = page == layout.tail_page();
-            if (!streamer.page_table().is_resident(base + page) &&
-                !(tail && streamer.is_ready(base + page))) {
+            // A packed tail or coarse level lives in a shared page: ready, not in the table.
+            if (!streamer.page_table().is_resident(base + page) && !streamer.is_ready(base + page)) {
                 continue;
             }
             ++texture.resident_pages;

@@ -64,6 +64,7 @@ struct SessionSettings {
     bool identity_check = false;
     std::size_t evict_ahead_pages = 64;  // PageTableSettings::evict_ahead_pages
     bool pack_tails = true;              // StreamerSettings::pack_tails
+    bool pack_levels = true;             // StreamerSettings::pack_levels
     std::size_t decode_threads = 0;      // StreamerFileReads::decode_threads (0: the default)
     std::uint32_t frames_in_flight = 2;
     std::size_t workers = 2;

@@ -209,6 +209,9 @@ ParsedOptions parse_viewer_options(int argc, const char* const* argv) {
     app.add_flag("!--no-pack-tails", o.pack_tails,
                  "Give each texture's mip tail a page of its own instead of packing the tails of "
                  "many textures into shared pages");
+    app.add_flag("!--no-pack-levels", o.pack_levels,
+                 "Give each coarse level (a level that fits one page with room to spare) a page "
+                 "of its own instead of packing those of many textures into shared pages");
     app.add_option("--decode-threads", o.decode_threads,
                    "Threads that decode pages read from files (0: half the cores, 2 to 8)")
         ->check(app::count_in(0, 64))

@@ -47,6 +47,7 @@ struct ViewerOptions {
     bool identity_check = false;
     std::size_t evict_ahead_pages = 64;  // PageTableSettings::evict_ahead_pages
     bool pack_tails = true;              // StreamerSettings::pack_tails
+    bool pack_levels = true;             // StreamerSettings::pack_levels
     std::size_t decode_threads = 0;      // StreamerFileReads::decode_threads (0: the default)
     // Headless: before the last frame, keep rendering its pose until every page it asks for is
     // resident (the settled image, for comparisons).

@@ -30,6 +30,7 @@ SessionSettings session_settings(const ViewerOptions& o, const Log& log) {
     s.identity_check = o.identity_check;
     s.evict_ahead_pages = o.evict_ahead_pages;
     s.pack_tails = o.pack_tails;
+    s.pack_levels = o.pack_levels;
     s.decode_threads = o.decode_threads;
     s.frames_in_flight = frames_in_flight;
     s.workers = o.workers;

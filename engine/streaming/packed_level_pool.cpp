@@ -106,6 +106,7 @@ std::size_t PackedLevelPool::add_host(LevelShape shape) {
     Shape& entry = shape_entry(shape);
     const std::size_t host = hosts_.size();
     hosts_.push_back(shape);
+    ++entry.hosts;
     for (std::uint32_t i = 0; i < entry.first_tiles.size(); ++i) {
         entry.free.push_back({host, i, 0});
     }

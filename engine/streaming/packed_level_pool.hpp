@@ -74,6 +74,10 @@ public:
 
     std::optional<LevelPlace> place_of(PageIndex level) const;
     bool holds(PageIndex level) const { return levels_.count(level) != 0; }
+    bool has_host(LevelShape shape) const {
+        auto found = shapes_.find(shape);
+        return found != shapes_.end() && found->second.hosts > 0;
+    }
     std::size_t host_count() const noexcept { return hosts_.size(); }
     std::size_t resident_levels() const noexcept { return resident_; }
 
@@ -91,6 +95,7 @@ private:
     };
     struct Shape {
         std::vector<std::uint32_t> first_tiles;  // places_of(shape)
+        std::size_t hosts = 0;
         std::vector<Place> free;
         std::set<std::pair<FrameId, PageIndex>> lru;  // resident levels by last use
     };

@@ -385,7 +385,10 @@ struct Streamer::State {
             }
             const std::optional<LevelPlace> place = place_level(key.page, *shape);
             if (!place) {
-                no_place.push_back(key);
+                // A shape that found no room for a page of its own (the budget's share is
+                // taken by other shapes) is streamed a page a level.
+                std::lock_guard lock(mutex);
+                (levels.has_host(*shape) ? no_place : rest).push_back(key);
                 continue;
             }
             StreamedPage page;
@@ -1006,7 +1009,15 @@ Streamer::Streamer(Backend& backend, StreamerSettings settings)
     s.gpu = backend.capabilities().backend == "cuda" && device_fills_built();
     s.device = backend.capabilities().device;
 
+    // The pages that hold packed levels are named past the region asked for, which stays the
+    // texture set's: at most a quarter of the largest budget (pool.window_pages) by default.
+    if (s.settings.pack_levels) {
+        s.host_names = s.settings.packed_level_pages > 0
+                           ? s.settings.packed_level_pages
+                           : std::max<std::size_t>(1, table_settings.pool.window_pages / 4);
+    }
     PageTableSettings table = table_settings;
+    table.region_size += s.host_names * page_size;
     table.log = s.settings.log;
     table.on_committed =
         [this, user = table_settings.on_committed](std::span<const PageMapping> mappings) {
@@ -1019,8 +1030,6 @@ Streamer::Streamer(Backend& backend, StreamerSettings settings)
         state_->on_evicted(mappings);
     };
     s.table = std::make_unique<PageTable>(backend, std::move(table));
-    // The last pages of the region name the pages that hold packed levels (a 64th of it).
-    s.host_names = s.settings.pack_levels ? s.table->page_count() / 64 : 0;
     s.host_base = s.table->page_count() - s.host_names;
     s.textures = std::make_unique<TextureSet>(s.host_base);
     try {

@@ -1,3 +1,4 @@
+#include <array>
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -561,6 +562,112 @@ TEST_P(StreamerTest, BakedArchivesStreamAndADamagedPageIsMarkedFailed) {
                       0)
                 << x << "," << y;
         }
+    }
+}
+
+// Coarse levels of many textures share a few pages and come and go apart. Twelve textures take
+// turns on screen (a frame completes one frame late) while two pages may hold their levels: a
+// 3 x 3 page with room for two, a 2 x 2 page with room for eight. Levels are evicted to make
+// room, never while a frame that asked for them is incomplete, and their places are filled again
+// only once the frames begun before the eviction was reported are complete. At the end each
+// level of the texture on screen holds its source's bytes.
+TEST_P(StreamerTest, CoarseLevelsOfManyTexturesShareEvictablePagesUnderFrameFences) {
+    constexpr std::size_t textures = 12;
+    auto s = settings(16);
+    s.packed_level_pages = 2;
+    std::mutex mutex;
+    std::map<PageIndex, FrameId> asked_in;  // level -> last frame that requested it
+    // (host page, offset) -> the frame current when the level there was reported evicted
+    std::map<std::pair<PageIndex, std::uint64_t>, FrameId> evicted_at;
+    std::size_t fence_violations = 0, reuse_violations = 0, packed_ready = 0, packed_evicted = 0;
+    PageTable* table = nullptr;
+    s.on_evicted = [&](std::span<const StreamedPage> pages) {
+        std::lock_guard lock(mutex);
+        for (const StreamedPage& page : pages) {
+            if (!page.packed()) continue;
+            ++packed_evicted;
+            if (asked_in[page.page] > table->completed_frame()) ++fence_violations;
+            evicted_at[{page.table_page, page.offset}] = table->current_frame();
+        }
+    };
+    s.on_ready = [&](std::span<const StreamedPage> pages) {
+        std::lock_guard lock(mutex);
+        for (const StreamedPage& page : pages) {
+            if (!page.packed() || !asked_in.count(page.page)) continue;  // not a packed tail
+            ++packed_ready;
+            auto evicted = evicted_at.find({page.table_page, page.offset});
+            if (evicted != evicted_at.end() && evicted->second > table->completed_frame()) {
+                ++reuse_violations;
+            }
+        }
+    };
+    Streamer streamer(*backend_, s);
+    table = &streamer.page_table();
+    std::vector<std::array<PageIndex, 2>> coarse;  // mips 2 (3 x 3) and 3 (2 x 2) of 2^10
+    for (std::size_t i = 0; i < textures; ++i) {
+        const TextureId id = streamer.add_texture(std::make_shared<test::PatternSource>(10, i));
+        const TextureLayout layout = streamer.textures().layout(id);
+        const PageIndex base = streamer.textures().base_page(id);
+        coarse.push_back({base + layout.mips[2].first_page, base + layout.mips[3].first_page});
+    }
+    FrameId previous = 0;
+    for (std::size_t f = 0; f < 72; ++f) {
+        const FrameId frame = streamer.begin_frame();
+        const auto& wanted = coarse[(f / 3) % textures];
+        {
+            std::lock_guard lock(mutex);
+            for (PageIndex page : wanted) asked_in[page] = frame;
+        }
+        streamer.request(std::span<const PageIndex>(wanted));
+        if (previous != 0) streamer.complete_frame(previous);
+        previous = frame;
+        std::this_thread::sleep_for(2ms);
+    }
+    streamer.complete_frame(previous);
+    ASSERT_TRUE(streamer.wait_idle(60s));
+    streamer.rethrow_error();
+    const auto& last = coarse[(71 / 3) % textures];
+    for (PageIndex page : last) EXPECT_TRUE(streamer.is_ready(page)) << page;
+    expect_ready_pages_match(streamer);
+    const StreamerStatistics stats = streamer.statistics();
+    std::lock_guard lock(mutex);
+    EXPECT_EQ(fence_violations, 0u);
+    EXPECT_EQ(reuse_violations, 0u);
+    EXPECT_EQ(stats.level_pages, 2u);
+    EXPECT_LE(stats.packed_levels, 10u) << "two 3 x 3 and eight 2 x 2 places";
+    EXPECT_GT(stats.evicted_levels, 0u) << "twelve textures' levels took turns in ten places";
+    EXPECT_EQ(packed_evicted, stats.evicted_levels);
+    EXPECT_EQ(packed_ready, stats.packed_levels + stats.evicted_levels);
+    EXPECT_EQ(stats.failed_pages, 0u);
+    EXPECT_EQ(stats.table.pinned_pages, stats.tail_pages + 2);
+    streamer.page_table().check_invariants();
+}
+
+// When the pages that may hold coarse levels are all taken by other shapes, a level of a new
+// shape is streamed in a page of its own; with pack_levels off, every level is.
+TEST_P(StreamerTest, CoarseLevelsWithoutRoomForTheirShapeTakePagesOfTheirOwn) {
+    for (const bool pack : {true, false}) {
+        auto s = settings(16);
+        s.pack_levels = pack;
+        s.packed_level_pages = 1;
+        Streamer streamer(*backend_, s);
+        const TextureId id = streamer.add_texture(std::make_shared<test::PatternSource>(10, 3));
+        const TextureLayout layout = streamer.textures().layout(id);
+        const PageIndex base = streamer.textures().base_page(id);
+        const std::array<PageIndex, 2> levels{base + layout.mips[2].first_page,
+                                              base + layout.mips[3].first_page};
+        streamer.request(std::span<const PageIndex>(levels));
+        ASSERT_TRUE(streamer.wait_idle(60s));
+        streamer.rethrow_error();
+        for (PageIndex page : levels) ASSERT_TRUE(streamer.is_ready(page)) << page;
+        // The coarser level is placed first (coarse first) and takes the one page.
+        EXPECT_EQ(streamer.ready_page(levels[1])->packed(), pack);
+        EXPECT_FALSE(streamer.ready_page(levels[0])->packed()) << "one page, of the other shape";
+        EXPECT_TRUE(streamer.page_table().is_resident(levels[0]));
+        const StreamerStatistics stats = streamer.statistics();
+        EXPECT_EQ(stats.level_pages, pack ? 1u : 0u);
+        EXPECT_EQ(stats.packed_levels, pack ? 1u : 0u);
+        expect_ready_pages_match(streamer);
     }
 }
 

@@ -38,8 +38,9 @@
 // these levels are requested and evicted: on their own, least recently used first, never while
 // a frame that used them is incomplete, and their place is given to another level only once
 // the frames begun before the eviction was reported are complete. The shared pages are the
-// streamer's own (pinned, named by pages above the texture set's, no events of their own) and
-// take at most packed_level_pages of the budget.
+// streamer's own: pinned, without events of their own, and named by pages that the streamer
+// adds past the end of table.region_size (which stays the texture set's). They take at most
+// packed_level_pages of the budget.
 //
 // Data is reached, as PageReady::data says, through the physical page's window (the recommended
 // table settings: map_into_region = false, pool.map_windows = true, so that recycling a page
