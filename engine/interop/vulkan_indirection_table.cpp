@@ -34,6 +34,7 @@ struct HeldBack {
     std::uint64_t generation = 0;
     std::uint64_t fill = 0;
     std::uint64_t ticket = 0;
+    bool packed = false;  // shares its slot with other pages (StreamedPage::packed)
 };
 
 using interop_detail::IndirectionScatterPipeline;
@@ -120,11 +121,11 @@ struct VulkanIndirectionTable::State {
     }
     // ticket 0: until the fill is done; otherwise in the limit queue.
     void hold_back(PageIndex page, const HeldBack& entry) {
-        claim_slot(page, entry.slot);
+        if (!entry.packed) claim_slot(page, entry.slot);
         forget_held(page);
         unpublish(page);  // an older entry points at a physical page the page has lost
         held[page] = entry;
-        held_of_slot[entry.slot] = page;
+        if (!entry.packed) held_of_slot[entry.slot] = page;
         if (entry.ticket != 0) limit_queue.emplace(entry.ticket, page);
     }
     // A page whose bytes are (or will be, by `fill`) in place: published at once without a
@@ -149,7 +150,11 @@ struct VulkanIndirectionTable::State {
         while (!limit_queue.empty() && (publish_limit == 0 || count < publish_limit)) {
             const PageIndex page = limit_queue.begin()->second;
             const HeldBack entry = held.at(page);
-            publish(page, entry.slot, entry.address, entry.generation, entry.fill);
+            if (entry.packed) {
+                publish_packed(page, entry.slot, entry.address, entry.generation);
+            } else {
+                publish(page, entry.slot, entry.address, entry.generation, entry.fill);
+            }
             ++count;
         }
         if (!limit_queue.empty()) ++statistics.limited_uploads;
@@ -217,6 +222,11 @@ struct VulkanIndirectionTable::State {
         }
         auto other = held_of_slot.find(slot);
         if (other != held_of_slot.end()) forget_held(other->second);
+        std::vector<PageIndex> packed_held;
+        for (const auto& [page, entry] : held) {
+            if (entry.packed && entry.slot == slot) packed_held.push_back(page);
+        }
+        for (PageIndex page : packed_held) forget_held(page);
     }
 };
 
@@ -325,8 +335,15 @@ void VulkanIndirectionTable::ready_packed(const vt::StreamedPage& page) {
             "a packed tail passes the end of its page",
             detail::concat("page=", page.page, " offset=", page.offset, " bytes=", page.bytes));
     }
-    // Filled before it is reported (fence 0): visible at once, never held for the limit.
-    s.publish_packed(page.page, page.physical.slot, address + page.offset, page.generation);
+    // Filled before it is reported (fence 0): visible at once, or in its turn under a limit.
+    if (s.publish_limit == 0) {
+        s.publish_packed(page.page, page.physical.slot, address + page.offset, page.generation);
+    } else {
+        HeldBack entry{address + page.offset, page.physical.slot, page.generation, 0,
+                       s.next_ticket++};
+        entry.packed = true;
+        s.hold_back(page.page, entry);
+    }
 }
 
 void VulkanIndirectionTable::evicted(std::span<const vt::StreamedPage> pages) {

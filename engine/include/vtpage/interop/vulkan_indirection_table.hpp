@@ -148,8 +148,8 @@ public:
     // The streamer's events: each page published with its own fence as the fill value. A packed
     // tail or coarse level (StreamedPage::packed) points `offset` bytes into the physical page
     // of the page that holds it, is checked against that page, is published at once (it is
-    // filled before it is reported) and is cleared by its own eviction or with that physical
-    // page.
+    // filled before it is reported; under a publish limit, in its turn) and is cleared by its
+    // own eviction or with that physical page.
     void ready(std::span<const vt::StreamedPage> pages);
     void evicted(std::span<const vt::StreamedPage> pages);
     // By hand, without a page table: publish or clear one page (generation 0).
