@@ -325,14 +325,14 @@ void VulkanIndirectionTable::ready_packed(const vt::StreamedPage& page) {
     const VkDeviceAddress address = s.importer.device_address(page.physical.slot);
     if (address == 0) {
         throw Error(Errc::not_mapped, "VulkanIndirectionTable::ready",
-                    "the physical page of a packed tail is not imported into Vulkan",
+                    "the physical page of a packed page is not imported into Vulkan",
                     detail::concat("page=", page.page, " table_page=", page.table_page,
                                    " slot=", page.physical.slot));
     }
     if (page.offset + page.bytes > vt::page_bytes) {
         throw Error(
             Errc::invalid_argument, "VulkanIndirectionTable::ready",
-            "a packed tail passes the end of its page",
+            "a packed page (tail or coarse level) passes the end of the page that holds it",
             detail::concat("page=", page.page, " offset=", page.offset, " bytes=", page.bytes));
     }
     // Filled before it is reported (fence 0): visible at once, or in its turn under a limit.

@@ -373,6 +373,70 @@ TEST_P(VulkanIndirectionTableTest, PackedTailsPointIntoTheirHostPageAndLeaveWith
     pool.release(other);
 }
 
+// Packed coarse levels come and go while their host page stays: an eviction clears the level's
+// entry alone, the same place then serves another level, and under a publish limit packed pages
+// wait their turn like any page (and leave with their host's slot while they wait).
+TEST_P(VulkanIndirectionTableTest, PackedLevelsLeaveOnTheirOwnAndWaitForThePublishLimit) {
+    pool_settings.release_threshold = 0;
+    PagePool pool(*owned_backend, pool_settings);
+    PooledPage host = pool.acquire();
+    VulkanIndirectionTable table(*context, *importer, {.page_count = 64});
+    auto level = [&](PageIndex page, std::uint64_t offset, std::uint64_t tiles = 19) {
+        vt::StreamedPage event;
+        event.page = page;
+        event.physical = host;
+        event.table_page = 63;  // the streamer's own page, never published itself
+        event.offset = offset;
+        event.bytes = tiles * 64_KiB;  // 3 x 3 tiles of an 8 x 4 page span 19, 2 x 2 span 10
+        return event;
+    };
+    const std::uint64_t base = importer->device_address(host.slot);
+    const std::vector<vt::StreamedPage> first = {level(20, 0), level(30, 3 * 64_KiB)};
+    table.ready(first);
+    upload(*context, table, 0);
+    auto entries = device_entries(*context, table);
+    EXPECT_EQ(entries[20], base);
+    EXPECT_EQ(entries[30], base + 3 * 64_KiB);
+
+    // Level 20 leaves; 30 stays; level 40 takes 20's place.
+    table.evicted(std::span(&first[0], 1));
+    EXPECT_FALSE(table.slot_of(20).has_value());
+    EXPECT_EQ(table.slot_of(30), host.slot);
+    const vt::StreamedPage next = level(40, 0);
+    table.ready(std::span(&next, 1));
+    const IndirectionUpload second = upload(*context, table, 1);
+    EXPECT_EQ(second.published_pages, (std::vector<PageIndex>{40}));
+    entries = device_entries(*context, table);
+    EXPECT_EQ(entries[20], 0u);
+    EXPECT_EQ(entries[30], base + 3 * 64_KiB);
+    EXPECT_EQ(entries[40], base);
+
+    // One page an upload: two packed levels take two uploads, in the order they became ready.
+    table.set_publish_limit(1);
+    table.evicted(std::span(&next, 1));
+    table.evicted(std::span(&first[1], 1));
+    const std::vector<vt::StreamedPage> burst = {level(50, 0), level(41, 3 * 64_KiB)};
+    table.ready(burst);
+    EXPECT_EQ(table.statistics().waiting_for_limit, 2u);
+    EXPECT_EQ(upload(*context, table, 0).published_pages, (std::vector<PageIndex>{50}));
+    EXPECT_EQ(upload(*context, table, 1).published_pages, (std::vector<PageIndex>{41}));
+    entries = device_entries(*context, table);
+    EXPECT_EQ(entries[40], 0u);
+    EXPECT_EQ(entries[50], base);
+    EXPECT_EQ(entries[41], base + 3 * 64_KiB);
+
+    // A level still waiting when its host page is destroyed is never published.
+    const vt::StreamedPage waiting[] = {level(60, 6 * 64_KiB, 10), level(61, 22 * 64_KiB, 10)};
+    table.ready(waiting);
+    pool.release(host);
+    EXPECT_EQ(table.statistics().waiting_for_limit, 0u);
+    upload(*context, table, 0);
+    upload(*context, table, 1);
+    entries = device_entries(*context, table);
+    for (PageIndex page : {20, 30, 40, 41, 50, 60, 61}) EXPECT_EQ(entries[page], 0u) << page;
+    EXPECT_EQ(table.published_count(), 0u);
+}
+
 TEST_P(VulkanIndirectionTableTest, FramesInFlightEachSeeTheirOwnTable) {
     PagePool pool(*owned_backend, pool_settings);
     auto pages = pool.acquire(2);
