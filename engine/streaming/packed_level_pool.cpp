@@ -71,11 +71,13 @@ LevelPlace PackedLevelPool::describe(LevelShape shape, const Shape& entry,
 std::optional<LevelPlace> PackedLevelPool::take(PageIndex level, LevelShape shape,
                                                 FrameId completed) {
     Shape& entry = shape_entry(shape);
-    auto ripe = std::find_if(entry.free.begin(), entry.free.end(),
-                             [&](const Place& place) { return place.free_after <= completed; });
+    auto ripe = std::find_if(entry.free.begin(), entry.free.end(), [&](const Place& place) {
+        return place.free_after <= completed && !hosts_[place.host].retired;
+    });
     if (ripe == entry.free.end()) return std::nullopt;
     const Place place = *ripe;
     entry.free.erase(ripe);
+    ++hosts_[place.host].levels;
     levels_[level] = Level{shape, place, 0, false};
     return describe(shape, entry, place);
 }
@@ -91,6 +93,7 @@ std::optional<PageIndex> PackedLevelPool::evict(LevelShape shape, FrameId comple
     entry.free.push_back(place);
     levels_.erase(found);
     --resident_;
+    --hosts_[place.host].levels;
     return victim;
 }
 
@@ -104,9 +107,16 @@ void PackedLevelPool::evictions_reported(FrameId current) {
 
 std::size_t PackedLevelPool::add_host(LevelShape shape) {
     Shape& entry = shape_entry(shape);
-    const std::size_t host = hosts_.size();
-    hosts_.push_back(shape);
+    std::size_t host = hosts_.size();
+    if (!released_.empty()) {
+        host = released_.back();
+        released_.pop_back();
+        hosts_[host] = Host{shape};
+    } else {
+        hosts_.push_back(Host{shape});
+    }
     ++entry.hosts;
+    ++active_;
     for (std::uint32_t i = 0; i < entry.first_tiles.size(); ++i) {
         entry.free.push_back({host, i, 0});
     }
@@ -143,7 +153,67 @@ void PackedLevelPool::release(PageIndex level) {
     Place place = found->second.place;
     place.free_after = 0;
     shape.free.push_back(place);
+    --hosts_[place.host].levels;
     levels_.erase(found);
+}
+
+bool PackedLevelPool::retire_host() {
+    std::optional<std::size_t> fewest;
+    for (std::size_t h = 0; h < hosts_.size(); ++h) {
+        if (hosts_[h].retired || hosts_[h].released) continue;
+        if (!fewest || hosts_[h].levels < hosts_[*fewest].levels) fewest = h;
+    }
+    if (!fewest) return false;
+    hosts_[*fewest].retired = true;
+    --shapes_.at(hosts_[*fewest].shape).hosts;
+    --active_;
+    return true;
+}
+
+std::vector<PageIndex> PackedLevelPool::evict_retired(FrameId completed) {
+    std::vector<PageIndex> victims;
+    for (const auto& [page, level] : levels_) {
+        if (level.resident && level.last_used <= completed && hosts_[level.place.host].retired) {
+            victims.push_back(page);
+        }
+    }
+    for (PageIndex page : victims) {
+        auto found = levels_.find(page);
+        Shape& shape = shapes_.at(found->second.shape);
+        shape.lru.erase({found->second.last_used, page});
+        Place place = found->second.place;
+        place.free_after = unreported;
+        shape.free.push_back(place);
+        --hosts_[place.host].levels;
+        --resident_;
+        levels_.erase(found);
+    }
+    return victims;
+}
+
+std::vector<std::size_t> PackedLevelPool::hosts_held() const {
+    std::vector<std::size_t> held;
+    for (std::size_t h = 0; h < hosts_.size(); ++h) {
+        if (!hosts_[h].released) held.push_back(h);
+    }
+    return held;
+}
+
+std::optional<std::size_t> PackedLevelPool::release_retired(FrameId completed) {
+    for (std::size_t h = 0; h < hosts_.size(); ++h) {
+        Host& host = hosts_[h];
+        if (!host.retired || host.released || host.levels > 0) continue;
+        Shape& shape = shapes_.at(host.shape);
+        const bool ripe = std::none_of(shape.free.begin(), shape.free.end(), [&](const Place& p) {
+            return p.host == h && p.free_after > completed;
+        });
+        if (!ripe) continue;
+        std::erase_if(shape.free, [&](const Place& p) { return p.host == h; });
+        host.released = true;
+        released_.push_back(h);
+        return h;
+    }
+    return std::nullopt;
 }
 
 std::optional<LevelPlace> PackedLevelPool::place_of(PageIndex level) const {

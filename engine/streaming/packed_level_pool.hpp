@@ -16,6 +16,10 @@
 // frame N is not evicted before frame N is complete, and the place it leaves is not given to
 // another level before every frame begun when it was evicted has completed (a frame in flight
 // may still sample it through the entry its upload saw).
+//
+// Giving hosts back (a lowered budget): a retired host takes no new level; its levels are
+// evicted as their frames complete, and once all its places are free and ripe it is released
+// (its index is reused by the next add_host).
 #pragma once
 
 #include <cstddef>
@@ -62,8 +66,24 @@ public:
     // first (clear its entry), then say which frame was current once it was reported.
     std::optional<PageIndex> evict(LevelShape shape, FrameId completed);
     void evictions_reported(FrameId current);
-    // A new host page of `shape`, all its places free; returns its index.
+    // A new host page of `shape`, all its places free; returns its index (a released one's
+    // first).
     std::size_t add_host(LevelShape shape);
+    // Takes the host with the fewest levels out of use (see above); false when none is left.
+    bool retire_host();
+    // Evicts the levels of retired hosts whose frames are complete (report them, then
+    // evictions_reported, as for evict()).
+    std::vector<PageIndex> evict_retired(FrameId completed);
+    // A retired host whose places are all free and ripe: released, its index returned.
+    std::optional<std::size_t> release_retired(FrameId completed);
+    // Hosts in use (not retired).
+    std::size_t active_hosts() const noexcept { return active_; }
+    // The index the next add_host will return.
+    std::size_t next_host() const noexcept {
+        return released_.empty() ? hosts_.size() : released_.back();
+    }
+    // The indices of the hosts not released (retired ones included).
+    std::vector<std::size_t> hosts_held() const;
     // The level's bytes are in place: evictable from now on, used in `frame`.
     void filled(PageIndex level, FrameId frame);
     // Used in `frame` (a request): kept from eviction until that frame is complete.
@@ -78,7 +98,7 @@ public:
         auto found = shapes_.find(shape);
         return found != shapes_.end() && found->second.hosts > 0;
     }
-    std::size_t host_count() const noexcept { return hosts_.size(); }
+    std::size_t host_count() const noexcept { return hosts_.size() - released_.size(); }
     std::size_t resident_levels() const noexcept { return resident_; }
 
 private:
@@ -93,6 +113,12 @@ private:
         FrameId last_used = 0;
         bool resident = false;  // filled: in its shape's LRU
     };
+    struct Host {
+        LevelShape shape;
+        std::size_t levels = 0;  // placed in it (reserved or resident)
+        bool retired = false;
+        bool released = false;
+    };
     struct Shape {
         std::vector<std::uint32_t> first_tiles;  // places_of(shape)
         std::size_t hosts = 0;
@@ -105,7 +131,9 @@ private:
     static constexpr FrameId unreported = ~FrameId(0);
 
     std::map<LevelShape, Shape> shapes_;
-    std::vector<LevelShape> hosts_;  // the shape of each host
+    std::vector<Host> hosts_;
+    std::vector<std::size_t> released_;  // indices for add_host to reuse
+    std::size_t active_ = 0;
     std::unordered_map<PageIndex, Level> levels_;
     std::size_t resident_ = 0;
 };

@@ -173,6 +173,8 @@ struct Streamer::State {
     std::mutex level_mutex;
     PackedLevelPool levels;
     std::vector<StreamedPage> level_hosts;  // by the pool's host index
+    // Set when hosts were retired (a lowered budget) until they are all released.
+    std::atomic<bool> retiring_hosts{false};
     PageIndex host_base = 0;                // host i is page host_base + i, past the textures
     std::size_t host_names = 0;             // pages set aside for hosts
     std::vector<std::thread> workers;
@@ -311,7 +313,7 @@ struct Streamer::State {
         PageIndex name = 0;
         {
             std::lock_guard lock(mutex);
-            name = host_base + level_hosts.size();
+            name = host_base + levels.next_host();
         }
         std::vector<PageMapping> mappings;
         try {
@@ -324,9 +326,61 @@ struct Streamer::State {
         }
         const StreamedPage host = describe(mappings.front());
         std::lock_guard lock(mutex);
-        levels.add_host(shape);
-        level_hosts.push_back(host);
+        const std::size_t index = levels.add_host(shape);
+        if (index >= level_hosts.size()) level_hosts.resize(index + 1);
+        level_hosts[index] = host;
         return true;
+    }
+
+    // With level_mutex held. Gives back hosts beyond level_host_cap() (a lowered budget): they
+    // take no new level, their levels are evicted as their frames complete, and each is
+    // unpinned and evicted once its places are ripe. Called again until none is left.
+    void shrink_level_hosts() {
+        std::vector<StreamedPage> victims;
+        const FrameId completed = table->completed_frame();
+        bool retired = false;
+        {
+            std::lock_guard lock(mutex);
+            while (levels.active_hosts() > level_host_cap() && levels.retire_host()) {}
+            retired = levels.host_count() > levels.active_hosts();
+            if (!retired) {
+                retiring_hosts = false;
+                return;
+            }
+            retiring_hosts = true;
+            for (PageIndex page : levels.evict_retired(completed)) {
+                ++stats.evicted_levels;
+                if (auto found = ready.find(page); found != ready.end()) {
+                    victims.push_back(found->second);
+                    ready.erase(found);
+                }
+            }
+        }
+        if (!victims.empty()) {
+            if (accepting_events) emit(StreamerEventKind::evicted, victims);
+            const FrameId current = table->current_frame();
+            std::lock_guard lock(mutex);
+            levels.evictions_reported(current);
+        }
+        while (true) {
+            const FrameId now_completed = table->completed_frame();
+            std::optional<std::size_t> released;
+            {
+                std::lock_guard lock(mutex);
+                released = levels.release_retired(now_completed);
+            }
+            if (!released) break;
+            const PageIndex name = host_base + *released;
+            try {
+                table->unpin(std::span(&name, 1));
+                table->evict(std::span(&name, 1));
+            } catch (const Error& error) {
+                // Unpinned, it is the table's to evict when it needs room (busy, not_mapped).
+                if (error.code() != Errc::busy && error.code() != Errc::not_mapped) {
+                    record_error(std::current_exception());
+                }
+            }
+        }
     }
 
     // With level_mutex held. A place for `level`: a free one, else a new host page (within
@@ -341,7 +395,8 @@ struct Streamer::State {
             {
                 std::lock_guard lock(mutex);
                 if (auto place = levels.take(level, shape, completed)) return place;
-                may_grow = may_grow && levels.host_count() < level_host_cap();
+                may_grow = may_grow && levels.active_hosts() < level_host_cap() &&
+                           levels.host_count() < host_names;
                 if (!may_grow) {
                     if (evicted_one) return std::nullopt;
                     const std::optional<PageIndex> page = levels.evict(shape, completed);
@@ -373,6 +428,7 @@ struct Streamer::State {
         if (!settings.pack_levels || host_names == 0) return items;
         std::vector<PendingKey> rest, no_place;
         std::lock_guard level_lock(level_mutex);
+        if (retiring_hosts) shrink_level_hosts();
         for (const PendingKey& key : keys) {
             const std::optional<PageOwner> owner = textures->find(key.page);
             const std::optional<LevelShape> shape =
@@ -1064,7 +1120,7 @@ Streamer::~Streamer() {
     try {
         if (!s.tails.empty()) s.table->unpin(s.tails);
         std::vector<PageIndex> hosts;
-        for (std::size_t i = 0; i < s.level_hosts.size(); ++i) hosts.push_back(s.host_base + i);
+        for (std::size_t i : s.levels.hosts_held()) hosts.push_back(s.host_base + i);
         if (!hosts.empty()) s.table->unpin(hosts);
         s.table->complete_frame(s.table->current_frame());
     } catch (const std::exception& error) {
@@ -1243,6 +1299,11 @@ FrameId Streamer::begin_frame() { return state_->table->begin_frame(); }
 
 void Streamer::complete_frame(FrameId frame) {
     state_->table->complete_frame(frame);
+    // Retired hosts drain as frames complete; never wait for a worker placing levels here.
+    if (state_->retiring_hosts) {
+        std::unique_lock level_lock(state_->level_mutex, std::try_to_lock);
+        if (level_lock) state_->shrink_level_hosts();
+    }
     {
         std::lock_guard lock(state_->mutex);
         ++state_->wake_epoch;
@@ -1253,6 +1314,10 @@ void Streamer::complete_frame(FrameId frame) {
 void Streamer::set_budget(std::size_t bytes) {
     state_->table->set_budget(bytes, /*release_idle=*/true);
     {
+        std::lock_guard level_lock(state_->level_mutex);
+        state_->shrink_level_hosts();
+    }
+    {
         std::lock_guard lock(state_->mutex);
         ++state_->wake_epoch;
     }
@@ -1260,6 +1325,10 @@ void Streamer::set_budget(std::size_t bytes) {
 }
 
 std::size_t Streamer::evict_over_budget(std::size_t max_pages) {
+    if (state_->retiring_hosts) {
+        std::lock_guard level_lock(state_->level_mutex);
+        state_->shrink_level_hosts();
+    }
     return state_->table->evict_over_budget(max_pages);
 }
 
@@ -1319,7 +1388,7 @@ StreamerStatistics Streamer::statistics() const {
         result.ready_pages = state_->ready.size();
         result.tail_pages = state_->tails.size();
         result.packed_tails = state_->packed_tails;
-        result.level_pages = state_->level_hosts.size();
+        result.level_pages = state_->levels.host_count();
         result.packed_levels = state_->levels.resident_levels();
         result.file_reads.distinct_pages = state_->distinct_stored.size();
     }

@@ -109,5 +109,37 @@ TEST(PackedLevelPoolTest, AnEvictedPlaceWaitsForTheFramesBegunBeforeItsEvictionW
     EXPECT_TRUE(pool.holds(3));
 }
 
+TEST(PackedLevelPoolTest, ARetiredHostTakesNoLevelAndIsReleasedOnceItsPlacesAreRipe) {
+    const LevelShape shape{TileFormat::rgba8, 3, 3};
+    PackedLevelPool pool;
+    pool.add_host(shape);
+    pool.add_host(shape);
+    for (PageIndex level = 0; level < 3; ++level) {
+        ASSERT_TRUE(pool.take(level, shape, 0));
+        pool.filled(level, 2);
+    }
+    // Host 1 holds one level, host 0 two: host 1 is retired.
+    ASSERT_TRUE(pool.retire_host());
+    EXPECT_EQ(pool.active_hosts(), 1u);
+    EXPECT_EQ(pool.host_count(), 2u);
+    EXPECT_FALSE(pool.take(10, shape, 100)) << "a retired host's free place is not taken";
+    EXPECT_TRUE(pool.evict_retired(1).empty()) << "frame 2 is not complete";
+    EXPECT_FALSE(pool.release_retired(100)) << "a level is still in it";
+    const auto victims = pool.evict_retired(2);
+    ASSERT_EQ(victims.size(), 1u);
+    EXPECT_EQ(pool.place_of(victims[0]), std::nullopt);
+    EXPECT_FALSE(pool.release_retired(100)) << "its eviction is not reported yet";
+    pool.evictions_reported(5);
+    EXPECT_FALSE(pool.release_retired(4));
+    EXPECT_EQ(pool.release_retired(5), 1u);
+    EXPECT_EQ(pool.host_count(), 1u);
+    EXPECT_EQ(pool.hosts_held(), (std::vector<std::size_t>{0}));
+    // Its index is the next host's.
+    EXPECT_EQ(pool.next_host(), 1u);
+    EXPECT_EQ(pool.add_host(shape), 1u);
+    EXPECT_TRUE(pool.take(10, shape, 0));
+    EXPECT_FALSE(pool.retire_host() && pool.retire_host() && pool.retire_host());
+}
+
 }  // namespace
 }  // namespace vtpage::vt

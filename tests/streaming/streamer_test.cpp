@@ -643,6 +643,56 @@ TEST_P(StreamerTest, CoarseLevelsOfManyTexturesShareEvictablePagesUnderFrameFenc
     streamer.page_table().check_invariants();
 }
 
+// A lowered budget gives back the pages that hold packed levels beyond its share: their levels
+// are evicted (reported, as any eviction), the pages leave the table, and the budget is met.
+// Levels asked for again find a place in the pages that remain, or a page of their own.
+TEST_P(StreamerTest, ALoweredBudgetGivesBackThePagesOfPackedLevels) {
+    constexpr std::size_t textures = 12;
+    auto s = settings(32);  // a quarter of it, 8 pages, may hold packed levels
+    Streamer streamer(*backend_, s);
+    std::vector<PageIndex> coarse;  // mips 2 (3 x 3, two a page) and 3 (2 x 2, eight a page)
+    for (std::size_t i = 0; i < textures; ++i) {
+        const TextureId id = streamer.add_texture(std::make_shared<test::PatternSource>(10, i));
+        const TextureLayout layout = streamer.textures().layout(id);
+        const PageIndex base = streamer.textures().base_page(id);
+        coarse.push_back(base + layout.mips[2].first_page);
+        coarse.push_back(base + layout.mips[3].first_page);
+    }
+    streamer.request(coarse);
+    ASSERT_TRUE(streamer.wait_idle(60s));
+    streamer.rethrow_error();
+    StreamerStatistics stats = streamer.statistics();
+    ASSERT_EQ(stats.level_pages, 8u) << "six of 3 x 3 levels, two of 2 x 2";
+    ASSERT_EQ(stats.packed_levels, 24u);
+    streamer.poll_events();
+
+    streamer.set_budget(8 * page_bytes);  // a quarter: 2 pages
+    for (int calls = 0; streamer.evict_over_budget(8) > 0; ++calls) ASSERT_LT(calls, 100);
+    stats = streamer.statistics();
+    EXPECT_EQ(stats.level_pages, 2u);
+    EXPECT_EQ(stats.packed_levels + stats.evicted_levels, 24u);
+    EXPECT_GT(stats.evicted_levels, 0u);
+    EXPECT_EQ(stats.table.pinned_pages, stats.tail_pages + 2);
+    EXPECT_LE(stats.table.resident_pages + stats.table.deferred_pages, 8u);
+    std::size_t evicted = 0;
+    for (const StreamerEvent& event : streamer.poll_events()) {
+        if (event.kind != StreamerEventKind::evicted || !event.page.packed()) continue;
+        ++evicted;
+        EXPECT_FALSE(streamer.is_ready(event.page.page));
+    }
+    EXPECT_EQ(evicted, stats.evicted_levels);
+    expect_ready_pages_match(streamer);
+
+    // Asked for again with the budget back: each arrives, packed or in a page of its own.
+    streamer.set_budget(32 * page_bytes);
+    streamer.request(coarse);
+    ASSERT_TRUE(streamer.wait_idle(60s));
+    streamer.rethrow_error();
+    for (PageIndex page : coarse) EXPECT_TRUE(streamer.is_ready(page)) << page;
+    expect_ready_pages_match(streamer);
+    streamer.page_table().check_invariants();
+}
+
 // When the pages that may hold coarse levels are all taken by other shapes, a level of a new
 // shape is streamed in a page of its own; with pack_levels off, every level is.
 TEST_P(StreamerTest, CoarseLevelsWithoutRoomForTheirShapeTakePagesOfTheirOwn) {
