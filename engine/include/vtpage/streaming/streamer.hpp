@@ -250,8 +250,10 @@ public:
 
     // The page table's budget, with the pool's release threshold following it
     // (PageTable::set_budget with release_idle), so that pages given back leave the device. A
-    // raised budget lets stalled workers try again at once. out_of_range beyond
-    // pool.window_pages.
+    // raised budget lets stalled workers try again at once. A lowered one gives back the pages
+    // of packed levels beyond its share: their levels are evicted as their frames complete (here,
+    // in evict_over_budget, complete_frame and the workers), then the pages leave the table.
+    // out_of_range beyond pool.window_pages.
     void set_budget(std::size_t bytes);
     // Evicts down to a lowered budget, at most max_pages pages a call
     // (PageTable::evict_over_budget): pages being filled and pages of frames that are not
