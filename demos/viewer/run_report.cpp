@@ -206,6 +206,7 @@ RunReport make_report(const ViewerOptions& options, const StreamingSession& sess
     r.level_pages = streamer.level_pages;
     r.packed_levels = streamer.packed_levels;
     r.evicted_levels = streamer.evicted_levels;
+    r.released_level_pages = streamer.released_level_pages;
     r.textures = session.texture_residency();
     for (const SessionTexture& texture : r.textures) r.resident_texels += texture.resident_texels;
     r.deferred_pages = streamer.table.deferred_pages;
@@ -298,6 +299,7 @@ nlohmann::json to_json(const RunReport& r) {
         {"level_pages", r.level_pages},
         {"packed_levels", r.packed_levels},
         {"evicted_levels", r.evicted_levels},
+        {"released_level_pages", r.released_level_pages},
         {"deferred_pages",
          {{"now", r.deferred_pages}, {"peak", r.deferred_peak}, {"total", r.deferred_total}}},
         {"pool",

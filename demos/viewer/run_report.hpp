@@ -42,7 +42,7 @@ struct RunReport {
     // Pages that hold mip tails, and the tails packed into another texture's tail page.
     std::size_t tail_pages = 0, packed_tails = 0;
     std::size_t level_pages = 0, packed_levels = 0;
-    std::uint64_t evicted_levels = 0;
+    std::uint64_t evicted_levels = 0, released_level_pages = 0;
     // Each texture: its pages, and what of it was resident at the end (a set has several).
     std::vector<SessionTexture> textures;
     // Evicted pages held back for frames in flight (counted in the budget): now, at most, ever.

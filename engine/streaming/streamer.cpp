@@ -242,7 +242,10 @@ struct Streamer::State {
         {
             std::lock_guard lock(mutex);
             for (const PageMapping& mapping : mappings) {
-                if (is_level_host(mapping.page)) continue;
+                if (is_level_host(mapping.page)) {
+                    ++stats.released_level_pages;
+                    continue;
+                }
                 auto found = ready.find(mapping.page);
                 if (found != ready.end() && found->second.generation == mapping.generation) {
                     ready.erase(found);

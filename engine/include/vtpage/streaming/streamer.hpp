@@ -182,6 +182,7 @@ struct StreamerStatistics {
     std::size_t level_pages = 0;     // pages holding packed coarse levels (pinned)
     std::size_t packed_levels = 0;   // coarse levels resident in them
     std::uint64_t evicted_levels = 0;  // packed coarse levels evicted to make room
+    std::uint64_t released_level_pages = 0;  // pages of packed levels the table evicted
     std::uint64_t requests = 0;
     std::uint64_t pages_filled = 0;  // reported ready
     std::uint64_t bytes_filled = 0;
