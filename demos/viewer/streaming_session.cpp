@@ -507,7 +507,8 @@ std::vector<SessionTexture> StreamingSession::texture_residency() const {
         const PageIndex base = streamer.textures().base_page(texture.id);
         for (std::uint64_t page = 0; page < layout.page_count; ++page) {
             // A packed tail or coarse level lives in a shared page: ready, not in the table.
-            if (!streamer.page_table().is_resident(base + page) && !streamer.is_ready(base + page)) {
+            if (!streamer.page_table().is_resident(base + page) &&
+                !streamer.is_ready(base + page)) {
                 continue;
             }
             ++texture.resident_pages;

@@ -173,9 +173,9 @@ struct PageLoader::State {
             std::vector<std::byte> whole(page_bytes);
             reading.load.source->decode_stored(reading.load.layout_page, stored, whole);
             for (std::uint32_t row = 0; row < rows->rows; ++row) {
-                std::memcpy(reinterpret_cast<std::byte*>(reading.load.destination) +
-                                row * rows->pitch,
-                            whole.data() + row * rows->pitch, rows->row_bytes);
+                std::memcpy(
+                    reinterpret_cast<std::byte*>(reading.load.destination) + row * rows->pitch,
+                    whole.data() + row * rows->pitch, rows->row_bytes);
             }
             return;
         }

@@ -175,8 +175,8 @@ struct Streamer::State {
     std::vector<StreamedPage> level_hosts;  // by the pool's host index
     // Set when hosts were retired (a lowered budget) until they are all released.
     std::atomic<bool> retiring_hosts{false};
-    PageIndex host_base = 0;                // host i is page host_base + i, past the textures
-    std::size_t host_names = 0;             // pages set aside for hosts
+    PageIndex host_base = 0;     // host i is page host_base + i, past the textures
+    std::size_t host_names = 0;  // pages set aside for hosts
     std::vector<std::thread> workers;
     // Pages stored in files go through the loader once committed (settings.file_reads). Made
     // by the first add_texture whose source stores pages (the pointer is guarded by mutex).
@@ -416,7 +416,9 @@ struct Streamer::State {
                 may_grow = add_level_host(shape);
                 continue;
             }
-            if (victim && accepting_events) emit(StreamerEventKind::evicted, std::span(&*victim, 1));
+            if (victim && accepting_events) {
+                emit(StreamerEventKind::evicted, std::span(&*victim, 1));
+            }
             // Frames begun before the eviction was reported may still sample the place.
             const FrameId current = table->current_frame();
             std::lock_guard lock(mutex);

@@ -1,5 +1,5 @@
-#include <array>
 #include <gtest/gtest.h>
+#include <array>
 
 #include <algorithm>
 #include <cstring>
@@ -433,8 +433,7 @@ TEST_P(StreamerTest, TablesThatMapIntoTheRegionServePagesThere) {
     for (PageIndex page : pages) {
         const auto ready = streamer.ready_page(page);
         ASSERT_TRUE(ready);
-        EXPECT_EQ(ready->data,
-                  streamer.page_table().address_of(ready->table_page) + ready->offset);
+        EXPECT_EQ(ready->data, streamer.page_table().address_of(ready->table_page) + ready->offset);
     }
     expect_ready_pages_match(streamer);
 }

@@ -115,16 +115,16 @@ inline ::testing::AssertionResult ready_holds_page(Backend& backend, const vt::S
     }
     if (ready.bytes != (rows - 1) * pitch + row || ready.offset + ready.bytes > vt::page_bytes) {
         return ::testing::AssertionFailure()
-               << "page " << ready.layout_page << ": " << ready.bytes
-               << " bytes at offset " << ready.offset << " for its " << rows << " rows of " << row;
+               << "page " << ready.layout_page << ": " << ready.bytes << " bytes at offset "
+               << ready.offset << " for its " << rows << " rows of " << row;
     }
     return check_rows(backend, ready.data, want, row, pitch, rows)
            << " (page " << ready.layout_page << ")";
 }
-inline ::testing::AssertionResult ready_holds_source(Backend& backend, const vt::StreamedPage& ready,
+inline ::testing::AssertionResult ready_holds_source(Backend& backend,
+                                                     const vt::StreamedPage& ready,
                                                      const vt::TileSource& source) {
-    return ready_holds_page(backend, ready, source.layout(),
-                            source_page(source, ready.layout_page))
+    return ready_holds_page(backend, ready, source.layout(), source_page(source, ready.layout_page))
            << " (" << source.name() << ")";
 }
 

@@ -571,10 +571,9 @@ TEST_P(ViewerTextureSetTest, TheSettledSetIsTheImageWithEveryPageOfEveryTextureR
     // streamed in time (lavapipe: all four; the H100: one to two; ThreadSanitizer: one); that
     // each plane samples its own texture is what the image comparison below proves.
     EXPECT_GE(streamed_from, 1) << textures;
-    EXPECT_EQ(std::int64_t(resident), count(a_stats, "resident_pages") +
-                                          count(a_stats, "packed_tails") +
-                                          count(a_stats, "packed_levels") -
-                                          count(a_stats, "level_pages"))
+    EXPECT_EQ(std::int64_t(resident),
+              count(a_stats, "resident_pages") + count(a_stats, "packed_tails") +
+                  count(a_stats, "packed_levels") - count(a_stats, "level_pages"))
         << "the table's pages, with the tails and coarse levels packed into some of them";
     EXPECT_EQ(texels, a_stats["resident_texels"].get<std::uint64_t>()) << "summed over textures";
     RecordProperty("textures_streamed_from", streamed_from);

@@ -175,13 +175,13 @@ struct StreamRequestResult {
 struct StreamerStatistics {
     std::size_t textures = 0;
     std::size_t pending = 0;
-    std::size_t in_flight = 0;     // being committed or filled
-    std::size_t ready_pages = 0;   // resident and filled, tails included
-    std::size_t tail_pages = 0;    // pages holding mip tails (pinned)
-    std::size_t packed_tails = 0;  // tails written into another texture's tail page
-    std::size_t level_pages = 0;     // pages holding packed coarse levels (pinned)
-    std::size_t packed_levels = 0;   // coarse levels resident in them
-    std::uint64_t evicted_levels = 0;  // packed coarse levels evicted to make room
+    std::size_t in_flight = 0;               // being committed or filled
+    std::size_t ready_pages = 0;             // resident and filled, tails included
+    std::size_t tail_pages = 0;              // pages holding mip tails (pinned)
+    std::size_t packed_tails = 0;            // tails written into another texture's tail page
+    std::size_t level_pages = 0;             // pages holding packed coarse levels (pinned)
+    std::size_t packed_levels = 0;           // coarse levels resident in them
+    std::uint64_t evicted_levels = 0;        // packed coarse levels evicted to make room
     std::uint64_t released_level_pages = 0;  // pages of packed levels the table evicted
     std::uint64_t requests = 0;
     std::uint64_t pages_filled = 0;  // reported ready
