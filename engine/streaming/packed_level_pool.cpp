@@ -64,8 +64,10 @@ LevelPlace PackedLevelPool::describe(LevelShape shape, const Shape& entry,
                                      const Place& place) const {
     const TileFormatInfo info = tile_format_info(shape.format);
     const std::uint32_t first = entry.first_tiles[place.index];
+    const PageRows rows{std::uint64_t(shape.tiles_x) * info.tile_bytes(), shape.tiles_y,
+                        std::uint64_t(info.page_tiles_x) * info.tile_bytes()};
     return {place.host, first, std::uint64_t(first) * info.tile_bytes(),
-            std::uint64_t(level_span_tiles(shape, info)) * info.tile_bytes()};
+            std::uint64_t(level_span_tiles(shape, info)) * info.tile_bytes(), rows};
 }
 
 std::optional<LevelPlace> PackedLevelPool::take(PageIndex level, LevelShape shape,

@@ -30,6 +30,7 @@
 #include <unordered_map>
 #include <vector>
 
+#include "page_rows.hpp"
 #include "vtpage/core/page_table.hpp"
 #include "vtpage/streaming/texture_layout.hpp"
 
@@ -48,6 +49,7 @@ struct LevelPlace {
     std::uint32_t first_tile = 0;
     std::uint64_t offset = 0;  // bytes from the host page's start
     std::uint64_t bytes = 0;   // from offset to the end of the level's last tile
+    PageRows rows;             // the level's tile rows, in its own page and from offset on
 };
 
 class PackedLevelPool {

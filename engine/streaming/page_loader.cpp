@@ -172,11 +172,10 @@ struct PageLoader::State {
             }
             std::vector<std::byte> whole(page_bytes);
             reading.load.source->decode_stored(reading.load.layout_page, stored, whole);
-            for (std::uint32_t row = 0; row < rows->rows; ++row) {
-                std::memcpy(
-                    reinterpret_cast<std::byte*>(reading.load.destination) + row * rows->pitch,
-                    whole.data() + row * rows->pitch, rows->row_bytes);
-            }
+            auto* destination = reinterpret_cast<std::byte*>(reading.load.destination);
+            rows->for_each([&](std::uint64_t offset, std::uint64_t bytes) {
+                std::memcpy(destination + offset, whole.data() + offset, bytes);
+            });
             return;
         }
         context->begin_batch();
@@ -186,10 +185,9 @@ struct PageLoader::State {
         if (!rows) {
             context->copy_to_device(reading.load.destination, staging, page_bytes);
         } else {
-            for (std::uint32_t row = 0; row < rows->rows; ++row) {
-                context->copy_to_device(reading.load.destination + row * rows->pitch,
-                                        staging + row * rows->pitch, rows->row_bytes);
-            }
+            rows->for_each([&](std::uint64_t offset, std::uint64_t bytes) {
+                context->copy_to_device(reading.load.destination + offset, staging + offset, bytes);
+            });
         }
         bool fenced = false;
         if (settings.on_copies_enqueued && !rows) {

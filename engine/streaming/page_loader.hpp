@@ -28,20 +28,13 @@
 #include <optional>
 #include <vector>
 
+#include "page_rows.hpp"
 #include "vtpage/base/log.hpp"
 #include "vtpage/streaming/file_read_queue.hpp"
 #include "vtpage/streaming/streamer.hpp"
 #include "vtpage/streaming/tile_source.hpp"
 
 namespace vtpage::vt {
-
-// Part of a page: `rows` runs of `row_bytes`, `pitch` apart, each written `pitch` apart from the
-// destination on (a packed coarse level: its tile rows, moved into another page).
-struct PageRows {
-    std::uint64_t row_bytes = 0;
-    std::uint32_t rows = 0;
-    std::uint64_t pitch = 0;
-};
 
 struct PageLoad {
     std::shared_ptr<const TileSource> source;

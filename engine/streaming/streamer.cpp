@@ -335,36 +335,43 @@ struct Streamer::State {
         return true;
     }
 
+    // Under mutex: a level the pool evicted leaves `ready`; returns its ready event, to report.
+    std::optional<StreamedPage> unready_level_nolock(PageIndex page) {
+        ++stats.evicted_levels;
+        auto found = ready.find(page);
+        if (found == ready.end()) return std::nullopt;
+        StreamedPage event = found->second;
+        ready.erase(found);
+        return event;
+    }
+
+    // With level_mutex held, after the pool evicted levels: reports them, then frees their
+    // places for the frames begun until now (a frame in flight may still sample them).
+    void report_level_evictions(std::span<const StreamedPage> victims) {
+        if (!victims.empty() && accepting_events) emit(StreamerEventKind::evicted, victims);
+        const FrameId current = table->current_frame();
+        std::lock_guard lock(mutex);
+        levels.evictions_reported(current);
+    }
+
     // With level_mutex held. Gives back hosts beyond level_host_cap() (a lowered budget): they
     // take no new level, their levels are evicted as their frames complete, and each is
     // unpinned and evicted once its places are ripe. Called again until none is left.
     void shrink_level_hosts() {
         std::vector<StreamedPage> victims;
         const FrameId completed = table->completed_frame();
-        bool retired = false;
+        bool evicted = false;
         {
             std::lock_guard lock(mutex);
             while (levels.active_hosts() > level_host_cap() && levels.retire_host()) {}
-            retired = levels.host_count() > levels.active_hosts();
-            if (!retired) {
-                retiring_hosts = false;
-                return;
-            }
-            retiring_hosts = true;
+            retiring_hosts = levels.host_count() > levels.active_hosts();
+            if (!retiring_hosts) return;
             for (PageIndex page : levels.evict_retired(completed)) {
-                ++stats.evicted_levels;
-                if (auto found = ready.find(page); found != ready.end()) {
-                    victims.push_back(found->second);
-                    ready.erase(found);
-                }
+                evicted = true;
+                if (auto event = unready_level_nolock(page)) victims.push_back(*event);
             }
         }
-        if (!victims.empty()) {
-            if (accepting_events) emit(StreamerEventKind::evicted, victims);
-            const FrameId current = table->current_frame();
-            std::lock_guard lock(mutex);
-            levels.evictions_reported(current);
-        }
+        if (evicted) report_level_evictions(victims);
         while (true) {
             const FrameId now_completed = table->completed_frame();
             std::optional<std::size_t> released;
@@ -405,24 +412,14 @@ struct Streamer::State {
                     const std::optional<PageIndex> page = levels.evict(shape, completed);
                     if (!page) return std::nullopt;
                     evicted_one = true;
-                    ++stats.evicted_levels;
-                    if (auto found = ready.find(*page); found != ready.end()) {
-                        victim = found->second;
-                        ready.erase(found);
-                    }
+                    victim = unready_level_nolock(*page);
                 }
             }
             if (may_grow) {
                 may_grow = add_level_host(shape);
                 continue;
             }
-            if (victim && accepting_events) {
-                emit(StreamerEventKind::evicted, std::span(&*victim, 1));
-            }
-            // Frames begun before the eviction was reported may still sample the place.
-            const FrameId current = table->current_frame();
-            std::lock_guard lock(mutex);
-            levels.evictions_reported(current);
+            report_level_evictions(victim ? std::span(&*victim, 1) : std::span<StreamedPage>());
         }
     }
 
@@ -482,25 +479,13 @@ struct Streamer::State {
         return items;
     }
 
-    // The rows of a packed level's page that hold its tiles, each written as far into the host
-    // as it is into the level's own page.
-    PageRows level_rows(const BatchItem& item) const {
-        const TextureLayout layout = textures->layout(item.owner.texture);
-        const TileFormatInfo info = layout.tile_format();
-        const MipLevel& level = layout.mips[item.owner.position.mip];
-        return {std::uint64_t(level.tiles_x) * info.tile_bytes(), level.tiles_y,
-                std::uint64_t(info.page_tiles_x) * info.tile_bytes()};
-    }
-
     // A packed level filled by its source on the host: the page in staging, then its rows.
     void fill_level(BatchItem& item) {
         std::vector<std::byte> staging(page_bytes);
         item.source->fill_host(item.owner.layout_page, staging);
-        const PageRows rows = level_rows(item);
-        for (std::uint32_t row = 0; row < rows.rows; ++row) {
-            backend.write(item.page.data + row * rows.pitch, staging.data() + row * rows.pitch,
-                          rows.row_bytes);
-        }
+        item.place->rows.for_each([&](std::uint64_t offset, std::uint64_t bytes) {
+            backend.write(item.page.data + offset, staging.data() + offset, bytes);
+        });
     }
 
     // ---- errors ----
@@ -871,7 +856,7 @@ struct Streamer::State {
             for (BatchItem& item : stored) {
                 loads.push_back({item.source, item.owner.layout_page, item.page.data,
                                  item.mapping.page, item.stored->read,
-                                 item.place ? std::optional(level_rows(item)) : std::nullopt});
+                                 item.place ? std::optional(item.place->rows) : std::nullopt});
                 loading.emplace(item.mapping.page, std::move(item));
             }
         }
