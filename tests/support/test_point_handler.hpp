@@ -1,0 +1,31 @@
+// Installs a handler for the library's test points (engine/base/test_points.hpp) for the
+// lifetime of a scope; in a build without them it does nothing (the tests that need the points
+// skip, saying so).
+#pragma once
+
+#include <functional>
+#include <string_view>
+
+#include "../../engine/base/test_points.hpp"
+
+namespace vtpage::test {
+
+class TestPointHandlerGuard {
+public:
+    explicit TestPointHandlerGuard(std::function<void(std::string_view)> handler) {
+#if defined(VTPAGE_TEST_POINTS) && VTPAGE_TEST_POINTS
+        detail::set_test_point_handler(std::move(handler));
+#else
+        (void)handler;
+#endif
+    }
+    ~TestPointHandlerGuard() {
+#if defined(VTPAGE_TEST_POINTS) && VTPAGE_TEST_POINTS
+        detail::set_test_point_handler(nullptr);
+#endif
+    }
+    TestPointHandlerGuard(const TestPointHandlerGuard&) = delete;
+    TestPointHandlerGuard& operator=(const TestPointHandlerGuard&) = delete;
+};
+
+}  // namespace vtpage::test
