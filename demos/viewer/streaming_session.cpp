@@ -402,7 +402,9 @@ void StreamingSession::rethrow_unless_input_error() {
 
 bool StreamingSession::settle(SessionFrame frame, std::chrono::milliseconds timeout,
                               int max_frames) {
-    const auto deadline = Clock::now() + timeout;
+    // The deadline moves with progress: a slow machine delivers pages late, a stuck view none.
+    auto deadline = Clock::now() + timeout;
+    std::uint64_t filled = streaming_->streamer().statistics().pages_filled;
     frame.capture = true;
     int clean = 0;
     for (int i = 0; i < max_frames && Clock::now() < deadline; ++i) {
@@ -411,11 +413,13 @@ bool StreamingSession::settle(SessionFrame frame, std::chrono::milliseconds time
         const bool nothing_held = table.awaiting_fill == 0 && table.waiting_for_limit == 0;
         std::optional<CompletedSummary> last = render(frame);
         for (CompletedSummary& done : finish()) last = std::move(done);
-        const auto left =
-            std::chrono::duration_cast<std::chrono::milliseconds>(deadline - Clock::now());
-        if (!wait_idle_keeping_input_errors(std::max(left, std::chrono::milliseconds(0))))
+        if (!streaming_->streamer().wait_idle_while_progressing(timeout) ||
+            !wait_idle_keeping_input_errors(timeout))
             return false;
         rethrow_unless_input_error();
+        const std::uint64_t now_filled = streaming_->streamer().statistics().pages_filled;
+        if (now_filled != filled) deadline = Clock::now() + timeout;
+        filled = now_filled;
         // Clean: every page the frame asked for was resident when it was drawn. Twice in a row,
         // so that the last image was drawn after the table had every one of them.
         const bool all_ready = last && last->requests == last->resident_requests;
@@ -425,7 +429,7 @@ bool StreamingSession::settle(SessionFrame frame, std::chrono::milliseconds time
     return false;
 }
 
-void StreamingSession::preload_all(std::chrono::milliseconds timeout) {
+void StreamingSession::preload_all(std::chrono::milliseconds stall) {
     const std::uint64_t pages = texture_pages();
     if (pages > budget_pages()) {
         throw UsageError(detail::concat("--preload-all: the ",
@@ -439,9 +443,12 @@ void StreamingSession::preload_all(std::chrono::milliseconds timeout) {
         for (std::uint64_t page = 0; page < texture.pages; ++page) all.push_back(base + page);
     }
     streaming_->streamer().request(all);
-    if (!wait_idle_keeping_input_errors(timeout)) {
+    // A slow machine (a sanitizer, a busy CPU) takes long but keeps delivering pages; only a
+    // stall is an error.
+    if (!streaming_->streamer().wait_idle_while_progressing(stall) ||
+        !wait_idle_keeping_input_errors(stall)) {
         throw Error(Errc::busy, "StreamingSession::preload_all",
-                    "streaming did not finish in time");
+                    detail::concat("streaming made no progress for ", stall.count() / 1000, " s"));
     }
     rethrow_unless_input_error();
     for (PageIndex page : all) {

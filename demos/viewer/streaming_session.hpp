@@ -189,11 +189,11 @@ public:
     std::vector<CompletedSummary> finish();
     // Renders `frame` again and again, waiting for the streamer between frames, until a frame
     // asks for nothing that is not resident, and once more so that the image shows it; false
-    // when that takes longer than `timeout` or `max_frames`.
+    // after `max_frames`, or when no page arrived for `timeout`.
     bool settle(SessionFrame frame, std::chrono::milliseconds timeout, int max_frames = 200);
     // Makes every page of every texture resident and waits for it (UsageError when the budget
-    // cannot hold them all).
-    void preload_all(std::chrono::milliseconds timeout);
+    // cannot hold them all; busy when no page arrives for `stall`).
+    void preload_all(std::chrono::milliseconds stall);
     // While paused, feedback is still read and processed but nothing is requested: nothing new
     // streams (the floor a benchmark compares streaming with).
     void pause_requests(bool paused) { feedback_->pause_requests(paused); }

@@ -1356,6 +1356,27 @@ bool Streamer::wait_idle(std::chrono::milliseconds timeout) {
     return state_->idle_cv.wait_for(lock, timeout, [&] { return state_->idle(); });
 }
 
+bool Streamer::wait_idle_while_progressing(std::chrono::milliseconds stall) {
+    const auto finished = [this] {
+        std::lock_guard lock(state_->mutex);
+        return state_->stats.pages_filled + state_->stats.failed_pages;
+    };
+    const auto slice = std::min(stall, std::chrono::milliseconds(250));
+    std::uint64_t seen = finished();
+    auto last_progress = std::chrono::steady_clock::now();
+    while (!wait_idle(slice)) {
+        const std::uint64_t now_finished = finished();
+        const auto now = std::chrono::steady_clock::now();
+        if (now_finished != seen) {
+            seen = now_finished;
+            last_progress = now;
+        } else if (now - last_progress >= stall) {
+            return false;
+        }
+    }
+    return true;
+}
+
 std::exception_ptr Streamer::take_error() {
     std::lock_guard lock(state_->mutex);
     if (state_->errors.empty()) return nullptr;

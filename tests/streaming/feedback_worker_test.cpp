@@ -64,7 +64,7 @@ TEST_P(FeedbackWorkerTest, PostedFeedbackBecomesResidentPagesAndCompletesItsFram
     EXPECT_GT(result.requests, 2u);  // the two pages and their parents
     EXPECT_EQ(result.queued + result.ready, result.requests);
     EXPECT_EQ(streamer.page_table().statistics().completed_frame, frame);
-    ASSERT_TRUE(streamer.wait_idle(30s));
+    ASSERT_TRUE(streamer.wait_idle_while_progressing(30s));
     for (std::uint32_t y = 3; y < 5; ++y) {
         for (std::uint32_t x = 2; x < 6; ++x)
             EXPECT_TRUE(streamer.is_ready(page_of(streamer, id, x, y)));
@@ -119,7 +119,7 @@ TEST_P(FeedbackWorkerTest, RequestsTheNewestViewNoLongerMakesAreWithdrawn) {
     EXPECT_FALSE(streamer.is_queued(page_of(streamer, id, 60, 28)));
     EXPECT_TRUE(streamer.is_queued(page_of(streamer, id, 101, 101)) ||
                 streamer.is_ready(page_of(streamer, id, 101, 101)));
-    ASSERT_TRUE(streamer.wait_idle(test::under_thread_sanitizer ? 300s : 60s));
+    ASSERT_TRUE(streamer.wait_idle_while_progressing(test::under_thread_sanitizer ? 300s : 60s));
     EXPECT_TRUE(streamer.is_ready(page_of(streamer, id, 101, 101)));
 }
 

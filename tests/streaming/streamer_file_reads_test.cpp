@@ -157,7 +157,7 @@ TEST_P(StreamerFileReadsTest, AFileTruncatedWhileOpenFailsThePagesPastTheCut) {
     const std::uint64_t cut = stored_offset(pages.size() - 2);
     ASSERT_EQ(::truncate(path_.c_str(), off_t(cut)), 0);
     streamer.request(pages);
-    ASSERT_TRUE(streamer.wait_idle(60s));
+    ASSERT_TRUE(streamer.wait_idle_while_progressing(60s));
     std::size_t failed = 0;
     for (std::size_t i = 0; i < pages.size(); ++i) {
         const bool past_cut = stored_offset(i) >= cut;
@@ -192,7 +192,7 @@ TEST_P(StreamerFileReadsTest, EveryPageArrivesThroughTheReadQueueWithinItsBuffer
     const auto pages = pages_of(streamer, id);
     ASSERT_GE(pages.size(), 6u);
     streamer.request(pages);
-    ASSERT_TRUE(streamer.wait_idle(60s));
+    ASSERT_TRUE(streamer.wait_idle_while_progressing(60s));
     for (PageIndex page : pages) EXPECT_TRUE(streamer.is_ready(page)) << page;
     expect_ready_pages_are_the_archive(streamer, id);
     const StreamerStatistics stats = streamer.statistics();
@@ -220,7 +220,7 @@ TEST_P(StreamerFileReadsTest, InstancesOfOneFileReadItsPagesEachAndCountThemOnce
     const auto more = pages_of(streamer, second);
     pages.insert(pages.end(), more.begin(), more.end());
     streamer.request(pages);
-    ASSERT_TRUE(streamer.wait_idle(60s));
+    ASSERT_TRUE(streamer.wait_idle_while_progressing(60s));
     for (PageIndex page : pages) EXPECT_TRUE(streamer.is_ready(page)) << page;
     expect_ready_pages_are_the_archive(streamer, second);
     const StreamerStatistics stats = streamer.statistics();
@@ -237,7 +237,7 @@ TEST_P(StreamerFileReadsTest, ShortAndInterruptedReadsGiveTheSameBytes) {
         const TextureId id = streamer.add_texture(source_);
         const auto pages = pages_of(streamer, id);
         streamer.request(pages);
-        ASSERT_TRUE(streamer.wait_idle(60s));
+        ASSERT_TRUE(streamer.wait_idle_while_progressing(60s));
         for (PageIndex page : pages) EXPECT_TRUE(streamer.is_ready(page)) << page;
         expect_ready_pages_are_the_archive(streamer, id);
         EXPECT_EQ(streamer.statistics().failed_pages, 0u);
@@ -254,7 +254,7 @@ TEST_P(StreamerFileReadsTest, AFailedReadFailsItsPageWithTheReasonAndTheOthersAr
     const TextureId id = streamer.add_texture(source_);
     const auto pages = pages_of(streamer, id);
     streamer.request(pages);
-    ASSERT_TRUE(streamer.wait_idle(60s));
+    ASSERT_TRUE(streamer.wait_idle_while_progressing(60s));
     for (std::size_t i = 0; i < pages.size(); ++i) EXPECT_EQ(streamer.is_ready(pages[i]), i != 3);
     try {
         streamer.rethrow_error();
@@ -290,7 +290,7 @@ TEST_P(StreamerHeldReadsTest, ASlowReadHoldsBackNoOtherPage) {
     EXPECT_FALSE(streamer.is_ready(pages[1]));
     EXPECT_EQ(layer.holding(), 1u);
     layer.release();
-    ASSERT_TRUE(streamer.wait_idle(60s));
+    ASSERT_TRUE(streamer.wait_idle_while_progressing(60s));
     EXPECT_TRUE(streamer.is_ready(pages[1]));
     expect_ready_pages_are_the_archive(streamer, id);
 }
@@ -309,7 +309,7 @@ TEST_P(StreamerHeldReadsTest, RequestsWithdrawnWhileTheBuffersAreTakenNeverReach
     EXPECT_EQ(streamer.pending_count(), pages.size() - 1);
     streamer.cancel(std::span(pages).subspan(1));
     layer.release();
-    ASSERT_TRUE(streamer.wait_idle(60s));
+    ASSERT_TRUE(streamer.wait_idle_while_progressing(60s));
     EXPECT_TRUE(streamer.is_ready(pages[0]));
     for (std::size_t i = 1; i < pages.size(); ++i) {
         EXPECT_FALSE(streamer.page_table().is_resident(pages[i])) << i;

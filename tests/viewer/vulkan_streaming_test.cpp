@@ -118,17 +118,17 @@ TEST_P(VulkanStreamingTest, StreamedFramesSettleOnTheReference) {
             streamer.request(result.requests);
             streamer.complete_frame(done.user_tag);
         };
-        // Procedural BC pages are encoded on the CPU: under ThreadSanitizer a page takes seconds.
-        const auto idle_deadline = std::chrono::seconds(
-            test::under_thread_sanitizer && c.format != vt::TileFormat::rgba8 ? 300 : 20);
+        // Procedural BC pages are encoded on the CPU: under a sanitizer on a busy machine a page
+        // takes seconds. Streaming fails only when no page arrives for a whole minute.
+        const auto idle_deadline = std::chrono::seconds(60);
         for (int frame = 0; frame < 12; ++frame) {
             desc.user_tag = streamer.begin_frame();
             desc.capture = frame == 0;
             if (auto done = renderer.render(desc)) consume(*done);
-            ASSERT_TRUE(streamer.wait_idle(idle_deadline));
+            ASSERT_TRUE(streamer.wait_idle_while_progressing(idle_deadline));
         }
         for (const CompletedFrame& done : renderer.finish()) consume(done);
-        ASSERT_TRUE(streamer.wait_idle(idle_deadline));
+        ASSERT_TRUE(streamer.wait_idle_while_progressing(idle_deadline));
         streamer.rethrow_error();
 
         desc.user_tag = streamer.begin_frame();

@@ -274,6 +274,9 @@ public:
     // false on timeout (for example when the budget is full of pages fenced by frames that
     // never complete).
     bool wait_idle(std::chrono::milliseconds timeout);
+    // The same, giving up only once no page was reported ready or failed for `stall`: a
+    // machine that is slow (sanitizers, a busy CPU) still gets there, a stuck streamer does not.
+    bool wait_idle_while_progressing(std::chrono::milliseconds stall);
 
     // The oldest error a worker met that was not taken yet (null when none).
     std::exception_ptr take_error();
