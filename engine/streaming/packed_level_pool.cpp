@@ -81,10 +81,15 @@ std::optional<LevelPlace> PackedLevelPool::take(PageIndex level, LevelShape shap
     entry.free.erase(ripe);
     ++hosts_[place.host].levels;
     levels_[level] = Level{shape, place, 0, false};
+    evicted_for_.erase(level);
     return describe(shape, entry, place);
 }
 
-std::optional<PageIndex> PackedLevelPool::evict(LevelShape shape, FrameId completed) {
+std::optional<PageIndex> PackedLevelPool::evict(LevelShape shape, FrameId completed,
+                                                PageIndex level) {
+    // Levels asked for and then abandoned leave their marks behind: drop the ripe ones.
+    std::erase_if(evicted_for_, [&](const auto& mark) { return mark.second <= completed; });
+    if (evicted_for_.count(level)) return std::nullopt;
     Shape& entry = shape_entry(shape);
     if (entry.lru.empty() || entry.lru.begin()->first > completed) return std::nullopt;
     const PageIndex victim = entry.lru.begin()->second;
@@ -96,6 +101,7 @@ std::optional<PageIndex> PackedLevelPool::evict(LevelShape shape, FrameId comple
     levels_.erase(found);
     --resident_;
     --hosts_[place.host].levels;
+    evicted_for_[level] = unreported;
     return victim;
 }
 
@@ -104,6 +110,9 @@ void PackedLevelPool::evictions_reported(FrameId current) {
         for (Place& place : entry.free) {
             if (place.free_after == unreported) place.free_after = current;
         }
+    }
+    for (auto& [level, ripe_after] : evicted_for_) {
+        if (ripe_after == unreported) ripe_after = current;
     }
 }
 

@@ -64,9 +64,11 @@ public:
     // filled() or release()); nullopt when there is none.
     std::optional<LevelPlace> take(PageIndex level, LevelShape shape, FrameId completed);
     // Evicts the least recently used resident level of `shape` whose frames are complete, if
-    // any. Its place is not free for take() until evictions_reported(): report the eviction
-    // first (clear its entry), then say which frame was current once it was reported.
-    std::optional<PageIndex> evict(LevelShape shape, FrameId completed);
+    // any, to make room for `level`. Its place is not free for take() until
+    // evictions_reported(): report the eviction first (clear its entry), then say which frame
+    // was current once it was reported. While a place evicted for `level` waits for its frames,
+    // nothing more is evicted for it (each try would otherwise take one more level).
+    std::optional<PageIndex> evict(LevelShape shape, FrameId completed, PageIndex level);
     void evictions_reported(FrameId current);
     // A new host page of `shape`, all its places free; returns its index (a released one's
     // first).
@@ -138,6 +140,9 @@ private:
     std::size_t active_ = 0;
     std::unordered_map<PageIndex, Level> levels_;
     std::size_t resident_ = 0;
+    // Levels for which a place was evicted, and the frame after which that place is ripe
+    // (unreported until evictions_reported): cleared when they take a place.
+    std::unordered_map<PageIndex, FrameId> evicted_for_;
 };
 
 }  // namespace vtpage::vt

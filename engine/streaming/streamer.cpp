@@ -14,6 +14,7 @@
 #include <unordered_map>
 #include <unordered_set>
 
+#include "../base/test_points.hpp"
 #include "packed_level_pool.hpp"
 #include "page_loader.hpp"
 #include "vtpage/streaming/device_fill_context.hpp"
@@ -409,7 +410,7 @@ struct Streamer::State {
                            levels.host_count() < host_names;
                 if (!may_grow) {
                     if (evicted_one) return std::nullopt;
-                    const std::optional<PageIndex> page = levels.evict(shape, completed);
+                    const std::optional<PageIndex> page = levels.evict(shape, completed, level);
                     if (!page) return std::nullopt;
                     evicted_one = true;
                     victim = unready_level_nolock(*page);
@@ -654,6 +655,12 @@ struct Streamer::State {
             }
             record_error(std::current_exception());
             async_ticket = 0;
+            // Failed pages are unpinned and reused at once: nothing enqueued for them may run on.
+            try {
+                context->synchronize();
+            } catch (...) {
+                record_error(std::current_exception());
+            }
         }
         return waited ? 0 : fence;
     }
@@ -772,7 +779,7 @@ struct Streamer::State {
     std::vector<PageIndex> finish_items(std::span<BatchItem> items, std::uint64_t fence,
                                         bool fence_pending) {
         std::vector<StreamedPage> ready_pages;
-        std::vector<PageIndex> unpin_now, unpin_later, asked_again;
+        std::vector<PageIndex> unpin_now, unpin_later, asked_again, filled_levels;
         const FrameId frame = table->current_frame();
         {
             std::lock_guard lock(mutex);
@@ -786,7 +793,7 @@ struct Streamer::State {
                         levels.release(item.mapping.page);
                         continue;
                     }
-                    levels.filled(item.mapping.page, frame);
+                    filled_levels.push_back(item.mapping.page);
                     ready[item.mapping.page] = item.page;
                     ready_pages.push_back(item.page);
                     continue;
@@ -794,7 +801,10 @@ struct Streamer::State {
                 if (asked && !item.failed) asked_again.push_back(item.mapping.page);
                 if (item.failed) {
                     ++stats.failed_pages;
-                    unpin_now.push_back(item.mapping.page);
+                    // A failed call of a batch may have enqueued work into the page before it
+                    // failed: the page waits for the batch like its filled neighbours.
+                    (item.on_device && fence_pending ? unpin_later : unpin_now)
+                        .push_back(item.mapping.page);
                     continue;
                 }
                 if (item.on_device && fence_pending) {
@@ -818,11 +828,13 @@ struct Streamer::State {
                 record_error(std::current_exception());
             }
         }
-        // Ready is reported while the pages are still pinned: no eviction can come first.
+        // Ready is reported while the pages are still pinned, and before the packed levels are
+        // evictable: no eviction, nor another level in the same place, can be reported first.
         emit(StreamerEventKind::ready, ready_pages);
         unpin(unpin_now);
         {
             std::lock_guard lock(mutex);
+            for (PageIndex level : filled_levels) levels.filled(level, frame);
             --reporting;
             notify_if_idle();
         }
@@ -1031,11 +1043,13 @@ Streamer::Streamer(Backend& backend, StreamerSettings settings)
                     "the page table neither maps into its region nor maps pool windows: page "
                     "data could not be reached");
     }
-    if (s.settings.worker_threads == 0 || s.settings.batch_pages == 0) {
+    if (s.settings.worker_threads == 0 || s.settings.batch_pages == 0 ||
+        s.settings.max_pending == 0) {
         throw Error(Errc::invalid_argument, "Streamer",
-                    "worker_threads and batch_pages must be > 0",
+                    "worker_threads, batch_pages and max_pending must be > 0",
                     detail::concat("worker_threads=", s.settings.worker_threads,
-                                   ", batch_pages=", s.settings.batch_pages));
+                                   ", batch_pages=", s.settings.batch_pages,
+                                   ", max_pending=", s.settings.max_pending));
     }
     const std::size_t page_size = backend.granularity(table_settings.pool.page_options).minimum;
     if (page_size != page_bytes) {
@@ -1189,6 +1203,7 @@ StreamRequestResult Streamer::request(std::span<const PageRequest> requests) {
     }
     std::vector<PageIndex> touched;
     std::vector<PendingKey> touched_keys;
+    std::vector<std::uint64_t> touched_generations;  // of the ready entries looked at
     const FrameId frame = s.table->current_frame();
     {
         std::lock_guard lock(s.mutex);
@@ -1204,6 +1219,7 @@ StreamRequestResult Streamer::request(std::span<const PageRequest> requests) {
                 }
                 touched.push_back(key.page);
                 touched_keys.push_back(key);
+                touched_generations.push_back(found->second.generation);
                 continue;
             }
             if (s.in_flight.count(key.page)) {
@@ -1239,14 +1255,22 @@ StreamRequestResult Streamer::request(std::span<const PageRequest> requests) {
         // Keeps them from eviction until this frame completes. A page evicted since we looked
         // (its evicted event is on its way) was queued by the table instead: take it out of
         // the table's queue and into ours, so that the request is not lost.
+        VTPAGE_TEST_POINT("streamer.request.before_touch");
         const RequestResult touch = s.table->request(touched);
         if (touch.queued > 0 || touch.already_queued > 0) {
             s.table->cancel(touched);
             std::size_t requeued = 0;
-            for (PendingKey key : touched_keys) {
+            for (std::size_t i = 0; i < touched_keys.size(); ++i) {
+                PendingKey key = touched_keys[i];
                 if (s.table->lookup(key.page)) continue;
+                VTPAGE_TEST_POINT("streamer.request.touched_page_gone");
                 std::lock_guard lock(s.mutex);
-                s.ready.erase(key.page);
+                // Only the entry seen above is stale: another thread may have committed and
+                // filled the page again since, and its entry stays.
+                auto stale = s.ready.find(key.page);
+                if (stale != s.ready.end() && stale->second.generation == touched_generations[i])
+                    s.ready.erase(stale);
+                if (s.ready.count(key.page)) continue;
                 if (s.pending_index.count(key.page) || s.in_flight.count(key.page)) continue;
                 key.sequence = s.sequence++;
                 s.insert_pending(key);

@@ -76,13 +76,13 @@ TEST(PackedLevelPoolTest, TakesFreePlacesThenEvictsTheLeastRecentlyUsedOfItsShap
     EXPECT_EQ(b->offset, 3 * std::uint64_t(tile_bytes));
     EXPECT_EQ(a->bytes, (2 * 8 + 3) * std::uint64_t(tile_bytes));
     // Reserved levels are not evictable until filled.
-    EXPECT_FALSE(pool.evict(shape, 10));
+    EXPECT_FALSE(pool.evict(shape, 10, 102));
     pool.filled(100, 1);
     pool.filled(101, 2);
     EXPECT_EQ(pool.resident_levels(), 2u);
     pool.touch(100, 3);  // 101 is now the least recently used
-    EXPECT_FALSE(pool.evict(shape, 1)) << "frame 2 is not complete";
-    EXPECT_EQ(pool.evict(shape, 2), 101u);
+    EXPECT_FALSE(pool.evict(shape, 1, 102)) << "frame 2 is not complete";
+    EXPECT_EQ(pool.evict(shape, 2, 102), 101u);
     EXPECT_FALSE(pool.holds(101));
     EXPECT_EQ(pool.resident_levels(), 1u);
 }
@@ -95,7 +95,7 @@ TEST(PackedLevelPoolTest, AnEvictedPlaceWaitsForTheFramesBegunBeforeItsEvictionW
         ASSERT_TRUE(pool.take(level, shape, 0));
         pool.filled(level, 1);
     }
-    ASSERT_TRUE(pool.evict(shape, 4));
+    ASSERT_TRUE(pool.evict(shape, 4, 50));
     EXPECT_FALSE(pool.take(50, shape, 100)) << "the eviction is not reported yet";
     pool.evictions_reported(6);  // frame 6 had begun when the event was delivered
     EXPECT_FALSE(pool.take(50, shape, 5));
@@ -107,6 +107,30 @@ TEST(PackedLevelPoolTest, AnEvictedPlaceWaitsForTheFramesBegunBeforeItsEvictionW
     // A resident level leaves only by eviction.
     pool.release(3);
     EXPECT_TRUE(pool.holds(3));
+}
+
+// A level that had a place evicted for it waits for that place: trying again while the place
+// waits for its frames evicts nothing more. Another level may still evict for itself.
+TEST(PackedLevelPoolTest, ALevelWaitingForAnEvictedPlaceEvictsNoMore) {
+    const LevelShape shape{TileFormat::rgba8, 2, 2};
+    PackedLevelPool pool;
+    pool.add_host(shape);
+    for (PageIndex level = 0; level < 8; ++level) {
+        ASSERT_TRUE(pool.take(level, shape, 0));
+        pool.filled(level, 1);
+    }
+    ASSERT_EQ(pool.evict(shape, 4, 50), 0u);
+    EXPECT_FALSE(pool.evict(shape, 4, 50)) << "unreported yet";
+    pool.evictions_reported(6);
+    for (int attempt = 0; attempt < 3; ++attempt) {
+        EXPECT_FALSE(pool.take(50, shape, 5));
+        EXPECT_FALSE(pool.evict(shape, 5, 50)) << "its place waits for frame 6";
+    }
+    EXPECT_EQ(pool.resident_levels(), 7u);
+    EXPECT_EQ(pool.evict(shape, 5, 51), 1u) << "another level is not held back";
+    pool.evictions_reported(7);
+    EXPECT_TRUE(pool.take(50, shape, 6)) << "ripe now";
+    EXPECT_FALSE(pool.take(52, shape, 6)) << "51's place waits for frame 7";
 }
 
 TEST(PackedLevelPoolTest, ARetiredHostTakesNoLevelAndIsReleasedOnceItsPlacesAreRipe) {
