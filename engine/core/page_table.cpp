@@ -498,6 +498,20 @@ PageTable::~PageTable() {
         state_->settings.log.error("page table destroyed while in use (", error.what(),
                                    "); evicting everything anyway");
     }
+    bool frames_in_flight = false;
+    {
+        std::lock_guard lock(state_->mutex);
+        frames_in_flight = state_->current_frame > state_->completed_frame;
+    }
+    // Pages that frames in flight may still read are released below: the device's work is
+    // waited for instead of assumed done. A device that cannot synchronize runs no more work.
+    if (frames_in_flight) {
+        try {
+            state_->backend.synchronize();
+        } catch (const Error& error) {
+            state_->settings.log.error("page table: waiting for the device failed: ", error.what());
+        }
+    }
     {
         std::lock_guard lock(state_->mutex);
         for (auto& [page, entry] : state_->entries) entry.pins = 0;
@@ -1090,6 +1104,17 @@ void PageTable::shutdown() {
     }
     if (s.committing > 0 || s.evicting > 0) {
         throw Error(Errc::busy, "shutdown", "commits or evictions are in progress");
+    }
+    // A frame in flight may still read a held-back page through its old mapping.
+    if (const std::size_t waiting = s.deferred.size() - s.ripe_count_nolock(); waiting > 0) {
+        const FrameId first = s.deferred[s.deferred.size() - waiting].frame;
+        const FrameId last = s.deferred.back().frame;
+        throw Error(Errc::busy, "shutdown",
+                    detail::concat(waiting, " evicted pages are held back for ",
+                                   first == last ? detail::concat("frame ", first, ", which is")
+                                                 : detail::concat("frames ", first, " to ", last,
+                                                                  ", which are"),
+                                   " not complete (completed: ", s.completed_frame, ")"));
     }
     std::vector<PageIndex> resident_pages;
     for (const auto& [page, entry] : s.entries) {

@@ -407,6 +407,44 @@ TEST_P(PageTableTest, DestructorCleansUpEvenWithPinnedPages) {
     EXPECT_EQ(backend.live_resources(), baseline);
 }
 
+TEST_P(PageTableTest, ShutdownWaitsForFramesThatMayReadHeldBackPages) {
+    PageTable table(*backend_, small_table(4));
+    table.commit(pages_of(1, 2));
+    const FrameId frame = table.begin_frame();  // may sample pages 1 and 2, asked for or not
+    table.evict(pages_of(1));
+    ASSERT_EQ(table.statistics().deferred_pages, 1u);
+    try {
+        table.shutdown();
+        ADD_FAILURE() << "shutdown returned while frame " << frame
+                      << " may still read the page held back for it";
+    } catch (const Error& error) {
+        EXPECT_EQ(error.code(), Errc::busy) << error.what();
+        const std::string what = error.what();
+        EXPECT_NE(what.find("1 evicted pages are held back for frame 1"), std::string::npos)
+            << what;
+    }
+    // Nothing changed: the page is still held back, page 2 still resident.
+    EXPECT_EQ(table.statistics().deferred_pages, 1u);
+    EXPECT_TRUE(table.is_resident(2));
+    table.check_invariants(baseline_);
+    table.complete_frame(frame);
+    table.shutdown();
+    EXPECT_EQ(table.statistics().deferred_pages, 0u);
+    EXPECT_EQ(table.resident_count(), 0u);
+    EXPECT_EQ(backend_->live_resources().pages, baseline_.pages);
+}
+
+TEST_P(PageTableTest, DestructorReleasesPagesHeldBackForFramesInFlight) {
+    {
+        PageTable table(*backend_, small_table(4));
+        table.commit(pages_of(1, 2));
+        table.begin_frame();
+        table.evict(pages_of(1));
+        ASSERT_EQ(table.statistics().deferred_pages, 1u);
+    }
+    EXPECT_EQ(backend_->live_resources(), baseline_);
+}
+
 TEST(PageTableHost, OutOfMemoryEvictsAndRetriesThenFailsTyped) {
     // The device holds 4 pages but the budget says 8: commits past 4 must evict.
     HostBackend backend(HostBackendSettings{2_MiB, 4 * 2_MiB});

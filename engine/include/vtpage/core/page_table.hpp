@@ -125,7 +125,9 @@ class PageTable {
 public:
     PageTable(Backend& backend, PageTableSettings settings = {});
     // Calls shutdown(); where that fails (pinned pages, frames in flight) the error is logged
-    // and every page is evicted and released anyway.
+    // and every page is evicted and released anyway. With frames in flight it first waits for
+    // the device (Backend::synchronize), so that no work still in flight there reads a page
+    // released here, and nothing is leaked either.
     ~PageTable();
     PageTable(const PageTable&) = delete;
     PageTable& operator=(const PageTable&) = delete;
@@ -215,8 +217,9 @@ public:
     // pages and windows.
     LiveResources held_resources() const;
 
-    // Evicts everything and gives the pool's pages back. busy when pages are pinned or were
-    // used in a frame that is not complete; then nothing changes.
+    // Evicts everything and gives the pool's pages back. busy when pages are pinned, were used
+    // in a frame that is not complete, or are held back for such a frame (the message names
+    // how many and for which frames); then nothing changes.
     void shutdown();
 
 private:
