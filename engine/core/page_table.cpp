@@ -373,8 +373,10 @@ std::vector<PageMapping> PageTable::State::run_batch(std::unique_lock<std::mutex
         pages.resize(wanted);
     }
     std::vector<PageMapping> extra_victims_evicted;
+    std::size_t extra_gates = 0;  // begin_reuse_at_once calls for extra victims
     if (!failure && pages.size() < wanted) {
         for (int attempt = 0;; ++attempt) {
+            std::exception_ptr out_of_memory;
             try {
                 auto fresh = pool.acquire(wanted - pages.size());
                 pages.insert(pages.end(), fresh.begin(), fresh.end());
@@ -387,13 +389,29 @@ std::vector<PageMapping> PageTable::State::run_batch(std::unique_lock<std::mutex
                     failure = std::current_exception();
                     break;
                 }
+                out_of_memory = std::current_exception();
             }
             // The device is full below our budget: evict beyond what the budget asks, retry.
+            // The extra victims are reused at once, so they follow the planned victims' rule:
+            // not while a frame is in flight (one may have begun since the plan), and
+            // begin_frame waits for their report.
             std::vector<PageMapping> more;
+            bool frames_in_flight = false;
             {
                 std::lock_guard relock(mutex);
-                ++out_of_memory_retries;
-                more = take_victims_nolock(wanted - pages.size());
+                frames_in_flight = defers();
+                if (!frames_in_flight) {
+                    ++out_of_memory_retries;
+                    more = take_victims_nolock(wanted - pages.size());
+                    if (!more.empty()) {
+                        begin_reuse_at_once(more);
+                        ++extra_gates;
+                    }
+                }
+            }
+            if (frames_in_flight) {
+                failure = out_of_memory;
+                break;
             }
             if (more.empty()) {
                 failure = std::make_exception_ptr(
@@ -470,9 +488,10 @@ std::vector<PageMapping> PageTable::State::run_batch(std::unique_lock<std::mutex
     }
     returning += to_pool.size() + held_back.size();
     report(lock, evicted, committed);
-    if (!batch.defer_victims && !batch.victims.empty()) {
+    if ((!batch.defer_victims && !batch.victims.empty()) || extra_gates > 0) {
         lock.lock();
-        end_reuse_at_once(batch.victims.size());
+        if (!batch.defer_victims) end_reuse_at_once(batch.victims.size());
+        for (; extra_gates > 0; --extra_gates) end_reuse_at_once(1);
         lock.unlock();
     }
     if (!held_back.empty()) {

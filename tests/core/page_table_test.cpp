@@ -1,7 +1,10 @@
 #include <gtest/gtest.h>
 
+#include <chrono>
 #include <deque>
+#include <future>
 #include <map>
+#include <mutex>
 #include <numeric>
 #include <random>
 #include <set>
@@ -463,6 +466,66 @@ TEST(PageTableHost, OutOfMemoryEvictsAndRetriesThenFailsTyped) {
     EXPECT_EQ(table.resident_count(), 4u);
     table.check_invariants();
     table.unpin(pages_of(3, 4, 5, 6));
+}
+
+TEST_P(PageTableTest, AFrameBegunDuringAnOutOfMemoryRetrySeesNoPageThatIsRefilled) {
+    FaultInjectingBackend faulty(*backend_);
+    auto settings = small_table(8);
+    // The app's view, from the callbacks: which page holds which physical page.
+    std::mutex view_mutex;
+    std::map<PageIndex, std::uint32_t> view;
+    settings.on_committed = [&](std::span<const PageMapping> mappings) {
+        std::lock_guard lock(view_mutex);
+        for (const auto& m : mappings) view[m.page] = m.physical.slot;
+    };
+    settings.on_evicted = [&](std::span<const PageMapping> mappings) {
+        std::lock_guard lock(view_mutex);
+        for (const auto& m : mappings) view.erase(m.page);
+    };
+    // When the retry has taken its victims (it logs then), a frame begins on another thread and
+    // notes what it may sample. The retry waits a while for it, unless something holds it back.
+    PageTable* table_at = nullptr;
+    std::thread framer;
+    std::promise<void> begun;
+    FrameId frame = 0;
+    std::map<PageIndex, std::uint32_t> frame_view;
+    settings.log = Log([&](LogLevel, std::string_view message) {
+        if (message.find("out of memory") == std::string_view::npos || framer.joinable()) return;
+        framer = std::thread([&] {
+            frame = table_at->begin_frame();
+            {
+                std::lock_guard lock(view_mutex);
+                frame_view = view;
+            }
+            begun.set_value();
+        });
+        begun.get_future().wait_for(std::chrono::milliseconds(500));
+    });
+    PageTable table(faulty, settings);
+    table_at = &table;
+    table.commit(range(1, 4));  // no frame in flight: the budget has room for 4 more
+    // The device is full below the budget: the commit evicts a page and takes its memory.
+    faulty.add_rule({BackendOperation::create, Errc::out_of_memory, 0, 1.0});
+    const auto committed = table.commit(pages_of(5));
+    ASSERT_TRUE(framer.joinable()) << "no out-of-memory retry";
+    framer.join();
+    ASSERT_EQ(committed.size(), 1u);
+    EXPECT_GE(table.statistics().out_of_memory_retries, 1u);
+    // The frame is not complete: no page it could see may be refilled with another page.
+    std::vector<std::string> refilled;
+    for (const auto& [seen, slot] : frame_view) {
+        for (const auto& [now, now_slot] : view) {
+            if (now != seen && now_slot == slot) {
+                refilled.push_back(
+                    detail::concat("page ", seen, " (slot ", slot, ") now holds page ", now));
+            }
+        }
+    }
+    EXPECT_TRUE(refilled.empty()) << "frame " << frame << " began during the retry and may sample "
+                                  << refilled.front();
+    table.complete_frame(frame);
+    faulty.clear_rules();
+    table.check_invariants();
 }
 
 TEST_P(PageTableTest, FailedBatchRollsBackAndKeepsPagesQueued) {

@@ -83,7 +83,9 @@ struct PageTableSettings {
     // that the next commits find ripe pages instead of waiting: streaming throughput, at the
     // cost of that many fewer resident pages while streaming. 0: evict only what is needed.
     std::size_t evict_ahead_pages = 0;
-    // How many times a commit that hits out_of_memory evicts more pages and tries again.
+    // How many times a commit that hits out_of_memory evicts more pages and tries again. Those
+    // pages are reused at once, so only while no frame is in flight, and begin_frame waits until
+    // their evictions are reported; with frames in flight the commit fails with out_of_memory.
     int out_of_memory_retries = 4;
     Log log;
 };
