@@ -759,17 +759,23 @@ std::vector<PageMapping> PageTable::commit(std::span<const PageIndex> pages, boo
                                 static_cast<std::ptrdiff_t>(s.held_pages_nolock());
     const std::ptrdiff_t deferred = static_cast<std::ptrdiff_t>(s.deferred.size());
     const std::ptrdiff_t ripe = static_cast<std::ptrdiff_t>(s.ripe_count_nolock());
+    // Pages already resident need no room, even over a lowered budget (evict_over_budget or
+    // the next commits meet it): no victims for them, and no budget check.
     const std::ptrdiff_t needed =
-        std::max<std::ptrdiff_t>(0, std::ptrdiff_t(missing) - free - deferred);
+        missing == 0 ? 0 : std::max<std::ptrdiff_t>(0, std::ptrdiff_t(missing) - free - deferred);
     batch.defer_victims = s.defers();
-    // The resident pages of this call must not be chosen as victims: pin them for the choice.
-    for (PageIndex page : resident_now) ++s.entries.at(page).pins;
-    batch.victims = s.take_victims_nolock(static_cast<std::size_t>(
-        needed + s.evict_ahead_nolock(std::ptrdiff_t(missing), needed, free, batch.defer_victims)));
-    for (PageIndex page : resident_now) --s.entries.at(page).pins;
+    if (missing > 0) {
+        // The resident pages of this call must not be chosen as victims: pin them for the
+        // choice.
+        for (PageIndex page : resident_now) ++s.entries.at(page).pins;
+        batch.victims = s.take_victims_nolock(
+            static_cast<std::size_t>(needed + s.evict_ahead_nolock(std::ptrdiff_t(missing), needed,
+                                                                   free, batch.defer_victims)));
+        for (PageIndex page : resident_now) --s.entries.at(page).pins;
+    }
     const std::ptrdiff_t room =
         free + ripe + (batch.defer_victims ? 0 : std::ptrdiff_t(batch.victims.size()));
-    if (static_cast<std::ptrdiff_t>(batch.victims.size()) >= needed &&
+    if (missing > 0 && static_cast<std::ptrdiff_t>(batch.victims.size()) >= needed &&
         room < std::ptrdiff_t(missing)) {
         // Room is coming from pages that frames in flight may still reach: evict what is
         // needed now (held back until those frames complete) and let the caller try again.

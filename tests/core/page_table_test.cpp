@@ -637,6 +637,33 @@ TEST_P(PageTableTest, LoweredBudgetEvictsAtTheNextCommit) {
     table.check_invariants();
 }
 
+TEST_P(PageTableTest, CommitOfResidentPagesSucceedsOverALoweredBudget) {
+    PageTable table(*backend_, small_table(6));
+    table.commit(range(0, 6));
+    table.set_budget(2 * page);
+    // No new page is needed: the pages are touched and pinned, nothing is evicted.
+    std::vector<PageMapping> mappings;
+    EXPECT_NO_THROW(mappings = table.commit(range(0, 4), /*pin=*/true));
+    EXPECT_EQ(mappings.size(), 4u);
+    auto stats = table.statistics();
+    EXPECT_EQ(stats.resident_pages, 6u);
+    EXPECT_EQ(stats.evictions, 0u);
+    EXPECT_EQ(stats.pinned_pages, mappings.size());
+    table.unpin(range(0, mappings.size()));
+    // The same with a frame in flight, evicting ahead.
+    PageTableSettings settings = small_table(6);
+    settings.evict_ahead_pages = 4;
+    PageTable ahead(*backend_, settings);
+    ahead.commit(range(0, 6));
+    ahead.set_budget(2 * page);
+    const FrameId frame = ahead.begin_frame();
+    EXPECT_NO_THROW(mappings = ahead.commit(range(0, 4)));
+    EXPECT_EQ(ahead.statistics().evictions, 0u);
+    ahead.complete_frame(frame);
+    table.check_invariants();
+    ahead.check_invariants();
+}
+
 TEST_P(PageTableTest, EvictOverBudgetShrinksInBoundedStepsByRecency) {
     Observer observer;
     auto settings = small_table(16);

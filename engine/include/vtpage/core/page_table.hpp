@@ -180,7 +180,8 @@ public:
     // stay queued, and the error is thrown.
     std::vector<PageMapping> commit_queued(std::size_t max_pages);
     // Commits these pages now (queued ones leave the queue; resident ones are kept) and pins
-    // them if asked. budget_exhausted when they cannot all fit; nothing changes then, except
+    // them if asked. Pages all resident already need no room: that succeeds over a lowered
+    // budget too. budget_exhausted when they cannot all fit; nothing changes then, except
     // that with frames in flight the victims they need are evicted and held back, so that a
     // later call finds room once those frames complete.
     std::vector<PageMapping> commit(std::span<const PageIndex> pages, bool pin = false);
