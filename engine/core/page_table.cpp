@@ -373,8 +373,10 @@ std::vector<PageMapping> PageTable::State::run_batch(std::unique_lock<std::mutex
         pages.resize(wanted);
     }
     std::vector<PageMapping> extra_victims_evicted;
+    std::size_t extra_gates = 0;  // begin_reuse_at_once calls for extra victims
     if (!failure && pages.size() < wanted) {
         for (int attempt = 0;; ++attempt) {
+            std::exception_ptr out_of_memory;
             try {
                 auto fresh = pool.acquire(wanted - pages.size());
                 pages.insert(pages.end(), fresh.begin(), fresh.end());
@@ -387,13 +389,29 @@ std::vector<PageMapping> PageTable::State::run_batch(std::unique_lock<std::mutex
                     failure = std::current_exception();
                     break;
                 }
+                out_of_memory = std::current_exception();
             }
             // The device is full below our budget: evict beyond what the budget asks, retry.
+            // The extra victims are reused at once, so they follow the planned victims' rule:
+            // not while a frame is in flight (one may have begun since the plan), and
+            // begin_frame waits for their report.
             std::vector<PageMapping> more;
+            bool frames_in_flight = false;
             {
                 std::lock_guard relock(mutex);
-                ++out_of_memory_retries;
-                more = take_victims_nolock(wanted - pages.size());
+                frames_in_flight = defers();
+                if (!frames_in_flight) {
+                    ++out_of_memory_retries;
+                    more = take_victims_nolock(wanted - pages.size());
+                    if (!more.empty()) {
+                        begin_reuse_at_once(more);
+                        ++extra_gates;
+                    }
+                }
+            }
+            if (frames_in_flight) {
+                failure = out_of_memory;
+                break;
             }
             if (more.empty()) {
                 failure = std::make_exception_ptr(
@@ -470,9 +488,10 @@ std::vector<PageMapping> PageTable::State::run_batch(std::unique_lock<std::mutex
     }
     returning += to_pool.size() + held_back.size();
     report(lock, evicted, committed);
-    if (!batch.defer_victims && !batch.victims.empty()) {
+    if ((!batch.defer_victims && !batch.victims.empty()) || extra_gates > 0) {
         lock.lock();
-        end_reuse_at_once(batch.victims.size());
+        if (!batch.defer_victims) end_reuse_at_once(batch.victims.size());
+        for (; extra_gates > 0; --extra_gates) end_reuse_at_once(1);
         lock.unlock();
     }
     if (!held_back.empty()) {
@@ -497,6 +516,20 @@ PageTable::~PageTable() {
     } catch (const Error& error) {
         state_->settings.log.error("page table destroyed while in use (", error.what(),
                                    "); evicting everything anyway");
+    }
+    bool frames_in_flight = false;
+    {
+        std::lock_guard lock(state_->mutex);
+        frames_in_flight = state_->current_frame > state_->completed_frame;
+    }
+    // Pages that frames in flight may still read are released below: the device's work is
+    // waited for instead of assumed done. A device that cannot synchronize runs no more work.
+    if (frames_in_flight) {
+        try {
+            state_->backend.synchronize();
+        } catch (const Error& error) {
+            state_->settings.log.error("page table: waiting for the device failed: ", error.what());
+        }
     }
     {
         std::lock_guard lock(state_->mutex);
@@ -726,17 +759,23 @@ std::vector<PageMapping> PageTable::commit(std::span<const PageIndex> pages, boo
                                 static_cast<std::ptrdiff_t>(s.held_pages_nolock());
     const std::ptrdiff_t deferred = static_cast<std::ptrdiff_t>(s.deferred.size());
     const std::ptrdiff_t ripe = static_cast<std::ptrdiff_t>(s.ripe_count_nolock());
+    // Pages already resident need no room, even over a lowered budget (evict_over_budget or
+    // the next commits meet it): no victims for them, and no budget check.
     const std::ptrdiff_t needed =
-        std::max<std::ptrdiff_t>(0, std::ptrdiff_t(missing) - free - deferred);
+        missing == 0 ? 0 : std::max<std::ptrdiff_t>(0, std::ptrdiff_t(missing) - free - deferred);
     batch.defer_victims = s.defers();
-    // The resident pages of this call must not be chosen as victims: pin them for the choice.
-    for (PageIndex page : resident_now) ++s.entries.at(page).pins;
-    batch.victims = s.take_victims_nolock(static_cast<std::size_t>(
-        needed + s.evict_ahead_nolock(std::ptrdiff_t(missing), needed, free, batch.defer_victims)));
-    for (PageIndex page : resident_now) --s.entries.at(page).pins;
+    if (missing > 0) {
+        // The resident pages of this call must not be chosen as victims: pin them for the
+        // choice.
+        for (PageIndex page : resident_now) ++s.entries.at(page).pins;
+        batch.victims = s.take_victims_nolock(
+            static_cast<std::size_t>(needed + s.evict_ahead_nolock(std::ptrdiff_t(missing), needed,
+                                                                   free, batch.defer_victims)));
+        for (PageIndex page : resident_now) --s.entries.at(page).pins;
+    }
     const std::ptrdiff_t room =
         free + ripe + (batch.defer_victims ? 0 : std::ptrdiff_t(batch.victims.size()));
-    if (static_cast<std::ptrdiff_t>(batch.victims.size()) >= needed &&
+    if (missing > 0 && static_cast<std::ptrdiff_t>(batch.victims.size()) >= needed &&
         room < std::ptrdiff_t(missing)) {
         // Room is coming from pages that frames in flight may still reach: evict what is
         // needed now (held back until those frames complete) and let the caller try again.
@@ -1090,6 +1129,17 @@ void PageTable::shutdown() {
     }
     if (s.committing > 0 || s.evicting > 0) {
         throw Error(Errc::busy, "shutdown", "commits or evictions are in progress");
+    }
+    // A frame in flight may still read a held-back page through its old mapping.
+    if (const std::size_t waiting = s.deferred.size() - s.ripe_count_nolock(); waiting > 0) {
+        const FrameId first = s.deferred[s.deferred.size() - waiting].frame;
+        const FrameId last = s.deferred.back().frame;
+        throw Error(Errc::busy, "shutdown",
+                    detail::concat(waiting, " evicted pages are held back for ",
+                                   first == last ? detail::concat("frame ", first, ", which is")
+                                                 : detail::concat("frames ", first, " to ", last,
+                                                                  ", which are"),
+                                   " not complete (completed: ", s.completed_frame, ")"));
     }
     std::vector<PageIndex> resident_pages;
     for (const auto& [page, entry] : s.entries) {

@@ -1,7 +1,10 @@
 #include <gtest/gtest.h>
 
+#include <chrono>
 #include <deque>
+#include <future>
 #include <map>
+#include <mutex>
 #include <numeric>
 #include <random>
 #include <set>
@@ -407,6 +410,44 @@ TEST_P(PageTableTest, DestructorCleansUpEvenWithPinnedPages) {
     EXPECT_EQ(backend.live_resources(), baseline);
 }
 
+TEST_P(PageTableTest, ShutdownWaitsForFramesThatMayReadHeldBackPages) {
+    PageTable table(*backend_, small_table(4));
+    table.commit(pages_of(1, 2));
+    const FrameId frame = table.begin_frame();  // may sample pages 1 and 2, asked for or not
+    table.evict(pages_of(1));
+    ASSERT_EQ(table.statistics().deferred_pages, 1u);
+    try {
+        table.shutdown();
+        ADD_FAILURE() << "shutdown returned while frame " << frame
+                      << " may still read the page held back for it";
+    } catch (const Error& error) {
+        EXPECT_EQ(error.code(), Errc::busy) << error.what();
+        const std::string what = error.what();
+        EXPECT_NE(what.find("1 evicted pages are held back for frame 1"), std::string::npos)
+            << what;
+    }
+    // Nothing changed: the page is still held back, page 2 still resident.
+    EXPECT_EQ(table.statistics().deferred_pages, 1u);
+    EXPECT_TRUE(table.is_resident(2));
+    table.check_invariants(baseline_);
+    table.complete_frame(frame);
+    table.shutdown();
+    EXPECT_EQ(table.statistics().deferred_pages, 0u);
+    EXPECT_EQ(table.resident_count(), 0u);
+    EXPECT_EQ(backend_->live_resources().pages, baseline_.pages);
+}
+
+TEST_P(PageTableTest, DestructorReleasesPagesHeldBackForFramesInFlight) {
+    {
+        PageTable table(*backend_, small_table(4));
+        table.commit(pages_of(1, 2));
+        table.begin_frame();
+        table.evict(pages_of(1));
+        ASSERT_EQ(table.statistics().deferred_pages, 1u);
+    }
+    EXPECT_EQ(backend_->live_resources(), baseline_);
+}
+
 TEST(PageTableHost, OutOfMemoryEvictsAndRetriesThenFailsTyped) {
     // The device holds 4 pages but the budget says 8: commits past 4 must evict.
     HostBackend backend(HostBackendSettings{2_MiB, 4 * 2_MiB});
@@ -425,6 +466,66 @@ TEST(PageTableHost, OutOfMemoryEvictsAndRetriesThenFailsTyped) {
     EXPECT_EQ(table.resident_count(), 4u);
     table.check_invariants();
     table.unpin(pages_of(3, 4, 5, 6));
+}
+
+TEST_P(PageTableTest, AFrameBegunDuringAnOutOfMemoryRetrySeesNoPageThatIsRefilled) {
+    FaultInjectingBackend faulty(*backend_);
+    auto settings = small_table(8);
+    // The app's view, from the callbacks: which page holds which physical page.
+    std::mutex view_mutex;
+    std::map<PageIndex, std::uint32_t> view;
+    settings.on_committed = [&](std::span<const PageMapping> mappings) {
+        std::lock_guard lock(view_mutex);
+        for (const auto& m : mappings) view[m.page] = m.physical.slot;
+    };
+    settings.on_evicted = [&](std::span<const PageMapping> mappings) {
+        std::lock_guard lock(view_mutex);
+        for (const auto& m : mappings) view.erase(m.page);
+    };
+    // When the retry has taken its victims (it logs then), a frame begins on another thread and
+    // notes what it may sample. The retry waits a while for it, unless something holds it back.
+    PageTable* table_at = nullptr;
+    std::thread framer;
+    std::promise<void> begun;
+    FrameId frame = 0;
+    std::map<PageIndex, std::uint32_t> frame_view;
+    settings.log = Log([&](LogLevel, std::string_view message) {
+        if (message.find("out of memory") == std::string_view::npos || framer.joinable()) return;
+        framer = std::thread([&] {
+            frame = table_at->begin_frame();
+            {
+                std::lock_guard lock(view_mutex);
+                frame_view = view;
+            }
+            begun.set_value();
+        });
+        begun.get_future().wait_for(std::chrono::milliseconds(500));
+    });
+    PageTable table(faulty, settings);
+    table_at = &table;
+    table.commit(range(1, 4));  // no frame in flight: the budget has room for 4 more
+    // The device is full below the budget: the commit evicts a page and takes its memory.
+    faulty.add_rule({BackendOperation::create, Errc::out_of_memory, 0, 1.0});
+    const auto committed = table.commit(pages_of(5));
+    ASSERT_TRUE(framer.joinable()) << "no out-of-memory retry";
+    framer.join();
+    ASSERT_EQ(committed.size(), 1u);
+    EXPECT_GE(table.statistics().out_of_memory_retries, 1u);
+    // The frame is not complete: no page it could see may be refilled with another page.
+    std::vector<std::string> refilled;
+    for (const auto& [seen, slot] : frame_view) {
+        for (const auto& [now, now_slot] : view) {
+            if (now != seen && now_slot == slot) {
+                refilled.push_back(
+                    detail::concat("page ", seen, " (slot ", slot, ") now holds page ", now));
+            }
+        }
+    }
+    EXPECT_TRUE(refilled.empty()) << "frame " << frame << " began during the retry and may sample "
+                                  << refilled.front();
+    table.complete_frame(frame);
+    faulty.clear_rules();
+    table.check_invariants();
 }
 
 TEST_P(PageTableTest, FailedBatchRollsBackAndKeepsPagesQueued) {
@@ -534,6 +635,33 @@ TEST_P(PageTableTest, LoweredBudgetEvictsAtTheNextCommit) {
     EXPECT_EQ(table.resident_count(), 3u);
     EXPECT_TRUE(table.is_resident(20));
     table.check_invariants();
+}
+
+TEST_P(PageTableTest, CommitOfResidentPagesSucceedsOverALoweredBudget) {
+    PageTable table(*backend_, small_table(6));
+    table.commit(range(0, 6));
+    table.set_budget(2 * page);
+    // No new page is needed: the pages are touched and pinned, nothing is evicted.
+    std::vector<PageMapping> mappings;
+    EXPECT_NO_THROW(mappings = table.commit(range(0, 4), /*pin=*/true));
+    EXPECT_EQ(mappings.size(), 4u);
+    auto stats = table.statistics();
+    EXPECT_EQ(stats.resident_pages, 6u);
+    EXPECT_EQ(stats.evictions, 0u);
+    EXPECT_EQ(stats.pinned_pages, mappings.size());
+    table.unpin(range(0, mappings.size()));
+    // The same with a frame in flight, evicting ahead.
+    PageTableSettings settings = small_table(6);
+    settings.evict_ahead_pages = 4;
+    PageTable ahead(*backend_, settings);
+    ahead.commit(range(0, 6));
+    ahead.set_budget(2 * page);
+    const FrameId frame = ahead.begin_frame();
+    EXPECT_NO_THROW(mappings = ahead.commit(range(0, 4)));
+    EXPECT_EQ(ahead.statistics().evictions, 0u);
+    ahead.complete_frame(frame);
+    table.check_invariants();
+    ahead.check_invariants();
 }
 
 TEST_P(PageTableTest, EvictOverBudgetShrinksInBoundedStepsByRecency) {

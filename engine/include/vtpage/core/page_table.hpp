@@ -83,7 +83,9 @@ struct PageTableSettings {
     // that the next commits find ripe pages instead of waiting: streaming throughput, at the
     // cost of that many fewer resident pages while streaming. 0: evict only what is needed.
     std::size_t evict_ahead_pages = 0;
-    // How many times a commit that hits out_of_memory evicts more pages and tries again.
+    // How many times a commit that hits out_of_memory evicts more pages and tries again. Those
+    // pages are reused at once, so only while no frame is in flight, and begin_frame waits until
+    // their evictions are reported; with frames in flight the commit fails with out_of_memory.
     int out_of_memory_retries = 4;
     Log log;
 };
@@ -125,7 +127,9 @@ class PageTable {
 public:
     PageTable(Backend& backend, PageTableSettings settings = {});
     // Calls shutdown(); where that fails (pinned pages, frames in flight) the error is logged
-    // and every page is evicted and released anyway.
+    // and every page is evicted and released anyway. With frames in flight it first waits for
+    // the device (Backend::synchronize), so that no work still in flight there reads a page
+    // released here, and nothing is leaked either.
     ~PageTable();
     PageTable(const PageTable&) = delete;
     PageTable& operator=(const PageTable&) = delete;
@@ -176,7 +180,8 @@ public:
     // stay queued, and the error is thrown.
     std::vector<PageMapping> commit_queued(std::size_t max_pages);
     // Commits these pages now (queued ones leave the queue; resident ones are kept) and pins
-    // them if asked. budget_exhausted when they cannot all fit; nothing changes then, except
+    // them if asked. Pages all resident already need no room: that succeeds over a lowered
+    // budget too. budget_exhausted when they cannot all fit; nothing changes then, except
     // that with frames in flight the victims they need are evicted and held back, so that a
     // later call finds room once those frames complete.
     std::vector<PageMapping> commit(std::span<const PageIndex> pages, bool pin = false);
@@ -215,8 +220,9 @@ public:
     // pages and windows.
     LiveResources held_resources() const;
 
-    // Evicts everything and gives the pool's pages back. busy when pages are pinned or were
-    // used in a frame that is not complete; then nothing changes.
+    // Evicts everything and gives the pool's pages back. busy when pages are pinned, were used
+    // in a frame that is not complete, or are held back for such a frame (the message names
+    // how many and for which frames); then nothing changes.
     void shutdown();
 
 private:
