@@ -26,12 +26,13 @@ constexpr std::size_t read_buffer_bytes = page_bytes + (64u << 10);
 struct FreeDeleter {
     void operator()(std::byte* memory) const noexcept { std::free(memory); }
 };
-using ReadBuffer = std::unique_ptr<std::byte, FreeDeleter>;
+// Shared with the reads into it: a read that outlives the queue's shutdown keeps its buffer.
+using ReadBuffer = std::shared_ptr<std::byte>;
 
 ReadBuffer make_read_buffer() {
     void* memory = std::aligned_alloc(file_read_direct_alignment, read_buffer_bytes);
     if (!memory) throw Error(Errc::out_of_memory, "PageLoader", "no memory for a read buffer");
-    return ReadBuffer(static_cast<std::byte*>(memory));
+    return ReadBuffer(static_cast<std::byte*>(memory), FreeDeleter{});  // frees it if it throws
 }
 
 // A page whose read was submitted, or completed and waiting for a decode thread.
@@ -65,7 +66,8 @@ struct PageLoader::State {
     std::uint64_t next_read_tag = 1;
     bool stopping = false;
     PageLoaderStatistics stats;
-    // After the buffers: destroyed first, it waits for the reads that write into them.
+    // Destroyed first: it waits for the reads in flight, up to its shutdown_timeout. A read
+    // that outlasts it holds its buffer (keep_alive) until it ends.
     FileReadQueue reads;
 
     std::thread reaper;
@@ -103,7 +105,8 @@ struct PageLoader::State {
         reads.submit({.fd = stored->fd,
                       .offset = stored->offset,
                       .destination = std::span(buffers[buffer].get(), stored->bytes),
-                      .tag = tag});
+                      .tag = tag,
+                      .keep_alive = buffers[buffer]});
         free_buffers.pop_back();
         submitted.emplace(tag, Reading{std::move(load), *stored, buffer, {}});
         stats.buffers_peak = std::max(stats.buffers_peak, buffers.size() - free_buffers.size());
