@@ -7,6 +7,7 @@
 #include <cstring>
 #include <deque>
 #include <mutex>
+#include <string>
 #include <thread>
 #include <unordered_map>
 
@@ -64,6 +65,7 @@ struct PageLoader::State {
     std::unordered_map<std::uint64_t, Reading> submitted;  // by read tag
     std::deque<Reading> decodable;
     std::uint64_t next_read_tag = 1;
+    std::size_t decoders_without_stream = 0;
     bool stopping = false;
     PageLoaderStatistics stats;
     // Destroyed first: it waits for the reads in flight, up to its shutdown_timeout. A read
@@ -248,15 +250,23 @@ struct PageLoader::State {
         return reading;
     }
 
+    // Whether every decode thread failed to make its stream, counting the caller's failure.
+    bool last_without_stream() {
+        std::lock_guard lock(mutex);
+        return ++decoders_without_stream == settings.decode_threads;
+    }
+
     void decoder_main() {
         std::unique_ptr<DeviceFillContext> context;
         std::deque<PendingCopy> copies;
+        std::string no_stream;  // why no decode thread has a stream: this one fails the pages
         if (settings.device) {
             try {
                 context = std::make_unique<DeviceFillContext>(*settings.device);
             } catch (const std::exception& error) {
                 settings.log.error("page loader: a decode thread has no stream: ", error.what());
-                return;  // the others decode
+                if (!last_without_stream()) return;  // another has one and decodes
+                no_stream = error.what();
             }
         }
         while (true) {
@@ -270,6 +280,12 @@ struct PageLoader::State {
             const auto start = Clock::now();
             PageLoadResult result{.tag = reading->load.tag};
             try {
+                if (!no_stream.empty()) {
+                    throw Error(Errc::device_unavailable, "PageLoader",
+                                "no decode thread could make its CUDA stream: " + no_stream,
+                                detail::concat("source=", reading->load.source->name(),
+                                               ", page=", reading->load.layout_page));
+                }
                 decode(*reading, context.get(), copies, result);
                 result.ok = true;
             } catch (...) {

@@ -82,8 +82,8 @@ struct PageLoaderStatistics {
 
 class PageLoader {
 public:
-    // invalid_argument for zero decode threads or read buffers; FileReadQueue's errors;
-    // device_unavailable when the device's streams cannot be made.
+    // invalid_argument for zero decode threads or read buffers; FileReadQueue's errors. When no
+    // decode thread can make its stream on the device, every page fails with device_unavailable.
     explicit PageLoader(PageLoaderSettings settings);
     ~PageLoader();
     PageLoader(const PageLoader&) = delete;

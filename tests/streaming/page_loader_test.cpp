@@ -1,5 +1,6 @@
 // The page loader on its own: stored pages read through its read queue into its read buffers and
-// decoded by its threads -- what happens when a read outlasts the loader.
+// decoded by its threads -- what happens when a read outlasts the loader, and when no decode
+// thread can have a stream on the device.
 #include "../../engine/streaming/page_loader.hpp"
 
 #include <gtest/gtest.h>
@@ -114,6 +115,44 @@ TEST_F(PageLoaderTest, AReadThatOutlastsTheLoaderWritesIntoMemoryItStillOwns) {
     ASSERT_TRUE(layer.wait_read(1, 20s));
     std::this_thread::sleep_for(100ms);  // the read's thread hands it back and ends
     EXPECT_EQ(reported.load(), 0u) << "a page dropped at destruction has no callback";
+}
+
+// When no decode thread can make its stream on the device, the pages fail with
+// device_unavailable instead of waiting for a decode thread that never comes.
+TEST_F(PageLoaderTest, WithoutAStreamOnAnyDecodeThreadPagesFailWithDeviceUnavailable) {
+    std::mutex mutex;
+    std::condition_variable changed;
+    std::vector<PageLoadResult> results;
+    PageLoaderSettings s = settings();
+    s.device = 1 << 20;  // no such device, in a build with CUDA or without
+    s.on_loaded = [&](const PageLoadResult& result) {
+        {
+            std::lock_guard lock(mutex);
+            results.push_back(result);
+        }
+        changed.notify_all();
+    };
+    PageLoader loader(std::move(s));
+    loader.load({load(0), load(1), load(2)});
+    {
+        std::unique_lock lock(mutex);
+        ASSERT_TRUE(changed.wait_for(lock, 10s, [&] { return results.size() == 3; }))
+            << results.size() << " of 3 pages reported: the others wait for a decode thread";
+        for (const PageLoadResult& result : results) {
+            EXPECT_FALSE(result.ok) << result.tag;
+            try {
+                std::rethrow_exception(result.error);
+            } catch (const Error& error) {
+                EXPECT_EQ(error.code(), Errc::device_unavailable) << error.what();
+            } catch (...) {
+                ADD_FAILURE() << "not a vtpage::Error";
+            }
+        }
+    }
+    const PageLoaderStatistics stats = loader.statistics();
+    EXPECT_EQ(stats.failed, 3u);
+    EXPECT_EQ(stats.outstanding, 0u);
+    EXPECT_EQ(stats.buffers_in_use, 0u);
 }
 
 }  // namespace
