@@ -299,6 +299,8 @@ struct PageLoader::State {
             report(result);
         }
         if (context) {
+            // Their pages stay pinned until on_released.
+            release_copies(*context, copies, true);
             try {
                 context->synchronize();
             } catch (const std::exception& error) {

@@ -18,7 +18,7 @@
 // Destruction cancels reads not yet issued, waits for the issued ones (a read that outlasts
 // reads.shutdown_timeout keeps its buffer until it ends), lets each decode thread finish its page
 // (its callbacks run), drops what still waits (no callback: the caller counts those as
-// outstanding), and waits for the copies without calling on_released.
+// outstanding), and waits for the copies, calling on_released for each.
 #pragma once
 
 #include <cstddef>
