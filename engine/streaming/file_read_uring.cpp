@@ -101,11 +101,9 @@ private:
             if (free_.size() == slots_.size() && scheduler_->stopping()) return;
             if (broken_ == 0) reap();
         }
-        // The ring is not touched again: what its completions would say is lost.
-        while (std::optional<IssuedRead> read = scheduler_->next(true)) {
-            slots_[free_.back()].read = std::move(*read);
-            finish_failed(free_.back(), broken_);
-        }
+        // The ring is not touched again: what its completions would say is lost. The slots keep
+        // their reads (and what those keep alive): the kernel may still write into them.
+        while (std::optional<IssuedRead> read = scheduler_->next(true)) fail(*read, broken_);
     }
 
     void fill() {
@@ -174,6 +172,7 @@ private:
             return start_attempt(data);
         }
         scheduler_->finish(std::move(slot.read));
+        slot.read = {};  // the kernel is done with it: what it kept alive may go
         free_.push_back(data);
     }
 
@@ -190,14 +189,17 @@ private:
     }
 
     void finish_failed(std::size_t index, int error) {
-        IssuedRead& read = slots_[index].read;
+        fail(slots_[index].read, error);
+        if (std::find(free_.begin(), free_.end(), index) == free_.end()) free_.push_back(index);
+    }
+
+    void fail(IssuedRead& read, int error) {
         read.status = ReadStatus::failed;
         read.error = error;
         read.message = detail::concat(
             "read of fd ", read.request.fd, " at offset ", read.request.offset,
             ": io_uring_enter failed: ", errno_name(error), " (", std::strerror(error), ")");
         scheduler_->finish(std::move(read));
-        if (std::find(free_.begin(), free_.end(), index) == free_.end()) free_.push_back(index);
     }
 
     std::shared_ptr<ReadScheduler> scheduler_;

@@ -7,6 +7,7 @@
 #include <cstring>
 #include <deque>
 #include <mutex>
+#include <string>
 #include <thread>
 #include <unordered_map>
 
@@ -26,12 +27,13 @@ constexpr std::size_t read_buffer_bytes = page_bytes + (64u << 10);
 struct FreeDeleter {
     void operator()(std::byte* memory) const noexcept { std::free(memory); }
 };
-using ReadBuffer = std::unique_ptr<std::byte, FreeDeleter>;
+// Shared with the reads into it: a read that outlives the queue's shutdown keeps its buffer.
+using ReadBuffer = std::shared_ptr<std::byte>;
 
 ReadBuffer make_read_buffer() {
     void* memory = std::aligned_alloc(file_read_direct_alignment, read_buffer_bytes);
     if (!memory) throw Error(Errc::out_of_memory, "PageLoader", "no memory for a read buffer");
-    return ReadBuffer(static_cast<std::byte*>(memory));
+    return ReadBuffer(static_cast<std::byte*>(memory), FreeDeleter{});  // frees it if it throws
 }
 
 // A page whose read was submitted, or completed and waiting for a decode thread.
@@ -63,9 +65,11 @@ struct PageLoader::State {
     std::unordered_map<std::uint64_t, Reading> submitted;  // by read tag
     std::deque<Reading> decodable;
     std::uint64_t next_read_tag = 1;
+    std::size_t decoders_without_stream = 0;
     bool stopping = false;
     PageLoaderStatistics stats;
-    // After the buffers: destroyed first, it waits for the reads that write into them.
+    // Destroyed first: it waits for the reads in flight, up to its shutdown_timeout. A read
+    // that outlasts it holds its buffer (keep_alive) until it ends.
     FileReadQueue reads;
 
     std::thread reaper;
@@ -103,7 +107,8 @@ struct PageLoader::State {
         reads.submit({.fd = stored->fd,
                       .offset = stored->offset,
                       .destination = std::span(buffers[buffer].get(), stored->bytes),
-                      .tag = tag});
+                      .tag = tag,
+                      .keep_alive = buffers[buffer]});
         free_buffers.pop_back();
         submitted.emplace(tag, Reading{std::move(load), *stored, buffer, {}});
         stats.buffers_peak = std::max(stats.buffers_peak, buffers.size() - free_buffers.size());
@@ -245,15 +250,23 @@ struct PageLoader::State {
         return reading;
     }
 
+    // Whether every decode thread failed to make its stream, counting the caller's failure.
+    bool last_without_stream() {
+        std::lock_guard lock(mutex);
+        return ++decoders_without_stream == settings.decode_threads;
+    }
+
     void decoder_main() {
         std::unique_ptr<DeviceFillContext> context;
         std::deque<PendingCopy> copies;
+        std::string no_stream;  // why no decode thread has a stream: this one fails the pages
         if (settings.device) {
             try {
                 context = std::make_unique<DeviceFillContext>(*settings.device);
             } catch (const std::exception& error) {
                 settings.log.error("page loader: a decode thread has no stream: ", error.what());
-                return;  // the others decode
+                if (!last_without_stream()) return;  // another has one and decodes
+                no_stream = error.what();
             }
         }
         while (true) {
@@ -267,6 +280,12 @@ struct PageLoader::State {
             const auto start = Clock::now();
             PageLoadResult result{.tag = reading->load.tag};
             try {
+                if (!no_stream.empty()) {
+                    throw Error(Errc::device_unavailable, "PageLoader",
+                                "no decode thread could make its CUDA stream: " + no_stream,
+                                detail::concat("source=", reading->load.source->name(),
+                                               ", page=", reading->load.layout_page));
+                }
                 decode(*reading, context.get(), copies, result);
                 result.ok = true;
             } catch (...) {
@@ -280,6 +299,8 @@ struct PageLoader::State {
             report(result);
         }
         if (context) {
+            // Their pages stay pinned until on_released.
+            release_copies(*context, copies, true);
             try {
                 context->synchronize();
             } catch (const std::exception& error) {

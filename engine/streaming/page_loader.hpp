@@ -15,9 +15,10 @@
 //   on_loaded(result)  the page is in place (ok) or failed (error says why). With
 //                      on_copies_enqueued the copy was enqueued before the fence the result
 //                      carries (release_later), and on_released(tag) follows once it finished.
-// Destruction cancels reads not yet issued, waits for the issued ones, lets each decode thread
-// finish its page (its callbacks run), drops what still waits (no callback: the caller counts
-// those as outstanding), and waits for the copies without calling on_released.
+// Destruction cancels reads not yet issued, waits for the issued ones (a read that outlasts
+// reads.shutdown_timeout keeps its buffer until it ends), lets each decode thread finish its page
+// (its callbacks run), drops what still waits (no callback: the caller counts those as
+// outstanding), and waits for the copies, calling on_released for each.
 #pragma once
 
 #include <cstddef>
@@ -81,8 +82,8 @@ struct PageLoaderStatistics {
 
 class PageLoader {
 public:
-    // invalid_argument for zero decode threads or read buffers; FileReadQueue's errors;
-    // device_unavailable when the device's streams cannot be made.
+    // invalid_argument for zero decode threads or read buffers; FileReadQueue's errors. When no
+    // decode thread can make its stream on the device, every page fails with device_unavailable.
     explicit PageLoader(PageLoaderSettings settings);
     ~PageLoader();
     PageLoader(const PageLoader&) = delete;

@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <atomic>
 #include <condition_variable>
 #include <filesystem>
 #include <mutex>
@@ -14,8 +15,13 @@
 #include <unistd.h>
 
 #include "../support/backend_fixture.hpp"
+#include "vtpage/config.hpp"
+#if VTPAGE_HAS_CUDA
+#include "../support/gpu_kernels.hpp"
+#endif
 #include "streaming_test_support.hpp"
 #include "vtpage/streaming/baked_texture.hpp"
+#include "vtpage/streaming/device_fill_context.hpp"
 #include "vtpage/streaming/fault_injecting_file_layer.hpp"
 #include "vtpage/streaming/file_read_queue.hpp"
 #include "vtpage/streaming/streamer.hpp"
@@ -180,6 +186,46 @@ TEST_P(StreamerFileReadsTest, AFileTruncatedWhileOpenFailsThePagesPastTheCut) {
                 << i;
         }
     }
+}
+
+// Pages whose copies still run when the streamer is destroyed (on_fills_enqueued, stored pages
+// of a version-2 file): destruction waits for the copies and unpins the pages, so the page
+// table shuts down with none pinned and nothing is logged as an error.
+TEST_P(StreamerFileReadsTest, CopiesPendingAtDestructionAreUnpinnedBeforeShutdown) {
+#if VTPAGE_HAS_CUDA
+    if (std::get<0>(GetParam()) != "cuda") GTEST_SKIP() << "copies are the CUDA backend's";
+    if (!device_fills_built()) GTEST_SKIP() << "built without CUDA";
+    ASSERT_EQ(source_->version(), 2);
+    std::mutex mutex;
+    std::vector<std::string> errors;
+    StreamerSettings s = settings(4);
+    s.log = Log([&](LogLevel level, std::string_view message) {
+        std::lock_guard lock(mutex);
+        if (level == LogLevel::error) errors.emplace_back(message);
+    });
+    std::atomic<std::uint64_t> fences{0};
+    s.on_fills_enqueued = [&](CudaStream stream) -> std::uint64_t {
+        // The batch's copies finish 300 ms from now: still pending at destruction.
+        EXPECT_EQ(test::gpu_delay_stream(stream, 300), "cudaSuccess");
+        return ++fences;
+    };
+    {
+        Streamer streamer(*backend_, s);
+        const TextureId id = streamer.add_texture(source_);
+        streamer.request(pages_of(streamer, id));
+        bool fenced = false;
+        ASSERT_TRUE(eventually([&] {
+            for (const StreamerEvent& event : streamer.poll_events()) {
+                fenced |= event.kind == StreamerEventKind::ready && event.page.fence != 0;
+            }
+            return fenced;
+        })) << "no page was reported ready with its copy pending";
+    }
+    std::lock_guard lock(mutex);
+    EXPECT_TRUE(errors.empty()) << errors.size() << " errors, the first: " << errors.front();
+#else
+    GTEST_SKIP() << "built without CUDA";
+#endif
 }
 
 // Tests that hold chosen reads in the file layer run on the threads backend only: the io_uring

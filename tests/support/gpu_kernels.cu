@@ -3,6 +3,9 @@
 
 #include <cuda_runtime.h>
 
+#include <chrono>
+#include <thread>
+
 namespace vtpage::test {
 
 namespace {
@@ -130,6 +133,17 @@ std::string gpu_sum_words_on(int device, std::uint64_t address, std::size_t word
 std::string gpu_fill_words_on(int device, std::uint64_t address, std::size_t words,
                               std::uint32_t value) {
     return on_device(device, [&] { return gpu_fill_words(address, words, value); });
+}
+
+std::string gpu_delay_stream(void* stream, unsigned milliseconds) {
+    static_assert(sizeof(void*) == sizeof(std::uintptr_t));
+    const auto sleep = [](void* data) {
+        std::this_thread::sleep_for(
+            std::chrono::milliseconds(reinterpret_cast<std::uintptr_t>(data)));
+    };
+    return cudaGetErrorName(
+        cudaLaunchHostFunc(static_cast<cudaStream_t>(stream), sleep,
+                           reinterpret_cast<void*>(static_cast<std::uintptr_t>(milliseconds))));
 }
 
 }  // namespace vtpage::test

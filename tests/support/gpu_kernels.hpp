@@ -24,4 +24,8 @@ std::string gpu_count_pattern_mismatches(std::uint64_t address, std::size_t word
                                          std::uint64_t first, std::uint32_t seed,
                                          std::uint64_t& mismatches);
 
+// Enqueues on `stream` (a cudaStream_t) a host function that sleeps `milliseconds`: work
+// enqueued after it waits that long. Returns without waiting.
+std::string gpu_delay_stream(void* stream, unsigned milliseconds);
+
 }  // namespace vtpage::test

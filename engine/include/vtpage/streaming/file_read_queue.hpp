@@ -26,10 +26,11 @@
 // address aligned to 4096 bytes; one that is not fails with EINVAL (never issued).
 //
 // The destination memory and the fd stay valid until the request's completion has been taken
-// (or the queue is gone). Destruction cancels what was not issued, waits for the issued reads
-// (shutdown_timeout, then logs and leaves the reads' threads to finish on their own), frees the
-// ring and joins the threads; it never throws. Thread-safe: any thread may submit, cancel and
-// wait.
+// (or the queue is gone). A read still in flight when the queue's shutdown_timeout ends goes on
+// after the queue: a request's keep_alive, held until its read has ended, can own the memory.
+// Destruction cancels what was not issued, waits for the issued reads (shutdown_timeout, then logs
+// and leaves the reads' threads to finish on their own), frees the ring and joins the threads; it
+// never throws. Thread-safe: any thread may submit, cancel and wait.
 #pragma once
 
 #include <chrono>
@@ -63,6 +64,9 @@ struct ReadRequest {
     std::uint64_t offset = 0;
     std::span<std::byte> destination;  // read destination.size() bytes
     std::uint64_t tag = 0;             // the caller's, handed back in the completion
+    // Released once the read has ended (or was cancelled), never before: owns what the read
+    // writes into when that may outlive the queue.
+    std::shared_ptr<const void> keep_alive;
 };
 
 enum class ReadStatus { ok, failed, cancelled };
