@@ -1,0 +1,33 @@
+// SIGINT and SIGTERM for the programs that write files: the partial files registered at the time
+// are removed, "<program>: interrupted by SIGINT (partial output removed)" goes to stderr and the
+// program exits 1 (the work did not finish), so that a stopped run leaves nothing behind.
+//
+// The handler only unlinks and writes (async-signal-safe); the paths are held in a fixed set of
+// slots, so that registering allocates nothing the handler could see half made.
+#pragma once
+
+#include <string>
+
+namespace vtpage::app {
+
+inline constexpr int interrupted_exit_status = 1;
+
+// Installs the handlers for SIGINT and SIGTERM. Call once, before any partial file exists.
+void remove_partial_files_on_interrupt(const char* program);
+
+// Removes `path` if the program is interrupted while this object lives; after finish() (the file
+// was renamed into place, or removed by its writer) it no longer does. At most 16 at once.
+class PartialFileGuard {
+public:
+    explicit PartialFileGuard(std::string path);
+    ~PartialFileGuard();
+    PartialFileGuard(const PartialFileGuard&) = delete;
+    PartialFileGuard& operator=(const PartialFileGuard&) = delete;
+
+    void finish() noexcept;
+
+private:
+    int slot_ = -1;
+};
+
+}  // namespace vtpage::app
