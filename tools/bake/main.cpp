@@ -1,8 +1,11 @@
-// vtpage-bake: turns an image (any format libvips reads: PNG, JPEG, TIFF and BigTIFF, WebP,
-// 16-bit, ...) into a baked virtual texture of version 2 (tiled, mip-mapped, bordered, encoded
-// in a tile format, zstd-compressed, checksummed; see vtpage/streaming/baked_texture_archive.hpp),
-// or checks a baked file of version 1 or 2. The image is read row by row, so memory follows its
-// width and not its height.
+// vtpage-bake: turns an image (JPEG, PNG, WebP, TIFF and BigTIFF, GIF, HEIF, 8 or 16 bits; the
+// other formats libvips reads with --allow-untrusted-loaders) into a baked virtual texture of
+// version 2 (tiled, mip-mapped, bordered, encoded in a tile format, zstd-compressed, checksummed;
+// see vtpage/streaming/baked_texture_archive.hpp), or checks a baked file of version 1 or 2. The
+// image is read row by row, so memory follows its width and not its height, except where its format
+// is decoded whole (a GIF, a progressive JPEG, an interlaced PNG, WebP, HEIF): what that takes is
+// checked from the header against
+// --max-memory-gib, and the process holds itself to that limit (RLIMIT_DATA) besides.
 //
 //   vtpage-bake photo.tif -o photo.vtex      bake (--format auto: bc3 with alpha, bc4 for grey,
 //                                            bc1 otherwise), then PSNR per level and a summary
@@ -10,15 +13,18 @@
 //   vtpage-bake --procedural out.png --size-log2 9 --seed 7
 //                                            write mip 0 of the procedural texture as a PNG
 //
-// Exit status: 0 done, 1 an unexpected failure (or a file that cannot be written), 2 bad flags or
-// bad input (a missing, unreadable, corrupt or oversized image, or not a regular file). The
-// message names the file it is about: the image for an input problem, the output for a write.
-// The image's shape and the most the file could take are checked from the image's header, before
-// anything is decoded (--max-output-gib).
+// Exit status: 0 done, 1 an unexpected failure (or a file that cannot be written, or SIGINT or
+// SIGTERM, after which no partial file is left), 2 bad flags or bad input (a missing,
+// unreadable, corrupt or oversized image, not a regular file, a blocked format; an output that is
+// a folder, a device or the image itself). The message names the file it is about: the image for
+// an input problem, the output for a write. The image's shape, the most the file could take and
+// the memory the bake needs are checked from the image's header, before anything is decoded
+// (--max-output-gib, --max-memory-gib).
 #include <stb_image_write.h>
 #include <CLI/CLI.hpp>
 
 #include <sys/resource.h>
+#include <sys/stat.h>
 
 #include <cmath>
 #include <cstdio>
@@ -30,6 +36,7 @@
 #include "texture_baker.hpp"
 #include "vips_image_reader.hpp"
 #include "vtpage/app/command_line.hpp"
+#include "vtpage/app/interrupt_cleanup.hpp"
 #include "vtpage/app/numeric_options.hpp"
 #include "vtpage/app/progress_bar.hpp"
 #include "vtpage/streaming/baked_texture.hpp"
@@ -64,8 +71,43 @@ struct BakeFlags {
     std::string format = "auto";
     std::string quality = "fast";
     double max_output_gib = 16;
+    double max_memory_gib = 4;
+    std::uint64_t threads = 0;  // 0: one per core
+    std::uint64_t zstd_level = 3;
+    bool allow_untrusted = false;
     bool quiet = false;
 };
+
+constexpr double gib = double(std::uint64_t(1) << 30);
+
+// The output may not be a folder, a device, a FIFO or a socket (the finished file would be
+// renamed over it), nor the image itself: said before any work, as bad flags (exit 2).
+std::optional<std::string> refused_output(const std::string& input, const std::string& output) {
+    struct stat out {};
+    if (::stat(output.c_str(), &out) != 0) return std::nullopt;  // not there: written fresh
+    if (S_ISDIR(out.st_mode)) return "is a folder; give the baked file's name";
+    if (!S_ISREG(out.st_mode)) {
+        return "exists and is not a regular file (a device, FIFO or socket), which the baked "
+               "file would replace";
+    }
+    struct stat in {};
+    if (::stat(input.c_str(), &in) == 0 && in.st_dev == out.st_dev && in.st_ino == out.st_ino) {
+        return "is the image being baked (" + input + ")";
+    }
+    return std::nullopt;
+}
+
+// The memory the process may take, a little above what the header check allows (thread stacks,
+// libraries), so that an image the check misjudges fails its allocation instead of taking the
+// machine.
+void limit_own_memory(double max_memory_gib) {
+    const auto bytes = rlim_t(max_memory_gib * gib) + (rlim_t(1) << 30);
+    rlimit limit{};
+    if (::getrlimit(RLIMIT_DATA, &limit) != 0) return;
+    if (limit.rlim_max != RLIM_INFINITY && limit.rlim_max < bytes) return;  // already lower
+    limit.rlim_cur = bytes;
+    ::setrlimit(RLIMIT_DATA, &limit);
+}
 
 double peak_memory_mib() {
     rusage usage{};
@@ -102,7 +144,10 @@ bake::TextureBakeSettings settings_for(const bake::VipsImageReader& reader,
     settings.format = choice.format;
     settings.quality =
         flags.quality == "fast" ? bake::EncodeQuality::fast : bake::EncodeQuality::good;
-    settings.max_output_bytes = std::uint64_t(flags.max_output_gib * double(1 << 30));
+    settings.max_output_bytes = std::uint64_t(flags.max_output_gib * gib);
+    settings.max_memory_bytes = std::uint64_t(flags.max_memory_gib * gib);
+    settings.threads = unsigned(flags.threads);
+    settings.zstd_level = int(flags.zstd_level);
     bake::check_bake_limits(reader.info(), settings);
     std::printf("format %s (%s), quality %s\n", tile_format_name(choice.format),
                 choice.reason.c_str(), flags.quality.c_str());
@@ -110,9 +155,12 @@ bake::TextureBakeSettings settings_for(const bake::VipsImageReader& reader,
 }
 
 int bake_image(const std::string& input, const std::string& output, const BakeFlags& flags) {
+    if (auto refused = refused_output(input, output)) return fail(output, *refused);
+    limit_own_memory(flags.max_memory_gib);
     std::optional<bake::VipsImageReader> reader;
     bake::TextureBakeSettings settings;
     try {
+        bake::allow_untrusted_loaders(flags.allow_untrusted);
         reader.emplace(input);
         settings = settings_for(*reader, flags);
     } catch (const Error& error) {
@@ -122,6 +170,8 @@ int bake_image(const std::string& input, const std::string& output, const BakeFl
     settings.progress = [&](double fraction, std::string_view stage) {
         bar.update(fraction, stage);
     };
+    std::optional<app::PartialFileGuard> partial;
+    settings.partial_created = [&](const std::string& path) { partial.emplace(path); };
     try {
         const bake::TextureBakeReport report =
             bake::bake_texture_archive(*reader, output, settings);
@@ -233,7 +283,28 @@ int main(int argc, char** argv) {
                    "raw (checked before decoding)")
         ->check(app::number_in(0.001, 1 << 20))
         ->capture_default_str();
+    app.add_option("--max-memory-gib", flags.max_memory_gib,
+                   "Refuse an image whose bake would need more than this many GiB (the loader's "
+                   "whole frame where the format has one, and the bake's rows and pages; checked "
+                   "from the header), and hold the process to about that much")
+        ->check(app::number_in(0.25, 1 << 20))
+        ->capture_default_str();
+    app.add_option("--threads", flags.threads, "Threads encoding tiles (default: one per core)")
+        ->check(app::count_in(1, 1024));
+    app.add_option("--zstd-level", flags.zstd_level,
+                   "zstd level of the pages (1 fastest .. 19 smallest)")
+        ->check(app::count_in(1, 19))
+        ->capture_default_str();
+    app.add_flag("--allow-untrusted-loaders", flags.allow_untrusted,
+                 "Also read the formats libvips marks untrusted (SVG, PDF, EXR, HDR, PPM/PGM, "
+                 "BMP, PSD, FITS, JPEG 2000, JPEG XL, ...): they are neither fuzzed nor bounded "
+                 "in memory; for images you trust");
     app.add_flag("-q,--quiet", flags.quiet, "No progress bar");
+    app.footer(
+        "Exit status: 0 done; 1 a failure of the work (an output that cannot be written), or "
+        "SIGINT/SIGTERM (the partial file is removed); 2 bad flags or bad input (an image that "
+        "is missing, corrupt, of a blocked format or past --max-output-gib or --max-memory-gib; "
+        "an output that is a folder, a device or the image).");
     if (auto status = app::parse_command_line(app, argc, argv, [&] {
             const int modes =
                 int(!input.empty()) + int(!check_path.empty()) + int(!procedural_path.empty());
@@ -247,6 +318,7 @@ int main(int argc, char** argv) {
         })) {
         return *status;
     }
+    app::remove_partial_files_on_interrupt(program);
     try {
         if (!check_path.empty()) return check(check_path, flags.quiet);
         if (!procedural_path.empty())

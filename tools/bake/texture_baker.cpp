@@ -74,6 +74,16 @@ std::uint64_t baked_archive_bytes_bound(vt::TextureShape shape) {
     return align_up(head, vt::page_archive_alignment) + n * vt::format_page_bytes;
 }
 
+std::uint64_t bake_memory_bytes(std::uint32_t width, vt::TileFormat format) {
+    const vt::TileFormatInfo info = vt::tile_format_info(format);
+    const std::uint64_t rings = std::uint64_t(info.tile_size) * 4 * 2;  // every level: twice 0's
+    const std::uint64_t reads = std::uint64_t(rows_a_read) * 4;
+    const std::uint64_t pages = 4 * std::uint64_t(info.tile_bytes()) * info.tiles_per_page() /
+                                (std::uint64_t(info.page_tiles_x) * info.tile_payload());
+    const std::uint64_t loader = 2048;  // a few of libvips' tiles of up to 8 bytes a sample
+    return (std::uint64_t(256) << 20) + std::uint64_t(width) * (rings + reads + pages + loader);
+}
+
 void check_bake_limits(const VipsImageInfo& image, const TextureBakeSettings& settings) {
     const vt::TextureShape shape{image.width, image.height, settings.format};
     if (!shape.valid()) {
@@ -83,11 +93,21 @@ void check_bake_limits(const VipsImageInfo& image, const TextureBakeSettings& se
     }
     const std::uint64_t bound = baked_archive_bytes_bound(shape);
     if (bound > settings.max_output_bytes) {
-        throw Error(
-            Errc::invalid_argument, "bake_texture_archive",
-            detail::concat("the baked file of a ", image.width, " x ", image.height, " image in ",
-                           vt::tile_format_name(settings.format), " could take up to ", bound,
-                           " bytes, more than the limit of ", settings.max_output_bytes));
+        throw Error(Errc::invalid_argument, "bake_texture_archive",
+                    detail::concat("the baked file of a ", image.width, " x ", image.height,
+                                   " image in ", vt::tile_format_name(settings.format),
+                                   " could take up to ", bound, " bytes, more than the limit of ",
+                                   settings.max_output_bytes, " (--max-output-gib)"));
+    }
+    const std::uint64_t bake = bake_memory_bytes(image.width, settings.format);
+    const std::uint64_t memory = bake + image.decode_bytes;
+    if (memory > settings.max_memory_bytes) {
+        throw Error(Errc::invalid_argument, "bake_texture_archive",
+                    detail::concat("a ", image.width, " x ", image.height, " image (", image.loader,
+                                   ") needs about ", memory >> 20, " MiB to bake (",
+                                   image.decode_bytes >> 20, " MiB for the loader's whole frame, ",
+                                   bake >> 20, " MiB for the bake), more than the limit of ",
+                                   settings.max_memory_bytes >> 20, " MiB (--max-memory-gib)"));
     }
 }
 
@@ -142,6 +162,7 @@ TextureBakeReport bake_texture_archive(VipsImageReader& reader, const std::strin
     vt::PageArchiveWriter writer(path, vt::baked_archive_shape(shape),
                                  std::as_bytes(std::span(&descriptor, 1)),
                                  {.zstd_level = settings.zstd_level});
+    if (settings.partial_created) settings.partial_created(path + ".partial");
     PageAssembler pages(layout, writer);
     TileQuality quality(layout);
     const Bake bake{layout, settings, pages, quality};

@@ -4,9 +4,10 @@
 // version 2 (baked_texture_archive.hpp) as they complete. Memory follows the image's width, not
 // its height: the pyramid's row rings, a page row per level and a bounded queue of tiles.
 //
-// Errors (vtpage::Error): invalid_argument for a shape past the limits (checked from the header,
-// before any row is decoded); corrupt_data from the reader for bytes libvips cannot decode;
-// io_error when the output cannot be written (nothing is left at the path or beside it).
+// Errors (vtpage::Error): invalid_argument for a shape past the limits or a bake that would need
+// more memory than allowed (both checked from the header, before any row is decoded); corrupt_data
+// from the reader for bytes libvips cannot decode; io_error when the output cannot be written
+// (nothing is left at the path or beside it).
 #pragma once
 
 #include <cstdint>
@@ -28,10 +29,15 @@ struct TextureBakeSettings {
     EncodeQuality quality = EncodeQuality::good;
     // The largest file the bake may write, counted as if no page compressed.
     std::uint64_t max_output_bytes = std::uint64_t(16) << 30;
+    // The most memory the bake may need: the loader's whole frame where it decodes one
+    // (VipsImageInfo::decode_bytes) and the bake's own (bake_memory_bytes).
+    std::uint64_t max_memory_bytes = std::uint64_t(4) << 30;
     unsigned threads = 0;  // 0: one per core
     int zstd_level = 3;
     // Called now and then with the fraction done (0 .. 1) and what is being done.
     std::function<void(double fraction, std::string_view stage)> progress;
+    // Called with the partial file's path once it is created (a program removes it on SIGINT).
+    std::function<void(const std::string& partial_path)> partial_created;
 };
 
 struct TextureBakeReport {
@@ -46,7 +52,13 @@ struct TextureBakeReport {
 // The most bytes the file of a texture of this shape can take (every page stored raw).
 std::uint64_t baked_archive_bytes_bound(vt::TextureShape shape);
 
-// invalid_argument naming the numbers when the image's texture would pass the settings' limit.
+// The memory the bake itself takes for an image this wide, at most (a bound measured on bakes of
+// every format): the pyramid's row rings, the rows read, a page row per level in flight, the
+// loader's row buffers, and a fixed part (threads, libraries, the queue of tiles).
+std::uint64_t bake_memory_bytes(std::uint32_t width, vt::TileFormat format);
+
+// invalid_argument naming the numbers and the limit when the image's texture would pass the
+// settings' output limit or the bake would need more than their memory limit.
 void check_bake_limits(const VipsImageInfo& image, const TextureBakeSettings& settings);
 
 // Bakes the reader's remaining rows (all of them: none may have been read) to path.

@@ -2,11 +2,14 @@
 
 #include <fcntl.h>
 #include <sys/stat.h>
+#include <unistd.h>
 #include <vips/vips.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstring>
 #include <mutex>
+#include <vector>
 
 #include "vtpage/base/error.hpp"
 #include "vtpage/base/system_error.hpp"
@@ -45,7 +48,13 @@ void initialise_vips() {
                         detail::concat("libvips failed to start: ", take_vips_error()));
         }
         vips_cache_set_max(0);
+        vips_block_untrusted_set(TRUE);
     });
+}
+
+void allow_untrusted_loaders(bool allow) {
+    initialise_vips();
+    vips_block_untrusted_set(allow ? FALSE : TRUE);
 }
 
 namespace {
@@ -157,12 +166,15 @@ void row_to_rgba(int bands, const void* row, std::uint32_t width, std::uint8_t* 
 }  // namespace
 
 struct VipsImageReader::Pipeline {
-    UniqueFd file;   // open while libvips may read it again by name (loads are lazy)
+    UniqueFd file;  // the image, read by libvips through this descriptor only
+    VipsSource* source = nullptr;
     ImagePtr image;  // 1 to 4 bands of uchar or ushort
     VipsRegion* region = nullptr;
 
     ~Pipeline() {
         if (region) g_object_unref(region);
+        image.reset();
+        if (source) g_object_unref(source);
     }
 };
 
@@ -170,14 +182,67 @@ namespace {
 
 // Sequential access: the loader decodes rows as they are asked for and keeps only a few.
 // fail_on error: a truncated or damaged file is an error, not rows of grey.
-ImagePtr open_image(const std::string& path, const UniqueFd& fd) {
-    // libvips reads "name[options]": a name that ends in brackets is given as the open file.
-    const std::string name =
-        path.ends_with(']') ? detail::concat("/proc/self/fd/", fd.get()) : path;
-    VipsImage* image = vips_image_new_from_file(name.c_str(), "access", VIPS_ACCESS_SEQUENTIAL,
-                                                "fail_on", VIPS_FAIL_ON_ERROR, nullptr);
-    if (!image) vips_failure(Errc::corrupt_data, "VipsImageReader", "cannot load the image", path);
+ImagePtr open_image(VipsSource* source, const std::string& path) {
+    VipsImage* image = vips_image_new_from_source(source, "", "access", VIPS_ACCESS_SEQUENTIAL,
+                                                  "fail_on", VIPS_FAIL_ON_ERROR, nullptr);
+    if (!image) {
+        vips_failure(Errc::corrupt_data, "VipsImageReader",
+                     "cannot load the image (vtpage-bake reads JPEG, PNG, WebP, TIFF, GIF and "
+                     "HEIF; other formats need --allow-untrusted-loaders)",
+                     path);
+    }
     return ImagePtr(image);
+}
+
+// The first bytes of the image, where the headers below are found.
+std::vector<std::uint8_t> read_prefix(int fd) {
+    std::vector<std::uint8_t> bytes(std::size_t(1) << 16);
+    const ssize_t got = ::pread(fd, bytes.data(), bytes.size(), 0);
+    bytes.resize(got > 0 ? std::size_t(got) : 0);
+    return bytes;
+}
+
+// Whether a JPEG's frame is progressive (SOF2, 6, 10 or 14 before the first scan): libjpeg then
+// keeps every coefficient of the image until the last scan.
+bool progressive_jpeg(std::span<const std::uint8_t> bytes) {
+    if (bytes.size() < 4 || bytes[0] != 0xFF || bytes[1] != 0xD8) return false;
+    std::size_t at = 2;
+    while (at + 4 <= bytes.size()) {
+        if (bytes[at] != 0xFF) return false;
+        const std::uint8_t marker = bytes[at + 1];
+        if (marker == 0xFF) {  // fill byte
+            ++at;
+            continue;
+        }
+        if (marker == 0xC2 || marker == 0xC6 || marker == 0xCA || marker == 0xCE) return true;
+        if ((marker >= 0xC0 && marker <= 0xCF && marker != 0xC4 && marker != 0xC8 &&
+             marker != 0xCC) ||
+            marker == 0xDA) {
+            return false;  // another frame type, or the first scan
+        }
+        at += 2 + ((std::size_t(bytes[at + 2]) << 8) | bytes[at + 3]);
+    }
+    return false;
+}
+
+// Whether a PNG is interlaced (IHDR's interlace method): libspng then decodes it whole.
+bool interlaced_png(std::span<const std::uint8_t> bytes) {
+    static constexpr std::uint8_t signature[] = {0x89, 'P', 'N', 'G', '\r', '\n', 0x1A, '\n'};
+    return bytes.size() > 28 &&
+           std::equal(std::begin(signature), std::end(signature), bytes.begin()) && bytes[28] != 0;
+}
+
+// The memory a loader takes at once beyond the rows asked for (VipsImageInfo::decode_bytes).
+std::uint64_t decode_bytes(const VipsImageInfo& info, std::span<const std::uint8_t> prefix) {
+    const std::uint64_t texels = std::uint64_t(info.width) * info.height;
+    const std::uint64_t frame = texels * info.bands * (info.bits_per_sample / 8);
+    const std::string& loader = info.loader;
+    auto is = [&](const char* name) { return loader.starts_with(name); };
+    if (is("jpegload")) return progressive_jpeg(prefix) ? texels * info.bands * 2 : 0;
+    if (is("pngload")) return interlaced_png(prefix) ? frame : 0;
+    if (is("tiffload")) return 0;              // strips and tiles, one at a time
+    if (is("gifload")) return texels * 4 * 2;  // the frame and the one before it, RGBA
+    return std::max(frame, texels * 4);        // WebP, HEIF and untrusted loaders: whole frames
 }
 
 VipsImageInfo describe(VipsImage* image) {
@@ -201,8 +266,30 @@ VipsImageReader::VipsImageReader(const std::string& path) : path_(path) {
     initialise_vips();
     auto pipeline = std::make_unique<Pipeline>();
     pipeline->file = open_regular_file(path);
-    ImagePtr image = open_image(path, pipeline->file);
+    pipeline->source = vips_source_new_from_descriptor(pipeline->file.get());
+    if (!pipeline->source) {
+        vips_failure(Errc::io_error, "VipsImageReader", "cannot read the file", path);
+    }
+    const std::vector<std::uint8_t> prefix = read_prefix(pipeline->file.get());
+    open(std::move(pipeline), prefix);
+}
+
+VipsImageReader::VipsImageReader(std::span<const std::uint8_t> bytes) : path_("<memory>") {
+    initialise_vips();
+    auto pipeline = std::make_unique<Pipeline>();
+    pipeline->source = vips_source_new_from_memory(bytes.data(), bytes.size());
+    if (!pipeline->source) {
+        vips_failure(Errc::corrupt_data, "VipsImageReader", "cannot read the image", path_);
+    }
+    open(std::move(pipeline), bytes.first(std::min(bytes.size(), std::size_t(1) << 16)));
+}
+
+void VipsImageReader::open(std::unique_ptr<Pipeline> pipeline,
+                           std::span<const std::uint8_t> prefix) {
+    const std::string& path = path_;
+    ImagePtr image = open_image(pipeline->source, path);
     info_ = describe(image.get());
+    info_.decode_bytes = decode_bytes(info_, prefix);
     if (info_.width == 0 || info_.height == 0 || info_.width > max_side ||
         info_.height > max_side) {
         throw Error(Errc::invalid_argument, "VipsImageReader",

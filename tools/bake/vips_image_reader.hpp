@@ -1,6 +1,13 @@
-// Any image libvips can load (PNG, JPEG, TIFF and BigTIFF, WebP, ...), read top to bottom as
-// RGBA8 rows without decoding it whole: libvips opens it for sequential access, so memory grows
-// with the width of the rows asked for, not with the image's height.
+// Any image libvips can load (PNG, JPEG, TIFF and BigTIFF, WebP, GIF, HEIF), read top to bottom
+// as RGBA8 rows without decoding it whole where the format allows: libvips opens it for
+// sequential access, so memory grows with the width of the rows asked for, not with the image's
+// height. Some images are decoded whole all the same (a GIF, a progressive JPEG, an interlaced
+// PNG, WebP, HEIF): info().decode_bytes says how much memory that takes, from the header alone.
+//
+// The loaders libvips marks untrusted (SVG, PDF, EXR, HDR, PPM/PGM, BMP and PSD through
+// ImageMagick, FITS, MAT, JPEG 2000, JPEG XL, OpenSlide, raw, csv, vips ...) are blocked unless
+// allow_untrusted_loaders(true) is called: they are neither fuzzed nor bounded in memory. The
+// file is opened once and libvips reads that descriptor, never the name again.
 //
 // Rows come as RGBA8 whatever the file holds: grey is replicated to R, G and B, alpha is 255
 // where the image has none, 16-bit samples are scaled to 8 bits (round(v * 255 / 65535)), and
@@ -27,18 +34,27 @@ struct VipsImageInfo {
     std::uint32_t bands = 0;            // in the file: 1 grey, 3 RGB, 4 RGBA or CMYK, ...
     std::uint32_t bits_per_sample = 0;  // in the file: 8, 16, 32 ...
     bool has_alpha = false;
-    std::string loader;  // libvips' loader, for example "pngload" or "tiffload"
+    std::string loader;  // libvips' loader, for example "pngload_source" or "tiffload_source"
+    // The memory the loader takes at once beyond the rows asked for: the whole frame (or its
+    // coefficients) for the formats that cannot be decoded row by row; 0 for those that can.
+    std::uint64_t decode_bytes = 0;
 };
 
 // Starts libvips once per process (any thread; later calls return at once), with its operation
 // cache off. The reader calls it; code that uses libvips beside the reader calls it first.
 void initialise_vips();
 
+// Lets the readers made from now on use the loaders libvips marks untrusted (blocked by default).
+void allow_untrusted_loaders(bool allow);
+
 class VipsImageReader {
 public:
     static constexpr std::uint32_t max_side = 1u << 20;
 
     explicit VipsImageReader(const std::string& path);
+    // An image held in memory (for the fuzz target): `bytes` must outlive the reader; errors
+    // name the image "<memory>".
+    explicit VipsImageReader(std::span<const std::uint8_t> bytes);
     ~VipsImageReader();
     VipsImageReader(VipsImageReader&&) noexcept;
     VipsImageReader& operator=(VipsImageReader&&) noexcept;
@@ -51,6 +67,9 @@ public:
 
 private:
     struct Pipeline;
+
+    // The image from its source: its header described and checked, its pipeline built.
+    void open(std::unique_ptr<Pipeline> pipeline, std::span<const std::uint8_t> prefix);
 
     std::string path_;
     VipsImageInfo info_;
