@@ -12,18 +12,23 @@
 //
 // Before each texture the free space is checked: the texture's pages uncompressed (what it can
 // take at most) must leave --keep-free-gib free, or nothing more is written.
-// Exit status: 0 done, 1 an I/O error, 2 bad flags or a refused --dir.
+// Every file (textures and manifests) is written as <name>.partial, created exclusively and never
+// through a symbolic link, and renamed into place when complete; SIGINT and SIGTERM remove the
+// partial files being written.
+// Exit status: 0 done, 1 an I/O error or SIGINT/SIGTERM, 2 bad flags or a refused --dir.
 #include <fcntl.h>
+#include <sys/stat.h>
 #include <sys/statvfs.h>
 #include <unistd.h>
 #include <CLI/CLI.hpp>
 
 #include <algorithm>
 #include <atomic>
+#include <cerrno>
 #include <chrono>
 #include <cstdio>
+#include <cstring>
 #include <filesystem>
-#include <fstream>
 #include <map>
 #include <mutex>
 #include <nlohmann/json.hpp>
@@ -32,9 +37,11 @@
 #include <vector>
 
 #include "vtpage/app/command_line.hpp"
+#include "vtpage/app/interrupt_cleanup.hpp"
 #include "vtpage/app/numeric_options.hpp"
 #include "vtpage/app/progress_bar.hpp"
 #include "vtpage/base/error.hpp"
+#include "vtpage/base/unique_fd.hpp"
 #include "vtpage/streaming/baked_texture_descriptor.hpp"
 #include "vtpage/streaming/page_archive.hpp"
 #include "vtpage/streaming/procedural_source.hpp"
@@ -90,6 +97,7 @@ void write_texture(const Options& options, const std::string& path, std::uint32_
     vt::PageArchiveWriter writer(path, vt::baked_archive_shape(shape),
                                  std::as_bytes(std::span(&descriptor, 1)),
                                  {.zstd_level = int(options.zstd_level)});
+    app::PartialFileGuard partial(path + ".partial");
     const std::uint64_t pages = source.layout().page_count;
     std::atomic<std::uint64_t> next{0}, written{0};
     std::atomic<bool> failed{false};
@@ -121,6 +129,25 @@ void write_texture(const Options& options, const std::string& path, std::uint32_
     writer.finish();
 }
 
+[[noreturn]] void write_failed(const std::string& path, const char* what) {
+    const int error = errno;
+    throw Error(Errc::io_error, program,
+                detail::concat("cannot ", what, " ", path, ": ", std::strerror(error)));
+}
+
+// Creates path exclusively and never through a link (a stale one of an earlier run, a file or a
+// link, is removed first: unlink removes a link, not what it names).
+UniqueFd create_partial(const std::string& path) {
+    constexpr int flags = O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC;
+    UniqueFd fd(::open(path.c_str(), flags, 0644));
+    if (!fd && errno == EEXIST && ::unlink(path.c_str()) == 0) {
+        fd = UniqueFd(::open(path.c_str(), flags, 0644));
+    }
+    if (!fd) write_failed(path, "create");
+    return fd;
+}
+
+// A manifest, written as <path>.partial and renamed over path when complete.
 void write_manifest(const std::string& path, const std::vector<std::string>& names,
                     std::uint64_t copies) {
     nlohmann::json manifest;
@@ -128,9 +155,27 @@ void write_manifest(const std::string& path, const std::vector<std::string>& nam
     for (std::uint64_t copy = 0; copy < copies; ++copy) {
         for (const std::string& name : names) manifest["textures"].push_back(name);
     }
-    std::ofstream file(path);
-    file << manifest.dump(1) << "\n";
-    if (!file.flush()) throw Error(Errc::io_error, program, "cannot write " + path);
+    const std::string text = manifest.dump(1) + "\n";
+    const std::string partial_path = path + ".partial";
+    UniqueFd fd = create_partial(partial_path);
+    app::PartialFileGuard partial(partial_path);
+    std::size_t done = 0;
+    while (done < text.size()) {
+        const ssize_t wrote = ::write(fd.get(), text.data() + done, text.size() - done);
+        if (wrote < 0 && errno == EINTR) continue;
+        if (wrote <= 0) {
+            ::unlink(partial_path.c_str());
+            write_failed(partial_path, "write");
+        }
+        done += std::size_t(wrote);
+    }
+    if (::fsync(fd.get()) != 0 || ::rename(partial_path.c_str(), path.c_str()) != 0) {
+        const int error = errno;
+        ::unlink(partial_path.c_str());
+        errno = error;
+        write_failed(path, "write");
+    }
+    partial.finish();
 }
 
 int generate(const Options& options) {
@@ -184,7 +229,8 @@ int generate(const Options& options) {
 int drop_cache(const Options& options) {
     std::uint64_t files = 0;
     for (const auto& entry : fs::directory_iterator(options.dir)) {
-        if (!entry.is_regular_file()) continue;
+        std::error_code not_a_file;  // a loop of links is skipped, not thrown
+        if (!entry.is_regular_file(not_a_file)) continue;
         const int fd = ::open(entry.path().c_str(), O_RDONLY | O_CLOEXEC);
         if (fd < 0) continue;
         ::fdatasync(fd);
@@ -226,21 +272,32 @@ int main(int argc, char** argv) {
     app.add_flag("--drop-cache", options.drop_cache,
                  "Only drop the folder's files from the page cache");
     app.add_flag("--quiet", options.quiet, "No progress bar");
+    app.footer(
+        "Exit status: 0 done; 1 an I/O error, or SIGINT/SIGTERM (the partial files are "
+        "removed); 2 bad flags or a refused --dir (not a folder, a loop of links, too little "
+        "free space).");
     // --dir is checked here, after the flags: an unknown flag is named before a missing one.
     if (auto status = app::parse_command_line(app, argc, argv, [&] {
             if (options.dir.empty()) throw CLI::RequiredError("--dir");
             if (!options.drop_cache && options.textures == 0) {
                 throw CLI::RequiredError("--textures (or --drop-cache)");
             }
-            if (fs::exists(options.dir) && !fs::is_directory(options.dir)) {
+            // stat() rather than std::filesystem: a loop of links is said, not thrown.
+            struct stat status {};
+            const bool found = ::stat(options.dir.c_str(), &status) == 0;
+            if (!found && errno == ELOOP) {
+                throw CLI::ValidationError("--dir", options.dir + " is a loop of symbolic links");
+            }
+            if (found && !S_ISDIR(status.st_mode)) {
                 throw CLI::ValidationError("--dir", options.dir + " is not a folder");
             }
-            if (options.drop_cache && !fs::is_directory(options.dir)) {
+            if (options.drop_cache && !found) {
                 throw CLI::ValidationError("--dir", options.dir + " does not exist");
             }
         })) {
         return *status;
     }
+    app::remove_partial_files_on_interrupt(program);
     try {
         return options.drop_cache ? drop_cache(options) : generate(options);
     } catch (const std::exception& error) {
