@@ -108,7 +108,10 @@ double fly_path(StreamingSession& session, const CameraPath& path, std::uint64_t
     SessionFrame frame;
     stats.set_budget_pages(session.budget_pages());
     PressureSchedule pressure(options, session);
+    finish_early_on_interrupt();
     for (std::uint64_t i = 0; i < frames; ++i) {
+        // SIGINT: this frame is the last one (captured for the screenshot).
+        const bool last = i + 1 == frames || interrupt_requested();
         pressure.at(seconds_between(start, Clock::now()));
         const double t = double(i) * step;
         camera.pose = path.at(t, session.plane_extent(), aspect);
@@ -116,7 +119,8 @@ double fly_path(StreamingSession& session, const CameraPath& path, std::uint64_t
         const bool after_cut = i > 0 && path.cut_between(double(i - 1) * step, t);
         frame.view_projection = camera.view_projection(aspect);
         frame.mode = options.mode;
-        frame.capture = !options.screenshot.empty() && !options.settle && i + 1 == frames;
+        frame.capture =
+            !options.screenshot.empty() && last && (!options.settle || interrupt_requested());
         if (hud) {
             HudData data;
             data.backend = session.backend_name();
@@ -153,6 +157,7 @@ double fly_path(StreamingSession& session, const CameraPath& path, std::uint64_t
             print_progress(i + 1, frames, stats, session.counters(), session.budget_pages());
             last_progress = now;
         }
+        if (last) break;
     }
     return seconds_between(start, Clock::now());
 }
@@ -175,7 +180,7 @@ int run_headless(const ViewerOptions& options, const Log& log) {
     const double seconds = fly_path(session, path, frames, options, stats, hud.get());
     for (const CompletedSummary& done : session.finish()) stats.record_completed(done);
     bool settled = false;
-    if (options.settle) {
+    if (options.settle && !interrupt_requested()) {
         // The last pose again until every page it needs is resident (a HUD shows its last
         // state).
         SessionFrame frame;

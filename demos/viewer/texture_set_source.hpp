@@ -7,7 +7,11 @@
 //   {"textures": ["a.vtex", "maps/b.vtex", {"procedural": {"size_log2": 12, "seed": 3}}]}
 // with paths relative to the manifest's folder; a procedural entry takes size_log2 (8..20), and
 // optionally seed (default 3) and format ("rgba8", "bc1", "bc3"). Nothing else is accepted:
-// unknown keys, other types, fractions, numbers out of range, an empty list.
+// unknown keys, other types, fractions, numbers out of range, an empty list, a manifest larger
+// than max_manifest_bytes or nested deeper than max_manifest_depth (both checked before parsing),
+// a path holding a NUL byte or longer than max_manifest_path_bytes, a path that is not a regular
+// file (a folder, FIFO, device, socket, a loop of links). Entries naming the same file share one
+// open file and one source. Messages quote at most 80 characters of an offending value.
 #pragma once
 
 #include <cstdint>
@@ -25,6 +29,12 @@ namespace vtpage::viewer {
 inline constexpr std::size_t max_set_textures = 4096;
 // The pages of a whole set: 64 TiB of address space, what one page table region spans.
 inline constexpr std::uint64_t max_set_pages = std::uint64_t(1) << 25;
+
+// The largest manifest read (4096 entries of paths of up to 1 KiB), its deepest nesting of lists
+// and objects (a valid manifest nests 3 deep), and the longest path of an entry (PATH_MAX).
+inline constexpr std::uint64_t max_manifest_bytes = std::uint64_t(4) << 20;
+inline constexpr std::size_t max_manifest_depth = 8;
+inline constexpr std::size_t max_manifest_path_bytes = 4096;
 
 // Whether a --texture value names a set: a folder, or a file named *.json.
 bool is_texture_set(const std::string& texture);

@@ -1,7 +1,10 @@
 #include "viewer_options.hpp"
 
+#include <sys/stat.h>
 #include <CLI/CLI.hpp>
 
+#include <cerrno>
+#include <cstring>
 #include <filesystem>
 #include <map>
 
@@ -29,6 +32,22 @@ const std::map<std::string, vt::TileFormat> texture_formats = {
     {"bc1", vt::TileFormat::bc1},
     {"bc3", vt::TileFormat::bc3},
 };
+
+// What is wrong with a --texture path, in words; empty for a regular file or a folder.
+std::string texture_path_problem(const std::string& value) {
+    const std::string hint =
+        " (give 'procedural', 'identity', a baked texture, a folder of them or a texture set "
+        "manifest)";
+    struct stat status {};
+    if (::stat(value.c_str(), &status) != 0) {
+        const int error = errno;
+        if (error == ENOENT) return "no such file or folder: " + value + hint;
+        if (error == ELOOP) return value + " is a loop of symbolic links" + hint;
+        return "cannot use " + value + ": " + std::strerror(error) + hint;
+    }
+    if (S_ISREG(status.st_mode) || S_ISDIR(status.st_mode)) return {};
+    return value + " is not a regular file or folder (a FIFO, device or socket)" + hint;
+}
 
 std::string path_names(View view) {
     std::string names;
@@ -107,13 +126,7 @@ ParsedOptions parse_viewer_options(int argc, const char* const* argv) {
                        "a folder of baked files or a manifest (*.json, docs/viewer.md)")
             ->check([](const std::string& value) -> std::string {
                 if (value == "procedural" || value == "identity") return {};
-                if (!std::filesystem::is_regular_file(value) &&
-                    !std::filesystem::is_directory(value)) {
-                    return "no such file or folder: " + value +
-                           " (give 'procedural', 'identity', a baked texture, a folder of them "
-                           "or a texture set manifest)";
-                }
-                return {};
+                return texture_path_problem(value);
             })
             ->capture_default_str();
     app.add_option("--texture-size-log2", o.texture_size_log2,

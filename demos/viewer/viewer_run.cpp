@@ -1,5 +1,8 @@
 #include "viewer_run.hpp"
 
+#include <signal.h>
+
+#include <atomic>
 #include <fstream>
 
 #include "renderer/vulkan_screenshot.hpp"
@@ -39,6 +42,23 @@ SessionSettings session_settings(const ViewerOptions& o, const Log& log) {
     s.log = log;
     return s;
 }
+
+namespace {
+
+std::atomic<bool> interrupted{false};
+
+void on_interrupt(int) { interrupted = true; }
+
+}  // namespace
+
+void finish_early_on_interrupt() {
+    struct sigaction action {};
+    action.sa_handler = on_interrupt;
+    sigemptyset(&action.sa_mask);
+    ::sigaction(SIGINT, &action, nullptr);
+}
+
+bool interrupt_requested() noexcept { return interrupted.load(); }
 
 int finish_run(const ViewerOptions& options, const StreamingSession& session,
                const FrameStats& stats, double seconds, bool settled, std::FILE* out) {
@@ -84,7 +104,12 @@ int finish_run(const ViewerOptions& options, const StreamingSession& session,
                      static_cast<unsigned long long>(report.identity.first_violating_frame));
         status = 1;
     }
-    if (options.settle && !settled) {
+    if (interrupt_requested()) {
+        std::fprintf(stderr,
+                     "vtpage-viewer: interrupted by SIGINT: the statistics and screenshot cover "
+                     "the frames flown until then\n");
+        status = 1;
+    } else if (options.settle && !settled) {
         std::fprintf(stderr, "vtpage-viewer: the last view did not settle in time\n");
         status = 1;
     }

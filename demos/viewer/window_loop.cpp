@@ -259,7 +259,9 @@ int run_window(const ViewerOptions& options, const Log& log) {
         auto last = start;
         auto last_counters = start;
         auto frame_start = start;
-        for (std::uint64_t frame = 0; !glfwWindowShouldClose(window.window) &&
+        finish_early_on_interrupt();
+        bool ended = false;  // the last frame is drawn (SIGINT, Esc or the count)
+        for (std::uint64_t frame = 0; !ended && !glfwWindowShouldClose(window.window) &&
                                       (options.frames == 0 || frame < options.frames);
              ++frame) {
             glfwPollEvents();
@@ -330,10 +332,11 @@ int run_window(const ViewerOptions& options, const Log& log) {
             desc.view_projection = camera.view_projection(double(image_width) / image_height);
             desc.mode = mode;
             desc.present_to = &swapchain;
-            // The last frame: the count reached, or the window asked to close (Esc) by the
-            // events just polled.
+            // The last frame: the count reached, the window asked to close (Esc) by the events
+            // just polled, or SIGINT.
             const bool last_frame = (options.frames != 0 && frame + 1 == options.frames) ||
-                                    glfwWindowShouldClose(window.window);
+                                    glfwWindowShouldClose(window.window) || interrupt_requested();
+            ended = last_frame;
             desc.capture = last_frame && !options.screenshot.empty();
             ImGui_ImplGlfw_NewFrame();
             hud.begin_frame(dt, image_width, image_height, true);
