@@ -471,6 +471,9 @@ int main(int argc, char** argv) {
         "processes map the same pages and verify them",
         program};
     app.require_subcommand(1);
+    app.footer(
+        "Exit status: 0 all good; 1 a tile failed verification or an error; 2 bad flags; 3 (a "
+        "consumer) the producer was lost or cut this consumer off.");
     CommonOptions common;
     ProducerOptions produce;
     ConsumerOptions consume;

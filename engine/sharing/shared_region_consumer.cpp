@@ -252,12 +252,20 @@ SharedRegionConsumer::SharedRegionConsumer(Backend& backend, FdSocket socket,
                                    backend.name(), " backend"));
     }
     const std::size_t granularity = backend.granularity().minimum;
-    if (s.hello.page_size != granularity || s.hello.page_count == 0 ||
-        s.hello.page_count > (std::uint64_t(1) << 47) / s.hello.page_size) {
+    if (s.hello.page_size != granularity) {
         throw Error(
             Errc::not_supported, operation,
             detail::concat("the producer's region has ", s.hello.page_count, " pages of ",
                            s.hello.page_size, " bytes; this backend's pages have ", granularity));
+    }
+    // The most a consumer maps: 2^47 bytes (128 TiB), a region of the page table's address space.
+    constexpr std::uint64_t max_region_bytes = std::uint64_t(1) << 47;
+    if (s.hello.page_count == 0 || s.hello.page_count > max_region_bytes / s.hello.page_size) {
+        throw Error(Errc::not_supported, operation,
+                    detail::concat("the producer's region has ", s.hello.page_count, " pages of ",
+                                   s.hello.page_size, " bytes; a consumer maps 1 to ",
+                                   max_region_bytes / s.hello.page_size, " such pages (",
+                                   max_region_bytes, " bytes, the region limit)"));
     }
     s.page_size = s.hello.page_size;
     s.page_count = s.hello.page_count;

@@ -230,6 +230,31 @@ TEST_F(PageShareHostile, ATricklingProducerCannotHoldTheConsumer) {
     trickler.join();
 }
 
+// A producer whose region passes the consumer's limit (2^47 bytes) is refused with a message
+// that names that limit, not the page size (which is right).
+TEST_F(PageShareHostile, ARegionPastTheLimitIsRefusedNamingTheLimit) {
+    auto [producer_end, consumer_end] = FdSocket::pair();
+    ShareMessage hello;
+    hello.type = ShareMessageType::hello;
+    hello.hello.backend = consumer_backend_.name();
+    hello.hello.page_size = consumer_backend_.granularity().minimum;
+    hello.hello.page_count = (std::uint64_t(1) << 47) / hello.hello.page_size + 1;
+    hello.hello.producer_pid = std::uint32_t(::getpid());
+    send_message(producer_end, hello, {}, ShareClock::now() + 1s);
+    SharedRegionConsumerSettings settings;
+    settings.io_timeout = 1s;
+    settings.log = Log(silent_log());
+    try {
+        SharedRegionConsumer consumer(consumer_backend_, std::move(consumer_end), settings);
+        ADD_FAILURE() << "a region of 2^47 bytes and a page was accepted";
+    } catch (const Error& error) {
+        EXPECT_EQ(error.code(), Errc::not_supported);
+        const std::string message = error.what();
+        EXPECT_NE(message.find("region limit"), std::string::npos) << message;
+        EXPECT_EQ(message.find("this backend's pages have"), std::string::npos) << message;
+    }
+}
+
 // A second producer on a live producer's path is refused, and leaves its socket alone; the
 // first one's exit does not remove a socket that another producer put there since.
 TEST_F(PageShareHostile, ASecondProducerCannotHijackALivePath) {

@@ -115,6 +115,9 @@ int main(int argc, char** argv) {
         "vtpage-gpu-pressure: takes GPU memory as another process would, holds it, "
         "then frees it",
         program};
+    app.footer(
+        "Exit status: 0 released; 1 a CUDA call failed; 2 bad flags; 3 no CUDA driver or "
+        "device.");
     Options options;
     std::uint64_t device = 0;
     app.add_option("--device", device, "CUDA device ordinal")->check(app::count_in(0, 1024));
