@@ -4,7 +4,9 @@
 #include "vips_under_thread_sanitizer.hpp"
 
 #include <gtest/gtest.h>
+#include <linux/kcmp.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <unistd.h>
 
 #include <atomic>
@@ -360,6 +362,126 @@ TEST_F(VipsImageReaderTest, ReadRowsRefusesWrongCounts) {
     EXPECT_ERRC(reader.read_rows(2, std::span(rows).first(31)), Errc::invalid_argument);
     reader.read_rows(3, std::span(rows).first(48));
     EXPECT_ERRC(reader.read_rows(1, std::span(rows).first(16)), Errc::invalid_argument);
+}
+
+// How many times this process has the file open: its descriptors that name it, those that share
+// one open file (dup, as libvips' source does with the reader's) counted once (kcmp); -1 where
+// kcmp is not allowed.
+int times_open(const std::string& path) {
+    std::vector<int> fds;
+    const auto target = std::filesystem::canonical(path);
+    for (const auto& entry : std::filesystem::directory_iterator("/proc/self/fd")) {
+        std::error_code error;
+        const auto named = std::filesystem::read_symlink(entry.path(), error);
+        if (!error && named == target) fds.push_back(std::stoi(entry.path().filename()));
+    }
+    int distinct = 0;
+    for (std::size_t i = 0; i < fds.size(); ++i) {
+        bool seen = false;
+        for (std::size_t j = 0; j < i && !seen; ++j) {
+            const long same =
+                ::syscall(SYS_kcmp, ::getpid(), ::getpid(), KCMP_FILE, fds[i], fds[j]);
+            if (same < 0) return -1;
+            seen = same == 0;
+        }
+        if (!seen) ++distinct;
+    }
+    return distinct;
+}
+
+// The image is opened once and libvips reads that descriptor: a name swapped after the check
+// cannot hand libvips another file (a FIFO that blocks it, a device). Renaming another image over
+// the name after opening changes nothing the reader gives.
+TEST_F(VipsImageReaderTest, TheFileIsOpenedOnceAndReadThroughThatDescriptor) {
+    const SampleImage image = eight_bit(37, 23, 4, VIPS_INTERPRETATION_sRGB, busy);
+    const SampleImage other = eight_bit(37, 23, 4, VIPS_INTERPRETATION_sRGB, smooth);
+    const std::string path = folder.file("once.png"), swap = folder.file("swap.png");
+    const auto png = [](VipsImage* in, const char* to) { return vips_pngsave(in, to, nullptr); };
+    test::save_image(image, path, png);
+    test::save_image(other, swap, png);
+    VipsImageReader reader(path);
+    const int opened = times_open(path);
+    if (opened < 0) GTEST_SKIP() << "kcmp is not allowed here: " << std::strerror(errno);
+    EXPECT_EQ(opened, 1) << "the image is open more than once";
+    std::filesystem::rename(swap, path);
+    std::vector<std::uint8_t> rgba(std::size_t(37) * 23 * 4);
+    reader.read_rows(23, rgba);
+    EXPECT_EQ(rgba, expected_rgba(image));
+}
+
+// The same bytes from memory (the fuzz target's way in) read as from the file.
+TEST_F(VipsImageReaderTest, AnImageInMemoryReadsAsTheFile) {
+    const SampleImage image = eight_bit(19, 7, 3, VIPS_INTERPRETATION_sRGB, busy);
+    const std::string path = folder.file("memory.png");
+    test::save_image(image, path,
+                     [](VipsImage* in, const char* to) { return vips_pngsave(in, to, nullptr); });
+    const std::vector<std::uint8_t> bytes = file_bytes(path);
+    VipsImageReader reader{std::span<const std::uint8_t>(bytes)};
+    EXPECT_EQ(reader.info().loader, "pngload");
+    std::vector<std::uint8_t> rgba(std::size_t(19) * 7 * 4);
+    reader.read_rows(7, rgba);
+    EXPECT_EQ(rgba, read_all(path).rgba);
+    const std::vector<std::uint8_t> garbage(100, 0x42);
+    EXPECT_ERRC(VipsImageReader{std::span<const std::uint8_t>(garbage)}, Errc::corrupt_data);
+}
+
+// The loaders libvips marks untrusted are blocked unless allowed: a PPM is refused (corrupt_data,
+// naming the flag that allows it), then read once allowed.
+TEST_F(VipsImageReaderTest, UntrustedLoadersAreBlockedUntilAllowed) {
+    const SampleImage image = eight_bit(5, 4, 3, VIPS_INTERPRETATION_sRGB, busy);
+    const std::string path = folder.file("image.ppm");
+    test::save_image(image, path,
+                     [](VipsImage* in, const char* to) { return vips_ppmsave(in, to, nullptr); });
+    try {
+        VipsImageReader reader(path);
+        ADD_FAILURE() << "a PPM was read with the untrusted loaders blocked";
+    } catch (const Error& error) {
+        EXPECT_EQ(error.code(), Errc::corrupt_data);
+        EXPECT_NE(std::string(error.what()).find("--allow-untrusted-loaders"), std::string::npos)
+            << error.what();
+    }
+    allow_untrusted_loaders(true);
+    EXPECT_EQ(read_all(path).rgba, expected_rgba(image));
+    allow_untrusted_loaders(false);
+    EXPECT_ERRC(VipsImageReader{path}, Errc::corrupt_data);
+}
+
+// What a loader decodes whole is told from the header: a progressive JPEG's coefficients (2 bytes
+// a sample), an interlaced PNG's image, a GIF's frame and the one before it; the loaders that
+// stream (a baseline JPEG, a plain PNG, a TIFF) take nothing beyond the rows asked for.
+TEST_F(VipsImageReaderTest, WholeFrameDecodesAreToldFromTheHeader) {
+    const SampleImage image = eight_bit(40, 30, 3, VIPS_INTERPRETATION_sRGB, smooth);
+    struct Case {
+        const char* name;
+        test::Saver saver;
+        std::uint64_t decode_bytes;
+    };
+    const std::vector<Case> cases = {
+        {"baseline.jpg",
+         [](VipsImage* in, const char* to) { return vips_jpegsave(in, to, nullptr); }, 0},
+        {"progressive.jpg",
+         [](VipsImage* in, const char* to) {
+             return vips_jpegsave(in, to, "interlace", TRUE, nullptr);
+         },
+         40 * 30 * 3 * 2},
+        {"plain.png", [](VipsImage* in, const char* to) { return vips_pngsave(in, to, nullptr); },
+         0},
+        {"interlaced.png",
+         [](VipsImage* in, const char* to) {
+             return vips_pngsave(in, to, "interlace", TRUE, nullptr);
+         },
+         40 * 30 * 3},
+        {"stripped.tif",
+         [](VipsImage* in, const char* to) { return vips_tiffsave(in, to, nullptr); }, 0},
+        {"frame.gif", [](VipsImage* in, const char* to) { return vips_gifsave(in, to, nullptr); },
+         40 * 30 * 4 * 2},
+    };
+    for (const Case& c : cases) {
+        if (std::string(c.name) == "frame.gif" && !test::has_vips_operation("gifsave")) continue;
+        const std::string path = folder.file(c.name);
+        test::save_image(image, path, c.saver);
+        EXPECT_EQ(VipsImageReader(path).info().decode_bytes, c.decode_bytes) << c.name;
+    }
 }
 
 }  // namespace

@@ -3,15 +3,19 @@
 // formats and the tile formats are tested in tests/bake.
 #include <gtest/gtest.h>
 
+#include <fcntl.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
 #include <array>
+#include <chrono>
+#include <csignal>
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
 #include <iterator>
+#include <thread>
 #include <vector>
 
 #include "streaming_test_support.hpp"
@@ -254,22 +258,118 @@ TEST_F(BakeToolTest, APngChunkLongerThanTheFileIsRefused) {
     EXPECT_FALSE(std::filesystem::exists(folder_.file("bad.vtex")));
 }
 
-TEST_F(BakeToolTest, EveryFormatLibvipsReadsIsBakedAndBrokenOnesAreRefused) {
-    // A well-formed 2 x 2 PGM bakes (libvips reads it: one grey channel, so bc4); a binary PPM
-    // whose header is a long run of digits is bad input, and leaves no file behind.
+// The loaders libvips marks untrusted (PPM/PGM among them) are blocked unless
+// --allow-untrusted-loaders allows them: a well-formed 2 x 2 PGM is refused by default with the
+// flag named, and bakes with it (one grey channel, so bc4); a binary PPM whose header is a long run
+// of digits is bad input either way, and leaves no file behind.
+TEST_F(BakeToolTest, UntrustedLoadersAreBlockedUnlessAllowed) {
     const std::string pgm = folder_.file("grey.pgm");
     { std::ofstream(pgm, std::ios::binary) << std::string("P5 2 2 255\n\x10\x20\x30\x40"); }
-    const ToolRun good = run("-q " + pgm + " -o " + folder_.file("grey.vtex"));
+    const ToolRun blocked = run("-q " + pgm + " -o " + folder_.file("grey.vtex"));
+    EXPECT_EQ(blocked.status, 2) << blocked.output;
+    EXPECT_NE(blocked.output.find("--allow-untrusted-loaders"), std::string::npos)
+        << blocked.output;
+    EXPECT_FALSE(std::filesystem::exists(folder_.file("grey.vtex")));
+    const ToolRun good =
+        run("-q --allow-untrusted-loaders " + pgm + " -o " + folder_.file("grey.vtex"));
     EXPECT_EQ(good.status, 0) << good.output;
     EXPECT_NE(good.output.find("format bc4 (auto: one grey channel)"), std::string::npos)
         << good.output;
     const std::string ppm = folder_.file("other.img");
     { std::ofstream(ppm, std::ios::binary) << std::string("P6") + std::string(200, '6'); }
-    const ToolRun bad = run("-q " + ppm + " -o " + folder_.file("other.vtex"));
+    const ToolRun bad =
+        run("-q --allow-untrusted-loaders " + ppm + " -o " + folder_.file("other.vtex"));
     EXPECT_EQ(bad.status, 2) << bad.output;
     EXPECT_NE(bad.output.find("vtpage-bake: " + ppm + ": "), std::string::npos) << bad.output;
     EXPECT_FALSE(std::filesystem::exists(folder_.file("other.vtex")));
     EXPECT_FALSE(std::filesystem::exists(folder_.file("other.vtex.partial")));
+}
+
+// An output that is a FIFO (or a device: the rename would put the file over the node), the
+// image itself (by another name: the same inode), or a folder is refused before any work, exit 2.
+TEST_F(BakeToolTest, OutputsThatAreNotOursToReplaceAreRefusedBeforeWork) {
+    const std::string fifo = folder_.file("out.fifo");
+    ASSERT_EQ(::mkfifo(fifo.c_str(), 0600), 0);
+    ToolRun bad = run("-q " + png_ + " -o " + fifo);
+    EXPECT_EQ(bad.status, 2) << bad.output;
+    EXPECT_NE(bad.output.find(fifo + ": exists and is not a regular file"), std::string::npos)
+        << bad.output;
+    struct stat status {};
+    ASSERT_EQ(::stat(fifo.c_str(), &status), 0);
+    EXPECT_TRUE(S_ISFIFO(status.st_mode)) << "the FIFO was replaced";
+
+    const std::string other_name = folder_.file("same.png");
+    std::filesystem::create_hard_link(png_, other_name);
+    const auto image_bytes = std::filesystem::file_size(png_);
+    bad = run("-q " + png_ + " -o " + other_name);
+    EXPECT_EQ(bad.status, 2) << bad.output;
+    EXPECT_NE(bad.output.find("is the image being baked"), std::string::npos) << bad.output;
+    EXPECT_EQ(std::filesystem::file_size(png_), image_bytes) << "the image was overwritten";
+
+    const std::string folder = folder_.file("a-folder");
+    std::filesystem::create_directory(folder);
+    bad = run("-q " + png_ + " -o " + folder);
+    EXPECT_EQ(bad.status, 2) << bad.output;
+    EXPECT_NE(bad.output.find(folder + ": is a folder"), std::string::npos) << bad.output;
+    EXPECT_EQ(bad.output.find("mip"), std::string::npos) << "baked before refusing: " << bad.output;
+}
+
+// --threads and --zstd-level reach the bake; values out of range are bad flags.
+TEST_F(BakeToolTest, ThreadsAndZstdLevelAreFlags) {
+    const std::string out = folder_.file("flags.vtex");
+    const ToolRun good = run("-q --threads 2 --zstd-level 9 " + png_ + " -o " + out);
+    EXPECT_EQ(good.status, 0) << good.output;
+    EXPECT_EQ(run("-q --check " + out).status, 0);
+    for (const char* flags : {"--threads 0", "--threads 1025", "--zstd-level 0", "--zstd-level 20",
+                              "--threads -1", "--max-memory-gib 0"}) {
+        const ToolRun bad = run(std::string("-q ") + flags + " " + png_ + " -o " + out);
+        EXPECT_EQ(bad.status, 2) << flags << ": " << bad.output;
+    }
+}
+
+// The memory a bake needs is checked from the header against --max-memory-gib: a 300 x 260 PNG
+// bakes in the default, and is refused (naming the flag, exit 2) under a limit below the bake's
+// own needs.
+TEST_F(BakeToolTest, TheMemoryCeilingIsCheckedFromTheHeader) {
+    const std::string out = folder_.file("memory.vtex");
+    const ToolRun bad = run("-q --max-memory-gib 0.25 " + png_ + " -o " + out);
+    EXPECT_EQ(bad.status, 2) << bad.output;
+    EXPECT_NE(bad.output.find("(--max-memory-gib)"), std::string::npos) << bad.output;
+    EXPECT_FALSE(std::filesystem::exists(out));
+}
+
+// SIGINT and SIGTERM in the middle of a bake remove its partial file; the tool exits 1.
+TEST_F(BakeToolTest, SignalsRemoveThePartialFile) {
+    const RgbaImage big = test::make_test_image(1536, 1536, 3);
+    const std::string input = folder_.file("big.png");
+    ASSERT_TRUE(stbi_write_png(input.c_str(), int(big.width), int(big.height), 4, big.texels.data(),
+                               int(big.width) * 4));
+    for (const int signal : {SIGINT, SIGTERM}) {
+        const std::string out = folder_.file("big.vtex");
+        const std::string partial = out + ".partial";
+        const pid_t pid = ::fork();
+        ASSERT_GE(pid, 0);
+        if (pid == 0) {
+            const int null = ::open("/dev/null", O_WRONLY);
+            ::dup2(null, 1);
+            ::dup2(null, 2);
+            ::execl(tool_path().c_str(), "vtpage-bake", "-q", "--quality", "good", "--threads", "1",
+                    input.c_str(), "-o", out.c_str(), nullptr);
+            ::_exit(127);
+        }
+        const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(30);
+        while (!std::filesystem::exists(partial) && std::chrono::steady_clock::now() < deadline) {
+            std::this_thread::sleep_for(std::chrono::milliseconds(5));
+        }
+        ASSERT_TRUE(std::filesystem::exists(partial)) << "the bake never began writing";
+        ::kill(pid, signal);
+        int status = 0;
+        ASSERT_EQ(::waitpid(pid, &status, 0), pid);
+        EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 1)
+            << "signal " << signal << ": status " << status;
+        EXPECT_FALSE(std::filesystem::exists(partial)) << "signal " << signal;
+        EXPECT_FALSE(std::filesystem::exists(out)) << "signal " << signal;
+    }
 }
 
 TEST_F(BakeToolTest, FifosAreRefusedNotWaitedOn) {

@@ -59,6 +59,11 @@ void allow_untrusted_loaders(bool allow) {
 
 namespace {
 
+[[noreturn]] void throw_empty(const std::string& path) {
+    throw Error(Errc::corrupt_data, "VipsImageReader", "an empty file is no image",
+                detail::concat("path=", path));
+}
+
 // libvips would block opening a FIFO (and never end reading a device), and its message for a
 // missing file does not say so: the file is opened and looked at first.
 UniqueFd open_regular_file(const std::string& path) {
@@ -75,6 +80,8 @@ UniqueFd open_regular_file(const std::string& path) {
                     "not a regular file (a FIFO, device or folder cannot be an image)",
                     detail::concat("path=", path), EINVAL, errno_name(EINVAL));
     }
+    // libvips' source cannot map an empty file and asserts on what follows.
+    if (status.st_size == 0) throw_empty(path);
     return fd;
 }
 
@@ -256,6 +263,8 @@ VipsImageInfo describe(VipsImage* image) {
     if (vips_image_get_typeof(image, "vips-loader") &&
         vips_image_get_string(image, "vips-loader", &loader) == 0 && loader) {
         info.loader = loader;
+        // Every image is loaded from a source: "pngload_source" is the PNG loader.
+        if (info.loader.ends_with("_source")) info.loader.resize(info.loader.size() - 7);
     }
     return info;
 }
@@ -276,6 +285,7 @@ VipsImageReader::VipsImageReader(const std::string& path) : path_(path) {
 
 VipsImageReader::VipsImageReader(std::span<const std::uint8_t> bytes) : path_("<memory>") {
     initialise_vips();
+    if (bytes.empty()) throw_empty(path_);
     auto pipeline = std::make_unique<Pipeline>();
     pipeline->source = vips_source_new_from_memory(bytes.data(), bytes.size());
     if (!pipeline->source) {

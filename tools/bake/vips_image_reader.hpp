@@ -34,7 +34,7 @@ struct VipsImageInfo {
     std::uint32_t bands = 0;            // in the file: 1 grey, 3 RGB, 4 RGBA or CMYK, ...
     std::uint32_t bits_per_sample = 0;  // in the file: 8, 16, 32 ...
     bool has_alpha = false;
-    std::string loader;  // libvips' loader, for example "pngload_source" or "tiffload_source"
+    std::string loader;  // libvips' loader, for example "pngload" or "tiffload"
     // The memory the loader takes at once beyond the rows asked for: the whole frame (or its
     // coefficients) for the formats that cannot be decoded row by row; 0 for those that can.
     std::uint64_t decode_bytes = 0;
