@@ -20,6 +20,7 @@
 #include <string>
 #include <vector>
 
+#include "fuzz_files.hpp"
 #include "vtpage/streaming/baked_texture.hpp"
 
 namespace {
@@ -27,7 +28,7 @@ namespace {
 using namespace vtpage;
 using namespace vtpage::vt;
 
-// The template: corpus/image_input/rgba-7x5.png baked once (one page, all of it the mip
+// The template: corpus/vips_image_reader/rgba-7x5.png baked once (one page, all of it the mip
 // tail), so that corpus/baked_file/prefix-4096, that file's first bytes, makes it whole.
 const std::vector<std::uint8_t>& template_file() {
     static const std::vector<std::uint8_t> bytes = [] {
@@ -41,18 +42,7 @@ const std::vector<std::uint8_t>& template_file() {
                 }
             }
         }
-        char path[] = "/tmp/vtpage-fuzz-XXXXXX";
-        const int fd = ::mkstemp(path);
-        if (fd < 0) std::abort();
-        ::close(fd);
-        bake_texture(image, path);
-        std::FILE* file = std::fopen(path, "rb");
-        std::vector<std::uint8_t> out;
-        int c;
-        while ((c = std::fgetc(file)) != EOF) out.push_back(std::uint8_t(c));
-        std::fclose(file);
-        std::remove(path);
-        return out;
+        return fuzz::bytes_written_by([&](const std::string& path) { bake_texture(image, path); });
     }();
     return bytes;
 }
@@ -84,12 +74,9 @@ std::vector<std::uint8_t> file_for(const std::uint8_t* data, std::size_t size) {
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
     const std::vector<std::uint8_t> file = file_for(data, size);
-    // A memory file, opened by its /proc path as any file is.
-    const int fd = ::memfd_create("vtpage-fuzz", MFD_CLOEXEC);
-    if (fd < 0 || ::write(fd, file.data(), file.size()) != ssize_t(file.size())) std::abort();
-    const std::string path = "/proc/self/fd/" + std::to_string(fd);
+    const fuzz::MemoryFile memory(file);
     try {
-        const BakedTextureFile baked(path);
+        const BakedTextureFile baked(memory.path());
         baked.check_all();
         std::vector<std::byte> page(page_bytes);
         baked.read_page(0, page, false);
@@ -97,6 +84,5 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
         baked.verify_page(baked.header().page_count, page);  // must throw out_of_range
         std::abort();
     } catch (const Error&) {}
-    ::close(fd);
     return 0;
 }

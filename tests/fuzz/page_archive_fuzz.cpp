@@ -22,6 +22,7 @@
 #include <string>
 #include <vector>
 
+#include "fuzz_files.hpp"
 #include "vtpage/base/error.hpp"
 #include "vtpage/streaming/checksum64.hpp"
 #include "vtpage/streaming/page_archive.hpp"
@@ -44,23 +45,13 @@ std::vector<std::byte> template_page(std::uint32_t seed, bool compressible) {
 // The template: corpus/page_archive/prefix-8192 is its first 8 KiB.
 const std::vector<std::uint8_t>& template_file() {
     static const std::vector<std::uint8_t> bytes = [] {
-        char path[] = "/tmp/vtpage-fuzz-XXXXXX";
-        const int fd = ::mkstemp(path);
-        if (fd < 0) std::abort();
-        ::close(fd);
         const std::string descriptor = "fuzz template";
-        {
+        return fuzz::bytes_written_by([&](const std::string& path) {
             PageArchiveWriter writer(path, {3, 4096, 1024, 4},
                                      std::as_bytes(std::span(descriptor)));
             for (std::uint32_t p = 0; p < 3; ++p) writer.add_page(p, template_page(p, p != 1));
             writer.finish();
-        }
-        std::FILE* file = std::fopen(path, "rb");
-        std::vector<std::uint8_t> out;
-        for (int c; (c = std::fgetc(file)) != EOF;) out.push_back(std::uint8_t(c));
-        std::fclose(file);
-        std::remove(path);
-        return out;
+        });
     }();
     return bytes;
 }
@@ -134,17 +125,13 @@ void read_every_page(const PageArchive& archive, int fd) {
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
     const std::vector<std::uint8_t> file = file_for(data, size);
-    // A memory file, opened by its /proc path as any file is.
-    const int fd = ::memfd_create("vtpage-fuzz", MFD_CLOEXEC);
-    if (fd < 0 || ::write(fd, file.data(), file.size()) != ssize_t(file.size())) std::abort();
-    const std::string path = "/proc/self/fd/" + std::to_string(fd);
+    const fuzz::MemoryFile memory(file);
     try {
-        const PageArchive archive(path);
-        read_every_page(archive, fd);
+        const PageArchive archive(memory.path());
+        read_every_page(archive, memory.fd());
         archive.check_all();
         archive.stored_extent(archive.shape().page_count);  // must throw out_of_range
         std::abort();
     } catch (const Error&) {}
-    ::close(fd);
     return 0;
 }

@@ -13,6 +13,7 @@
 #include <fstream>
 #include <string>
 
+#include "fuzz_files.hpp"
 #include "texture_set_source.hpp"
 #include "usage_error.hpp"
 #include "vtpage/base/error.hpp"
@@ -28,10 +29,7 @@ using namespace vtpage;
 // without running exit handlers). The process id keeps parallel runs apart.
 const fs::path& folder() {
     static const fs::path path = [] {
-        const fs::path made = fs::read_symlink("/proc/self/exe").parent_path() /
-                              ("texture_set_manifest_work." + std::to_string(::getpid()));
-        fs::remove_all(made);
-        fs::create_directories(made);
+        const fs::path made = fuzz::own_folder("texture_set_manifest_work");
         vt::RgbaImage image;
         image.width = image.height = 64;
         image.texels.assign(std::size_t(64) * 64 * 4, 0x40);
