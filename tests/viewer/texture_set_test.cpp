@@ -5,10 +5,21 @@
 
 #include <nlohmann/json.hpp>
 
+#include <fcntl.h>
+#include <sys/resource.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <csignal>
+#include <cstdio>
 #include <filesystem>
 #include <fstream>
+#include <iterator>
 #include <set>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "scene_layout.hpp"
@@ -309,6 +320,184 @@ TEST_F(TextureSetSourceTest, TheSetToolRefusesWhatTheDiskCannotHold) {
     EXPECT_EQ(run.exit_code, 2) << run.output;
     EXPECT_NE(run.output.find("must stay free"), std::string::npos) << run.output;
     EXPECT_TRUE(fs::is_empty(dir));
+}
+
+// A manifest nested 100,000 levels deep is refused before parsing, by its depth (it crashed the
+// viewer: the message serialised the value recursively). Run in a child, so that a crash fails
+// this test alone.
+TEST_F(TextureSetSourceTest, ADeeplyNestedManifestIsRefusedByItsDepth) {
+    const std::string deep = write("deep.json", "{\"textures\": [" + std::string(100000, '[') +
+                                                    std::string(100000, ']') + "]}");
+    EXPECT_EXIT(
+        {
+            const std::string message = refusal(deep);
+            std::_Exit(message.find("nests more than 8 levels deep") != std::string::npos ? 0 : 1);
+        },
+        testing::ExitedWithCode(0), "");
+}
+
+// The size is checked before parsing, and no message quotes more than a bounded excerpt of what
+// it refuses (a 100 MB path was printed twice).
+TEST_F(TextureSetSourceTest, ManifestsAreCappedInSizeAndMessagesInLength) {
+    const std::string big =
+        write("big.json", "{\"textures\": [\"" + std::string(max_manifest_bytes, 'a') + "\"]}");
+    std::string message = refusal(big);
+    EXPECT_NE(message.find("more than the 4194304 a manifest may have"), std::string::npos)
+        << message.substr(0, 300);
+    EXPECT_LT(message.size(), 400u);
+    const std::string cases[] = {
+        "{\"textures\": [\"" + std::string(100000, 'b') + "\"]}",
+        "{\"textures\": [[\"" + std::string(100000, 'c') + "\"]]}",
+        "{\"textures\": [{\"procedural\": {\"size_log2\": \"" + std::string(100000, 'd') + "\"}}]}",
+        "{\"textures\": [{\"" + std::string(100000, 'e') + "\": 1}]}",
+    };
+    for (std::size_t i = 0; i < std::size(cases); ++i) {
+        message = refusal(write("long" + std::to_string(i) + ".json", cases[i]));
+        EXPECT_FALSE(message.empty()) << i;
+        EXPECT_LT(message.size(), 400u) << i << ": " << message.substr(0, 300);
+    }
+}
+
+// A NUL byte in a path is refused naming the entry (it cut the path short, and a.vtex opened).
+TEST_F(TextureSetSourceTest, APathWithANulByteIsRefused) {
+    bake("a.vtex");
+    const std::string message = refusal(write("nul.json", R"({"textures": ["a.vtex\u0000.x"]})"));
+    EXPECT_NE(message.find("textures[0]: the path"), std::string::npos) << message;
+    EXPECT_NE(message.find("holds a NUL byte"), std::string::npos) << message;
+}
+
+// Links that loop are refused naming the entry (a manifest's) or the file (a folder's), as bad
+// input; a FIFO is said to be one, not "missing".
+TEST_F(TextureSetSourceTest, LinkLoopsAndFifosAreRefusedInTheirOwnWords) {
+    fs::create_symlink("loop.vtex", folder_ / "loop.vtex");
+    std::string message = refusal(write("loop.json", R"({"textures": ["loop.vtex"]})"));
+    EXPECT_NE(message.find("textures[0]: cannot use"), std::string::npos) << message;
+    EXPECT_NE(message.find("a loop of symbolic links"), std::string::npos) << message;
+
+    bake("looped/a.vtex");
+    fs::create_symlink("b.vtex", folder_ / "looped/b.vtex");
+    fs::create_symlink("a.vtex", folder_ / "looped/a-link.vtex");
+    fs::remove(folder_ / "looped/b.vtex");
+    fs::create_symlink("b.vtex", folder_ / "looped/b.vtex");  // b -> b
+    message = refusal((folder_ / "looped").string());
+    EXPECT_NE(message.find("looped/b.vtex"), std::string::npos) << message;
+    EXPECT_NE(message.find("a loop of symbolic links"), std::string::npos) << message;
+
+    ASSERT_EQ(::mkfifo((folder_ / "pipe.vtex").c_str(), 0600), 0);
+    message = refusal(write("fifo.json", R"({"textures": ["pipe.vtex"]})"));
+    EXPECT_NE(message.find("not a regular file (a FIFO"), std::string::npos) << message;
+}
+
+// Open descriptors and resident memory of this process (pages of /proc/self/statm).
+std::size_t open_descriptors() {
+    return std::size_t(std::distance(fs::directory_iterator("/proc/self/fd"), {}));
+}
+std::uint64_t resident_bytes() {
+    std::ifstream statm("/proc/self/statm");
+    std::uint64_t size = 0, resident = 0;
+    statm >> size >> resident;
+    return resident * std::uint64_t(::sysconf(_SC_PAGESIZE));
+}
+
+// The documented maximum, 4,096 entries, naming one file (by two names) share one open file and
+// one source: it opens under `ulimit -n 1024` in little memory (one descriptor and 0.4 MB an
+// entry ran out at entry 1018).
+TEST_F(TextureSetSourceTest, EntriesNamingOneFileShareItsSource) {
+    bake("one.vtex");
+    fs::create_symlink("one.vtex", folder_ / "other-name.vtex");
+    std::string many = R"({"textures": [)";
+    for (std::size_t i = 0; i < max_set_textures; ++i) {
+        many += std::string(i ? ", " : "") + (i % 2 ? "\"one.vtex\"" : "\"other-name.vtex\"");
+    }
+    const std::string manifest = write("many.json", many + "]}");
+    EXPECT_EXIT(
+        {
+            rlimit limit{};
+            ::getrlimit(RLIMIT_NOFILE, &limit);
+            limit.rlim_cur = 1024;
+            ::setrlimit(RLIMIT_NOFILE, &limit);
+            const std::size_t fds_before = open_descriptors();
+            const std::uint64_t bytes_before = resident_bytes();
+            try {
+                const auto sources = open_texture_set(manifest);
+                const bool shared = sources.size() == max_set_textures &&
+                                    sources.front() == sources.back() && sources[0] == sources[1];
+                const bool few_fds = open_descriptors() <= fds_before + 2;
+                const bool small = resident_bytes() - bytes_before < (std::uint64_t(64) << 20);
+                std::fprintf(stderr, "shared %d, descriptors %d, memory %d\n", shared, few_fds,
+                             small);
+                std::_Exit(shared && few_fds && small ? 0 : 1);
+            } catch (const std::exception& error) {
+                std::fprintf(stderr, "%s\n", error.what());
+                std::_Exit(2);
+            }
+        },
+        testing::ExitedWithCode(0), "");
+}
+
+// The set tool writes its manifests as it writes its textures: never through a link planted at
+// their names (a victim outside the folder was overwritten).
+TEST_F(TextureSetSourceTest, TheSetToolDoesNotWriteManifestsThroughPlantedLinks) {
+    const std::string dir = (folder_ / "planted").string();
+    fs::create_directories(dir);
+    const std::string victim = write("victim.txt", "precious");
+    fs::create_symlink(victim, fs::path(dir) / "set.json");
+    fs::create_symlink(victim, fs::path(dir) / "instanced.json");
+    fs::create_symlink(victim, fs::path(dir) / "set.json.partial");
+    const test::ProgramResult run =
+        test::run_program({make_set_tool(), "--dir", dir, "--textures", "1", "--size-log2", "8",
+                           "--instances", "2", "--quiet", "--keep-free-gib", "0"});
+    EXPECT_EQ(run.exit_code, 0) << run.output;
+    std::ifstream file(victim);
+    EXPECT_EQ(std::string(std::istreambuf_iterator<char>(file), {}), "precious");
+    for (const char* name : {"set.json", "instanced.json"}) {
+        EXPECT_TRUE(fs::is_regular_file(fs::symlink_status(fs::path(dir) / name))) << name;
+    }
+    EXPECT_FALSE(fs::exists(fs::symlink_status(fs::path(dir) / "set.json.partial")));
+    EXPECT_EQ(open_texture_set((fs::path(dir) / "instanced.json").string()).size(), 2u);
+}
+
+// A --dir that is a loop of links is a bad flag (it aborted on an uncaught exception).
+TEST_F(TextureSetSourceTest, TheSetToolRefusesALinkLoopAsDir) {
+    const fs::path loop = folder_ / "loop";
+    fs::create_symlink("loop", loop);
+    const test::ProgramResult run =
+        test::run_program({make_set_tool(), "--dir", loop.string(), "--textures", "1"});
+    EXPECT_EQ(run.exit_code, 2) << run.output;
+    EXPECT_NE(run.output.find("a loop of symbolic links"), std::string::npos) << run.output;
+}
+
+// SIGINT and SIGTERM remove the set tool's partial files; it exits 1.
+TEST_F(TextureSetSourceTest, TheSetToolLeavesNoPartialFileWhenStopped) {
+    for (const int signal : {SIGINT, SIGTERM}) {
+        const fs::path dir = folder_ / ("stopped-" + std::to_string(signal));
+        const pid_t pid = ::fork();
+        ASSERT_GE(pid, 0);
+        if (pid == 0) {
+            const int null = ::open("/dev/null", O_WRONLY);
+            ::dup2(null, 1);
+            ::dup2(null, 2);
+            const std::string tool = make_set_tool();
+            ::execl(tool.c_str(), "vtpage-make-texture-set", "--dir", dir.c_str(), "--textures",
+                    "64", "--size-log2", "13", "--format", "rgba8", "--zstd-level", "19",
+                    "--threads", "1", "--quiet", "--keep-free-gib", "0", nullptr);
+            ::_exit(127);
+        }
+        const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(60);
+        const fs::path partial = dir / "texture-000.vtex.partial";
+        while (!fs::exists(partial) && std::chrono::steady_clock::now() < deadline) {
+            std::this_thread::sleep_for(std::chrono::milliseconds(5));
+        }
+        ASSERT_TRUE(fs::exists(partial)) << "the tool never began writing";
+        ::kill(pid, signal);
+        int status = 0;
+        ASSERT_EQ(::waitpid(pid, &status, 0), pid);
+        EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 1)
+            << "signal " << signal << ": status " << status;
+        for (const auto& entry : fs::directory_iterator(dir)) {
+            EXPECT_NE(entry.path().extension(), ".partial") << entry.path();
+        }
+    }
 }
 
 }  // namespace

@@ -8,8 +8,16 @@
 
 #include <nlohmann/json.hpp>
 
+#include <fcntl.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <csignal>
 #include <filesystem>
 #include <fstream>
+#include <iterator>
+#include <thread>
 
 #include "../interop/vulkan_test_support.hpp"
 #include "../support/backend_fixture.hpp"
@@ -378,6 +386,65 @@ bool is_sky(const Image& image, int x, int y) {
     const std::uint8_t sky[4] = {115, 153, 204, 255};  // the renderer's clear colour in UNORM8
     const std::uint8_t* pixel = &image.rgba[(std::size_t(y) * image.width + x) * 4];
     return std::equal(pixel, pixel + 4, sky);
+}
+
+// SIGINT ends a long headless flight at the next frame: the statistics and the screenshot are
+// written for the frames flown, the run says it was interrupted and exits 1.
+TEST(ViewerInterruptTest, SigintWritesTheStatisticsAndTheScreenshot) {
+    VTPAGE_VIEWER_BACKEND_OR_SKIP("host");
+    const std::string stats_path = scratch("interrupted.json");
+    const std::string shot_path = scratch("interrupted.png");
+    const std::string log_path = scratch("interrupted.log");
+    fs::remove(stats_path);
+    fs::remove(shot_path);
+    std::vector<std::string> arguments = small_run;
+    arguments.insert(arguments.begin(), test::viewer_path());
+    arguments.insert(arguments.end(), {"--backend", "host", "--frames", "1000000", "--stats",
+                                       stats_path, "--screenshot", shot_path});
+    const pid_t pid = ::fork();
+    ASSERT_GE(pid, 0);
+    if (pid == 0) {
+        const int log = ::open(log_path.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0600);
+        ::dup2(log, 1);
+        ::dup2(log, 2);
+        ::unsetenv("DISPLAY");
+        ::unsetenv("WAYLAND_DISPLAY");
+        std::vector<char*> argv;
+        for (std::string& word : arguments) argv.push_back(word.data());
+        argv.push_back(nullptr);
+        ::execv(argv[0], argv.data());
+        ::_exit(127);
+    }
+    // Flying: the line that names the camera path is printed before the first frame.
+    const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(120);
+    std::string log;
+    while (log.find("camera path") == std::string::npos &&
+           std::chrono::steady_clock::now() < deadline) {
+        std::this_thread::sleep_for(std::chrono::milliseconds(50));
+        std::ifstream file(log_path);
+        log.assign(std::istreambuf_iterator<char>(file), {});
+    }
+    std::this_thread::sleep_for(std::chrono::seconds(2));
+    ::kill(pid, SIGINT);
+    int status = 0;
+    for (int i = 0; i < 1200 && ::waitpid(pid, &status, WNOHANG) == 0; ++i) {
+        std::this_thread::sleep_for(std::chrono::milliseconds(100));
+    }
+    if (::waitpid(pid, &status, WNOHANG) == 0) {
+        ::kill(pid, SIGKILL);
+        ::waitpid(pid, &status, 0);
+        FAIL() << "the viewer did not end within 120 s of SIGINT";
+    }
+    std::ifstream file(log_path);
+    log.assign(std::istreambuf_iterator<char>(file), {});
+    ASSERT_TRUE(WIFEXITED(status)) << "ended by signal " << WTERMSIG(status) << ": " << log;
+    EXPECT_EQ(WEXITSTATUS(status), 1) << log;
+    EXPECT_NE(log.find("interrupted by SIGINT"), std::string::npos) << log;
+    const nlohmann::json stats = read_json(stats_path);
+    EXPECT_FALSE(stats.is_discarded());
+    const Image shot = read_png(shot_path);
+    EXPECT_EQ(shot.width, 192);
+    EXPECT_EQ(shot.height, 108);
 }
 
 class ViewerImageTest : public testing::TestWithParam<std::string> {};
