@@ -1,6 +1,8 @@
 // vtpage-viewer: the streaming demo. Flies over a virtual texture (a 1M x 1M procedural terrain
 // by default) whose pages are streamed into GPU memory on demand and sampled by Vulkan in place;
 // in a window with a HUD, or headless for CI and benchmarks. docs/viewer.md has the details.
+#include <sys/resource.h>
+
 #include <cstdio>
 #include <exception>
 
@@ -17,6 +19,13 @@ int main(int argc, char** argv) {
         return parsed.exit_code;
     }
     const ViewerOptions& options = *parsed.options;
+    // A set of 4,096 distinct files needs a descriptor each: the soft limit (often 1024) is
+    // raised to the hard one, as docs/viewer.md says.
+    rlimit files{};
+    if (::getrlimit(RLIMIT_NOFILE, &files) == 0 && files.rlim_cur < files.rlim_max) {
+        files.rlim_cur = files.rlim_max;
+        ::setrlimit(RLIMIT_NOFILE, &files);
+    }
     // Warnings and errors (every validation message among them) go to stderr.
     const vtpage::Log log(vtpage::stderr_log(vtpage::LogLevel::warning));
     try {
