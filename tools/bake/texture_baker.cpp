@@ -80,7 +80,7 @@ std::uint64_t bake_memory_bytes(std::uint32_t width, vt::TileFormat format) {
     const std::uint64_t reads = std::uint64_t(rows_a_read) * 4;
     const std::uint64_t pages = 4 * std::uint64_t(info.tile_bytes()) * info.tiles_per_page() /
                                 (std::uint64_t(info.page_tiles_x) * info.tile_payload());
-    const std::uint64_t loader = 2048;  // a few of libvips' tiles of up to 8 bytes a sample
+    const std::uint64_t loader = 4096;  // libvips' buffers, and a margin over what was measured
     return (std::uint64_t(256) << 20) + std::uint64_t(width) * (rings + reads + pages + loader);
 }
 
