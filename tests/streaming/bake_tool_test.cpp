@@ -353,8 +353,8 @@ TEST_F(BakeToolTest, SignalsRemoveThePartialFile) {
             const int null = ::open("/dev/null", O_WRONLY);
             ::dup2(null, 1);
             ::dup2(null, 2);
-            ::execl(tool_path().c_str(), "vtpage-bake", "-q", "--quality", "good", "--threads", "1",
-                    input.c_str(), "-o", out.c_str(), nullptr);
+            ::execl(tool_path().c_str(), "vtpage-bake", "-q", "--quality", "good", input.c_str(),
+                    "-o", out.c_str(), nullptr);
             ::_exit(127);
         }
         const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(30);
