@@ -8,6 +8,8 @@
 #include <unordered_map>
 #include <unordered_set>
 
+#include "vtpage/core/frame_fenced_reuse.hpp"
+
 namespace vtpage {
 
 namespace {
@@ -25,13 +27,6 @@ struct Entry {
 };
 
 std::string page_text(PageIndex page) { return detail::concat("page=", page); }
-
-// An evicted page's physical page, held back until every frame that may still reach it through
-// the old mapping (the frames begun when its eviction was reported) has completed.
-struct DeferredPage {
-    FrameId frame = 0;  // reusable once this frame is complete
-    PooledPage physical;
-};
 
 }  // namespace
 
@@ -102,24 +97,11 @@ struct PageTable::State {
         --reusing_at_once;
         reuse_reported.notify_all();
     }
-    // Deferred pages whose frames are complete (the deque is in frame order).
-    std::size_t ripe_count_nolock() const {
-        std::size_t ripe = 0;
-        for (const DeferredPage& page : deferred) {
-            if (page.frame > completed_frame) break;
-            ++ripe;
-        }
-        return ripe;
-    }
+    // Deferred pages whose frames are complete.
+    std::size_t ripe_count_nolock() const { return deferred.ripe_count(completed_frame); }
     // Up to `count` deferred pages whose frames are complete, taken off the deferred list.
     std::vector<PooledPage> pop_ripe_nolock(std::size_t count) {
-        std::vector<PooledPage> pages;
-        while (pages.size() < count && !deferred.empty() &&
-               deferred.front().frame <= completed_frame) {
-            pages.push_back(deferred.front().physical);
-            deferred.pop_front();
-        }
-        return pages;
+        return deferred.take_ripe(completed_frame, count);
     }
     // ... to be reused by a commit.
     std::vector<PooledPage> take_ripe_nolock(std::size_t count) {
@@ -130,7 +112,7 @@ struct PageTable::State {
     // Holds pages back until the frames begun so far are complete. Called only after the
     // evictions that freed them were reported.
     void defer_nolock(const std::vector<PooledPage>& pages) {
-        for (const PooledPage& page : pages) deferred.push_back({current_frame, page});
+        for (const PooledPage& page : pages) deferred.hold(page, current_frame);
         deferred_total += pages.size();
         deferred_peak = std::max(deferred_peak, deferred.size());
     }
@@ -323,8 +305,10 @@ struct PageTable::State {
     std::uint64_t requests = 0, hits = 0, commits = 0, evictions = 0, batches = 0;
     std::uint64_t out_of_memory_retries = 0, failed_batches = 0, over_budget_evictions = 0;
     std::mutex budget_mutex;  // orders set_budget calls, so the pool follows the last budget
-    std::deque<DeferredPage> deferred;  // in frame order
-    std::size_t reusing_at_once = 0;    // batches whose victims are reused without deferring
+    // Evicted pages' physical pages, each held back until the frames that may still reach it
+    // through its old mapping (those begun when its eviction was reported) have completed.
+    FrameFencedReuse<PooledPage> deferred;
+    std::size_t reusing_at_once = 0;  // batches whose victims are reused without deferring
     std::condition_variable reuse_reported;
     std::size_t deferred_peak = 0;
     std::uint64_t deferred_total = 0, deferred_reused = 0;
@@ -1038,13 +1022,12 @@ void PageTable::check_invariants() const {
             fail(detail::concat("page ", page, " is pinned but not resident"));
         }
     }
-    for (const DeferredPage& page : s.deferred) {
-        if (!slots.insert(page.physical.slot).second ||
-            !handles.insert(page.physical.handle.value).second) {
-            fail(detail::concat("a held-back physical page (slot ", page.physical.slot,
+    s.deferred.for_each([&](const PooledPage& physical, FrameId) {
+        if (!slots.insert(physical.slot).second || !handles.insert(physical.handle.value).second) {
+            fail(detail::concat("a held-back physical page (slot ", physical.slot,
                                 ") backs a page too"));
         }
-    }
+    });
     if (resident != s.resident || queued != s.queued || committing != s.committing ||
         evicting != s.evicting || pinned != s.pinned) {
         fail(detail::concat("counts disagree: resident ", resident, "/", s.resident, ", queued ",
@@ -1131,11 +1114,10 @@ void PageTable::shutdown() {
         throw Error(Errc::busy, "shutdown", "commits or evictions are in progress");
     }
     // A frame in flight may still read a held-back page through its old mapping.
-    if (const std::size_t waiting = s.deferred.size() - s.ripe_count_nolock(); waiting > 0) {
-        const FrameId first = s.deferred[s.deferred.size() - waiting].frame;
-        const FrameId last = s.deferred.back().frame;
+    if (const auto waiting = s.deferred.waiting(s.completed_frame); waiting.count > 0) {
+        const FrameId first = waiting.first, last = waiting.last;
         throw Error(Errc::busy, "shutdown",
-                    detail::concat(waiting, " evicted pages are held back for ",
+                    detail::concat(waiting.count, " evicted pages are held back for ",
                                    first == last ? detail::concat("frame ", first, ", which is")
                                                  : detail::concat("frames ", first, " to ", last,
                                                                   ", which are"),
@@ -1160,9 +1142,7 @@ void PageTable::shutdown() {
     s.queue.clear();
     s.queued = 0;
     // Every frame is complete: the held-back pages go back to the pool with the others.
-    std::vector<PooledPage> held_back;
-    for (const DeferredPage& page : s.deferred) held_back.push_back(page.physical);
-    s.deferred.clear();
+    std::vector<PooledPage> held_back = s.deferred.take_all();
     s.returning += held_back.size();
     lock.unlock();
     s.release_to_pool(held_back);
