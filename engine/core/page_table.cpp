@@ -8,11 +8,14 @@
 #include <unordered_map>
 #include <unordered_set>
 
+#include "../base/ranked_mutex.hpp"
 #include "vtpage/core/frame_fenced_reuse.hpp"
 
 namespace vtpage {
 
 namespace {
+
+using StateMutex = detail::RankedMutex;
 
 enum class PageState : std::uint8_t { queued, committing, resident, evicting };
 
@@ -196,7 +199,7 @@ struct PageTable::State {
     // The tail of every eviction, called without the lock: unmaps the victims, forgets those
     // gone and reports them. Returns their physical pages, counted in `returning` until they
     // reach the pool; the lock is released again on return (by report).
-    std::vector<PooledPage> evict_victims(std::unique_lock<std::mutex>& lock,
+    std::vector<PooledPage> evict_victims(std::unique_lock<StateMutex>& lock,
                                           const std::vector<PageMapping>& victims,
                                           std::exception_ptr& failure, bool record_latency) {
         const auto start = std::chrono::steady_clock::now();
@@ -216,7 +219,7 @@ struct PageTable::State {
     // Evicts victims marked under the lock (held on entry, released on return): with frames in
     // flight their physical pages are held back, else they go back to the pool. Returns how
     // many were evicted; a failed unmap comes back through `failure`.
-    std::size_t evict_marked(std::unique_lock<std::mutex>& lock,
+    std::size_t evict_marked(std::unique_lock<StateMutex>& lock,
                              const std::vector<PageMapping>& victims, std::exception_ptr& failure) {
         if (victims.empty()) {
             lock.unlock();
@@ -265,7 +268,7 @@ struct PageTable::State {
     // Runs the callbacks for a change made under the lock, after every earlier change's
     // callbacks and before every later one's, with no lock held (a callback may call the
     // table's queries). Takes a ticket under the state lock, then waits for its turn.
-    void report(std::unique_lock<std::mutex>& lock, const std::vector<PageMapping>& evicted,
+    void report(std::unique_lock<StateMutex>& lock, const std::vector<PageMapping>& evicted,
                 const std::vector<PageMapping>& committed) {
         const std::uint64_t ticket = next_ticket++;
         lock.unlock();
@@ -289,9 +292,10 @@ struct PageTable::State {
     PagePool pool;
     std::unique_ptr<EvictionPolicy> policy;
 
-    mutable std::mutex mutex;
-    std::mutex callback_mutex;
-    std::condition_variable callback_turn;
+    mutable StateMutex mutex{detail::LockRank::page_table_state, "page table state"};
+    detail::RankedMutex callback_mutex{detail::LockRank::page_table_callbacks,
+                                       "page table callback turn"};
+    std::condition_variable_any callback_turn;
     std::uint64_t next_ticket = 0;  // guarded by mutex
     std::uint64_t now_serving = 0;  // guarded by callback_mutex
     std::unordered_map<PageIndex, Entry> entries;
@@ -304,12 +308,13 @@ struct PageTable::State {
     std::uint64_t generation = 0;
     std::uint64_t requests = 0, hits = 0, commits = 0, evictions = 0, batches = 0;
     std::uint64_t out_of_memory_retries = 0, failed_batches = 0, over_budget_evictions = 0;
-    std::mutex budget_mutex;  // orders set_budget calls, so the pool follows the last budget
+    // Orders set_budget calls, so that the pool follows the last budget.
+    detail::RankedMutex budget_mutex{detail::LockRank::page_table_budget, "page table budget"};
     // Evicted pages' physical pages, each held back until the frames that may still reach it
     // through its old mapping (those begun when its eviction was reported) have completed.
     FrameFencedReuse<PooledPage> deferred;
     std::size_t reusing_at_once = 0;  // batches whose victims are reused without deferring
-    std::condition_variable reuse_reported;
+    std::condition_variable_any reuse_reported;
     std::size_t deferred_peak = 0;
     std::uint64_t deferred_total = 0, deferred_reused = 0;
     LatencyHistogram commit_latency;
@@ -325,7 +330,7 @@ struct PageTable::State {
         bool pin = false;
         bool from_queue = false;
     };
-    std::vector<PageMapping> run_batch(std::unique_lock<std::mutex>& lock, Batch batch);
+    std::vector<PageMapping> run_batch(std::unique_lock<StateMutex>& lock, Batch batch);
     // Held-back pages that are free again but beyond the budget (it was lowered) leave with
     // the batch. The batch's candidates count as committing.
     void take_surplus_nolock(Batch& batch) {
@@ -335,7 +340,7 @@ struct PageTable::State {
     }
 };
 
-std::vector<PageMapping> PageTable::State::run_batch(std::unique_lock<std::mutex>& lock,
+std::vector<PageMapping> PageTable::State::run_batch(std::unique_lock<StateMutex>& lock,
                                                      Batch batch) {
     lock.unlock();
     const auto start = std::chrono::steady_clock::now();

@@ -14,6 +14,7 @@
 #include <unordered_map>
 #include <unordered_set>
 
+#include "../base/ranked_mutex.hpp"
 #include "../base/test_points.hpp"
 #include "packed_level_pool.hpp"
 #include "page_loader.hpp"
@@ -133,9 +134,10 @@ struct Streamer::State {
     std::unique_ptr<TextureSet> textures;
     std::unique_ptr<PageTable> table;
 
-    mutable std::mutex mutex;  // guards what follows, up to the event members
-    std::condition_variable work_cv;
-    std::condition_variable idle_cv;
+    // Guards what follows, up to the event members.
+    mutable detail::RankedMutex mutex{detail::LockRank::streamer_state, "streamer state"};
+    std::condition_variable_any work_cv;
+    std::condition_variable_any idle_cv;
     std::set<PendingKey> pending;
     std::unordered_map<PageIndex, PendingKey> pending_index;
     std::unordered_set<PageIndex> in_flight;
@@ -154,13 +156,14 @@ struct Streamer::State {
     StreamerStatistics stats;
 
     // Events: delivered one at a time, in order, under event_mutex; queued under queue_mutex.
-    std::mutex event_mutex;
+    detail::RankedMutex event_mutex{detail::LockRank::streamer_events, "streamer events"};
     bool delivering = true;                    // guarded by event_mutex
     std::atomic<bool> accepting_events{true};  // false from destruction on
-    std::mutex queue_mutex;
+    detail::RankedMutex queue_mutex{detail::LockRank::streamer_event_queue, "streamer event queue"};
     std::vector<StreamerEvent> queue;
 
-    std::mutex api_mutex;  // add_texture's fills, and what follows
+    // add_texture's fills, and what follows.
+    detail::RankedMutex api_mutex{detail::LockRank::streamer_api, "streamer api"};
     std::unique_ptr<DeviceFillContext> api_context;
     // Tail pages with room for more tails (pack_tails): the first tiles are their own texture's.
     struct TailHost {
@@ -171,7 +174,8 @@ struct Streamer::State {
     // Packed coarse levels (settings.pack_levels): `levels` and `level_hosts` are guarded by
     // mutex. level_mutex (taken before mutex) serializes placing levels, so that an eviction is
     // reported before its place, or the evicted level itself, is placed again.
-    std::mutex level_mutex;
+    detail::RankedMutex level_mutex{detail::LockRank::streamer_level_placement,
+                                    "streamer level placement"};
     PackedLevelPool levels;
     std::vector<StreamedPage> level_hosts;  // by the pool's host index
     // Set when hosts were retired (a lowered budget) until they are all released.
