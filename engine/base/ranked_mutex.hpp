@@ -16,12 +16,11 @@ namespace vtpage::detail {
 enum class LockRank : int {
     streamer_level_placement = 10,  // serializes placing packed levels
     streamer_api = 20,              // add_texture's fills, the tail hosts
-    streamer_events = 30,           // delivery of the streamer's events (callbacks run under it)
     streamer_event_queue = 40,      // events kept for poll_events
     streamer_state = 50,            // pending, ready, statistics, the level pool
     page_table_budget = 60,         // orders set_budget calls
     page_table_state = 70,          // the table's entries, queue and counts
-    page_table_callbacks = 80,      // whose turn it is to report
+    delivery_turn = 80,             // whose turn it is to report (OrderedDelivery)
 };
 
 #if defined(VTPAGE_LOCK_RANK_CHECKS) && VTPAGE_LOCK_RANK_CHECKS

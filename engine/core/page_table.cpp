@@ -8,6 +8,7 @@
 #include <unordered_map>
 #include <unordered_set>
 
+#include "../base/ordered_delivery.hpp"
 #include "../base/ranked_mutex.hpp"
 #include "vtpage/core/frame_fenced_reuse.hpp"
 
@@ -270,20 +271,16 @@ struct PageTable::State {
     // table's queries). Takes a ticket under the state lock, then waits for its turn.
     void report(std::unique_lock<StateMutex>& lock, const std::vector<PageMapping>& evicted,
                 const std::vector<PageMapping>& committed) {
-        const std::uint64_t ticket = next_ticket++;
+        detail::OrderedDelivery::Ticket ticket = reports.take();
         lock.unlock();
-        std::unique_lock turn(callback_mutex);
-        callback_turn.wait(turn, [&] { return now_serving == ticket; });
-        turn.unlock();
-        try {
-            if (!evicted.empty() && settings.on_evicted) settings.on_evicted(evicted);
-            if (!committed.empty() && settings.on_committed) settings.on_committed(committed);
-        } catch (const std::exception& error) {
-            settings.log.error("page table: a callback threw: ", error.what());
-        }
-        turn.lock();
-        ++now_serving;
-        callback_turn.notify_all();
+        reports.deliver(ticket, [&] {
+            try {
+                if (!evicted.empty() && settings.on_evicted) settings.on_evicted(evicted);
+                if (!committed.empty() && settings.on_committed) settings.on_committed(committed);
+            } catch (const std::exception& error) {
+                settings.log.error("page table: a callback threw: ", error.what());
+            }
+        });
     }
 
     Backend& backend;
@@ -293,11 +290,7 @@ struct PageTable::State {
     std::unique_ptr<EvictionPolicy> policy;
 
     mutable StateMutex mutex{detail::LockRank::page_table_state, "page table state"};
-    detail::RankedMutex callback_mutex{detail::LockRank::page_table_callbacks,
-                                       "page table callback turn"};
-    std::condition_variable_any callback_turn;
-    std::uint64_t next_ticket = 0;  // guarded by mutex
-    std::uint64_t now_serving = 0;  // guarded by callback_mutex
+    detail::OrderedDelivery reports{"page table reports"};  // tickets taken under mutex
     std::unordered_map<PageIndex, Entry> entries;
     std::deque<PageIndex> queue;  // may hold stale or repeated pages; `queued` is the truth
     std::size_t queued = 0, resident = 0, committing = 0, evicting = 0, pinned = 0;

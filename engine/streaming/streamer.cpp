@@ -14,6 +14,7 @@
 #include <unordered_map>
 #include <unordered_set>
 
+#include "../base/ordered_delivery.hpp"
 #include "../base/ranked_mutex.hpp"
 #include "../base/test_points.hpp"
 #include "packed_level_pool.hpp"
@@ -155,9 +156,11 @@ struct Streamer::State {
     std::deque<std::exception_ptr> errors;
     StreamerStatistics stats;
 
-    // Events: delivered one at a time, in order, under event_mutex; queued under queue_mutex.
-    detail::RankedMutex event_mutex{detail::LockRank::streamer_events, "streamer events"};
-    bool delivering = true;                    // guarded by event_mutex
+    // Events: a ticket is taken where the change is made (under `mutex` where the change is to
+    // the streamer's state), and the callbacks run in ticket order, one at a time, with no lock
+    // held; queued under queue_mutex.
+    detail::OrderedDelivery events{"streamer events"};
+    bool delivering = true;                    // read and written in the events' turn
     std::atomic<bool> accepting_events{true};  // false from destruction on
     detail::RankedMutex queue_mutex{detail::LockRank::streamer_event_queue, "streamer event queue"};
     std::vector<StreamerEvent> queue;
@@ -191,25 +194,33 @@ struct Streamer::State {
     std::unordered_set<StoredPageId, StoredPageIdHash> distinct_stored;
 
     // ---- events ----
-    void emit(StreamerEventKind kind, std::span<const StreamedPage> pages) {
-        if (pages.empty()) return;
-        std::lock_guard lock(event_mutex);
-        if (!delivering) return;
-        const StreamedPagesCallback& callback =
-            kind == StreamerEventKind::committed ? settings.on_committed
-            : kind == StreamerEventKind::ready   ? settings.on_ready
-                                                 : settings.on_evicted;
-        if (callback) {
-            try {
-                callback(pages);
-            } catch (const std::exception& error) {
-                settings.log.error("streamer: an event callback threw: ", error.what());
+    using Ticket = detail::OrderedDelivery::Ticket;
+    // Delivers an event in its ticket's turn (an empty one only passes the turn).
+    void emit(Ticket& ticket, StreamerEventKind kind, std::span<const StreamedPage> pages) {
+        if (pages.empty()) return ticket.pass();
+        events.deliver(ticket, [&] {
+            if (!delivering) return;
+            const StreamedPagesCallback& callback =
+                kind == StreamerEventKind::committed ? settings.on_committed
+                : kind == StreamerEventKind::ready   ? settings.on_ready
+                                                     : settings.on_evicted;
+            if (callback) {
+                try {
+                    callback(pages);
+                } catch (const std::exception& error) {
+                    settings.log.error("streamer: an event callback threw: ", error.what());
+                }
             }
-        }
-        if (settings.queue_events) {
-            std::lock_guard queue_lock(queue_mutex);
-            for (const StreamedPage& page : pages) queue.push_back({kind, page});
-        }
+            if (settings.queue_events) {
+                std::lock_guard queue_lock(queue_mutex);
+                for (const StreamedPage& page : pages) queue.push_back({kind, page});
+            }
+        });
+    }
+    // Stops deliveries: returns once the events taken so far are delivered; none is after.
+    void stop_events() {
+        Ticket last = events.take();
+        events.deliver(last, [&] { delivering = false; });
     }
 
     StreamedPage describe(const PageMapping& mapping) const {
@@ -238,12 +249,15 @@ struct Streamer::State {
         for (const PageMapping& mapping : mappings) {
             if (!is_level_host(mapping.page)) pages.push_back(describe(mapping));
         }
-        emit(StreamerEventKind::committed, pages);
+        // In the page table's report order: a page's commit is reported before it is filled.
+        Ticket ticket = events.take();
+        emit(ticket, StreamerEventKind::committed, pages);
     }
 
     void on_evicted(std::span<const PageMapping> mappings) {
         std::vector<StreamedPage> pages;
         pages.reserve(mappings.size());
+        Ticket ticket;
         {
             std::lock_guard lock(mutex);
             for (const PageMapping& mapping : mappings) {
@@ -256,12 +270,13 @@ struct Streamer::State {
                     ready.erase(found);
                 }
             }
+            ticket = events.take();
         }
         if (!accepting_events) return;
         for (const PageMapping& mapping : mappings) {
             if (!is_level_host(mapping.page)) pages.push_back(describe(mapping));
         }
-        emit(StreamerEventKind::evicted, pages);
+        emit(ticket, StreamerEventKind::evicted, pages);
     }
 
     // ---- packed tails ----
@@ -295,14 +310,16 @@ struct Streamer::State {
             // No tail is smaller than one tile: a page without room for one is full.
             if (page_bytes - host->used < smallest_tile_bytes) tail_hosts.erase(host);
         }
+        Ticket ticket;
         {
             std::lock_guard lock(mutex);
             ready[page.page] = page;
             ++packed_tails;
             ++stats.pages_filled;
             stats.bytes_filled += bytes;
+            ticket = events.take();
         }
-        emit(StreamerEventKind::ready, std::span(&page, 1));
+        emit(ticket, StreamerEventKind::ready, std::span(&page, 1));
         return true;
     }
 
@@ -350,10 +367,15 @@ struct Streamer::State {
         return event;
     }
 
-    // With level_mutex held, after the pool evicted levels: reports them, then frees their
-    // places for the frames begun until now (a frame in flight may still sample them).
-    void report_level_evictions(std::span<const StreamedPage> victims) {
-        if (!victims.empty() && accepting_events) emit(StreamerEventKind::evicted, victims);
+    // With level_mutex held, after the pool evicted levels (the ticket taken then): reports
+    // them, then frees their places for the frames begun until now (a frame in flight may still
+    // sample them).
+    void report_level_evictions(Ticket& ticket, std::span<const StreamedPage> victims) {
+        if (accepting_events) {
+            emit(ticket, StreamerEventKind::evicted, victims);
+        } else {
+            ticket.pass();
+        }
         const FrameId current = table->current_frame();
         std::lock_guard lock(mutex);
         levels.evictions_reported(current);
@@ -366,6 +388,7 @@ struct Streamer::State {
         std::vector<StreamedPage> victims;
         const FrameId completed = table->completed_frame();
         bool evicted = false;
+        Ticket ticket;
         {
             std::lock_guard lock(mutex);
             while (levels.active_hosts() > level_host_cap() && levels.retire_host()) {}
@@ -375,8 +398,9 @@ struct Streamer::State {
                 evicted = true;
                 if (auto event = unready_level_nolock(page)) victims.push_back(*event);
             }
+            if (evicted) ticket = events.take();
         }
-        if (evicted) report_level_evictions(victims);
+        if (evicted) report_level_evictions(ticket, victims);
         while (true) {
             const FrameId now_completed = table->completed_frame();
             std::optional<std::size_t> released;
@@ -407,6 +431,7 @@ struct Streamer::State {
         while (true) {
             const FrameId completed = table->completed_frame();
             std::optional<StreamedPage> victim;
+            Ticket ticket;
             {
                 std::lock_guard lock(mutex);
                 if (auto place = levels.take(level, shape, completed)) return place;
@@ -418,13 +443,15 @@ struct Streamer::State {
                     if (!page) return std::nullopt;
                     evicted_one = true;
                     victim = unready_level_nolock(*page);
+                    ticket = events.take();
                 }
             }
             if (may_grow) {
                 may_grow = add_level_host(shape);
                 continue;
             }
-            report_level_evictions(victim ? std::span(&*victim, 1) : std::span<StreamedPage>());
+            report_level_evictions(ticket,
+                                   victim ? std::span(&*victim, 1) : std::span<StreamedPage>());
         }
     }
 
@@ -785,6 +812,7 @@ struct Streamer::State {
         std::vector<StreamedPage> ready_pages;
         std::vector<PageIndex> unpin_now, unpin_later, asked_again, filled_levels;
         const FrameId frame = table->current_frame();
+        Ticket ticket;
         {
             std::lock_guard lock(mutex);
             for (BatchItem& item : items) {
@@ -823,7 +851,11 @@ struct Streamer::State {
             stats.pages_filled += ready_pages.size();
             for (const StreamedPage& page : ready_pages) stats.bytes_filled += page.bytes;
             ++reporting;
+            ticket = events.take();
         }
+        // Ready is reported while the pages are still pinned, and before the packed levels are
+        // evictable: no eviction, nor another level in the same place, can be reported first.
+        emit(ticket, StreamerEventKind::ready, ready_pages);
         // Still pinned: the frame that asked again now holds them until it completes.
         if (!asked_again.empty()) {
             try {
@@ -832,9 +864,6 @@ struct Streamer::State {
                 record_error(std::current_exception());
             }
         }
-        // Ready is reported while the pages are still pinned, and before the packed levels are
-        // evictable: no eviction, nor another level in the same place, can be reported first.
-        emit(StreamerEventKind::ready, ready_pages);
         unpin(unpin_now);
         {
             std::lock_guard lock(mutex);
@@ -1120,10 +1149,7 @@ Streamer::~Streamer() {
     s.work_cv.notify_all();
     for (auto& worker : s.workers) worker.join();
     s.accepting_events = false;
-    {
-        std::lock_guard lock(s.event_mutex);
-        s.delivering = false;
-    }
+    s.stop_events();
     s.stop_loader();
     try {
         if (!s.tails.empty()) s.table->unpin(s.tails);
@@ -1180,14 +1206,16 @@ TextureId Streamer::add_texture(std::shared_ptr<const TileSource> source) {
         s.table->unpin(std::span(&tail, 1));
         throw;
     }
+    State::Ticket ticket;
     {
         std::lock_guard lock(s.mutex);
         s.ready[tail] = item.page;
         s.tails.push_back(tail);
         ++s.stats.pages_filled;
         s.stats.bytes_filled += page_bytes;
+        ticket = s.events.take();
     }
-    s.emit(StreamerEventKind::ready, std::span(&item.page, 1));
+    s.emit(ticket, StreamerEventKind::ready, std::span(&item.page, 1));
     return id;
 }
 

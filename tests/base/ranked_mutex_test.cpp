@@ -12,7 +12,7 @@ namespace vtpage::detail {
 namespace {
 
 TEST(RankedMutexTest, RanksTakenInOrderAndWaitsOnThemPass) {
-    RankedMutex outer(LockRank::streamer_events, "outer");
+    RankedMutex outer(LockRank::streamer_api, "outer");
     RankedMutex inner(LockRank::streamer_state, "inner");
     std::condition_variable_any ready;
     bool flag = false;
