@@ -19,9 +19,12 @@
 #include "../base/test_points.hpp"
 #include "packed_level_pool.hpp"
 #include "page_loader.hpp"
+#include "streamer/streamer_events.hpp"
 #include "vtpage/streaming/device_fill_context.hpp"
 
 namespace vtpage::vt {
+
+using streamer_detail::StreamerEvents;
 
 PageTableSettings recommended_table_settings() {
     PageTableSettings settings;
@@ -156,14 +159,8 @@ struct Streamer::State {
     std::deque<std::exception_ptr> errors;
     StreamerStatistics stats;
 
-    // Events: a ticket is taken where the change is made (under `mutex` where the change is to
-    // the streamer's state), and the callbacks run in ticket order, one at a time, with no lock
-    // held; queued under queue_mutex.
-    detail::OrderedDelivery events{"streamer events"};
-    bool delivering = true;                    // read and written in the events' turn
-    std::atomic<bool> accepting_events{true};  // false from destruction on
-    detail::RankedMutex queue_mutex{detail::LockRank::streamer_event_queue, "streamer event queue"};
-    std::vector<StreamerEvent> queue;
+    // Tickets for changes to the members above are taken under `mutex`.
+    StreamerEvents events{settings};
 
     // add_texture's fills, and what follows.
     detail::RankedMutex api_mutex{detail::LockRank::streamer_api, "streamer api"};
@@ -194,33 +191,9 @@ struct Streamer::State {
     std::unordered_set<StoredPageId, StoredPageIdHash> distinct_stored;
 
     // ---- events ----
-    using Ticket = detail::OrderedDelivery::Ticket;
-    // Delivers an event in its ticket's turn (an empty one only passes the turn).
+    using Ticket = StreamerEvents::Ticket;
     void emit(Ticket& ticket, StreamerEventKind kind, std::span<const StreamedPage> pages) {
-        if (pages.empty()) return ticket.pass();
-        events.deliver(ticket, [&] {
-            if (!delivering) return;
-            const StreamedPagesCallback& callback =
-                kind == StreamerEventKind::committed ? settings.on_committed
-                : kind == StreamerEventKind::ready   ? settings.on_ready
-                                                     : settings.on_evicted;
-            if (callback) {
-                try {
-                    callback(pages);
-                } catch (const std::exception& error) {
-                    settings.log.error("streamer: an event callback threw: ", error.what());
-                }
-            }
-            if (settings.queue_events) {
-                std::lock_guard queue_lock(queue_mutex);
-                for (const StreamedPage& page : pages) queue.push_back({kind, page});
-            }
-        });
-    }
-    // Stops deliveries: returns once the events taken so far are delivered; none is after.
-    void stop_events() {
-        Ticket last = events.take();
-        events.deliver(last, [&] { delivering = false; });
+        events.emit(ticket, kind, pages);
     }
 
     StreamedPage describe(const PageMapping& mapping) const {
@@ -243,7 +216,7 @@ struct Streamer::State {
     bool is_level_host(PageIndex page) const { return host_names > 0 && page >= host_base; }
 
     void on_committed(std::span<const PageMapping> mappings) {
-        if (!accepting_events) return;
+        if (!events.accepting()) return;
         std::vector<StreamedPage> pages;
         pages.reserve(mappings.size());
         for (const PageMapping& mapping : mappings) {
@@ -272,7 +245,7 @@ struct Streamer::State {
             }
             ticket = events.take();
         }
-        if (!accepting_events) return;
+        if (!events.accepting()) return;
         for (const PageMapping& mapping : mappings) {
             if (!is_level_host(mapping.page)) pages.push_back(describe(mapping));
         }
@@ -371,7 +344,7 @@ struct Streamer::State {
     // them, then frees their places for the frames begun until now (a frame in flight may still
     // sample them).
     void report_level_evictions(Ticket& ticket, std::span<const StreamedPage> victims) {
-        if (accepting_events) {
+        if (events.accepting()) {
             emit(ticket, StreamerEventKind::evicted, victims);
         } else {
             ticket.pass();
@@ -1148,8 +1121,7 @@ Streamer::~Streamer() {
     }
     s.work_cv.notify_all();
     for (auto& worker : s.workers) worker.join();
-    s.accepting_events = false;
-    s.stop_events();
+    s.events.stop();
     s.stop_loader();
     try {
         if (!s.tails.empty()) s.table->unpin(s.tails);
@@ -1400,12 +1372,7 @@ std::size_t Streamer::pending_count() const {
     return state_->pending.size();
 }
 
-std::vector<StreamerEvent> Streamer::poll_events() {
-    std::lock_guard lock(state_->queue_mutex);
-    std::vector<StreamerEvent> events;
-    events.swap(state_->queue);
-    return events;
-}
+std::vector<StreamerEvent> Streamer::poll_events() { return state_->events.poll(); }
 
 bool Streamer::wait_idle(std::chrono::milliseconds timeout) {
     std::unique_lock lock(state_->mutex);
