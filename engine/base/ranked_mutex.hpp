@@ -17,7 +17,8 @@ enum class LockRank : int {
     streamer_level_placement = 10,  // serializes placing packed levels
     streamer_api = 20,              // add_texture's fills, the tail hosts
     streamer_event_queue = 40,      // events kept for poll_events
-    streamer_state = 50,            // pending, ready, statistics, the level pool
+    streamer_state = 50,            // pending, in flight, ready, statistics
+    streamer_level_pool = 55,       // the packed levels' pool and hosts
     page_table_budget = 60,         // orders set_budget calls
     page_table_state = 70,          // the table's entries, queue and counts
     delivery_turn = 80,             // whose turn it is to report (OrderedDelivery)

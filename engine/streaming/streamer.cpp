@@ -19,11 +19,14 @@
 #include "../base/test_points.hpp"
 #include "packed_level_pool.hpp"
 #include "page_loader.hpp"
+#include "streamer/level_placement.hpp"
 #include "streamer/streamer_events.hpp"
 #include "vtpage/streaming/device_fill_context.hpp"
 
 namespace vtpage::vt {
 
+using streamer_detail::LevelPlacement;
+using streamer_detail::PlacedLevel;
 using streamer_detail::StreamerEvents;
 
 PageTableSettings recommended_table_settings() {
@@ -171,17 +174,11 @@ struct Streamer::State {
         std::uint64_t used = 0;  // bytes from the page's start
     };
     std::vector<TailHost> tail_hosts;
-    // Packed coarse levels (settings.pack_levels): `levels` and `level_hosts` are guarded by
-    // mutex. level_mutex (taken before mutex) serializes placing levels, so that an eviction is
-    // reported before its place, or the evicted level itself, is placed again.
-    detail::RankedMutex level_mutex{detail::LockRank::streamer_level_placement,
-                                    "streamer level placement"};
-    PackedLevelPool levels;
-    std::vector<StreamedPage> level_hosts;  // by the pool's host index
-    // Set when hosts were retired (a lowered budget) until they are all released.
-    std::atomic<bool> retiring_hosts{false};
-    PageIndex host_base = 0;     // host i is page host_base + i, past the textures
-    std::size_t host_names = 0;  // pages set aside for hosts
+    // Packed coarse levels (settings.pack_levels): pages past the textures' (from host_base on,
+    // host_names of them) hold them.
+    std::unique_ptr<LevelPlacement> placement;
+    PageIndex host_base = 0;
+    std::size_t host_names = 0;
     std::vector<std::thread> workers;
     // Pages stored in files go through the loader once committed (settings.file_reads). Made
     // by the first add_texture whose source stores pages (the pointer is guarded by mutex).
@@ -212,15 +209,14 @@ struct Streamer::State {
         return page;
     }
 
-    // The streamer's own pages for packed levels: no events of their own.
-    bool is_level_host(PageIndex page) const { return host_names > 0 && page >= host_base; }
+    // The streamer's own pages for packed levels (LevelPlacement::is_host) have no events.
 
     void on_committed(std::span<const PageMapping> mappings) {
         if (!events.accepting()) return;
         std::vector<StreamedPage> pages;
         pages.reserve(mappings.size());
         for (const PageMapping& mapping : mappings) {
-            if (!is_level_host(mapping.page)) pages.push_back(describe(mapping));
+            if (!placement->is_host(mapping.page)) pages.push_back(describe(mapping));
         }
         // In the page table's report order: a page's commit is reported before it is filled.
         Ticket ticket = events.take();
@@ -234,7 +230,7 @@ struct Streamer::State {
         {
             std::lock_guard lock(mutex);
             for (const PageMapping& mapping : mappings) {
-                if (is_level_host(mapping.page)) {
+                if (placement->is_host(mapping.page)) {
                     ++stats.released_level_pages;
                     continue;
                 }
@@ -247,7 +243,7 @@ struct Streamer::State {
         }
         if (!events.accepting()) return;
         for (const PageMapping& mapping : mappings) {
-            if (!is_level_host(mapping.page)) pages.push_back(describe(mapping));
+            if (!placement->is_host(mapping.page)) pages.push_back(describe(mapping));
         }
         emit(ticket, StreamerEventKind::evicted, pages);
     }
@@ -297,145 +293,29 @@ struct Streamer::State {
     }
 
     // ---- packed coarse levels ----
-    std::size_t level_host_cap() const {
-        const std::size_t budget = table->budget_pages();
-        const std::size_t wanted = settings.packed_level_pages > 0
-                                       ? settings.packed_level_pages
-                                       : std::max<std::size_t>(1, budget / 4);
-        return std::min(wanted, host_names);
-    }
-
-    // With level_mutex held. Commits a new host page for levels of `shape`, pinned; false when
-    // the budget has no room for it (or the commit failed: the error is recorded).
-    bool add_level_host(LevelShape shape) {
-        PageIndex name = 0;
-        {
-            std::lock_guard lock(mutex);
-            name = host_base + levels.next_host();
-        }
-        std::vector<PageMapping> mappings;
-        try {
-            mappings = table->commit(std::span(&name, 1), true);
-        } catch (const Error& error) {
-            if (error.code() != Errc::budget_exhausted && error.code() != Errc::busy) {
-                record_error(std::current_exception());
-            }
-            return false;
-        }
-        const StreamedPage host = describe(mappings.front());
-        std::lock_guard lock(mutex);
-        const std::size_t index = levels.add_host(shape);
-        if (index >= level_hosts.size()) level_hosts.resize(index + 1);
-        level_hosts[index] = host;
-        return true;
-    }
-
-    // Under mutex: a level the pool evicted leaves `ready`; returns its ready event, to report.
-    std::optional<StreamedPage> unready_level_nolock(PageIndex page) {
-        ++stats.evicted_levels;
-        auto found = ready.find(page);
-        if (found == ready.end()) return std::nullopt;
-        StreamedPage event = found->second;
-        ready.erase(found);
-        return event;
-    }
-
-    // With level_mutex held, after the pool evicted levels (the ticket taken then): reports
-    // them, then frees their places for the frames begun until now (a frame in flight may still
-    // sample them).
-    void report_level_evictions(Ticket& ticket, std::span<const StreamedPage> victims) {
-        if (events.accepting()) {
-            emit(ticket, StreamerEventKind::evicted, victims);
-        } else {
-            ticket.pass();
-        }
-        const FrameId current = table->current_frame();
-        std::lock_guard lock(mutex);
-        levels.evictions_reported(current);
-    }
-
-    // With level_mutex held. Gives back hosts beyond level_host_cap() (a lowered budget): they
-    // take no new level, their levels are evicted as their frames complete, and each is
-    // unpinned and evicted once its places are ripe. Called again until none is left.
-    void shrink_level_hosts() {
+    // Under mutex (LevelPlacement's unready hook): evicted levels leave `ready`; their events,
+    // with the ticket taken.
+    std::vector<StreamedPage> unready_levels(std::span<const PageIndex> levels, Ticket& ticket) {
         std::vector<StreamedPage> victims;
-        const FrameId completed = table->completed_frame();
-        bool evicted = false;
-        Ticket ticket;
-        {
-            std::lock_guard lock(mutex);
-            while (levels.active_hosts() > level_host_cap() && levels.retire_host()) {}
-            retiring_hosts = levels.host_count() > levels.active_hosts();
-            if (!retiring_hosts) return;
-            for (PageIndex page : levels.evict_retired(completed)) {
-                evicted = true;
-                if (auto event = unready_level_nolock(page)) victims.push_back(*event);
-            }
-            if (evicted) ticket = events.take();
+        std::lock_guard lock(mutex);
+        for (PageIndex level : levels) {
+            auto found = ready.find(level);
+            if (found == ready.end()) continue;
+            victims.push_back(found->second);
+            ready.erase(found);
         }
-        if (evicted) report_level_evictions(ticket, victims);
-        while (true) {
-            const FrameId now_completed = table->completed_frame();
-            std::optional<std::size_t> released;
-            {
-                std::lock_guard lock(mutex);
-                released = levels.release_retired(now_completed);
-            }
-            if (!released) break;
-            const PageIndex name = host_base + *released;
-            try {
-                table->unpin(std::span(&name, 1));
-                table->evict(std::span(&name, 1));
-            } catch (const Error& error) {
-                // Unpinned, it is the table's to evict when it needs room (busy, not_mapped).
-                if (error.code() != Errc::busy && error.code() != Errc::not_mapped) {
-                    record_error(std::current_exception());
-                }
-            }
-        }
-    }
-
-    // With level_mutex held. A place for `level`: a free one, else a new host page (within
-    // level_host_cap), else the place of the least recently used level of its shape, evicted
-    // and reported here. nullopt when nothing is free yet (frames in flight): try again later.
-    std::optional<LevelPlace> place_level(PageIndex level, LevelShape shape) {
-        bool may_grow = true;
-        bool evicted_one = false;
-        while (true) {
-            const FrameId completed = table->completed_frame();
-            std::optional<StreamedPage> victim;
-            Ticket ticket;
-            {
-                std::lock_guard lock(mutex);
-                if (auto place = levels.take(level, shape, completed)) return place;
-                may_grow = may_grow && levels.active_hosts() < level_host_cap() &&
-                           levels.host_count() < host_names;
-                if (!may_grow) {
-                    if (evicted_one) return std::nullopt;
-                    const std::optional<PageIndex> page = levels.evict(shape, completed, level);
-                    if (!page) return std::nullopt;
-                    evicted_one = true;
-                    victim = unready_level_nolock(*page);
-                    ticket = events.take();
-                }
-            }
-            if (may_grow) {
-                may_grow = add_level_host(shape);
-                continue;
-            }
-            report_level_evictions(ticket,
-                                   victim ? std::span(&*victim, 1) : std::span<StreamedPage>());
-        }
+        ticket = events.take();
+        return victims;
     }
 
     // Takes the keys of packable coarse levels out of `keys` and places them; returns their
     // items (described as packed pages) and puts back in pending those that found no place.
     std::vector<BatchItem> place_levels(std::vector<PendingKey>& keys) {
         std::vector<BatchItem> items;
-        if (!settings.pack_levels || host_names == 0) return items;
+        if (!placement->enabled()) return items;
         std::vector<PendingKey> rest, no_place;
-        std::lock_guard level_lock(level_mutex);
-        if (retiring_hosts) shrink_level_hosts();
+        const LevelPlacement::PlacementLock placing = placement->lock_placement();
+        if (placement->retiring()) placement->shrink(placing);
         for (const PendingKey& key : keys) {
             const std::optional<PageOwner> owner = textures->find(key.page);
             const std::optional<LevelShape> shape =
@@ -446,19 +326,15 @@ struct Streamer::State {
                 rest.push_back(key);
                 continue;
             }
-            const std::optional<LevelPlace> place = place_level(key.page, *shape);
-            if (!place) {
+            const std::optional<PlacedLevel> placed = placement->place(placing, key.page, *shape);
+            if (!placed) {
                 // A shape that found no room for a page of its own (the budget's share is
                 // taken by other shapes) is streamed a page a level.
-                std::lock_guard lock(mutex);
-                (levels.has_host(*shape) ? no_place : rest).push_back(key);
+                (placement->has_host(*shape) ? no_place : rest).push_back(key);
                 continue;
             }
-            StreamedPage page;
-            {
-                std::lock_guard lock(mutex);
-                page = level_hosts.at(place->host);
-            }
+            const std::optional<LevelPlace> place = placed->place;
+            StreamedPage page = placed->host;
             BatchItem item;
             item.key = key;
             item.owner = *owner;
@@ -795,7 +671,7 @@ struct Streamer::State {
                     // Its host stays pinned; the level is kept for the frame current now.
                     if (item.failed) {
                         ++stats.failed_pages;
-                        levels.release(item.mapping.page);
+                        placement->release(item.mapping.page);
                         continue;
                     }
                     filled_levels.push_back(item.mapping.page);
@@ -840,7 +716,7 @@ struct Streamer::State {
         unpin(unpin_now);
         {
             std::lock_guard lock(mutex);
-            for (PageIndex level : filled_levels) levels.filled(level, frame);
+            for (PageIndex level : filled_levels) placement->filled(level, frame);
             --reporting;
             notify_if_idle();
         }
@@ -1097,6 +973,14 @@ Streamer::Streamer(Backend& backend, StreamerSettings settings)
     };
     s.table = std::make_unique<PageTable>(backend, std::move(table));
     s.host_base = s.table->page_count() - s.host_names;
+    s.placement = std::make_unique<LevelPlacement>(
+        *s.table, s.events,
+        LevelPlacement::Hooks{[&s](std::span<const PageIndex> levels, State::Ticket& ticket) {
+                                  return s.unready_levels(levels, ticket);
+                              },
+                              [&s](const PageMapping& mapping) { return s.describe(mapping); },
+                              [&s](std::exception_ptr error) { s.record_error(error); }},
+        s.host_base, s.host_names, s.settings.packed_level_pages);
     s.textures = std::make_unique<TextureSet>(s.host_base);
     try {
         for (std::size_t i = 0; i < s.settings.worker_threads; ++i) {
@@ -1125,8 +1009,7 @@ Streamer::~Streamer() {
     s.stop_loader();
     try {
         if (!s.tails.empty()) s.table->unpin(s.tails);
-        std::vector<PageIndex> hosts;
-        for (std::size_t i : s.levels.hosts_held()) hosts.push_back(s.host_base + i);
+        const std::vector<PageIndex> hosts = s.placement->held_hosts();
         if (!hosts.empty()) s.table->unpin(hosts);
         s.table->complete_frame(s.table->current_frame());
     } catch (const std::exception& error) {
@@ -1218,7 +1101,7 @@ StreamRequestResult Streamer::request(std::span<const PageRequest> requests) {
                 // A packed level is kept for this frame by the streamer; a packed tail is
                 // pinned in another texture's tail page, with nothing of its own to keep.
                 if (found->second.packed()) {
-                    s.levels.touch(key.page, frame);
+                    s.placement->touch(key.page, frame);
                     continue;
                 }
                 touched.push_back(key.page);
@@ -1318,9 +1201,10 @@ FrameId Streamer::begin_frame() { return state_->table->begin_frame(); }
 void Streamer::complete_frame(FrameId frame) {
     state_->table->complete_frame(frame);
     // Retired hosts drain as frames complete; never wait for a worker placing levels here.
-    if (state_->retiring_hosts) {
-        std::unique_lock level_lock(state_->level_mutex, std::try_to_lock);
-        if (level_lock) state_->shrink_level_hosts();
+    if (state_->placement->retiring()) {
+        if (auto placing = state_->placement->try_lock_placement()) {
+            state_->placement->shrink(placing);
+        }
     }
     {
         std::lock_guard lock(state_->mutex);
@@ -1331,10 +1215,7 @@ void Streamer::complete_frame(FrameId frame) {
 
 void Streamer::set_budget(std::size_t bytes) {
     state_->table->set_budget(bytes, /*release_idle=*/true);
-    {
-        std::lock_guard level_lock(state_->level_mutex);
-        state_->shrink_level_hosts();
-    }
+    state_->placement->shrink(state_->placement->lock_placement());
     {
         std::lock_guard lock(state_->mutex);
         ++state_->wake_epoch;
@@ -1343,9 +1224,8 @@ void Streamer::set_budget(std::size_t bytes) {
 }
 
 std::size_t Streamer::evict_over_budget(std::size_t max_pages) {
-    if (state_->retiring_hosts) {
-        std::lock_guard level_lock(state_->level_mutex);
-        state_->shrink_level_hosts();
+    if (state_->placement->retiring()) {
+        state_->placement->shrink(state_->placement->lock_placement());
     }
     return state_->table->evict_over_budget(max_pages);
 }
@@ -1422,8 +1302,9 @@ StreamerStatistics Streamer::statistics() const {
         result.ready_pages = state_->ready.size();
         result.tail_pages = state_->tails.size();
         result.packed_tails = state_->packed_tails;
-        result.level_pages = state_->levels.host_count();
-        result.packed_levels = state_->levels.resident_levels();
+        result.level_pages = state_->placement->host_count();
+        result.packed_levels = state_->placement->resident_levels();
+        result.evicted_levels = state_->placement->evicted_levels();
         result.file_reads.distinct_pages = state_->distinct_stored.size();
     }
     if (const PageLoader* page_loader = state_->current_loader()) {
