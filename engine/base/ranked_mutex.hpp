@@ -19,6 +19,7 @@ enum class LockRank : int {
     streamer_event_queue = 40,      // events kept for poll_events
     streamer_state = 50,            // pending, in flight, ready, statistics
     streamer_level_pool = 55,       // the packed levels' pool and hosts
+    streamer_stored_pages = 58,     // the stored-page route: its loader and the items it holds
     page_table_budget = 60,         // orders set_budget calls
     page_table_state = 70,          // the table's entries, queue and counts
     delivery_turn = 80,             // whose turn it is to report (OrderedDelivery)

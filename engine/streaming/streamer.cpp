@@ -1,8 +1,5 @@
 #include "vtpage/streaming/streamer.hpp"
 
-#include <sched.h>
-#include <sys/stat.h>
-
 #include <algorithm>
 #include <atomic>
 #include <condition_variable>
@@ -19,14 +16,21 @@
 #include "../base/test_points.hpp"
 #include "packed_level_pool.hpp"
 #include "page_loader.hpp"
+#include "streamer/batch_item.hpp"
 #include "streamer/level_placement.hpp"
+#include "streamer/stored_page_route.hpp"
 #include "streamer/streamer_events.hpp"
 #include "vtpage/streaming/device_fill_context.hpp"
 
 namespace vtpage::vt {
 
+using streamer_detail::BatchItem;
+using streamer_detail::BatchRoute;
+using streamer_detail::BatchState;
 using streamer_detail::LevelPlacement;
+using streamer_detail::PendingKey;
 using streamer_detail::PlacedLevel;
+using streamer_detail::StoredPageRoute;
 using streamer_detail::StreamerEvents;
 
 PageTableSettings recommended_table_settings() {
@@ -43,19 +47,6 @@ namespace {
 
 using Clock = std::chrono::steady_clock;
 
-// Pending requests in priority order: coarse first, then count, then first asked.
-struct PendingKey {
-    std::uint32_t mip = 0;
-    std::uint32_t count = 0;
-    std::uint64_t sequence = 0;
-    PageIndex page = 0;
-    bool operator<(const PendingKey& other) const {
-        if (mip != other.mip) return mip > other.mip;
-        if (count != other.count) return count > other.count;
-        return sequence < other.sequence;
-    }
-};
-
 // The bytes of a texture's mip tail: a tile for each level from tail_first_mip on.
 std::uint64_t tail_bytes(const TextureLayout& layout) {
     return std::uint64_t(layout.mip_count - layout.tail_first_mip) *
@@ -65,63 +56,6 @@ std::uint64_t tail_bytes(const TextureLayout& layout) {
 constexpr std::uint64_t smallest_tile_bytes = tile_format_info(TileFormat::bc1).tile_bytes();
 static_assert(smallest_tile_bytes <= tile_format_info(TileFormat::rgba8).tile_bytes() &&
               smallest_tile_bytes <= tile_format_info(TileFormat::bc3).tile_bytes());
-
-// The cores this process may run on (its affinity mask; the machine's where that is unknown).
-std::size_t usable_cores() {
-    cpu_set_t set;
-    CPU_ZERO(&set);
-    if (::sched_getaffinity(0, sizeof set, &set) == 0 && CPU_COUNT(&set) > 0) {
-        return std::size_t(CPU_COUNT(&set));
-    }
-    return std::max(1u, std::thread::hardware_concurrency());
-}
-
-// A page stored in a file, whichever texture reads it: instances of one file share theirs.
-struct StoredPageId {
-    std::uint64_t device = 0, inode = 0, offset = 0;
-    bool operator==(const StoredPageId&) const = default;
-};
-struct StoredPageIdHash {
-    std::size_t operator()(const StoredPageId& id) const noexcept {
-        std::uint64_t h = id.device * 0x9E3779B97F4A7C15ull;
-        h ^= id.inode + 0x632BE59BD9B4E019ull + (h << 6) + (h >> 2);
-        h ^= id.offset + 0x9E3779B97F4A7C15ull + (h << 6) + (h >> 2);
-        return std::size_t(h);
-    }
-};
-
-// Where a source stores a page, and which stored page it is; nullopt for pages not stored in
-// a file (or that cannot be located: the source's own fill reports what is wrong).
-struct StoredPage {
-    StoredPageRead read;
-    StoredPageId id;
-};
-std::optional<StoredPage> stored_page_of(const TileSource* source, std::uint64_t layout_page) {
-    try {
-        if (!source) return std::nullopt;
-        const std::optional<StoredPageRead> read = source->stored_read(layout_page);
-        if (!read) return std::nullopt;
-        struct stat status {};
-        if (::fstat(read->fd, &status) != 0) return StoredPage{*read, {0, 0, read->offset}};
-        return StoredPage{
-            *read, {std::uint64_t(status.st_dev), std::uint64_t(status.st_ino), read->offset}};
-    } catch (...) {
-        return std::nullopt;
-    }
-}
-
-// A page of a batch on its way from commit to ready.
-struct BatchItem {
-    PendingKey key;
-    PageMapping mapping;
-    PageOwner owner;
-    std::shared_ptr<const TileSource> source;
-    StreamedPage page;
-    std::optional<StoredPage> stored;  // pages read from files: where, and which
-    std::optional<LevelPlace> place;   // a packed coarse level: where in its host page
-    bool on_device = false;            // filled by source->fill_device on the worker's stream
-    bool failed = false;
-};
 
 // Pages whose fills were enqueued with on_fills_enqueued: unpinned once the batch finished.
 struct AsyncBatch {
@@ -180,12 +114,8 @@ struct Streamer::State {
     PageIndex host_base = 0;
     std::size_t host_names = 0;
     std::vector<std::thread> workers;
-    // Pages stored in files go through the loader once committed (settings.file_reads). Made
-    // by the first add_texture whose source stores pages (the pointer is guarded by mutex).
-    std::unique_ptr<PageLoader> loader;
-    std::unordered_map<PageIndex, BatchItem> loading;  // guarded by mutex
-    // Stored pages read, decoded and verified (by their checksums) at least once; guarded by mutex.
-    std::unordered_set<StoredPageId, StoredPageIdHash> distinct_stored;
+    // Pages stored in files go through the loader once committed (settings.file_reads).
+    std::unique_ptr<StoredPageRoute> stored;
 
     // ---- events ----
     using Ticket = StreamerEvents::Ticket;
@@ -339,6 +269,7 @@ struct Streamer::State {
             item.key = key;
             item.owner = *owner;
             item.source = textures->source(owner->texture);
+            item.route = BatchRoute::packed_level;
             item.place = place;
             item.mapping = {key.page, page.physical, page.generation};
             page.page = key.page;
@@ -448,7 +379,7 @@ struct Streamer::State {
                                 const std::vector<BatchItem*>& group, DeviceFillContext& context,
                                 std::exception_ptr group_error) {
         if (fills.size() == 1) {
-            group.front()->failed = true;
+            group.front()->state = BatchState::failed;
             record_error(group_error);
             return false;
         }
@@ -458,7 +389,7 @@ struct Streamer::State {
                 source.fill_device(std::span(&fills[i], 1), context);
                 enqueued = true;
             } catch (...) {
-                group[i]->failed = true;
+                group[i]->state = BatchState::failed;
                 record_error(std::current_exception());
             }
         }
@@ -472,29 +403,42 @@ struct Streamer::State {
         async_ticket = 0;
         std::map<const TileSource*, std::vector<BatchItem*>> device_groups;
         for (BatchItem& item : items) {
-            if (context && !item.place && item.source->fills_device()) {
-                item.on_device = true;
+            if (item.route == BatchRoute::host_fill && context && item.source->fills_device()) {
+                item.route = BatchRoute::device_fill;
+                item.state = BatchState::filling;
                 device_groups[item.source.get()].push_back(&item);
                 continue;
             }
             try {
-                if (item.place) {
+                if (item.route == BatchRoute::packed_level) {
                     fill_level(item);
                 } else {
                     fill_on_host(item);
                 }
+                item.state = BatchState::filled;
             } catch (...) {
-                item.failed = true;
+                item.state = BatchState::failed;
                 record_error(std::current_exception());
             }
         }
         if (device_groups.empty()) return 0;
+        // Enqueued fills count as filled (their fence says when) unless they failed.
+        struct MarkFilled {
+            decltype(device_groups)& groups;
+            ~MarkFilled() {
+                for (auto& [source, group] : groups) {
+                    for (BatchItem* item : group) {
+                        if (!item->failed()) item->state = BatchState::filled;
+                    }
+                }
+            }
+        } mark_filled{device_groups};
         std::uint64_t fence = 0;
         try {
             context->begin_batch();
         } catch (...) {
             for (auto& [source, group] : device_groups) {
-                for (BatchItem* item : group) item->failed = true;
+                for (BatchItem* item : group) item->state = BatchState::failed;
             }
             record_error(std::current_exception());
             return 0;
@@ -531,7 +475,7 @@ struct Streamer::State {
             }
         } catch (...) {
             for (auto& [source, group] : device_groups) {
-                for (BatchItem* item : group) item->failed = true;
+                for (BatchItem* item : group) item->state = BatchState::failed;
             }
             record_error(std::current_exception());
             async_ticket = 0;
@@ -634,9 +578,7 @@ struct Streamer::State {
             item.source = textures->source(item.owner.texture);
             items.push_back(std::move(item));
         }
-        if (PageLoader* page_loader = current_loader()) {
-            items = load_stored(*page_loader, std::move(items));
-        }
+        if (stored->started()) items = stored->load(std::move(items));
         std::uint64_t async_ticket = 0;
         const std::uint64_t fence = items.empty() ? 0 : fill(items, context, async_ticket);
         const auto done = Clock::now();
@@ -669,7 +611,7 @@ struct Streamer::State {
                 const bool asked = asked_in_flight.erase(item.mapping.page) != 0;
                 if (item.place) {
                     // Its host stays pinned; the level is kept for the frame current now.
-                    if (item.failed) {
+                    if (item.failed()) {
                         ++stats.failed_pages;
                         placement->release(item.mapping.page);
                         continue;
@@ -679,16 +621,16 @@ struct Streamer::State {
                     ready_pages.push_back(item.page);
                     continue;
                 }
-                if (asked && !item.failed) asked_again.push_back(item.mapping.page);
-                if (item.failed) {
+                if (asked && !item.failed()) asked_again.push_back(item.mapping.page);
+                if (item.failed()) {
                     ++stats.failed_pages;
                     // A failed call of a batch may have enqueued work into the page before it
                     // failed: the page waits for the batch like its filled neighbours.
-                    (item.on_device && fence_pending ? unpin_later : unpin_now)
+                    (item.on_device() && fence_pending ? unpin_later : unpin_now)
                         .push_back(item.mapping.page);
                     continue;
                 }
-                if (item.on_device && fence_pending) {
+                if (item.on_device() && fence_pending) {
                     item.page.fence = fence;
                     unpin_later.push_back(item.mapping.page);
                 } else {
@@ -721,104 +663,6 @@ struct Streamer::State {
             notify_if_idle();
         }
         return unpin_later;
-    }
-
-    // ---- pages stored in files: the loader ----
-    static bool stored_in_file(const TileSource* source, std::uint64_t layout_page) {
-        return stored_page_of(source, layout_page).has_value();
-    }
-
-    PageLoader* current_loader() const {
-        std::lock_guard lock(mutex);
-        return loader.get();
-    }
-
-    // Hands the items whose pages are stored in files to the loader; returns the others.
-    std::vector<BatchItem> load_stored(PageLoader& page_loader, std::vector<BatchItem> items) {
-        std::vector<BatchItem> rest, stored;
-        for (BatchItem& item : items) {
-            if (auto where = stored_page_of(item.source.get(), item.owner.layout_page)) {
-                item.stored = *where;
-                stored.push_back(std::move(item));
-            } else {
-                rest.push_back(std::move(item));
-            }
-        }
-        std::vector<PageLoad> loads;
-        {
-            std::lock_guard lock(mutex);
-            for (BatchItem& item : stored) {
-                loads.push_back({item.source, item.owner.layout_page, item.page.data,
-                                 item.mapping.page, item.stored->read,
-                                 item.place ? std::optional(item.place->rows) : std::nullopt});
-                loading.emplace(item.mapping.page, std::move(item));
-            }
-        }
-        if (!loads.empty()) page_loader.load(std::move(loads));
-        return rest;
-    }
-
-    void on_loaded(const PageLoadResult& result) {
-        BatchItem item;
-        {
-            std::lock_guard lock(mutex);
-            auto node = loading.extract(PageIndex(result.tag));
-            if (node.empty()) return;
-            item = std::move(node.mapped());
-        }
-        if (!result.ok) {
-            item.failed = true;
-            record_error(result.error);
-        } else {
-            std::lock_guard lock(mutex);
-            if (item.stored) distinct_stored.insert(item.stored->id);
-        }
-        item.on_device = result.release_later;
-        // A page whose copy still runs is unpinned by on_released.
-        finish_items(std::span(&item, 1), result.fence, result.release_later);
-        work_cv.notify_all();  // a read buffer is free
-    }
-
-    // With api_mutex held (add_texture).
-    void make_loader_for(const TileSource& source) {
-        const StreamerFileReads& reads = settings.file_reads;
-        if (!reads.enabled || current_loader() || !stored_in_file(&source, 0)) return;
-        PageLoaderSettings loader_settings;
-        loader_settings.decode_threads = reads.decode_threads;
-        if (loader_settings.decode_threads == 0) {
-            loader_settings.decode_threads = std::clamp<std::size_t>(usable_cores() / 2, 2, 8);
-        }
-        loader_settings.read_buffers = reads.read_buffers;
-        loader_settings.reads.depth = reads.depth;
-        loader_settings.reads.backend = reads.backend;
-        loader_settings.reads.layer = reads.layer;
-        loader_settings.reads.log = settings.log;
-        if (gpu) loader_settings.device = device;
-        loader_settings.on_copies_enqueued = settings.on_fills_enqueued;
-        loader_settings.on_loaded = [this](const PageLoadResult& result) { on_loaded(result); };
-        loader_settings.on_released = [this](std::uint64_t tag) {
-            const PageIndex page = tag;
-            unpin(std::span(&page, 1));
-        };
-        loader_settings.log = settings.log;
-        auto made = std::make_unique<PageLoader>(std::move(loader_settings));
-        std::lock_guard lock(mutex);
-        loader = std::move(made);
-    }
-
-    // At destruction: the pages the loader dropped are still pinned.
-    void stop_loader() {
-        if (!loader) return;
-        loader.reset();
-        std::vector<PageIndex> dropped;
-        {
-            std::lock_guard lock(mutex);
-            for (const auto& [page, item] : loading) {
-                if (!item.place) dropped.push_back(page);  // hosts are unpinned with the tails
-            }
-            loading.clear();
-        }
-        unpin(dropped);
     }
 
     // Unpins the pages of async batches that have finished (all of them when `wait`).
@@ -864,7 +708,7 @@ struct Streamer::State {
                     if (stopping) break;
                     const bool may_retry = !stalled || wake_epoch != stall_epoch ||
                                            Clock::now() - stall_time >= stall_retry;
-                    const bool room = !loader || loader->room() > 0;
+                    const bool room = stored->room() > 0;
                     if (!pending.empty() && may_retry && room) break;
                     if (!async.empty()) {
                         work_cv.wait_for(lock, async_poll);
@@ -883,7 +727,7 @@ struct Streamer::State {
                 }
                 if (stopping) break;
                 std::size_t take = std::min(settings.batch_pages, pending.size());
-                if (loader) take = std::min(take, loader->room());
+                take = std::min(take, stored->room());
                 if (take > 0 && (!stalled || wake_epoch != stall_epoch ||
                                  Clock::now() - stall_time >= stall_retry)) {
                     auto it = pending.begin();
@@ -973,6 +817,13 @@ Streamer::Streamer(Backend& backend, StreamerSettings settings)
     };
     s.table = std::make_unique<PageTable>(backend, std::move(table));
     s.host_base = s.table->page_count() - s.host_names;
+    s.stored = std::make_unique<StoredPageRoute>(
+        StoredPageRoute::Hooks{[&s](BatchItem& item, std::uint64_t fence, bool copy_pending) {
+                                   s.finish_items(std::span(&item, 1), fence, copy_pending);
+                                   s.work_cv.notify_all();  // a read buffer is free
+                               },
+                               [&s](std::span<const PageIndex> pages) { s.unpin(pages); },
+                               [&s](std::exception_ptr error) { s.record_error(error); }});
     s.placement = std::make_unique<LevelPlacement>(
         *s.table, s.events,
         LevelPlacement::Hooks{[&s](std::span<const PageIndex> levels, State::Ticket& ticket) {
@@ -1006,7 +857,7 @@ Streamer::~Streamer() {
     s.work_cv.notify_all();
     for (auto& worker : s.workers) worker.join();
     s.events.stop();
-    s.stop_loader();
+    s.stored->stop();
     try {
         if (!s.tails.empty()) s.table->unpin(s.tails);
         const std::vector<PageIndex> hosts = s.placement->held_hosts();
@@ -1031,7 +882,7 @@ TextureId Streamer::add_texture(std::shared_ptr<const TileSource> source) {
     State& s = *state_;
     if (source) {
         std::lock_guard lock(s.api_mutex);
-        s.make_loader_for(*source);  // its errors leave the set as it was
+        s.stored->start_for(*source, s.settings, s.gpu, s.device);  // errors change nothing
     }
     const TextureId id = s.textures->add(source);
     if (s.settings.pack_tails && s.pack_tail(id, source)) return id;
@@ -1305,10 +1156,10 @@ StreamerStatistics Streamer::statistics() const {
         result.level_pages = state_->placement->host_count();
         result.packed_levels = state_->placement->resident_levels();
         result.evicted_levels = state_->placement->evicted_levels();
-        result.file_reads.distinct_pages = state_->distinct_stored.size();
     }
-    if (const PageLoader* page_loader = state_->current_loader()) {
-        const PageLoaderStatistics loader = page_loader->statistics();
+    result.file_reads.distinct_pages = state_->stored->distinct_pages();
+    if (const std::optional<PageLoaderStatistics> stored = state_->stored->statistics()) {
+        const PageLoaderStatistics& loader = *stored;
         auto& reads = result.file_reads;
         reads.loaded = loader.loaded;
         reads.failed = loader.failed;
@@ -1320,7 +1171,8 @@ StreamerStatistics Streamer::statistics() const {
         reads.reads_peak_in_flight = loader.reads.max_in_flight;
         reads.bytes_read = loader.reads.bytes_read;
         reads.decode_seconds = loader.decode_seconds;
-        reads.backend = std::string(to_string(page_loader->backend()));
+        if (auto backend = state_->stored->backend())
+            reads.backend = std::string(to_string(*backend));
     }
     result.textures = state_->textures->texture_count();
     result.table = state_->table->statistics();
