@@ -20,6 +20,7 @@
 #include "streamer/level_placement.hpp"
 #include "streamer/stored_page_route.hpp"
 #include "streamer/streamer_events.hpp"
+#include "streamer/tail_placement.hpp"
 #include "vtpage/streaming/device_fill_context.hpp"
 
 namespace vtpage::vt {
@@ -27,11 +28,13 @@ namespace vtpage::vt {
 using streamer_detail::BatchItem;
 using streamer_detail::BatchRoute;
 using streamer_detail::BatchState;
+using streamer_detail::fill_page_on_host;
 using streamer_detail::LevelPlacement;
 using streamer_detail::PendingKey;
 using streamer_detail::PlacedLevel;
 using streamer_detail::StoredPageRoute;
 using streamer_detail::StreamerEvents;
+using streamer_detail::TailPlacement;
 
 PageTableSettings recommended_table_settings() {
     PageTableSettings settings;
@@ -46,16 +49,6 @@ PageTableSettings recommended_table_settings() {
 namespace {
 
 using Clock = std::chrono::steady_clock;
-
-// The bytes of a texture's mip tail: a tile for each level from tail_first_mip on.
-std::uint64_t tail_bytes(const TextureLayout& layout) {
-    return std::uint64_t(layout.mip_count - layout.tail_first_mip) *
-           tile_format_info(layout.format).tile_bytes();
-}
-
-constexpr std::uint64_t smallest_tile_bytes = tile_format_info(TileFormat::bc1).tile_bytes();
-static_assert(smallest_tile_bytes <= tile_format_info(TileFormat::rgba8).tile_bytes() &&
-              smallest_tile_bytes <= tile_format_info(TileFormat::bc3).tile_bytes());
 
 // Pages whose fills were enqueued with on_fills_enqueued: unpinned once the batch finished.
 struct AsyncBatch {
@@ -99,15 +92,8 @@ struct Streamer::State {
     // Tickets for changes to the members above are taken under `mutex`.
     StreamerEvents events{settings};
 
-    // add_texture's fills, and what follows.
-    detail::RankedMutex api_mutex{detail::LockRank::streamer_api, "streamer api"};
-    std::unique_ptr<DeviceFillContext> api_context;
-    // Tail pages with room for more tails (pack_tails): the first tiles are their own texture's.
-    struct TailHost {
-        StreamedPage page;
-        std::uint64_t used = 0;  // bytes from the page's start
-    };
-    std::vector<TailHost> tail_hosts;
+    // Mip tails: placed (packed or a page each) and filled when a texture is added.
+    std::unique_ptr<TailPlacement> tail_placement;
     // Packed coarse levels (settings.pack_levels): pages past the textures' (from host_base on,
     // host_names of them) hold them.
     std::unique_ptr<LevelPlacement> placement;
@@ -176,50 +162,6 @@ struct Streamer::State {
             if (!placement->is_host(mapping.page)) pages.push_back(describe(mapping));
         }
         emit(ticket, StreamerEventKind::evicted, pages);
-    }
-
-    // ---- packed tails ----
-    // Writes the texture's tail after the tails already in a tail page with room for it, and
-    // reports it ready; false when no tail page has room (the caller commits the tail's own).
-    // A failed fill throws and leaves the texture without a resident tail, as a commit's would.
-    bool pack_tail(TextureId id, const std::shared_ptr<const TileSource>& source) {
-        const TextureLayout layout = textures->layout(id);
-        const std::uint64_t bytes = tail_bytes(layout);
-        StreamedPage page;
-        {
-            std::lock_guard lock(api_mutex);
-            auto host = std::find_if(tail_hosts.begin(), tail_hosts.end(), [&](const TailHost& h) {
-                return page_bytes - h.used >= bytes;
-            });
-            if (host == tail_hosts.end()) return false;
-            // Sources fill whole pages: the tail's tiles are the first `bytes` of its page.
-            std::vector<std::byte> staging(page_bytes);
-            source->fill_host(layout.tail_page(), staging);
-            backend.write(host->page.data + host->used, staging.data(), bytes);
-            page = host->page;
-            page.page = textures->tail_page(id);
-            page.texture = id;
-            page.layout_page = layout.tail_page();
-            page.mip = layout.tail_first_mip;
-            page.data += host->used;
-            page.offset = host->used;
-            page.bytes = bytes;
-            page.fence = 0;
-            host->used += bytes;
-            // No tail is smaller than one tile: a page without room for one is full.
-            if (page_bytes - host->used < smallest_tile_bytes) tail_hosts.erase(host);
-        }
-        Ticket ticket;
-        {
-            std::lock_guard lock(mutex);
-            ready[page.page] = page;
-            ++packed_tails;
-            ++stats.pages_filled;
-            stats.bytes_filled += bytes;
-            ticket = events.take();
-        }
-        emit(ticket, StreamerEventKind::ready, std::span(&page, 1));
-        return true;
     }
 
     // ---- packed coarse levels ----
@@ -358,16 +300,7 @@ struct Streamer::State {
 
     // ---- fills ----
     void fill_on_host(BatchItem& item) {
-        if (!gpu) {
-            item.source->fill_host(
-                item.owner.layout_page,
-                std::span(reinterpret_cast<std::byte*>(item.page.data), std::size_t(page_bytes)));
-            return;
-        }
-        // A source without a device fill on a GPU backend: fill host memory, then copy.
-        std::vector<std::byte> staging(page_bytes);
-        item.source->fill_host(item.owner.layout_page, staging);
-        backend.write(item.page.data, staging.data(), staging.size());
+        fill_page_on_host(backend, gpu, *item.source, item.owner.layout_page, item.page.data);
     }
 
     // After a device fill of several pages failed: one page that cannot be read (a damaged
@@ -817,6 +750,8 @@ Streamer::Streamer(Backend& backend, StreamerSettings settings)
     };
     s.table = std::make_unique<PageTable>(backend, std::move(table));
     s.host_base = s.table->page_count() - s.host_names;
+    s.tail_placement =
+        std::make_unique<TailPlacement>(backend, s.settings.pack_tails, s.gpu, s.device);
     s.stored = std::make_unique<StoredPageRoute>(
         StoredPageRoute::Hooks{[&s](BatchItem& item, std::uint64_t fence, bool copy_pending) {
                                    s.finish_items(std::span(&item, 1), fence, copy_pending);
@@ -866,7 +801,7 @@ Streamer::~Streamer() {
     } catch (const std::exception& error) {
         s.settings.log.error("streamer: shutting down: ", error.what());
     }
-    s.api_context.reset();
+    s.tail_placement.reset();  // its device context, before the pages go
     try {
         s.table->shutdown();  // evicts everything while the streamer is still whole
     } catch (const std::exception& error) {
@@ -880,48 +815,44 @@ const TextureSet& Streamer::textures() const noexcept { return *state_->textures
 
 TextureId Streamer::add_texture(std::shared_ptr<const TileSource> source) {
     State& s = *state_;
-    if (source) {
-        std::lock_guard lock(s.api_mutex);
-        s.stored->start_for(*source, s.settings, s.gpu, s.device);  // errors change nothing
-    }
-    const TextureId id = s.textures->add(source);
-    if (s.settings.pack_tails && s.pack_tail(id, source)) return id;
-    const PageIndex tail = s.textures->tail_page(id);
-    std::vector<PageMapping> mappings = s.table->commit(std::span(&tail, 1), true);
-    std::vector<BatchItem> items(1);
-    BatchItem& item = items.front();
-    item.mapping = mappings.front();
-    item.page = s.describe(item.mapping);
-    item.owner = s.textures->find(tail).value();
-    item.source = std::move(source);
-    try {
-        std::lock_guard lock(s.api_mutex);
-        if (s.gpu && item.source->fills_device()) {
-            if (!s.api_context) s.api_context = std::make_unique<DeviceFillContext>(s.device);
-            s.api_context->begin_batch();
-            const DevicePageFill fill{item.owner.layout_page, item.page.data};
-            item.source->fill_device(std::span(&fill, 1), *s.api_context);
-            s.api_context->wait(s.api_context->end_batch());
+    TextureId id = 0;
+    StreamedPage page;
+    bool packed = false;
+    {
+        const TailPlacement::AddLock adding = s.tail_placement->lock();
+        if (source)
+            s.stored->start_for(*source, s.settings, s.gpu, s.device);  // changes nothing on error
+        id = s.textures->add(source);
+        const TextureLayout layout = s.textures->layout(id);
+        const PageIndex tail = s.textures->tail_page(id);
+        if (auto in_host = s.tail_placement->pack(adding, id, layout, tail, *source)) {
+            page = *in_host;
+            packed = true;
         } else {
-            s.fill_on_host(item);
+            const std::vector<PageMapping> mappings = s.table->commit(std::span(&tail, 1), true);
+            page = s.describe(mappings.front());
+            try {
+                s.tail_placement->fill_own(adding, layout, page, *source);
+            } catch (...) {
+                s.table->unpin(std::span(&tail, 1));
+                throw;
+            }
         }
-        if (s.settings.pack_tails) {
-            s.tail_hosts.push_back({item.page, tail_bytes(s.textures->layout(id))});
-        }
-    } catch (...) {
-        s.table->unpin(std::span(&tail, 1));
-        throw;
     }
     State::Ticket ticket;
     {
         std::lock_guard lock(s.mutex);
-        s.ready[tail] = item.page;
-        s.tails.push_back(tail);
+        s.ready[page.page] = page;
+        if (packed) {
+            ++s.packed_tails;
+        } else {
+            s.tails.push_back(page.page);
+        }
         ++s.stats.pages_filled;
-        s.stats.bytes_filled += page_bytes;
+        s.stats.bytes_filled += page.bytes;
         ticket = s.events.take();
     }
-    s.emit(ticket, StreamerEventKind::ready, std::span(&item.page, 1));
+    s.emit(ticket, StreamerEventKind::ready, std::span(&page, 1));
     return id;
 }
 
