@@ -18,6 +18,7 @@
 #include "page_loader.hpp"
 #include "streamer/batch_item.hpp"
 #include "streamer/level_placement.hpp"
+#include "streamer/pending_queue.hpp"
 #include "streamer/stored_page_route.hpp"
 #include "streamer/streamer_events.hpp"
 #include "streamer/tail_placement.hpp"
@@ -31,6 +32,7 @@ using streamer_detail::BatchState;
 using streamer_detail::fill_page_on_host;
 using streamer_detail::LevelPlacement;
 using streamer_detail::PendingKey;
+using streamer_detail::PendingQueue;
 using streamer_detail::PlacedLevel;
 using streamer_detail::StoredPageRoute;
 using streamer_detail::StreamerEvents;
@@ -72,8 +74,7 @@ struct Streamer::State {
     mutable detail::RankedMutex mutex{detail::LockRank::streamer_state, "streamer state"};
     std::condition_variable_any work_cv;
     std::condition_variable_any idle_cv;
-    std::set<PendingKey> pending;
-    std::unordered_map<PageIndex, PendingKey> pending_index;
+    PendingQueue pending{settings.max_pending};
     std::unordered_set<PageIndex> in_flight;
     // Pages requested again while in flight: their batch marks them used by the frame current
     // when it finishes, or a frame that asked for a page committed frames earlier could see it
@@ -83,7 +84,6 @@ struct Streamer::State {
     std::unordered_map<PageIndex, StreamedPage> ready;
     std::vector<PageIndex> tails;  // pinned tail pages
     std::size_t packed_tails = 0;  // ready tails that live in another's page
-    std::uint64_t sequence = 0;
     std::uint64_t wake_epoch = 0;  // raised when frames complete or pins are released
     bool stopping = false;
     std::deque<std::exception_ptr> errors;
@@ -228,7 +228,7 @@ struct Streamer::State {
         keys = std::move(rest);
         if (!no_place.empty()) {
             std::lock_guard lock(mutex);
-            requeue(no_place);
+            requeue_nolock(no_place);
         }
         return items;
     }
@@ -274,24 +274,14 @@ struct Streamer::State {
         }
     }
 
-    // ---- pending requests (callers hold mutex) ----
-    void insert_pending(const PendingKey& key) {
-        pending.insert(key);
-        pending_index[key.page] = key;
-    }
-    void erase_pending(PageIndex page) {
-        auto found = pending_index.find(page);
-        if (found == pending_index.end()) return;
-        pending.erase(found->second);
-        pending_index.erase(found);
-    }
+    // ---- pending requests ----
     // Back to pending after a batch could not take them (their priority kept).
-    void requeue(std::span<const PendingKey> keys) {
+    void requeue_nolock(std::span<const PendingKey> keys) {
         for (const PendingKey& key : keys) {
             in_flight.erase(key.page);
             asked_in_flight.erase(key.page);
-            if (!pending_index.count(key.page)) insert_pending(key);
         }
+        pending.put_back(keys);
     }
     bool idle() const { return pending.empty() && in_flight.empty() && reporting == 0; }
     void notify_if_idle() {
@@ -454,13 +444,13 @@ struct Streamer::State {
                     // Keep the higher-priority half and try again.
                     const std::size_t keep = keys.size() / 2;
                     std::lock_guard lock(mutex);
-                    requeue(std::span(keys).subspan(keep));
+                    requeue_nolock(std::span(keys).subspan(keep));
                     keys.resize(keep);
                     continue;
                 }
                 if (no_room || error.code() == Errc::busy) {
                     std::lock_guard lock(mutex);
-                    requeue(keys);
+                    requeue_nolock(keys);
                     ++stats.budget_stalls;
                     return CommitOutcome::stalled;
                 }
@@ -663,13 +653,8 @@ struct Streamer::State {
                 take = std::min(take, stored->room());
                 if (take > 0 && (!stalled || wake_epoch != stall_epoch ||
                                  Clock::now() - stall_time >= stall_retry)) {
-                    auto it = pending.begin();
-                    for (std::size_t i = 0; i < take; ++i) {
-                        keys.push_back(*it);
-                        in_flight.insert(it->page);
-                        pending_index.erase(it->page);
-                        it = pending.erase(it);
-                    }
+                    keys = pending.take(take);
+                    for (const PendingKey& key : keys) in_flight.insert(key.page);
                 }
             }
             if (keys.empty()) continue;
@@ -896,27 +881,24 @@ StreamRequestResult Streamer::request(std::span<const PageRequest> requests) {
                 ++result.already_queued;
                 continue;
             }
-            auto found = s.pending_index.find(key.page);
-            if (found != s.pending_index.end()) {
-                ++result.already_queued;
-                if (key.count > found->second.count) {
-                    PendingKey raised = found->second;
-                    raised.count = key.count;
-                    s.erase_pending(key.page);
-                    s.insert_pending(raised);
-                }
-                continue;
+            bool replaced = false;
+            switch (s.pending.add(key, replaced)) {
+                case PendingQueue::Added::raised:
+                case PendingQueue::Added::already_queued:
+                    ++result.already_queued;
+                    break;
+                case PendingQueue::Added::dropped:
+                    ++result.dropped;
+                    ++s.stats.dropped_requests;
+                    break;
+                case PendingQueue::Added::queued:
+                    ++result.queued;
+                    if (replaced) {
+                        ++result.dropped;
+                        ++s.stats.dropped_requests;
+                    }
+                    break;
             }
-            key.sequence = s.sequence++;
-            if (s.pending.size() >= s.settings.max_pending) {
-                auto worst = std::prev(s.pending.end());
-                ++result.dropped;
-                ++s.stats.dropped_requests;
-                if (!(key < *worst)) continue;
-                s.erase_pending(worst->page);
-            }
-            s.insert_pending(key);
-            ++result.queued;
         }
     }
     if (result.queued > 0) s.work_cv.notify_all();
@@ -940,9 +922,8 @@ StreamRequestResult Streamer::request(std::span<const PageRequest> requests) {
                 if (stale != s.ready.end() && stale->second.generation == touched_generations[i])
                     s.ready.erase(stale);
                 if (s.ready.count(key.page)) continue;
-                if (s.pending_index.count(key.page) || s.in_flight.count(key.page)) continue;
-                key.sequence = s.sequence++;
-                s.insert_pending(key);
+                if (s.pending.contains(key.page) || s.in_flight.count(key.page)) continue;
+                s.pending.requeue(key);
                 --result.ready;
                 ++result.queued;
                 ++requeued;
@@ -964,17 +945,14 @@ void Streamer::cancel(std::span<const PageIndex> pages) {
     std::lock_guard lock(state_->mutex);
     for (PageIndex page : pages) {
         // Only requests still pending count: ready, in-flight or unknown pages are no-ops.
-        state_->stats.cancelled_requests += state_->pending_index.count(page);
-        state_->erase_pending(page);
+        state_->stats.cancelled_requests += state_->pending.erase(page) ? 1 : 0;
     }
     state_->notify_if_idle();
 }
 
 void Streamer::clear_pending() {
     std::lock_guard lock(state_->mutex);
-    state_->stats.cancelled_requests += state_->pending.size();
-    state_->pending.clear();
-    state_->pending_index.clear();
+    state_->stats.cancelled_requests += state_->pending.clear();
     state_->notify_if_idle();
 }
 
@@ -1026,7 +1004,7 @@ std::optional<StreamedPage> Streamer::ready_page(PageIndex page) const {
 
 bool Streamer::is_queued(PageIndex page) const {
     std::lock_guard lock(state_->mutex);
-    return state_->pending_index.count(page) != 0 || state_->in_flight.count(page) != 0;
+    return state_->pending.contains(page) || state_->in_flight.count(page) != 0;
 }
 
 std::size_t Streamer::pending_count() const {
