@@ -8,9 +8,15 @@
 #include <unordered_map>
 #include <unordered_set>
 
+#include "../base/ordered_delivery.hpp"
+#include "../base/ranked_mutex.hpp"
+#include "vtpage/core/frame_fenced_reuse.hpp"
+
 namespace vtpage {
 
 namespace {
+
+using StateMutex = detail::RankedMutex;
 
 enum class PageState : std::uint8_t { queued, committing, resident, evicting };
 
@@ -25,13 +31,6 @@ struct Entry {
 };
 
 std::string page_text(PageIndex page) { return detail::concat("page=", page); }
-
-// An evicted page's physical page, held back until every frame that may still reach it through
-// the old mapping (the frames begun when its eviction was reported) has completed.
-struct DeferredPage {
-    FrameId frame = 0;  // reusable once this frame is complete
-    PooledPage physical;
-};
 
 }  // namespace
 
@@ -102,24 +101,11 @@ struct PageTable::State {
         --reusing_at_once;
         reuse_reported.notify_all();
     }
-    // Deferred pages whose frames are complete (the deque is in frame order).
-    std::size_t ripe_count_nolock() const {
-        std::size_t ripe = 0;
-        for (const DeferredPage& page : deferred) {
-            if (page.frame > completed_frame) break;
-            ++ripe;
-        }
-        return ripe;
-    }
+    // Deferred pages whose frames are complete.
+    std::size_t ripe_count_nolock() const { return deferred.ripe_count(completed_frame); }
     // Up to `count` deferred pages whose frames are complete, taken off the deferred list.
     std::vector<PooledPage> pop_ripe_nolock(std::size_t count) {
-        std::vector<PooledPage> pages;
-        while (pages.size() < count && !deferred.empty() &&
-               deferred.front().frame <= completed_frame) {
-            pages.push_back(deferred.front().physical);
-            deferred.pop_front();
-        }
-        return pages;
+        return deferred.take_ripe(completed_frame, count);
     }
     // ... to be reused by a commit.
     std::vector<PooledPage> take_ripe_nolock(std::size_t count) {
@@ -130,7 +116,7 @@ struct PageTable::State {
     // Holds pages back until the frames begun so far are complete. Called only after the
     // evictions that freed them were reported.
     void defer_nolock(const std::vector<PooledPage>& pages) {
-        for (const PooledPage& page : pages) deferred.push_back({current_frame, page});
+        for (const PooledPage& page : pages) deferred.hold(page, current_frame);
         deferred_total += pages.size();
         deferred_peak = std::max(deferred_peak, deferred.size());
     }
@@ -214,7 +200,7 @@ struct PageTable::State {
     // The tail of every eviction, called without the lock: unmaps the victims, forgets those
     // gone and reports them. Returns their physical pages, counted in `returning` until they
     // reach the pool; the lock is released again on return (by report).
-    std::vector<PooledPage> evict_victims(std::unique_lock<std::mutex>& lock,
+    std::vector<PooledPage> evict_victims(std::unique_lock<StateMutex>& lock,
                                           const std::vector<PageMapping>& victims,
                                           std::exception_ptr& failure, bool record_latency) {
         const auto start = std::chrono::steady_clock::now();
@@ -234,7 +220,7 @@ struct PageTable::State {
     // Evicts victims marked under the lock (held on entry, released on return): with frames in
     // flight their physical pages are held back, else they go back to the pool. Returns how
     // many were evicted; a failed unmap comes back through `failure`.
-    std::size_t evict_marked(std::unique_lock<std::mutex>& lock,
+    std::size_t evict_marked(std::unique_lock<StateMutex>& lock,
                              const std::vector<PageMapping>& victims, std::exception_ptr& failure) {
         if (victims.empty()) {
             lock.unlock();
@@ -283,22 +269,18 @@ struct PageTable::State {
     // Runs the callbacks for a change made under the lock, after every earlier change's
     // callbacks and before every later one's, with no lock held (a callback may call the
     // table's queries). Takes a ticket under the state lock, then waits for its turn.
-    void report(std::unique_lock<std::mutex>& lock, const std::vector<PageMapping>& evicted,
+    void report(std::unique_lock<StateMutex>& lock, const std::vector<PageMapping>& evicted,
                 const std::vector<PageMapping>& committed) {
-        const std::uint64_t ticket = next_ticket++;
+        detail::OrderedDelivery::Ticket ticket = reports.take();
         lock.unlock();
-        std::unique_lock turn(callback_mutex);
-        callback_turn.wait(turn, [&] { return now_serving == ticket; });
-        turn.unlock();
-        try {
-            if (!evicted.empty() && settings.on_evicted) settings.on_evicted(evicted);
-            if (!committed.empty() && settings.on_committed) settings.on_committed(committed);
-        } catch (const std::exception& error) {
-            settings.log.error("page table: a callback threw: ", error.what());
-        }
-        turn.lock();
-        ++now_serving;
-        callback_turn.notify_all();
+        reports.deliver(ticket, [&] {
+            try {
+                if (!evicted.empty() && settings.on_evicted) settings.on_evicted(evicted);
+                if (!committed.empty() && settings.on_committed) settings.on_committed(committed);
+            } catch (const std::exception& error) {
+                settings.log.error("page table: a callback threw: ", error.what());
+            }
+        });
     }
 
     Backend& backend;
@@ -307,11 +289,8 @@ struct PageTable::State {
     PagePool pool;
     std::unique_ptr<EvictionPolicy> policy;
 
-    mutable std::mutex mutex;
-    std::mutex callback_mutex;
-    std::condition_variable callback_turn;
-    std::uint64_t next_ticket = 0;  // guarded by mutex
-    std::uint64_t now_serving = 0;  // guarded by callback_mutex
+    mutable StateMutex mutex{detail::LockRank::page_table_state, "page table state"};
+    detail::OrderedDelivery reports{"page table reports"};  // tickets taken under mutex
     std::unordered_map<PageIndex, Entry> entries;
     std::deque<PageIndex> queue;  // may hold stale or repeated pages; `queued` is the truth
     std::size_t queued = 0, resident = 0, committing = 0, evicting = 0, pinned = 0;
@@ -322,10 +301,13 @@ struct PageTable::State {
     std::uint64_t generation = 0;
     std::uint64_t requests = 0, hits = 0, commits = 0, evictions = 0, batches = 0;
     std::uint64_t out_of_memory_retries = 0, failed_batches = 0, over_budget_evictions = 0;
-    std::mutex budget_mutex;  // orders set_budget calls, so the pool follows the last budget
-    std::deque<DeferredPage> deferred;  // in frame order
-    std::size_t reusing_at_once = 0;    // batches whose victims are reused without deferring
-    std::condition_variable reuse_reported;
+    // Orders set_budget calls, so that the pool follows the last budget.
+    detail::RankedMutex budget_mutex{detail::LockRank::page_table_budget, "page table budget"};
+    // Evicted pages' physical pages, each held back until the frames that may still reach it
+    // through its old mapping (those begun when its eviction was reported) have completed.
+    FrameFencedReuse<PooledPage> deferred;
+    std::size_t reusing_at_once = 0;  // batches whose victims are reused without deferring
+    std::condition_variable_any reuse_reported;
     std::size_t deferred_peak = 0;
     std::uint64_t deferred_total = 0, deferred_reused = 0;
     LatencyHistogram commit_latency;
@@ -341,7 +323,7 @@ struct PageTable::State {
         bool pin = false;
         bool from_queue = false;
     };
-    std::vector<PageMapping> run_batch(std::unique_lock<std::mutex>& lock, Batch batch);
+    std::vector<PageMapping> run_batch(std::unique_lock<StateMutex>& lock, Batch batch);
     // Held-back pages that are free again but beyond the budget (it was lowered) leave with
     // the batch. The batch's candidates count as committing.
     void take_surplus_nolock(Batch& batch) {
@@ -351,7 +333,7 @@ struct PageTable::State {
     }
 };
 
-std::vector<PageMapping> PageTable::State::run_batch(std::unique_lock<std::mutex>& lock,
+std::vector<PageMapping> PageTable::State::run_batch(std::unique_lock<StateMutex>& lock,
                                                      Batch batch) {
     lock.unlock();
     const auto start = std::chrono::steady_clock::now();
@@ -1038,13 +1020,12 @@ void PageTable::check_invariants() const {
             fail(detail::concat("page ", page, " is pinned but not resident"));
         }
     }
-    for (const DeferredPage& page : s.deferred) {
-        if (!slots.insert(page.physical.slot).second ||
-            !handles.insert(page.physical.handle.value).second) {
-            fail(detail::concat("a held-back physical page (slot ", page.physical.slot,
+    s.deferred.for_each([&](const PooledPage& physical, FrameId) {
+        if (!slots.insert(physical.slot).second || !handles.insert(physical.handle.value).second) {
+            fail(detail::concat("a held-back physical page (slot ", physical.slot,
                                 ") backs a page too"));
         }
-    }
+    });
     if (resident != s.resident || queued != s.queued || committing != s.committing ||
         evicting != s.evicting || pinned != s.pinned) {
         fail(detail::concat("counts disagree: resident ", resident, "/", s.resident, ", queued ",
@@ -1131,11 +1112,10 @@ void PageTable::shutdown() {
         throw Error(Errc::busy, "shutdown", "commits or evictions are in progress");
     }
     // A frame in flight may still read a held-back page through its old mapping.
-    if (const std::size_t waiting = s.deferred.size() - s.ripe_count_nolock(); waiting > 0) {
-        const FrameId first = s.deferred[s.deferred.size() - waiting].frame;
-        const FrameId last = s.deferred.back().frame;
+    if (const auto waiting = s.deferred.waiting(s.completed_frame); waiting.count > 0) {
+        const FrameId first = waiting.first, last = waiting.last;
         throw Error(Errc::busy, "shutdown",
-                    detail::concat(waiting, " evicted pages are held back for ",
+                    detail::concat(waiting.count, " evicted pages are held back for ",
                                    first == last ? detail::concat("frame ", first, ", which is")
                                                  : detail::concat("frames ", first, " to ", last,
                                                                   ", which are"),
@@ -1160,9 +1140,7 @@ void PageTable::shutdown() {
     s.queue.clear();
     s.queued = 0;
     // Every frame is complete: the held-back pages go back to the pool with the others.
-    std::vector<PooledPage> held_back;
-    for (const DeferredPage& page : s.deferred) held_back.push_back(page.physical);
-    s.deferred.clear();
+    std::vector<PooledPage> held_back = s.deferred.take_all();
     s.returning += held_back.size();
     lock.unlock();
     s.release_to_pool(held_back);

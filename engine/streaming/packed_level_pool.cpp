@@ -73,12 +73,10 @@ LevelPlace PackedLevelPool::describe(LevelShape shape, const Shape& entry,
 std::optional<LevelPlace> PackedLevelPool::take(PageIndex level, LevelShape shape,
                                                 FrameId completed) {
     Shape& entry = shape_entry(shape);
-    auto ripe = std::find_if(entry.free.begin(), entry.free.end(), [&](const Place& place) {
-        return place.free_after <= completed && !hosts_[place.host].retired;
-    });
-    if (ripe == entry.free.end()) return std::nullopt;
+    const std::optional<Place> ripe = entry.free.take_first_ripe(
+        completed, [&](const Place& place) { return !hosts_[place.host].retired; });
+    if (!ripe) return std::nullopt;
     const Place place = *ripe;
-    entry.free.erase(ripe);
     ++hosts_[place.host].levels;
     levels_[level] = Level{shape, place, 0, false};
     evicted_for_.erase(level);
@@ -96,23 +94,20 @@ std::optional<PageIndex> PackedLevelPool::evict(LevelShape shape, FrameId comple
     entry.lru.erase(entry.lru.begin());
     auto found = levels_.find(victim);
     Place place = found->second.place;
-    place.free_after = unreported;
-    entry.free.push_back(place);
+    entry.free.hold_unreported(place);
     levels_.erase(found);
     --resident_;
     --hosts_[place.host].levels;
-    evicted_for_[level] = unreported;
+    evicted_for_[level] = FrameFencedReuse<Place>::unreported;
     return victim;
 }
 
 void PackedLevelPool::evictions_reported(FrameId current) {
     for (auto& [shape, entry] : shapes_) {
-        for (Place& place : entry.free) {
-            if (place.free_after == unreported) place.free_after = current;
-        }
+        entry.free.fence_unreported(current);
     }
     for (auto& [level, ripe_after] : evicted_for_) {
-        if (ripe_after == unreported) ripe_after = current;
+        if (ripe_after == FrameFencedReuse<Place>::unreported) ripe_after = current;
     }
 }
 
@@ -129,7 +124,7 @@ std::size_t PackedLevelPool::add_host(LevelShape shape) {
     ++entry.hosts;
     ++active_;
     for (std::uint32_t i = 0; i < entry.first_tiles.size(); ++i) {
-        entry.free.push_back({host, i, 0});
+        entry.free.hold({host, i}, 0);
     }
     return host;
 }
@@ -162,8 +157,7 @@ void PackedLevelPool::release(PageIndex level) {
     if (found == levels_.end() || found->second.resident) return;
     Shape& shape = shapes_.at(found->second.shape);
     Place place = found->second.place;
-    place.free_after = 0;
-    shape.free.push_back(place);
+    shape.free.hold(place, 0);
     --hosts_[place.host].levels;
     levels_.erase(found);
 }
@@ -193,8 +187,7 @@ std::vector<PageIndex> PackedLevelPool::evict_retired(FrameId completed) {
         Shape& shape = shapes_.at(found->second.shape);
         shape.lru.erase({found->second.last_used, page});
         Place place = found->second.place;
-        place.free_after = unreported;
-        shape.free.push_back(place);
+        shape.free.hold_unreported(place);
         --hosts_[place.host].levels;
         --resident_;
         levels_.erase(found);
@@ -215,11 +208,10 @@ std::optional<std::size_t> PackedLevelPool::release_retired(FrameId completed) {
         Host& host = hosts_[h];
         if (!host.retired || host.released || host.levels > 0) continue;
         Shape& shape = shapes_.at(host.shape);
-        const bool ripe = std::none_of(shape.free.begin(), shape.free.end(), [&](const Place& p) {
-            return p.host == h && p.free_after > completed;
-        });
+        const bool ripe =
+            shape.free.all_ripe(completed, [&](const Place& p) { return p.host == h; });
         if (!ripe) continue;
-        std::erase_if(shape.free, [&](const Place& p) { return p.host == h; });
+        shape.free.drop_if([&](const Place& p) { return p.host == h; });
         host.released = true;
         released_.push_back(h);
         return h;

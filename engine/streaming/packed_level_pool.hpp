@@ -14,8 +14,9 @@
 //
 // Frame fences, as the page table keeps them for pages: a level used (requested or filled) in
 // frame N is not evicted before frame N is complete, and the place it leaves is not given to
-// another level before every frame begun when it was evicted has completed (a frame in flight
-// may still sample it through the entry its upload saw).
+// another level before every frame begun when its eviction was reported has completed (the
+// reuse rule, FrameFencedReuse: a frame in flight may still sample it through the entry its
+// upload saw).
 //
 // Giving hosts back (a lowered budget): a retired host takes no new level; its levels are
 // evicted as their frames complete, and once all its places are free and ripe it is released
@@ -31,6 +32,7 @@
 #include <vector>
 
 #include "page_rows.hpp"
+#include "vtpage/core/frame_fenced_reuse.hpp"
 #include "vtpage/core/page_table.hpp"
 #include "vtpage/streaming/texture_layout.hpp"
 
@@ -109,7 +111,6 @@ private:
     struct Place {
         std::size_t host = 0;
         std::uint32_t index = 0;  // of its shape's places
-        FrameId free_after = 0;   // reusable once this frame is complete
     };
     struct Level {
         LevelShape shape;
@@ -126,13 +127,13 @@ private:
     struct Shape {
         std::vector<std::uint32_t> first_tiles;  // places_of(shape)
         std::size_t hosts = 0;
-        std::vector<Place> free;
+        // Places no level holds: new ones at once, evicted ones once their frames are complete.
+        FrameFencedReuse<Place> free;
         std::set<std::pair<FrameId, PageIndex>> lru;  // resident levels by last use
     };
 
     LevelPlace describe(LevelShape shape, const Shape& entry, const Place& place) const;
     Shape& shape_entry(LevelShape shape);
-    static constexpr FrameId unreported = ~FrameId(0);
 
     std::map<LevelShape, Shape> shapes_;
     std::vector<Host> hosts_;

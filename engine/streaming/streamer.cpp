@@ -1,8 +1,5 @@
 #include "vtpage/streaming/streamer.hpp"
 
-#include <sched.h>
-#include <sys/stat.h>
-
 #include <algorithm>
 #include <atomic>
 #include <condition_variable>
@@ -14,12 +11,32 @@
 #include <unordered_map>
 #include <unordered_set>
 
+#include "../base/ordered_delivery.hpp"
+#include "../base/ranked_mutex.hpp"
 #include "../base/test_points.hpp"
 #include "packed_level_pool.hpp"
 #include "page_loader.hpp"
+#include "streamer/batch_item.hpp"
+#include "streamer/level_placement.hpp"
+#include "streamer/pending_queue.hpp"
+#include "streamer/stored_page_route.hpp"
+#include "streamer/streamer_events.hpp"
+#include "streamer/tail_placement.hpp"
 #include "vtpage/streaming/device_fill_context.hpp"
 
 namespace vtpage::vt {
+
+using streamer_detail::BatchItem;
+using streamer_detail::BatchRoute;
+using streamer_detail::BatchState;
+using streamer_detail::fill_page_on_host;
+using streamer_detail::LevelPlacement;
+using streamer_detail::PendingKey;
+using streamer_detail::PendingQueue;
+using streamer_detail::PlacedLevel;
+using streamer_detail::StoredPageRoute;
+using streamer_detail::StreamerEvents;
+using streamer_detail::TailPlacement;
 
 PageTableSettings recommended_table_settings() {
     PageTableSettings settings;
@@ -34,86 +51,6 @@ PageTableSettings recommended_table_settings() {
 namespace {
 
 using Clock = std::chrono::steady_clock;
-
-// Pending requests in priority order: coarse first, then count, then first asked.
-struct PendingKey {
-    std::uint32_t mip = 0;
-    std::uint32_t count = 0;
-    std::uint64_t sequence = 0;
-    PageIndex page = 0;
-    bool operator<(const PendingKey& other) const {
-        if (mip != other.mip) return mip > other.mip;
-        if (count != other.count) return count > other.count;
-        return sequence < other.sequence;
-    }
-};
-
-// The bytes of a texture's mip tail: a tile for each level from tail_first_mip on.
-std::uint64_t tail_bytes(const TextureLayout& layout) {
-    return std::uint64_t(layout.mip_count - layout.tail_first_mip) *
-           tile_format_info(layout.format).tile_bytes();
-}
-
-constexpr std::uint64_t smallest_tile_bytes = tile_format_info(TileFormat::bc1).tile_bytes();
-static_assert(smallest_tile_bytes <= tile_format_info(TileFormat::rgba8).tile_bytes() &&
-              smallest_tile_bytes <= tile_format_info(TileFormat::bc3).tile_bytes());
-
-// The cores this process may run on (its affinity mask; the machine's where that is unknown).
-std::size_t usable_cores() {
-    cpu_set_t set;
-    CPU_ZERO(&set);
-    if (::sched_getaffinity(0, sizeof set, &set) == 0 && CPU_COUNT(&set) > 0) {
-        return std::size_t(CPU_COUNT(&set));
-    }
-    return std::max(1u, std::thread::hardware_concurrency());
-}
-
-// A page stored in a file, whichever texture reads it: instances of one file share theirs.
-struct StoredPageId {
-    std::uint64_t device = 0, inode = 0, offset = 0;
-    bool operator==(const StoredPageId&) const = default;
-};
-struct StoredPageIdHash {
-    std::size_t operator()(const StoredPageId& id) const noexcept {
-        std::uint64_t h = id.device * 0x9E3779B97F4A7C15ull;
-        h ^= id.inode + 0x632BE59BD9B4E019ull + (h << 6) + (h >> 2);
-        h ^= id.offset + 0x9E3779B97F4A7C15ull + (h << 6) + (h >> 2);
-        return std::size_t(h);
-    }
-};
-
-// Where a source stores a page, and which stored page it is; nullopt for pages not stored in
-// a file (or that cannot be located: the source's own fill reports what is wrong).
-struct StoredPage {
-    StoredPageRead read;
-    StoredPageId id;
-};
-std::optional<StoredPage> stored_page_of(const TileSource* source, std::uint64_t layout_page) {
-    try {
-        if (!source) return std::nullopt;
-        const std::optional<StoredPageRead> read = source->stored_read(layout_page);
-        if (!read) return std::nullopt;
-        struct stat status {};
-        if (::fstat(read->fd, &status) != 0) return StoredPage{*read, {0, 0, read->offset}};
-        return StoredPage{
-            *read, {std::uint64_t(status.st_dev), std::uint64_t(status.st_ino), read->offset}};
-    } catch (...) {
-        return std::nullopt;
-    }
-}
-
-// A page of a batch on its way from commit to ready.
-struct BatchItem {
-    PendingKey key;
-    PageMapping mapping;
-    PageOwner owner;
-    std::shared_ptr<const TileSource> source;
-    StreamedPage page;
-    std::optional<StoredPage> stored;  // pages read from files: where, and which
-    std::optional<LevelPlace> place;   // a packed coarse level: where in its host page
-    bool on_device = false;            // filled by source->fill_device on the worker's stream
-    bool failed = false;
-};
 
 // Pages whose fills were enqueued with on_fills_enqueued: unpinned once the batch finished.
 struct AsyncBatch {
@@ -133,11 +70,11 @@ struct Streamer::State {
     std::unique_ptr<TextureSet> textures;
     std::unique_ptr<PageTable> table;
 
-    mutable std::mutex mutex;  // guards what follows, up to the event members
-    std::condition_variable work_cv;
-    std::condition_variable idle_cv;
-    std::set<PendingKey> pending;
-    std::unordered_map<PageIndex, PendingKey> pending_index;
+    // Guards what follows, up to the event members.
+    mutable detail::RankedMutex mutex{detail::LockRank::streamer_state, "streamer state"};
+    std::condition_variable_any work_cv;
+    std::condition_variable_any idle_cv;
+    PendingQueue pending{settings.max_pending};
     std::unordered_set<PageIndex> in_flight;
     // Pages requested again while in flight: their batch marks them used by the frame current
     // when it finishes, or a frame that asked for a page committed frames earlier could see it
@@ -147,65 +84,29 @@ struct Streamer::State {
     std::unordered_map<PageIndex, StreamedPage> ready;
     std::vector<PageIndex> tails;  // pinned tail pages
     std::size_t packed_tails = 0;  // ready tails that live in another's page
-    std::uint64_t sequence = 0;
     std::uint64_t wake_epoch = 0;  // raised when frames complete or pins are released
     bool stopping = false;
     std::deque<std::exception_ptr> errors;
     StreamerStatistics stats;
 
-    // Events: delivered one at a time, in order, under event_mutex; queued under queue_mutex.
-    std::mutex event_mutex;
-    bool delivering = true;                    // guarded by event_mutex
-    std::atomic<bool> accepting_events{true};  // false from destruction on
-    std::mutex queue_mutex;
-    std::vector<StreamerEvent> queue;
+    // Tickets for changes to the members above are taken under `mutex`.
+    StreamerEvents events{settings};
 
-    std::mutex api_mutex;  // add_texture's fills, and what follows
-    std::unique_ptr<DeviceFillContext> api_context;
-    // Tail pages with room for more tails (pack_tails): the first tiles are their own texture's.
-    struct TailHost {
-        StreamedPage page;
-        std::uint64_t used = 0;  // bytes from the page's start
-    };
-    std::vector<TailHost> tail_hosts;
-    // Packed coarse levels (settings.pack_levels): `levels` and `level_hosts` are guarded by
-    // mutex. level_mutex (taken before mutex) serializes placing levels, so that an eviction is
-    // reported before its place, or the evicted level itself, is placed again.
-    std::mutex level_mutex;
-    PackedLevelPool levels;
-    std::vector<StreamedPage> level_hosts;  // by the pool's host index
-    // Set when hosts were retired (a lowered budget) until they are all released.
-    std::atomic<bool> retiring_hosts{false};
-    PageIndex host_base = 0;     // host i is page host_base + i, past the textures
-    std::size_t host_names = 0;  // pages set aside for hosts
+    // Mip tails: placed (packed or a page each) and filled when a texture is added.
+    std::unique_ptr<TailPlacement> tail_placement;
+    // Packed coarse levels (settings.pack_levels): pages past the textures' (from host_base on,
+    // host_names of them) hold them.
+    std::unique_ptr<LevelPlacement> placement;
+    PageIndex host_base = 0;
+    std::size_t host_names = 0;
     std::vector<std::thread> workers;
-    // Pages stored in files go through the loader once committed (settings.file_reads). Made
-    // by the first add_texture whose source stores pages (the pointer is guarded by mutex).
-    std::unique_ptr<PageLoader> loader;
-    std::unordered_map<PageIndex, BatchItem> loading;  // guarded by mutex
-    // Stored pages read, decoded and verified (by their checksums) at least once; guarded by mutex.
-    std::unordered_set<StoredPageId, StoredPageIdHash> distinct_stored;
+    // Pages stored in files go through the loader once committed (settings.file_reads).
+    std::unique_ptr<StoredPageRoute> stored;
 
     // ---- events ----
-    void emit(StreamerEventKind kind, std::span<const StreamedPage> pages) {
-        if (pages.empty()) return;
-        std::lock_guard lock(event_mutex);
-        if (!delivering) return;
-        const StreamedPagesCallback& callback =
-            kind == StreamerEventKind::committed ? settings.on_committed
-            : kind == StreamerEventKind::ready   ? settings.on_ready
-                                                 : settings.on_evicted;
-        if (callback) {
-            try {
-                callback(pages);
-            } catch (const std::exception& error) {
-                settings.log.error("streamer: an event callback threw: ", error.what());
-            }
-        }
-        if (settings.queue_events) {
-            std::lock_guard queue_lock(queue_mutex);
-            for (const StreamedPage& page : pages) queue.push_back({kind, page});
-        }
+    using Ticket = StreamerEvents::Ticket;
+    void emit(Ticket& ticket, StreamerEventKind kind, std::span<const StreamedPage> pages) {
+        events.emit(ticket, kind, pages);
     }
 
     StreamedPage describe(const PageMapping& mapping) const {
@@ -224,26 +125,28 @@ struct Streamer::State {
         return page;
     }
 
-    // The streamer's own pages for packed levels: no events of their own.
-    bool is_level_host(PageIndex page) const { return host_names > 0 && page >= host_base; }
+    // The streamer's own pages for packed levels (LevelPlacement::is_host) have no events.
 
     void on_committed(std::span<const PageMapping> mappings) {
-        if (!accepting_events) return;
+        if (!events.accepting()) return;
         std::vector<StreamedPage> pages;
         pages.reserve(mappings.size());
         for (const PageMapping& mapping : mappings) {
-            if (!is_level_host(mapping.page)) pages.push_back(describe(mapping));
+            if (!placement->is_host(mapping.page)) pages.push_back(describe(mapping));
         }
-        emit(StreamerEventKind::committed, pages);
+        // In the page table's report order: a page's commit is reported before it is filled.
+        Ticket ticket = events.take();
+        emit(ticket, StreamerEventKind::committed, pages);
     }
 
     void on_evicted(std::span<const PageMapping> mappings) {
         std::vector<StreamedPage> pages;
         pages.reserve(mappings.size());
+        Ticket ticket;
         {
             std::lock_guard lock(mutex);
             for (const PageMapping& mapping : mappings) {
-                if (is_level_host(mapping.page)) {
+                if (placement->is_host(mapping.page)) {
                     ++stats.released_level_pages;
                     continue;
                 }
@@ -252,186 +155,39 @@ struct Streamer::State {
                     ready.erase(found);
                 }
             }
+            ticket = events.take();
         }
-        if (!accepting_events) return;
+        if (!events.accepting()) return;
         for (const PageMapping& mapping : mappings) {
-            if (!is_level_host(mapping.page)) pages.push_back(describe(mapping));
+            if (!placement->is_host(mapping.page)) pages.push_back(describe(mapping));
         }
-        emit(StreamerEventKind::evicted, pages);
-    }
-
-    // ---- packed tails ----
-    // Writes the texture's tail after the tails already in a tail page with room for it, and
-    // reports it ready; false when no tail page has room (the caller commits the tail's own).
-    // A failed fill throws and leaves the texture without a resident tail, as a commit's would.
-    bool pack_tail(TextureId id, const std::shared_ptr<const TileSource>& source) {
-        const TextureLayout layout = textures->layout(id);
-        const std::uint64_t bytes = tail_bytes(layout);
-        StreamedPage page;
-        {
-            std::lock_guard lock(api_mutex);
-            auto host = std::find_if(tail_hosts.begin(), tail_hosts.end(), [&](const TailHost& h) {
-                return page_bytes - h.used >= bytes;
-            });
-            if (host == tail_hosts.end()) return false;
-            // Sources fill whole pages: the tail's tiles are the first `bytes` of its page.
-            std::vector<std::byte> staging(page_bytes);
-            source->fill_host(layout.tail_page(), staging);
-            backend.write(host->page.data + host->used, staging.data(), bytes);
-            page = host->page;
-            page.page = textures->tail_page(id);
-            page.texture = id;
-            page.layout_page = layout.tail_page();
-            page.mip = layout.tail_first_mip;
-            page.data += host->used;
-            page.offset = host->used;
-            page.bytes = bytes;
-            page.fence = 0;
-            host->used += bytes;
-            // No tail is smaller than one tile: a page without room for one is full.
-            if (page_bytes - host->used < smallest_tile_bytes) tail_hosts.erase(host);
-        }
-        {
-            std::lock_guard lock(mutex);
-            ready[page.page] = page;
-            ++packed_tails;
-            ++stats.pages_filled;
-            stats.bytes_filled += bytes;
-        }
-        emit(StreamerEventKind::ready, std::span(&page, 1));
-        return true;
+        emit(ticket, StreamerEventKind::evicted, pages);
     }
 
     // ---- packed coarse levels ----
-    std::size_t level_host_cap() const {
-        const std::size_t budget = table->budget_pages();
-        const std::size_t wanted = settings.packed_level_pages > 0
-                                       ? settings.packed_level_pages
-                                       : std::max<std::size_t>(1, budget / 4);
-        return std::min(wanted, host_names);
-    }
-
-    // With level_mutex held. Commits a new host page for levels of `shape`, pinned; false when
-    // the budget has no room for it (or the commit failed: the error is recorded).
-    bool add_level_host(LevelShape shape) {
-        PageIndex name = 0;
-        {
-            std::lock_guard lock(mutex);
-            name = host_base + levels.next_host();
-        }
-        std::vector<PageMapping> mappings;
-        try {
-            mappings = table->commit(std::span(&name, 1), true);
-        } catch (const Error& error) {
-            if (error.code() != Errc::budget_exhausted && error.code() != Errc::busy) {
-                record_error(std::current_exception());
-            }
-            return false;
-        }
-        const StreamedPage host = describe(mappings.front());
-        std::lock_guard lock(mutex);
-        const std::size_t index = levels.add_host(shape);
-        if (index >= level_hosts.size()) level_hosts.resize(index + 1);
-        level_hosts[index] = host;
-        return true;
-    }
-
-    // Under mutex: a level the pool evicted leaves `ready`; returns its ready event, to report.
-    std::optional<StreamedPage> unready_level_nolock(PageIndex page) {
-        ++stats.evicted_levels;
-        auto found = ready.find(page);
-        if (found == ready.end()) return std::nullopt;
-        StreamedPage event = found->second;
-        ready.erase(found);
-        return event;
-    }
-
-    // With level_mutex held, after the pool evicted levels: reports them, then frees their
-    // places for the frames begun until now (a frame in flight may still sample them).
-    void report_level_evictions(std::span<const StreamedPage> victims) {
-        if (!victims.empty() && accepting_events) emit(StreamerEventKind::evicted, victims);
-        const FrameId current = table->current_frame();
-        std::lock_guard lock(mutex);
-        levels.evictions_reported(current);
-    }
-
-    // With level_mutex held. Gives back hosts beyond level_host_cap() (a lowered budget): they
-    // take no new level, their levels are evicted as their frames complete, and each is
-    // unpinned and evicted once its places are ripe. Called again until none is left.
-    void shrink_level_hosts() {
+    // Under mutex (LevelPlacement's unready hook): evicted levels leave `ready`; their events,
+    // with the ticket taken.
+    std::vector<StreamedPage> unready_levels(std::span<const PageIndex> levels, Ticket& ticket) {
         std::vector<StreamedPage> victims;
-        const FrameId completed = table->completed_frame();
-        bool evicted = false;
-        {
-            std::lock_guard lock(mutex);
-            while (levels.active_hosts() > level_host_cap() && levels.retire_host()) {}
-            retiring_hosts = levels.host_count() > levels.active_hosts();
-            if (!retiring_hosts) return;
-            for (PageIndex page : levels.evict_retired(completed)) {
-                evicted = true;
-                if (auto event = unready_level_nolock(page)) victims.push_back(*event);
-            }
+        std::lock_guard lock(mutex);
+        for (PageIndex level : levels) {
+            auto found = ready.find(level);
+            if (found == ready.end()) continue;
+            victims.push_back(found->second);
+            ready.erase(found);
         }
-        if (evicted) report_level_evictions(victims);
-        while (true) {
-            const FrameId now_completed = table->completed_frame();
-            std::optional<std::size_t> released;
-            {
-                std::lock_guard lock(mutex);
-                released = levels.release_retired(now_completed);
-            }
-            if (!released) break;
-            const PageIndex name = host_base + *released;
-            try {
-                table->unpin(std::span(&name, 1));
-                table->evict(std::span(&name, 1));
-            } catch (const Error& error) {
-                // Unpinned, it is the table's to evict when it needs room (busy, not_mapped).
-                if (error.code() != Errc::busy && error.code() != Errc::not_mapped) {
-                    record_error(std::current_exception());
-                }
-            }
-        }
-    }
-
-    // With level_mutex held. A place for `level`: a free one, else a new host page (within
-    // level_host_cap), else the place of the least recently used level of its shape, evicted
-    // and reported here. nullopt when nothing is free yet (frames in flight): try again later.
-    std::optional<LevelPlace> place_level(PageIndex level, LevelShape shape) {
-        bool may_grow = true;
-        bool evicted_one = false;
-        while (true) {
-            const FrameId completed = table->completed_frame();
-            std::optional<StreamedPage> victim;
-            {
-                std::lock_guard lock(mutex);
-                if (auto place = levels.take(level, shape, completed)) return place;
-                may_grow = may_grow && levels.active_hosts() < level_host_cap() &&
-                           levels.host_count() < host_names;
-                if (!may_grow) {
-                    if (evicted_one) return std::nullopt;
-                    const std::optional<PageIndex> page = levels.evict(shape, completed, level);
-                    if (!page) return std::nullopt;
-                    evicted_one = true;
-                    victim = unready_level_nolock(*page);
-                }
-            }
-            if (may_grow) {
-                may_grow = add_level_host(shape);
-                continue;
-            }
-            report_level_evictions(victim ? std::span(&*victim, 1) : std::span<StreamedPage>());
-        }
+        ticket = events.take();
+        return victims;
     }
 
     // Takes the keys of packable coarse levels out of `keys` and places them; returns their
     // items (described as packed pages) and puts back in pending those that found no place.
     std::vector<BatchItem> place_levels(std::vector<PendingKey>& keys) {
         std::vector<BatchItem> items;
-        if (!settings.pack_levels || host_names == 0) return items;
+        if (!placement->enabled()) return items;
         std::vector<PendingKey> rest, no_place;
-        std::lock_guard level_lock(level_mutex);
-        if (retiring_hosts) shrink_level_hosts();
+        const LevelPlacement::PlacementLock placing = placement->lock_placement();
+        if (placement->retiring()) placement->shrink(placing);
         for (const PendingKey& key : keys) {
             const std::optional<PageOwner> owner = textures->find(key.page);
             const std::optional<LevelShape> shape =
@@ -442,23 +198,20 @@ struct Streamer::State {
                 rest.push_back(key);
                 continue;
             }
-            const std::optional<LevelPlace> place = place_level(key.page, *shape);
-            if (!place) {
+            const std::optional<PlacedLevel> placed = placement->place(placing, key.page, *shape);
+            if (!placed) {
                 // A shape that found no room for a page of its own (the budget's share is
                 // taken by other shapes) is streamed a page a level.
-                std::lock_guard lock(mutex);
-                (levels.has_host(*shape) ? no_place : rest).push_back(key);
+                (placement->has_host(*shape) ? no_place : rest).push_back(key);
                 continue;
             }
-            StreamedPage page;
-            {
-                std::lock_guard lock(mutex);
-                page = level_hosts.at(place->host);
-            }
+            const std::optional<LevelPlace> place = placed->place;
+            StreamedPage page = placed->host;
             BatchItem item;
             item.key = key;
             item.owner = *owner;
             item.source = textures->source(owner->texture);
+            item.route = BatchRoute::packed_level;
             item.place = place;
             item.mapping = {key.page, page.physical, page.generation};
             page.page = key.page;
@@ -475,7 +228,7 @@ struct Streamer::State {
         keys = std::move(rest);
         if (!no_place.empty()) {
             std::lock_guard lock(mutex);
-            requeue(no_place);
+            requeue_nolock(no_place);
         }
         return items;
     }
@@ -521,24 +274,14 @@ struct Streamer::State {
         }
     }
 
-    // ---- pending requests (callers hold mutex) ----
-    void insert_pending(const PendingKey& key) {
-        pending.insert(key);
-        pending_index[key.page] = key;
-    }
-    void erase_pending(PageIndex page) {
-        auto found = pending_index.find(page);
-        if (found == pending_index.end()) return;
-        pending.erase(found->second);
-        pending_index.erase(found);
-    }
+    // ---- pending requests ----
     // Back to pending after a batch could not take them (their priority kept).
-    void requeue(std::span<const PendingKey> keys) {
+    void requeue_nolock(std::span<const PendingKey> keys) {
         for (const PendingKey& key : keys) {
             in_flight.erase(key.page);
             asked_in_flight.erase(key.page);
-            if (!pending_index.count(key.page)) insert_pending(key);
         }
+        pending.put_back(keys);
     }
     bool idle() const { return pending.empty() && in_flight.empty() && reporting == 0; }
     void notify_if_idle() {
@@ -547,16 +290,7 @@ struct Streamer::State {
 
     // ---- fills ----
     void fill_on_host(BatchItem& item) {
-        if (!gpu) {
-            item.source->fill_host(
-                item.owner.layout_page,
-                std::span(reinterpret_cast<std::byte*>(item.page.data), std::size_t(page_bytes)));
-            return;
-        }
-        // A source without a device fill on a GPU backend: fill host memory, then copy.
-        std::vector<std::byte> staging(page_bytes);
-        item.source->fill_host(item.owner.layout_page, staging);
-        backend.write(item.page.data, staging.data(), staging.size());
+        fill_page_on_host(backend, gpu, *item.source, item.owner.layout_page, item.page.data);
     }
 
     // After a device fill of several pages failed: one page that cannot be read (a damaged
@@ -568,7 +302,7 @@ struct Streamer::State {
                                 const std::vector<BatchItem*>& group, DeviceFillContext& context,
                                 std::exception_ptr group_error) {
         if (fills.size() == 1) {
-            group.front()->failed = true;
+            group.front()->state = BatchState::failed;
             record_error(group_error);
             return false;
         }
@@ -578,7 +312,7 @@ struct Streamer::State {
                 source.fill_device(std::span(&fills[i], 1), context);
                 enqueued = true;
             } catch (...) {
-                group[i]->failed = true;
+                group[i]->state = BatchState::failed;
                 record_error(std::current_exception());
             }
         }
@@ -592,29 +326,42 @@ struct Streamer::State {
         async_ticket = 0;
         std::map<const TileSource*, std::vector<BatchItem*>> device_groups;
         for (BatchItem& item : items) {
-            if (context && !item.place && item.source->fills_device()) {
-                item.on_device = true;
+            if (item.route == BatchRoute::host_fill && context && item.source->fills_device()) {
+                item.route = BatchRoute::device_fill;
+                item.state = BatchState::filling;
                 device_groups[item.source.get()].push_back(&item);
                 continue;
             }
             try {
-                if (item.place) {
+                if (item.route == BatchRoute::packed_level) {
                     fill_level(item);
                 } else {
                     fill_on_host(item);
                 }
+                item.state = BatchState::filled;
             } catch (...) {
-                item.failed = true;
+                item.state = BatchState::failed;
                 record_error(std::current_exception());
             }
         }
         if (device_groups.empty()) return 0;
+        // Enqueued fills count as filled (their fence says when) unless they failed.
+        struct MarkFilled {
+            decltype(device_groups)& groups;
+            ~MarkFilled() {
+                for (auto& [source, group] : groups) {
+                    for (BatchItem* item : group) {
+                        if (!item->failed()) item->state = BatchState::filled;
+                    }
+                }
+            }
+        } mark_filled{device_groups};
         std::uint64_t fence = 0;
         try {
             context->begin_batch();
         } catch (...) {
             for (auto& [source, group] : device_groups) {
-                for (BatchItem* item : group) item->failed = true;
+                for (BatchItem* item : group) item->state = BatchState::failed;
             }
             record_error(std::current_exception());
             return 0;
@@ -651,7 +398,7 @@ struct Streamer::State {
             }
         } catch (...) {
             for (auto& [source, group] : device_groups) {
-                for (BatchItem* item : group) item->failed = true;
+                for (BatchItem* item : group) item->state = BatchState::failed;
             }
             record_error(std::current_exception());
             async_ticket = 0;
@@ -697,13 +444,13 @@ struct Streamer::State {
                     // Keep the higher-priority half and try again.
                     const std::size_t keep = keys.size() / 2;
                     std::lock_guard lock(mutex);
-                    requeue(std::span(keys).subspan(keep));
+                    requeue_nolock(std::span(keys).subspan(keep));
                     keys.resize(keep);
                     continue;
                 }
                 if (no_room || error.code() == Errc::busy) {
                     std::lock_guard lock(mutex);
-                    requeue(keys);
+                    requeue_nolock(keys);
                     ++stats.budget_stalls;
                     return CommitOutcome::stalled;
                 }
@@ -754,9 +501,7 @@ struct Streamer::State {
             item.source = textures->source(item.owner.texture);
             items.push_back(std::move(item));
         }
-        if (PageLoader* page_loader = current_loader()) {
-            items = load_stored(*page_loader, std::move(items));
-        }
+        if (stored->started()) items = stored->load(std::move(items));
         std::uint64_t async_ticket = 0;
         const std::uint64_t fence = items.empty() ? 0 : fill(items, context, async_ticket);
         const auto done = Clock::now();
@@ -781,6 +526,7 @@ struct Streamer::State {
         std::vector<StreamedPage> ready_pages;
         std::vector<PageIndex> unpin_now, unpin_later, asked_again, filled_levels;
         const FrameId frame = table->current_frame();
+        Ticket ticket;
         {
             std::lock_guard lock(mutex);
             for (BatchItem& item : items) {
@@ -788,9 +534,9 @@ struct Streamer::State {
                 const bool asked = asked_in_flight.erase(item.mapping.page) != 0;
                 if (item.place) {
                     // Its host stays pinned; the level is kept for the frame current now.
-                    if (item.failed) {
+                    if (item.failed()) {
                         ++stats.failed_pages;
-                        levels.release(item.mapping.page);
+                        placement->release(item.mapping.page);
                         continue;
                     }
                     filled_levels.push_back(item.mapping.page);
@@ -798,16 +544,16 @@ struct Streamer::State {
                     ready_pages.push_back(item.page);
                     continue;
                 }
-                if (asked && !item.failed) asked_again.push_back(item.mapping.page);
-                if (item.failed) {
+                if (asked && !item.failed()) asked_again.push_back(item.mapping.page);
+                if (item.failed()) {
                     ++stats.failed_pages;
                     // A failed call of a batch may have enqueued work into the page before it
                     // failed: the page waits for the batch like its filled neighbours.
-                    (item.on_device && fence_pending ? unpin_later : unpin_now)
+                    (item.on_device() && fence_pending ? unpin_later : unpin_now)
                         .push_back(item.mapping.page);
                     continue;
                 }
-                if (item.on_device && fence_pending) {
+                if (item.on_device() && fence_pending) {
                     item.page.fence = fence;
                     unpin_later.push_back(item.mapping.page);
                 } else {
@@ -819,7 +565,11 @@ struct Streamer::State {
             stats.pages_filled += ready_pages.size();
             for (const StreamedPage& page : ready_pages) stats.bytes_filled += page.bytes;
             ++reporting;
+            ticket = events.take();
         }
+        // Ready is reported while the pages are still pinned, and before the packed levels are
+        // evictable: no eviction, nor another level in the same place, can be reported first.
+        emit(ticket, StreamerEventKind::ready, ready_pages);
         // Still pinned: the frame that asked again now holds them until it completes.
         if (!asked_again.empty()) {
             try {
@@ -828,115 +578,14 @@ struct Streamer::State {
                 record_error(std::current_exception());
             }
         }
-        // Ready is reported while the pages are still pinned, and before the packed levels are
-        // evictable: no eviction, nor another level in the same place, can be reported first.
-        emit(StreamerEventKind::ready, ready_pages);
         unpin(unpin_now);
         {
             std::lock_guard lock(mutex);
-            for (PageIndex level : filled_levels) levels.filled(level, frame);
+            for (PageIndex level : filled_levels) placement->filled(level, frame);
             --reporting;
             notify_if_idle();
         }
         return unpin_later;
-    }
-
-    // ---- pages stored in files: the loader ----
-    static bool stored_in_file(const TileSource* source, std::uint64_t layout_page) {
-        return stored_page_of(source, layout_page).has_value();
-    }
-
-    PageLoader* current_loader() const {
-        std::lock_guard lock(mutex);
-        return loader.get();
-    }
-
-    // Hands the items whose pages are stored in files to the loader; returns the others.
-    std::vector<BatchItem> load_stored(PageLoader& page_loader, std::vector<BatchItem> items) {
-        std::vector<BatchItem> rest, stored;
-        for (BatchItem& item : items) {
-            if (auto where = stored_page_of(item.source.get(), item.owner.layout_page)) {
-                item.stored = *where;
-                stored.push_back(std::move(item));
-            } else {
-                rest.push_back(std::move(item));
-            }
-        }
-        std::vector<PageLoad> loads;
-        {
-            std::lock_guard lock(mutex);
-            for (BatchItem& item : stored) {
-                loads.push_back({item.source, item.owner.layout_page, item.page.data,
-                                 item.mapping.page, item.stored->read,
-                                 item.place ? std::optional(item.place->rows) : std::nullopt});
-                loading.emplace(item.mapping.page, std::move(item));
-            }
-        }
-        if (!loads.empty()) page_loader.load(std::move(loads));
-        return rest;
-    }
-
-    void on_loaded(const PageLoadResult& result) {
-        BatchItem item;
-        {
-            std::lock_guard lock(mutex);
-            auto node = loading.extract(PageIndex(result.tag));
-            if (node.empty()) return;
-            item = std::move(node.mapped());
-        }
-        if (!result.ok) {
-            item.failed = true;
-            record_error(result.error);
-        } else {
-            std::lock_guard lock(mutex);
-            if (item.stored) distinct_stored.insert(item.stored->id);
-        }
-        item.on_device = result.release_later;
-        // A page whose copy still runs is unpinned by on_released.
-        finish_items(std::span(&item, 1), result.fence, result.release_later);
-        work_cv.notify_all();  // a read buffer is free
-    }
-
-    // With api_mutex held (add_texture).
-    void make_loader_for(const TileSource& source) {
-        const StreamerFileReads& reads = settings.file_reads;
-        if (!reads.enabled || current_loader() || !stored_in_file(&source, 0)) return;
-        PageLoaderSettings loader_settings;
-        loader_settings.decode_threads = reads.decode_threads;
-        if (loader_settings.decode_threads == 0) {
-            loader_settings.decode_threads = std::clamp<std::size_t>(usable_cores() / 2, 2, 8);
-        }
-        loader_settings.read_buffers = reads.read_buffers;
-        loader_settings.reads.depth = reads.depth;
-        loader_settings.reads.backend = reads.backend;
-        loader_settings.reads.layer = reads.layer;
-        loader_settings.reads.log = settings.log;
-        if (gpu) loader_settings.device = device;
-        loader_settings.on_copies_enqueued = settings.on_fills_enqueued;
-        loader_settings.on_loaded = [this](const PageLoadResult& result) { on_loaded(result); };
-        loader_settings.on_released = [this](std::uint64_t tag) {
-            const PageIndex page = tag;
-            unpin(std::span(&page, 1));
-        };
-        loader_settings.log = settings.log;
-        auto made = std::make_unique<PageLoader>(std::move(loader_settings));
-        std::lock_guard lock(mutex);
-        loader = std::move(made);
-    }
-
-    // At destruction: the pages the loader dropped are still pinned.
-    void stop_loader() {
-        if (!loader) return;
-        loader.reset();
-        std::vector<PageIndex> dropped;
-        {
-            std::lock_guard lock(mutex);
-            for (const auto& [page, item] : loading) {
-                if (!item.place) dropped.push_back(page);  // hosts are unpinned with the tails
-            }
-            loading.clear();
-        }
-        unpin(dropped);
     }
 
     // Unpins the pages of async batches that have finished (all of them when `wait`).
@@ -982,7 +631,7 @@ struct Streamer::State {
                     if (stopping) break;
                     const bool may_retry = !stalled || wake_epoch != stall_epoch ||
                                            Clock::now() - stall_time >= stall_retry;
-                    const bool room = !loader || loader->room() > 0;
+                    const bool room = stored->room() > 0;
                     if (!pending.empty() && may_retry && room) break;
                     if (!async.empty()) {
                         work_cv.wait_for(lock, async_poll);
@@ -1001,16 +650,11 @@ struct Streamer::State {
                 }
                 if (stopping) break;
                 std::size_t take = std::min(settings.batch_pages, pending.size());
-                if (loader) take = std::min(take, loader->room());
+                take = std::min(take, stored->room());
                 if (take > 0 && (!stalled || wake_epoch != stall_epoch ||
                                  Clock::now() - stall_time >= stall_retry)) {
-                    auto it = pending.begin();
-                    for (std::size_t i = 0; i < take; ++i) {
-                        keys.push_back(*it);
-                        in_flight.insert(it->page);
-                        pending_index.erase(it->page);
-                        it = pending.erase(it);
-                    }
+                    keys = pending.take(take);
+                    for (const PendingKey& key : keys) in_flight.insert(key.page);
                 }
             }
             if (keys.empty()) continue;
@@ -1091,6 +735,23 @@ Streamer::Streamer(Backend& backend, StreamerSettings settings)
     };
     s.table = std::make_unique<PageTable>(backend, std::move(table));
     s.host_base = s.table->page_count() - s.host_names;
+    s.tail_placement =
+        std::make_unique<TailPlacement>(backend, s.settings.pack_tails, s.gpu, s.device);
+    s.stored = std::make_unique<StoredPageRoute>(
+        StoredPageRoute::Hooks{[&s](BatchItem& item, std::uint64_t fence, bool copy_pending) {
+                                   s.finish_items(std::span(&item, 1), fence, copy_pending);
+                                   s.work_cv.notify_all();  // a read buffer is free
+                               },
+                               [&s](std::span<const PageIndex> pages) { s.unpin(pages); },
+                               [&s](std::exception_ptr error) { s.record_error(error); }});
+    s.placement = std::make_unique<LevelPlacement>(
+        *s.table, s.events,
+        LevelPlacement::Hooks{[&s](std::span<const PageIndex> levels, State::Ticket& ticket) {
+                                  return s.unready_levels(levels, ticket);
+                              },
+                              [&s](const PageMapping& mapping) { return s.describe(mapping); },
+                              [&s](std::exception_ptr error) { s.record_error(error); }},
+        s.host_base, s.host_names, s.settings.packed_level_pages);
     s.textures = std::make_unique<TextureSet>(s.host_base);
     try {
         for (std::size_t i = 0; i < s.settings.worker_threads; ++i) {
@@ -1115,22 +776,17 @@ Streamer::~Streamer() {
     }
     s.work_cv.notify_all();
     for (auto& worker : s.workers) worker.join();
-    s.accepting_events = false;
-    {
-        std::lock_guard lock(s.event_mutex);
-        s.delivering = false;
-    }
-    s.stop_loader();
+    s.events.stop();
+    s.stored->stop();
     try {
         if (!s.tails.empty()) s.table->unpin(s.tails);
-        std::vector<PageIndex> hosts;
-        for (std::size_t i : s.levels.hosts_held()) hosts.push_back(s.host_base + i);
+        const std::vector<PageIndex> hosts = s.placement->held_hosts();
         if (!hosts.empty()) s.table->unpin(hosts);
         s.table->complete_frame(s.table->current_frame());
     } catch (const std::exception& error) {
         s.settings.log.error("streamer: shutting down: ", error.what());
     }
-    s.api_context.reset();
+    s.tail_placement.reset();  // its device context, before the pages go
     try {
         s.table->shutdown();  // evicts everything while the streamer is still whole
     } catch (const std::exception& error) {
@@ -1144,46 +800,44 @@ const TextureSet& Streamer::textures() const noexcept { return *state_->textures
 
 TextureId Streamer::add_texture(std::shared_ptr<const TileSource> source) {
     State& s = *state_;
-    if (source) {
-        std::lock_guard lock(s.api_mutex);
-        s.make_loader_for(*source);  // its errors leave the set as it was
-    }
-    const TextureId id = s.textures->add(source);
-    if (s.settings.pack_tails && s.pack_tail(id, source)) return id;
-    const PageIndex tail = s.textures->tail_page(id);
-    std::vector<PageMapping> mappings = s.table->commit(std::span(&tail, 1), true);
-    std::vector<BatchItem> items(1);
-    BatchItem& item = items.front();
-    item.mapping = mappings.front();
-    item.page = s.describe(item.mapping);
-    item.owner = s.textures->find(tail).value();
-    item.source = std::move(source);
-    try {
-        std::lock_guard lock(s.api_mutex);
-        if (s.gpu && item.source->fills_device()) {
-            if (!s.api_context) s.api_context = std::make_unique<DeviceFillContext>(s.device);
-            s.api_context->begin_batch();
-            const DevicePageFill fill{item.owner.layout_page, item.page.data};
-            item.source->fill_device(std::span(&fill, 1), *s.api_context);
-            s.api_context->wait(s.api_context->end_batch());
+    TextureId id = 0;
+    StreamedPage page;
+    bool packed = false;
+    {
+        const TailPlacement::AddLock adding = s.tail_placement->lock();
+        if (source)
+            s.stored->start_for(*source, s.settings, s.gpu, s.device);  // changes nothing on error
+        id = s.textures->add(source);
+        const TextureLayout layout = s.textures->layout(id);
+        const PageIndex tail = s.textures->tail_page(id);
+        if (auto in_host = s.tail_placement->pack(adding, id, layout, tail, *source)) {
+            page = *in_host;
+            packed = true;
         } else {
-            s.fill_on_host(item);
+            const std::vector<PageMapping> mappings = s.table->commit(std::span(&tail, 1), true);
+            page = s.describe(mappings.front());
+            try {
+                s.tail_placement->fill_own(adding, layout, page, *source);
+            } catch (...) {
+                s.table->unpin(std::span(&tail, 1));
+                throw;
+            }
         }
-        if (s.settings.pack_tails) {
-            s.tail_hosts.push_back({item.page, tail_bytes(s.textures->layout(id))});
-        }
-    } catch (...) {
-        s.table->unpin(std::span(&tail, 1));
-        throw;
     }
+    State::Ticket ticket;
     {
         std::lock_guard lock(s.mutex);
-        s.ready[tail] = item.page;
-        s.tails.push_back(tail);
+        s.ready[page.page] = page;
+        if (packed) {
+            ++s.packed_tails;
+        } else {
+            s.tails.push_back(page.page);
+        }
         ++s.stats.pages_filled;
-        s.stats.bytes_filled += page_bytes;
+        s.stats.bytes_filled += page.bytes;
+        ticket = s.events.take();
     }
-    s.emit(StreamerEventKind::ready, std::span(&item.page, 1));
+    s.emit(ticket, StreamerEventKind::ready, std::span(&page, 1));
     return id;
 }
 
@@ -1214,7 +868,7 @@ StreamRequestResult Streamer::request(std::span<const PageRequest> requests) {
                 // A packed level is kept for this frame by the streamer; a packed tail is
                 // pinned in another texture's tail page, with nothing of its own to keep.
                 if (found->second.packed()) {
-                    s.levels.touch(key.page, frame);
+                    s.placement->touch(key.page, frame);
                     continue;
                 }
                 touched.push_back(key.page);
@@ -1227,27 +881,24 @@ StreamRequestResult Streamer::request(std::span<const PageRequest> requests) {
                 ++result.already_queued;
                 continue;
             }
-            auto found = s.pending_index.find(key.page);
-            if (found != s.pending_index.end()) {
-                ++result.already_queued;
-                if (key.count > found->second.count) {
-                    PendingKey raised = found->second;
-                    raised.count = key.count;
-                    s.erase_pending(key.page);
-                    s.insert_pending(raised);
-                }
-                continue;
+            bool replaced = false;
+            switch (s.pending.add(key, replaced)) {
+                case PendingQueue::Added::raised:
+                case PendingQueue::Added::already_queued:
+                    ++result.already_queued;
+                    break;
+                case PendingQueue::Added::dropped:
+                    ++result.dropped;
+                    ++s.stats.dropped_requests;
+                    break;
+                case PendingQueue::Added::queued:
+                    ++result.queued;
+                    if (replaced) {
+                        ++result.dropped;
+                        ++s.stats.dropped_requests;
+                    }
+                    break;
             }
-            key.sequence = s.sequence++;
-            if (s.pending.size() >= s.settings.max_pending) {
-                auto worst = std::prev(s.pending.end());
-                ++result.dropped;
-                ++s.stats.dropped_requests;
-                if (!(key < *worst)) continue;
-                s.erase_pending(worst->page);
-            }
-            s.insert_pending(key);
-            ++result.queued;
         }
     }
     if (result.queued > 0) s.work_cv.notify_all();
@@ -1271,9 +922,8 @@ StreamRequestResult Streamer::request(std::span<const PageRequest> requests) {
                 if (stale != s.ready.end() && stale->second.generation == touched_generations[i])
                     s.ready.erase(stale);
                 if (s.ready.count(key.page)) continue;
-                if (s.pending_index.count(key.page) || s.in_flight.count(key.page)) continue;
-                key.sequence = s.sequence++;
-                s.insert_pending(key);
+                if (s.pending.contains(key.page) || s.in_flight.count(key.page)) continue;
+                s.pending.requeue(key);
                 --result.ready;
                 ++result.queued;
                 ++requeued;
@@ -1295,17 +945,14 @@ void Streamer::cancel(std::span<const PageIndex> pages) {
     std::lock_guard lock(state_->mutex);
     for (PageIndex page : pages) {
         // Only requests still pending count: ready, in-flight or unknown pages are no-ops.
-        state_->stats.cancelled_requests += state_->pending_index.count(page);
-        state_->erase_pending(page);
+        state_->stats.cancelled_requests += state_->pending.erase(page) ? 1 : 0;
     }
     state_->notify_if_idle();
 }
 
 void Streamer::clear_pending() {
     std::lock_guard lock(state_->mutex);
-    state_->stats.cancelled_requests += state_->pending.size();
-    state_->pending.clear();
-    state_->pending_index.clear();
+    state_->stats.cancelled_requests += state_->pending.clear();
     state_->notify_if_idle();
 }
 
@@ -1314,9 +961,10 @@ FrameId Streamer::begin_frame() { return state_->table->begin_frame(); }
 void Streamer::complete_frame(FrameId frame) {
     state_->table->complete_frame(frame);
     // Retired hosts drain as frames complete; never wait for a worker placing levels here.
-    if (state_->retiring_hosts) {
-        std::unique_lock level_lock(state_->level_mutex, std::try_to_lock);
-        if (level_lock) state_->shrink_level_hosts();
+    if (state_->placement->retiring()) {
+        if (auto placing = state_->placement->try_lock_placement()) {
+            state_->placement->shrink(placing);
+        }
     }
     {
         std::lock_guard lock(state_->mutex);
@@ -1327,10 +975,7 @@ void Streamer::complete_frame(FrameId frame) {
 
 void Streamer::set_budget(std::size_t bytes) {
     state_->table->set_budget(bytes, /*release_idle=*/true);
-    {
-        std::lock_guard level_lock(state_->level_mutex);
-        state_->shrink_level_hosts();
-    }
+    state_->placement->shrink(state_->placement->lock_placement());
     {
         std::lock_guard lock(state_->mutex);
         ++state_->wake_epoch;
@@ -1339,9 +984,8 @@ void Streamer::set_budget(std::size_t bytes) {
 }
 
 std::size_t Streamer::evict_over_budget(std::size_t max_pages) {
-    if (state_->retiring_hosts) {
-        std::lock_guard level_lock(state_->level_mutex);
-        state_->shrink_level_hosts();
+    if (state_->placement->retiring()) {
+        state_->placement->shrink(state_->placement->lock_placement());
     }
     return state_->table->evict_over_budget(max_pages);
 }
@@ -1360,7 +1004,7 @@ std::optional<StreamedPage> Streamer::ready_page(PageIndex page) const {
 
 bool Streamer::is_queued(PageIndex page) const {
     std::lock_guard lock(state_->mutex);
-    return state_->pending_index.count(page) != 0 || state_->in_flight.count(page) != 0;
+    return state_->pending.contains(page) || state_->in_flight.count(page) != 0;
 }
 
 std::size_t Streamer::pending_count() const {
@@ -1368,12 +1012,7 @@ std::size_t Streamer::pending_count() const {
     return state_->pending.size();
 }
 
-std::vector<StreamerEvent> Streamer::poll_events() {
-    std::lock_guard lock(state_->queue_mutex);
-    std::vector<StreamerEvent> events;
-    events.swap(state_->queue);
-    return events;
-}
+std::vector<StreamerEvent> Streamer::poll_events() { return state_->events.poll(); }
 
 bool Streamer::wait_idle(std::chrono::milliseconds timeout) {
     std::unique_lock lock(state_->mutex);
@@ -1423,12 +1062,13 @@ StreamerStatistics Streamer::statistics() const {
         result.ready_pages = state_->ready.size();
         result.tail_pages = state_->tails.size();
         result.packed_tails = state_->packed_tails;
-        result.level_pages = state_->levels.host_count();
-        result.packed_levels = state_->levels.resident_levels();
-        result.file_reads.distinct_pages = state_->distinct_stored.size();
+        result.level_pages = state_->placement->host_count();
+        result.packed_levels = state_->placement->resident_levels();
+        result.evicted_levels = state_->placement->evicted_levels();
     }
-    if (const PageLoader* page_loader = state_->current_loader()) {
-        const PageLoaderStatistics loader = page_loader->statistics();
+    result.file_reads.distinct_pages = state_->stored->distinct_pages();
+    if (const std::optional<PageLoaderStatistics> stored = state_->stored->statistics()) {
+        const PageLoaderStatistics& loader = *stored;
         auto& reads = result.file_reads;
         reads.loaded = loader.loaded;
         reads.failed = loader.failed;
@@ -1440,7 +1080,8 @@ StreamerStatistics Streamer::statistics() const {
         reads.reads_peak_in_flight = loader.reads.max_in_flight;
         reads.bytes_read = loader.reads.bytes_read;
         reads.decode_seconds = loader.decode_seconds;
-        reads.backend = std::string(to_string(page_loader->backend()));
+        if (auto backend = state_->stored->backend())
+            reads.backend = std::string(to_string(*backend));
     }
     result.textures = state_->textures->texture_count();
     result.table = state_->table->statistics();

@@ -1,0 +1,105 @@
+// Packed coarse levels in the streamer: where each goes (PackedLevelPool's bookkeeping), the
+// host pages that hold them (pages of the streamer's own, named past the texture set's region),
+// their evictions, and giving hosts back under a lowered budget.
+//
+// Locks, in the lock order (engine/base/ranked_mutex.hpp):
+// - the placement lock (PlacementLock, taken first) serializes placing and shrinking, so that an
+//   eviction is reported before its place, or the evicted level itself, is placed again. The
+//   functions that need it take the guard as their first parameter;
+// - pool_mutex_ guards the pool, the hosts and the counts. The streamer calls touch, filled and
+//   release with its own state lock held, which comes before this one.
+#pragma once
+
+#include <atomic>
+#include <cstddef>
+#include <exception>
+#include <functional>
+#include <mutex>
+#include <optional>
+#include <span>
+#include <vector>
+
+#include "../../base/ranked_mutex.hpp"
+#include "../packed_level_pool.hpp"
+#include "streamer_events.hpp"
+#include "vtpage/core/page_table.hpp"
+
+namespace vtpage::vt::streamer_detail {
+
+// A level's place and the host page it is in.
+struct PlacedLevel {
+    LevelPlace place;
+    StreamedPage host;
+};
+
+class LevelPlacement {
+public:
+    using PlacementLock = std::unique_lock<detail::RankedMutex>;
+    struct Hooks {
+        // Takes evicted levels out of the ready pages and the ticket of their evicted event,
+        // under the streamer's state lock; returns the events of those that were ready.
+        std::function<std::vector<StreamedPage>(std::span<const PageIndex>,
+                                                StreamerEvents::Ticket&)>
+            unready;
+        // The host page a commit made (its address: window or region).
+        std::function<StreamedPage(const PageMapping&)> describe;
+        std::function<void(std::exception_ptr)> record_error;
+    };
+
+    // `host_names` pages from `host_base` on may hold levels (0: packing is off);
+    // `packed_level_pages` caps them (0: a quarter of the budget).
+    LevelPlacement(PageTable& table, StreamerEvents& events, Hooks hooks, PageIndex host_base,
+                   std::size_t host_names, std::size_t packed_level_pages);
+
+    bool enabled() const noexcept { return host_names_ > 0; }
+    bool is_host(PageIndex page) const noexcept { return enabled() && page >= host_base_; }
+    // Hosts beyond the budget's share wait to be given back (shrink() again).
+    bool retiring() const noexcept { return retiring_; }
+
+    PlacementLock lock_placement();
+    PlacementLock try_lock_placement();
+    // A place for `level` of `shape`: a free one, else in a new host page (within the cap),
+    // else the place of the least recently used level of its shape, evicted and reported here.
+    // nullopt when nothing is free yet (frames in flight), or when the shape has no host and
+    // no room for one (has_host tells the two apart).
+    std::optional<PlacedLevel> place(const PlacementLock&, PageIndex level, LevelShape shape);
+    bool has_host(LevelShape shape) const;
+    // Gives back hosts beyond the cap (a lowered budget): they take no new level, their levels
+    // are evicted as their frames complete, and each is unpinned and evicted once its places
+    // are ripe. Call again until retiring() is false.
+    void shrink(const PlacementLock&);
+
+    // With the streamer's state lock held (see above).
+    void touch(PageIndex level, FrameId frame);
+    void filled(PageIndex level, FrameId frame);
+    void release(PageIndex level);
+
+    // The host pages not given back (to unpin at destruction).
+    std::vector<PageIndex> held_hosts() const;
+    std::size_t host_count() const;
+    std::size_t resident_levels() const;
+    std::uint64_t evicted_levels() const;
+
+private:
+    std::size_t host_cap() const;
+    bool add_host(LevelShape shape);
+    void report_evictions(std::span<const PageIndex> levels);
+
+    PageTable& table_;
+    StreamerEvents& events_;
+    Hooks hooks_;
+    const PageIndex host_base_;
+    const std::size_t host_names_;
+    const std::size_t packed_level_pages_;
+    std::atomic<bool> retiring_{false};
+
+    detail::RankedMutex placement_mutex_{detail::LockRank::streamer_level_placement,
+                                         "streamer level placement"};
+    mutable detail::RankedMutex pool_mutex_{detail::LockRank::streamer_level_pool,
+                                            "streamer level pool"};
+    PackedLevelPool pool_;              // guarded by pool_mutex_
+    std::vector<StreamedPage> hosts_;   // by the pool's host index; guarded by pool_mutex_
+    std::uint64_t evicted_levels_ = 0;  // guarded by pool_mutex_
+};
+
+}  // namespace vtpage::vt::streamer_detail

@@ -1,0 +1,64 @@
+// The streamer's route for pages stored in files: the page loader (made by the first texture
+// whose source stores pages), the batch items it is reading, decoding and copying, and which
+// stored pages were read at least once. Items leave through `finish` (the streamer's finisher),
+// called on a decode thread with no lock of this part held.
+//
+// Lock: mutex_ (rank streamer_stored_pages, after the streamer's state lock: the workers ask
+// for room while they hold theirs).
+#pragma once
+
+#include <cstddef>
+#include <functional>
+#include <memory>
+#include <span>
+#include <unordered_map>
+#include <unordered_set>
+#include <vector>
+
+#include "../../base/ranked_mutex.hpp"
+#include "../page_loader.hpp"
+#include "batch_item.hpp"
+
+namespace vtpage::vt::streamer_detail {
+
+class StoredPageRoute {
+public:
+    struct Hooks {
+        // A loaded item (failed or filled; `fence`, and whether its copy still runs and unpins
+        // later through `unpin`).
+        std::function<void(BatchItem&, std::uint64_t fence, bool copy_pending)> finish;
+        std::function<void(std::span<const PageIndex>)> unpin;
+        std::function<void(std::exception_ptr)> record_error;
+    };
+    explicit StoredPageRoute(Hooks hooks) : hooks_(std::move(hooks)) {}
+    ~StoredPageRoute() { stop(); }
+    // Stops the loader (its threads finish what they hold through `finish`), then unpins the
+    // pages it dropped (not levels: their hosts stay pinned). Nothing is loaded after.
+    void stop();
+
+    // Makes the loader if `source` stores its pages and none exists yet; its errors leave
+    // nothing changed. Serialized by the caller (add_texture).
+    void start_for(const TileSource& source, const StreamerSettings& settings, bool gpu,
+                   int device);
+    bool started() const;
+    // Read buffers free for new items (unbounded without a loader).
+    std::size_t room() const;
+    // Hands the items whose pages are stored in files to the loader; returns the others.
+    std::vector<BatchItem> load(std::vector<BatchItem> items);
+    std::size_t distinct_pages() const;
+    std::optional<PageLoaderStatistics> statistics() const;
+    std::optional<FileReadBackend> backend() const;
+
+private:
+    void on_loaded(const PageLoadResult& result);
+
+    Hooks hooks_;
+    mutable detail::RankedMutex mutex_{detail::LockRank::streamer_stored_pages,
+                                       "streamer stored pages"};
+    std::unique_ptr<PageLoader> loader_;                // set once; guarded by mutex_
+    std::unordered_map<PageIndex, BatchItem> loading_;  // guarded by mutex_
+    // Stored pages read, decoded and verified at least once; guarded by mutex_.
+    std::unordered_set<StoredPageId, StoredPageIdHash> distinct_;
+};
+
+}  // namespace vtpage::vt::streamer_detail
