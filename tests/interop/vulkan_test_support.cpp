@@ -74,20 +74,6 @@ UniqueVkCommandPool make_command_pool(VulkanContext& context) {
     return UniqueVkCommandPool(context.device(), pool);
 }
 
-void record_memory_barrier(VkCommandBuffer commands, VkPipelineStageFlags2 src_stage,
-                           VkAccessFlags2 src_access, VkPipelineStageFlags2 dst_stage,
-                           VkAccessFlags2 dst_access) {
-    VkMemoryBarrier2 barrier{VK_STRUCTURE_TYPE_MEMORY_BARRIER_2};
-    barrier.srcStageMask = src_stage;
-    barrier.srcAccessMask = src_access;
-    barrier.dstStageMask = dst_stage;
-    barrier.dstAccessMask = dst_access;
-    VkDependencyInfo dependency{VK_STRUCTURE_TYPE_DEPENDENCY_INFO};
-    dependency.memoryBarrierCount = 1;
-    dependency.pMemoryBarriers = &barrier;
-    vkCmdPipelineBarrier2(commands, &dependency);
-}
-
 std::vector<std::uint8_t> read_buffer(VulkanContext& context, VkBuffer buffer, VkDeviceSize offset,
                                       VkDeviceSize size) {
     VulkanBuffer readback(context, size, VK_BUFFER_USAGE_TRANSFER_DST_BIT, BufferMemory::readback,

@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "vtpage/backend/backend.hpp"
+#include "vtpage/interop/vulkan_barrier.hpp"
 #include "vtpage/interop/vulkan_context.hpp"
 #include "vtpage/interop/vulkan_handle.hpp"
 
@@ -33,12 +34,6 @@ std::unique_ptr<VulkanContext> try_make_vulkan_context(const Backend& backend, s
 // A command pool on the context's queue family, for tests that record and submit their own
 // command buffers (vtpage::Error when it cannot be made).
 UniqueVkCommandPool make_command_pool(VulkanContext& context);
-
-// Records a global memory barrier: what `src_stage` wrote through `src_access` becomes visible
-// to `dst_access` at `dst_stage` (a copy's writes to the host's reads, say).
-void record_memory_barrier(VkCommandBuffer commands, VkPipelineStageFlags2 src_stage,
-                           VkAccessFlags2 src_access, VkPipelineStageFlags2 dst_stage,
-                           VkAccessFlags2 dst_access);
 
 // Copies `size` bytes of a buffer to the host (a one-off submission).
 std::vector<std::uint8_t> read_buffer(VulkanContext& context, VkBuffer buffer, VkDeviceSize offset,
