@@ -16,6 +16,7 @@
 
 #include "../support/temporary_folder.hpp"
 #include "vtpage/backend/backend.hpp"
+#include "vtpage/base/log.hpp"
 #include "vtpage/streaming/baked_texture.hpp"
 #include "vtpage/streaming/baked_texture_descriptor.hpp"
 #include "vtpage/streaming/page_archive.hpp"
@@ -126,6 +127,34 @@ inline ::testing::AssertionResult ready_holds_source(Backend& backend,
                                                      const vt::TileSource& source) {
     return ready_holds_page(backend, ready, source.layout(), source_page(source, ready.layout_page))
            << " (" << source.name() << ")";
+}
+
+// The settings the streamer suites start from: a 2 GiB region, a budget of `budget_pages`, a
+// pool window 8 pages larger, silent logs.
+inline vt::StreamerSettings streamer_test_settings(std::size_t budget_pages) {
+    vt::StreamerSettings s;
+    s.table.region_size = 2_GiB;
+    s.table.budget_bytes = budget_pages * vt::page_bytes;
+    s.table.pool.window_pages = budget_pages + 8;
+    s.table.log = Log(silent_log());
+    s.log = Log(silent_log());
+    return s;
+}
+
+// Whether every ready page of texture `id` holds its source's bytes (ready_holds_source);
+// `checked` counts the ready pages looked at.
+inline ::testing::AssertionResult ready_pages_hold_their_source(Backend& backend,
+                                                                const vt::Streamer& streamer,
+                                                                vt::TextureId id,
+                                                                std::size_t& checked) {
+    const vt::TextureInfo info = streamer.textures().info(id);
+    for (std::uint64_t page = 0; page < info.layout.page_count; ++page) {
+        const auto ready = streamer.ready_page(info.base_page + page);
+        if (!ready) continue;
+        if (auto held = ready_holds_source(backend, *ready, *info.source); !held) return held;
+        ++checked;
+    }
+    return ::testing::AssertionSuccess();
 }
 
 // A deterministic test image: smooth gradients plus noise, so box filtering is exercised.
