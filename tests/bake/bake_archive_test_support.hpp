@@ -1,18 +1,14 @@
 // Helpers for the tests of the version-2 bake: photo-like images, the in-core reference mip
-// chain (written apart from MipPyramidBuilder), and the command-line tool run as a child.
+// chain (written apart from MipPyramidBuilder), and the command-line tool run as a child
+// (support/bake_tool_run.hpp).
 #pragma once
 
-#include <sys/wait.h>
-
 #include <algorithm>
-#include <array>
 #include <cmath>
 #include <cstdint>
-#include <cstdio>
-#include <filesystem>
-#include <string>
 #include <vector>
 
+#include "../support/bake_tool_run.hpp"
 #include "vips_test_images.hpp"
 
 namespace vtpage::test {
@@ -89,33 +85,6 @@ inline std::vector<ReferenceLevel> reference_levels(ReferenceLevel level0) {
         levels.push_back(std::move(coarse));
     }
     return levels;
-}
-
-// The tool beside the test binaries: <build>/tests/.. -> <build>/tools/bake/vtpage-bake.
-inline std::filesystem::path bake_tool_path() {
-    return std::filesystem::read_symlink("/proc/self/exe").parent_path().parent_path() / "tools" /
-           "bake" / "vtpage-bake";
-}
-
-struct ToolRun {
-    int status = -1;
-    std::string output;  // stdout and stderr
-};
-
-// Runs the tool with the arguments; `shell` goes before it (ulimit, trap).
-inline ToolRun run_bake_tool(const std::string& arguments, const std::string& shell = "") {
-    ToolRun result;
-    const std::string command =
-        shell + "timeout 300 " + bake_tool_path().string() + " " + arguments + " 2>&1";
-    FILE* pipe = ::popen(command.c_str(), "r");
-    if (!pipe) return result;
-    std::array<char, 4096> buffer{};
-    while (std::size_t n = std::fread(buffer.data(), 1, buffer.size(), pipe)) {
-        result.output.append(buffer.data(), n);
-    }
-    const int status = ::pclose(pipe);
-    result.status = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-    return result;
 }
 
 }  // namespace vtpage::test

@@ -4,16 +4,14 @@
 #include <gtest/gtest.h>
 
 #include <sys/stat.h>
-#include <sys/wait.h>
 #include <unistd.h>
 
-#include <array>
-#include <cstdio>
 #include <filesystem>
 #include <fstream>
 #include <iterator>
 #include <vector>
 
+#include "../support/bake_tool_run.hpp"
 #include "streaming_test_support.hpp"
 
 #pragma GCC diagnostic push
@@ -26,37 +24,15 @@
 namespace vtpage::vt {
 namespace {
 
-// The tool beside this test binary: <build>/tests/.. -> <build>/tools/bake/vtpage-bake.
-std::filesystem::path tool_path() {
-    return std::filesystem::read_symlink("/proc/self/exe").parent_path().parent_path() / "tools" /
-           "bake" / "vtpage-bake";
-}
-
-struct ToolRun {
-    int status = -1;
-    std::string output;  // stdout and stderr
-};
-
-ToolRun run(const std::string& arguments) {
-    ToolRun result;
-    // `timeout`: a run that hangs (on a FIFO, say) fails its test instead of the whole suite.
-    const std::string command = "timeout 60 " + tool_path().string() + " " + arguments + " 2>&1";
-    FILE* pipe = ::popen(command.c_str(), "r");
-    if (!pipe) return result;
-    std::array<char, 4096> buffer{};
-    while (std::size_t n = std::fread(buffer.data(), 1, buffer.size(), pipe)) {
-        result.output.append(buffer.data(), n);
-    }
-    const int status = ::pclose(pipe);
-    result.status = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-    return result;
-}
+using test::run_bake_tool;
+using test::ToolRun;
 
 class BakeToolTest : public testing::Test {
 protected:
     void SetUp() override {
-        if (!std::filesystem::exists(tool_path())) {
-            GTEST_FAIL() << "vtpage-bake not found at " << tool_path() << " (build it first)";
+        if (!std::filesystem::exists(test::bake_tool_path())) {
+            GTEST_FAIL() << "vtpage-bake not found at " << test::bake_tool_path()
+                         << " (build it first)";
         }
         const RgbaImage image = test::make_test_image(300, 260, 7);
         png_ = folder_.file("image.png");
@@ -71,13 +47,13 @@ protected:
 
 TEST_F(BakeToolTest, BakesAndChecks) {
     const std::string out = folder_.file("image.vtex");
-    const ToolRun bake = run("-q --format rgba8 " + png_ + " -o " + out);
+    const ToolRun bake = run_bake_tool("-q --format rgba8 " + png_ + " -o " + out);
     ASSERT_EQ(bake.status, 0) << bake.output;
     EXPECT_NE(bake.output.find(out + ": 300 x 260, rgba8, 9 mips, 3 pages"), std::string::npos)
         << bake.output;
     EXPECT_NE(bake.output.find("mip  0      300 x 260      exact"), std::string::npos)
         << bake.output;
-    const ToolRun check = run("-q --check " + out);
+    const ToolRun check = run_bake_tool("-q --check " + out);
     EXPECT_EQ(check.status, 0) << check.output;
     EXPECT_NE(check.output.find("ok: version 2, 300 x 260, rgba8, 3 pages"), std::string::npos)
         << check.output;
@@ -104,7 +80,7 @@ TEST_F(BakeToolTest, BakesAndChecks) {
 TEST_F(BakeToolTest, CorruptOrTruncatedVersionOneFilesExitTwoNamingTheProblem) {
     const std::string out = folder_.file("image.vtex");
     bake_texture(image_, out);
-    EXPECT_EQ(run("-q --check " + out).status, 0);
+    EXPECT_EQ(run_bake_tool("-q --check " + out).status, 0);
     const BakedHeader header = BakedTextureFile(out).header();
 
     const std::string damaged = folder_.file("damaged.vtex");
@@ -116,7 +92,7 @@ TEST_F(BakeToolTest, CorruptOrTruncatedVersionOneFilesExitTwoNamingTheProblem) {
         std::fputc(0x42, file);
         std::fclose(file);
     }
-    ToolRun check = run("-q --check " + damaged);
+    ToolRun check = run_bake_tool("-q --check " + damaged);
     EXPECT_EQ(check.status, 2) << check.output;
     EXPECT_NE(check.output.find("tile checksum mismatch: page 2"), std::string::npos)
         << check.output;
@@ -131,37 +107,38 @@ TEST_F(BakeToolTest, CorruptOrTruncatedVersionOneFilesExitTwoNamingTheProblem) {
     const std::string truncated = folder_.file("truncated.vtex");
     std::filesystem::copy_file(out, truncated);
     std::filesystem::resize_file(truncated, header.file_bytes / 2);
-    check = run("-q --check " + truncated);
+    check = run_bake_tool("-q --check " + truncated);
     EXPECT_EQ(check.status, 2) << check.output;
     EXPECT_NE(check.output.find("truncated"), std::string::npos) << check.output;
 
-    check = run("-q --check " + folder_.file("missing.vtex"));
+    check = run_bake_tool("-q --check " + folder_.file("missing.vtex"));
     EXPECT_EQ(check.status, 2) << check.output;
     EXPECT_NE(check.output.find("cannot open"), std::string::npos) << check.output;
 
-    check = run("-q --check " + png_);
+    check = run_bake_tool("-q --check " + png_);
     EXPECT_EQ(check.status, 2) << check.output;
     EXPECT_NE(check.output.find("bad magic: not a vtpage baked texture"), std::string::npos)
         << check.output;
 }
 
 TEST_F(BakeToolTest, BadFlagsAndInputsExitTwo) {
-    EXPECT_EQ(run("--no-such-flag").status, 2);
-    EXPECT_EQ(run("").status, 2);
-    EXPECT_EQ(run(png_).status, 2);  // no -o
+    EXPECT_EQ(run_bake_tool("--no-such-flag").status, 2);
+    EXPECT_EQ(run_bake_tool("").status, 2);
+    EXPECT_EQ(run_bake_tool(png_).status, 2);  // no -o
     const std::string not_an_image = folder_.file("text.png");
     {
         std::FILE* f = std::fopen(not_an_image.c_str(), "w");
         std::fputs("hello", f);
         std::fclose(f);
     }
-    const ToolRun bad = run("-q " + not_an_image + " -o " + folder_.file("x.vtex"));
+    const ToolRun bad = run_bake_tool("-q " + not_an_image + " -o " + folder_.file("x.vtex"));
     EXPECT_EQ(bad.status, 2);
     EXPECT_NE(bad.output.find("cannot load the image"), std::string::npos) << bad.output;
-    EXPECT_EQ(run("--help").status, 0);
-    EXPECT_EQ(run("-q --format bc9 " + png_ + " -o " + folder_.file("x.vtex")).status, 2);
+    EXPECT_EQ(run_bake_tool("--help").status, 0);
+    EXPECT_EQ(run_bake_tool("-q --format bc9 " + png_ + " -o " + folder_.file("x.vtex")).status, 2);
     // Nothing is padded any more: the padding limit is gone.
-    EXPECT_EQ(run("-q --max-padding 4 " + png_ + " -o " + folder_.file("x.vtex")).status, 2);
+    EXPECT_EQ(run_bake_tool("-q --max-padding 4 " + png_ + " -o " + folder_.file("x.vtex")).status,
+              2);
 }
 
 TEST_F(BakeToolTest, InputProblemsNameTheInputAndExitTwo) {
@@ -172,21 +149,21 @@ TEST_F(BakeToolTest, InputProblemsNameTheInputAndExitTwo) {
         std::fputs("hello", f);
         std::fclose(f);
     }
-    ToolRun bad = run("-q " + not_an_image + " -o " + out);
+    ToolRun bad = run_bake_tool("-q " + not_an_image + " -o " + out);
     EXPECT_EQ(bad.status, 2) << bad.output;
     EXPECT_NE(bad.output.find("vtpage-bake: " + not_an_image + ": "), std::string::npos)
         << bad.output;
     EXPECT_EQ(bad.output.find(out), std::string::npos) << "names the output: " << bad.output;
 
     // An output size cap: refused from the image's header, before decoding.
-    bad = run("-q --max-output-gib 0.001 " + png_ + " -o " + out);
+    bad = run_bake_tool("-q --max-output-gib 0.001 " + png_ + " -o " + out);
     EXPECT_EQ(bad.status, 2) << bad.output;
     EXPECT_NE(bad.output.find(png_ + ": invalid_argument: the baked file of a 300 x 260 image"),
               std::string::npos)
         << bad.output;
     EXPECT_FALSE(std::filesystem::exists(out));
-    EXPECT_EQ(run("-q --max-output-gib nan " + png_ + " -o " + out).status, 2);
-    EXPECT_EQ(run("-q --max-output-gib -1 " + png_ + " -o " + out).status, 2);
+    EXPECT_EQ(run_bake_tool("-q --max-output-gib nan " + png_ + " -o " + out).status, 2);
+    EXPECT_EQ(run_bake_tool("-q --max-output-gib -1 " + png_ + " -o " + out).status, 2);
 }
 
 // Nothing is padded: a thin strip is a thin texture, a few pages of one tile column each.
@@ -196,12 +173,12 @@ TEST_F(BakeToolTest, ThinStripsBakeSmall) {
         const std::vector<std::uint8_t> texels(std::size_t(height) * 4, 200);
         ASSERT_TRUE(stbi_write_png(strip.c_str(), 1, height, 4, texels.data(), 4));
         const std::string out = folder_.file("strip.vtex");
-        const ToolRun bake = run("-q " + strip + " -o " + out);
+        const ToolRun bake = run_bake_tool("-q " + strip + " -o " + out);
         ASSERT_EQ(bake.status, 0) << bake.output;
         EXPECT_NE(bake.output.find(out + ": 1 x " + std::to_string(height)), std::string::npos)
             << bake.output;
         EXPECT_LT(std::filesystem::file_size(out), 4u << 20);
-        EXPECT_EQ(run("-q --check " + out).status, 0);
+        EXPECT_EQ(run_bake_tool("-q --check " + out).status, 0);
         std::filesystem::remove(out);
     }
 }
@@ -223,7 +200,7 @@ TEST_F(BakeToolTest, AJpegHuffmanTableOfMoreThan256CodesIsRefused) {
     bytes[dht + 5 + 14] = char(200);  // codes of length 15 and 16: far more than 256 in all
     bytes[dht + 5 + 15] = char(200);
     { std::ofstream(jpeg, std::ios::binary).write(bytes.data(), std::streamsize(bytes.size())); }
-    const ToolRun bad = run("-q " + jpeg + " -o " + folder_.file("bad.vtex"));
+    const ToolRun bad = run_bake_tool("-q " + jpeg + " -o " + folder_.file("bad.vtex"));
     EXPECT_EQ(bad.status, 2) << bad.output;
     EXPECT_NE(bad.output.find("vtpage-bake: " + jpeg + ": "), std::string::npos) << bad.output;
 }
@@ -248,7 +225,7 @@ TEST_F(BakeToolTest, APngChunkLongerThanTheFileIsRefused) {
     bytes[idat] = char(0x7f);  // about 2 GiB
     const std::string png = folder_.file("bad.png");
     { std::ofstream(png, std::ios::binary).write(bytes.data(), std::streamsize(bytes.size())); }
-    const ToolRun bad = run("-q " + png + " -o " + folder_.file("bad.vtex"));
+    const ToolRun bad = run_bake_tool("-q " + png + " -o " + folder_.file("bad.vtex"));
     EXPECT_EQ(bad.status, 2) << bad.output;
     EXPECT_NE(bad.output.find("vtpage-bake: " + png + ": "), std::string::npos) << bad.output;
     EXPECT_FALSE(std::filesystem::exists(folder_.file("bad.vtex")));
@@ -259,13 +236,13 @@ TEST_F(BakeToolTest, EveryFormatLibvipsReadsIsBakedAndBrokenOnesAreRefused) {
     // whose header is a long run of digits is bad input, and leaves no file behind.
     const std::string pgm = folder_.file("grey.pgm");
     { std::ofstream(pgm, std::ios::binary) << std::string("P5 2 2 255\n\x10\x20\x30\x40"); }
-    const ToolRun good = run("-q " + pgm + " -o " + folder_.file("grey.vtex"));
+    const ToolRun good = run_bake_tool("-q " + pgm + " -o " + folder_.file("grey.vtex"));
     EXPECT_EQ(good.status, 0) << good.output;
     EXPECT_NE(good.output.find("format bc4 (auto: one grey channel)"), std::string::npos)
         << good.output;
     const std::string ppm = folder_.file("other.img");
     { std::ofstream(ppm, std::ios::binary) << std::string("P6") + std::string(200, '6'); }
-    const ToolRun bad = run("-q " + ppm + " -o " + folder_.file("other.vtex"));
+    const ToolRun bad = run_bake_tool("-q " + ppm + " -o " + folder_.file("other.vtex"));
     EXPECT_EQ(bad.status, 2) << bad.output;
     EXPECT_NE(bad.output.find("vtpage-bake: " + ppm + ": "), std::string::npos) << bad.output;
     EXPECT_FALSE(std::filesystem::exists(folder_.file("other.vtex")));
@@ -275,10 +252,10 @@ TEST_F(BakeToolTest, EveryFormatLibvipsReadsIsBakedAndBrokenOnesAreRefused) {
 TEST_F(BakeToolTest, FifosAreRefusedNotWaitedOn) {
     const std::string fifo = folder_.file("fifo");
     ASSERT_EQ(::mkfifo(fifo.c_str(), 0600), 0);
-    ToolRun bad = run("-q " + fifo + " -o " + folder_.file("x.vtex"));
+    ToolRun bad = run_bake_tool("-q " + fifo + " -o " + folder_.file("x.vtex"));
     EXPECT_EQ(bad.status, 2) << bad.output;
     EXPECT_NE(bad.output.find("not a regular file"), std::string::npos) << bad.output;
-    bad = run("-q --check " + fifo);
+    bad = run_bake_tool("-q --check " + fifo);
     EXPECT_EQ(bad.status, 2) << bad.output;
     EXPECT_NE(bad.output.find("not a regular file"), std::string::npos) << bad.output;
 }
@@ -292,7 +269,7 @@ TEST_F(BakeToolTest, APlantedLinkAtTheTemporaryFileIsNotWrittenThrough) {
         std::fclose(f);
     }
     std::filesystem::create_symlink(victim, out + ".partial");
-    const ToolRun bad = run("-q " + png_ + " -o " + out);
+    const ToolRun bad = run_bake_tool("-q " + png_ + " -o " + out);
     EXPECT_EQ(bad.status, 1) << bad.output;
     EXPECT_NE(bad.output.find("refusing to write through it"), std::string::npos) << bad.output;
     EXPECT_EQ(std::filesystem::file_size(victim), 8u);
