@@ -3,6 +3,7 @@
 #include <cstdlib>
 #include <cstring>
 
+#include "../support/backend_fixture.hpp"
 #include "vtpage/interop/vulkan_buffer.hpp"
 #include "vtpage/interop/vulkan_error.hpp"
 
@@ -98,6 +99,17 @@ void expect_no_validation_messages(const VulkanContext& context) {
     if (test_validation_mode() == ValidationMode::required) {
         EXPECT_TRUE(context.validation_enabled());
     }
+}
+
+void HostVulkanTest::SetUp() {
+    backend_ = try_make_backend("host", skip_reason_);
+    if (!backend_) GTEST_SKIP() << skip_reason_;
+    context_ = try_make_vulkan_context(*backend_, skip_reason_);
+    if (!context_) GTEST_SKIP() << "no Vulkan device: " << skip_reason_;
+}
+
+void HostVulkanTest::TearDown() {
+    if (context_) expect_no_validation_messages(*context_);
 }
 
 }  // namespace vtpage::test

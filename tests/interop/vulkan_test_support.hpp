@@ -42,6 +42,20 @@ std::vector<std::uint8_t> read_buffer(VulkanContext& context, VkBuffer buffer, V
 // Fails the current test when the validation layer reported warnings or errors.
 void expect_no_validation_messages(const VulkanContext& context);
 
+// The base of the suites that run shaders on the host backend's Vulkan device: SetUp makes
+// backend_ and context_, or skips the test with the reason; TearDown fails the test when the
+// validation layer said anything. A suite that sets up more calls HostVulkanTest::SetUp() first
+// and returns if IsSkipped().
+class HostVulkanTest : public testing::Test {
+protected:
+    void SetUp() override;
+    void TearDown() override;
+
+    std::string skip_reason_;
+    std::unique_ptr<Backend> backend_;
+    std::unique_ptr<VulkanContext> context_;
+};
+
 }  // namespace vtpage::test
 
 // In a test body or SetUp: makes `variable` (a std::unique_ptr<VulkanContext>) or skips.
