@@ -22,6 +22,7 @@
 #include "reference_check.hpp"
 #include "vtpage/backend/backend_factory.hpp"            // vtpage
 #include "vtpage/interop/virtual_texture_streaming.hpp"  // vtpage
+#include "vtpage/interop/vulkan_barrier.hpp"             // vtpage
 #include "vtpage/interop/vulkan_buffer.hpp"              // vtpage
 #include "vtpage/interop/vulkan_context.hpp"             // vtpage
 #include "vtpage/interop/vulkan_image.hpp"               // vtpage
@@ -263,30 +264,16 @@ struct Pipeline {
     }
 };
 
-void image_barrier(VkCommandBuffer commands, VkImage image, VkImageLayout from, VkImageLayout to,
-                   VkPipelineStageFlags2 src, VkAccessFlags2 src_access, VkPipelineStageFlags2 dst,
-                   VkAccessFlags2 dst_access) {
-    VkImageMemoryBarrier2 barrier{VK_STRUCTURE_TYPE_IMAGE_MEMORY_BARRIER_2};
-    barrier.srcStageMask = src, barrier.srcAccessMask = src_access;
-    barrier.dstStageMask = dst, barrier.dstAccessMask = dst_access;
-    barrier.oldLayout = from, barrier.newLayout = to;
-    barrier.image = image;
-    barrier.subresourceRange = {VK_IMAGE_ASPECT_COLOR_BIT, 0, 1, 0, 1};
-    VkDependencyInfo dependency{VK_STRUCTURE_TYPE_DEPENDENCY_INFO};
-    dependency.imageMemoryBarrierCount = 1;
-    dependency.pImageMemoryBarriers = &barrier;
-    vkCmdPipelineBarrier2(commands, &dependency);
-}
-
 // Draws into the two images and copies them to the host buffers.
 void record_draw(VkCommandBuffer commands, const Pipeline& pipeline, const PushConstants& push,
                  const vtpage::VulkanImage* targets, const vtpage::VulkanBuffer* readbacks) {
     VkRenderingAttachmentInfo attachments[2]{};
     for (int i = 0; i < 2; ++i) {
-        image_barrier(commands, targets[i].get(), VK_IMAGE_LAYOUT_UNDEFINED,
-                      VK_IMAGE_LAYOUT_COLOR_ATTACHMENT_OPTIMAL, VK_PIPELINE_STAGE_2_COPY_BIT, 0,
-                      VK_PIPELINE_STAGE_2_COLOR_ATTACHMENT_OUTPUT_BIT,
-                      VK_ACCESS_2_COLOR_ATTACHMENT_WRITE_BIT);
+        vtpage::record_image_barrier(commands, targets[i].get(), VK_IMAGE_LAYOUT_UNDEFINED,
+                                     VK_IMAGE_LAYOUT_COLOR_ATTACHMENT_OPTIMAL,
+                                     VK_PIPELINE_STAGE_2_COPY_BIT, 0,
+                                     VK_PIPELINE_STAGE_2_COLOR_ATTACHMENT_OUTPUT_BIT,
+                                     VK_ACCESS_2_COLOR_ATTACHMENT_WRITE_BIT);
         attachments[i] = {VK_STRUCTURE_TYPE_RENDERING_ATTACHMENT_INFO};
         attachments[i].imageView = targets[i].view();
         attachments[i].imageLayout = VK_IMAGE_LAYOUT_COLOR_ATTACHMENT_OPTIMAL;
@@ -306,25 +293,19 @@ void record_draw(VkCommandBuffer commands, const Pipeline& pipeline, const PushC
     vkCmdDraw(commands, 3, 1, 0, 0);
     vkCmdEndRendering(commands);
     for (int i = 0; i < 2; ++i) {
-        image_barrier(commands, targets[i].get(), VK_IMAGE_LAYOUT_COLOR_ATTACHMENT_OPTIMAL,
-                      VK_IMAGE_LAYOUT_TRANSFER_SRC_OPTIMAL,
-                      VK_PIPELINE_STAGE_2_COLOR_ATTACHMENT_OUTPUT_BIT,
-                      VK_ACCESS_2_COLOR_ATTACHMENT_WRITE_BIT, VK_PIPELINE_STAGE_2_COPY_BIT,
-                      VK_ACCESS_2_TRANSFER_READ_BIT);
+        vtpage::record_image_barrier(
+            commands, targets[i].get(), VK_IMAGE_LAYOUT_COLOR_ATTACHMENT_OPTIMAL,
+            VK_IMAGE_LAYOUT_TRANSFER_SRC_OPTIMAL, VK_PIPELINE_STAGE_2_COLOR_ATTACHMENT_OUTPUT_BIT,
+            VK_ACCESS_2_COLOR_ATTACHMENT_WRITE_BIT, VK_PIPELINE_STAGE_2_COPY_BIT,
+            VK_ACCESS_2_TRANSFER_READ_BIT);
         const VkBufferImageCopy region{
             0, 0, 0, {VK_IMAGE_ASPECT_COLOR_BIT, 0, 0, 1}, {0, 0, 0}, {image_size, image_size, 1}};
         vkCmdCopyImageToBuffer(commands, targets[i].get(), VK_IMAGE_LAYOUT_TRANSFER_SRC_OPTIMAL,
                                readbacks[i].get(), 1, &region);
     }
-    VkMemoryBarrier2 to_host{VK_STRUCTURE_TYPE_MEMORY_BARRIER_2};
-    to_host.srcStageMask = VK_PIPELINE_STAGE_2_COPY_BIT;
-    to_host.srcAccessMask = VK_ACCESS_2_TRANSFER_WRITE_BIT;
-    to_host.dstStageMask = VK_PIPELINE_STAGE_2_HOST_BIT;
-    to_host.dstAccessMask = VK_ACCESS_2_HOST_READ_BIT;
-    VkDependencyInfo dependency{VK_STRUCTURE_TYPE_DEPENDENCY_INFO};
-    dependency.memoryBarrierCount = 1;
-    dependency.pMemoryBarriers = &to_host;
-    vkCmdPipelineBarrier2(commands, &dependency);
+    vtpage::record_memory_barrier(commands, VK_PIPELINE_STAGE_2_COPY_BIT,
+                                  VK_ACCESS_2_TRANSFER_WRITE_BIT, VK_PIPELINE_STAGE_2_HOST_BIT,
+                                  VK_ACCESS_2_HOST_READ_BIT);
 }
 
 // One command buffer and fence: the app renders a frame, waits for it, renders the next.

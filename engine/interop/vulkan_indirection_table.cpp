@@ -7,6 +7,7 @@
 #include <unordered_set>
 #include <vector>
 
+#include "vtpage/interop/vulkan_barrier.hpp"
 #include "vtpage/interop/vulkan_buffer.hpp"
 #include "vtpage/interop/vulkan_context.hpp"
 #include "vtpage/interop/vulkan_error.hpp"
@@ -518,28 +519,16 @@ IndirectionUpload VulkanIndirectionTable::record_upload(VkCommandBuffer commands
         VK_PIPELINE_STAGE_2_ALL_TRANSFER_BIT | VK_PIPELINE_STAGE_2_COMPUTE_SHADER_BIT;
     constexpr VkAccessFlags2 write_access =
         VK_ACCESS_2_TRANSFER_WRITE_BIT | VK_ACCESS_2_SHADER_STORAGE_WRITE_BIT;
-    VkMemoryBarrier2 before{VK_STRUCTURE_TYPE_MEMORY_BARRIER_2};
-    before.srcStageMask = shader_stages | write_stages;
-    before.srcAccessMask = write_access;
-    before.dstStageMask = write_stages;
-    before.dstAccessMask = write_access;
-    VkDependencyInfo dependency{VK_STRUCTURE_TYPE_DEPENDENCY_INFO};
-    dependency.memoryBarrierCount = 1;
-    dependency.pMemoryBarriers = &before;
-    vkCmdPipelineBarrier2(commands, &dependency);
+    record_memory_barrier(commands, shader_stages | write_stages, write_access, write_stages,
+                          write_access);
 
     if (!s.initialized) {
         vkCmdFillBuffer(commands, s.table.get(), 0, VK_WHOLE_SIZE, 0);
         upload.cleared = true;
         s.initialized = true;
         if (!pages.empty()) {  // the writes below land after the fill
-            VkMemoryBarrier2 fill_then_write{VK_STRUCTURE_TYPE_MEMORY_BARRIER_2};
-            fill_then_write.srcStageMask = VK_PIPELINE_STAGE_2_ALL_TRANSFER_BIT;
-            fill_then_write.srcAccessMask = VK_ACCESS_2_TRANSFER_WRITE_BIT;
-            fill_then_write.dstStageMask = write_stages;
-            fill_then_write.dstAccessMask = write_access;
-            dependency.pMemoryBarriers = &fill_then_write;
-            vkCmdPipelineBarrier2(commands, &dependency);
+            record_memory_barrier(commands, VK_PIPELINE_STAGE_2_ALL_TRANSFER_BIT,
+                                  VK_ACCESS_2_TRANSFER_WRITE_BIT, write_stages, write_access);
         }
     }
     if (!pages.empty()) {
@@ -594,13 +583,9 @@ IndirectionUpload VulkanIndirectionTable::record_upload(VkCommandBuffer commands
         }
     }
     // The writes are visible to this submission's shaders (and to copies, for tools and tests).
-    VkMemoryBarrier2 after{VK_STRUCTURE_TYPE_MEMORY_BARRIER_2};
-    after.srcStageMask = write_stages;
-    after.srcAccessMask = write_access;
-    after.dstStageMask = shader_stages | VK_PIPELINE_STAGE_2_ALL_TRANSFER_BIT;
-    after.dstAccessMask = VK_ACCESS_2_SHADER_STORAGE_READ_BIT | VK_ACCESS_2_TRANSFER_READ_BIT;
-    dependency.pMemoryBarriers = &after;
-    vkCmdPipelineBarrier2(commands, &dependency);
+    record_memory_barrier(commands, write_stages, write_access,
+                          shader_stages | VK_PIPELINE_STAGE_2_ALL_TRANSFER_BIT,
+                          VK_ACCESS_2_SHADER_STORAGE_READ_BIT | VK_ACCESS_2_TRANSFER_READ_BIT);
     return upload;
 }
 

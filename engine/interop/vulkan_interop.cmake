@@ -2,8 +2,9 @@
 # library) and the GLSL header of layout constants generated from the C++ headers.
 
 set(VTPAGE_VULKAN_INTEROP_SOURCES
-  vulkan_error.cpp vulkan_context.cpp vulkan_buffer.cpp vulkan_image.cpp vulkan_timeline.cpp
-  vulkan_page_importer.cpp vulkan_indirection_table.cpp vulkan_texture_directory.cpp
+  vulkan_error.cpp vulkan_context.cpp vulkan_buffer.cpp vulkan_image.cpp vulkan_barrier.cpp
+  vulkan_timeline.cpp vulkan_page_importer.cpp vulkan_indirection_table.cpp
+  vulkan_texture_directory.cpp
   vulkan_shader_module.cpp vulkan_shaders.cpp vulkan_compute_pipeline.cpp
   vulkan_indirection_scatter.cpp
   vulkan_cuda_timeline.cpp vulkan_device_handles.cpp virtual_texture_streaming.cpp)

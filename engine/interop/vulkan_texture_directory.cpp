@@ -4,6 +4,7 @@
 #include <mutex>
 #include <vector>
 
+#include "vtpage/interop/vulkan_barrier.hpp"
 #include "vtpage/interop/vulkan_buffer.hpp"
 #include "vtpage/interop/vulkan_context.hpp"
 #include "vtpage/interop/vulkan_error.hpp"
@@ -104,16 +105,11 @@ void VulkanTextureDirectory::record_upload(VkCommandBuffer commands) {
         changed.assign(s.textures.begin() + s.dirty_begin, s.textures.begin() + s.dirty_end);
         s.dirty_begin = s.dirty_end = 0;
     }
-    VkMemoryBarrier2 before{VK_STRUCTURE_TYPE_MEMORY_BARRIER_2};
-    before.srcStageMask = VK_PIPELINE_STAGE_2_VERTEX_SHADER_BIT |
-                          VK_PIPELINE_STAGE_2_FRAGMENT_SHADER_BIT |
-                          VK_PIPELINE_STAGE_2_COMPUTE_SHADER_BIT;
-    before.dstStageMask = VK_PIPELINE_STAGE_2_ALL_TRANSFER_BIT;
-    before.dstAccessMask = VK_ACCESS_2_TRANSFER_WRITE_BIT;
-    VkDependencyInfo dependency{VK_STRUCTURE_TYPE_DEPENDENCY_INFO};
-    dependency.memoryBarrierCount = 1;
-    dependency.pMemoryBarriers = &before;
-    vkCmdPipelineBarrier2(commands, &dependency);
+    constexpr VkPipelineStageFlags2 shader_stages = VK_PIPELINE_STAGE_2_VERTEX_SHADER_BIT |
+                                                    VK_PIPELINE_STAGE_2_FRAGMENT_SHADER_BIT |
+                                                    VK_PIPELINE_STAGE_2_COMPUTE_SHADER_BIT;
+    record_memory_barrier(commands, shader_stages, 0, VK_PIPELINE_STAGE_2_ALL_TRANSFER_BIT,
+                          VK_ACCESS_2_TRANSFER_WRITE_BIT);
     // vkCmdUpdateBuffer takes at most 65536 bytes per call.
     const std::size_t per_call = 65536 / sizeof(VulkanTextureInfo);
     for (std::size_t i = 0; i < changed.size(); i += per_call) {
@@ -121,15 +117,9 @@ void VulkanTextureDirectory::record_upload(VkCommandBuffer commands) {
         vkCmdUpdateBuffer(commands, s.buffer.get(), (first + i) * sizeof(VulkanTextureInfo),
                           count * sizeof(VulkanTextureInfo), changed.data() + i);
     }
-    VkMemoryBarrier2 after{VK_STRUCTURE_TYPE_MEMORY_BARRIER_2};
-    after.srcStageMask = VK_PIPELINE_STAGE_2_ALL_TRANSFER_BIT;
-    after.srcAccessMask = VK_ACCESS_2_TRANSFER_WRITE_BIT;
-    after.dstStageMask = VK_PIPELINE_STAGE_2_VERTEX_SHADER_BIT |
-                         VK_PIPELINE_STAGE_2_FRAGMENT_SHADER_BIT |
-                         VK_PIPELINE_STAGE_2_COMPUTE_SHADER_BIT;
-    after.dstAccessMask = VK_ACCESS_2_SHADER_STORAGE_READ_BIT;
-    dependency.pMemoryBarriers = &after;
-    vkCmdPipelineBarrier2(commands, &dependency);
+    record_memory_barrier(commands, VK_PIPELINE_STAGE_2_ALL_TRANSFER_BIT,
+                          VK_ACCESS_2_TRANSFER_WRITE_BIT, shader_stages,
+                          VK_ACCESS_2_SHADER_STORAGE_READ_BIT);
 }
 
 }  // namespace vtpage

@@ -1,18 +1,15 @@
 // Helpers for the tests of the version-2 bake: photo-like images, the in-core reference mip
-// chain (written apart from MipPyramidBuilder), and the command-line tool run as a child.
+// chain (support/reference_levels.hpp) and the command-line tool run as a child
+// (support/bake_tool_run.hpp).
 #pragma once
 
-#include <sys/wait.h>
-
 #include <algorithm>
-#include <array>
 #include <cmath>
 #include <cstdint>
-#include <cstdio>
-#include <filesystem>
-#include <string>
 #include <vector>
 
+#include "../support/bake_tool_run.hpp"
+#include "../support/reference_levels.hpp"
 #include "vips_test_images.hpp"
 
 namespace vtpage::test {
@@ -55,67 +52,5 @@ inline SampleImage photo_like(std::uint32_t width, std::uint32_t height, std::ui
 }
 
 inline int save_png(VipsImage* in, const char* path) { return vips_pngsave(in, path, nullptr); }
-
-// One level of the reference chain: RGBA8, width x height.
-struct ReferenceLevel {
-    std::uint32_t width = 0;
-    std::uint32_t height = 0;
-    std::vector<std::uint8_t> texels;
-    const std::uint8_t* at(std::uint32_t x, std::uint32_t y) const {
-        return &texels[(std::size_t(y) * width + x) * 4];
-    }
-};
-
-// Vulkan's chain down to 1 x 1, each texel the rounded mean of the four below it, coordinates
-// clamped to the level: the box filter, in core and spelled out.
-inline std::vector<ReferenceLevel> reference_levels(ReferenceLevel level0) {
-    std::vector<ReferenceLevel> levels{std::move(level0)};
-    while (levels.back().width > 1 || levels.back().height > 1) {
-        const ReferenceLevel& fine = levels.back();
-        ReferenceLevel coarse{std::max(1u, fine.width / 2), std::max(1u, fine.height / 2), {}};
-        coarse.texels.resize(std::size_t(coarse.width) * coarse.height * 4);
-        for (std::uint32_t y = 0; y < coarse.height; ++y) {
-            const std::uint32_t y0 = 2 * y, y1 = std::min(2 * y + 1, fine.height - 1);
-            for (std::uint32_t x = 0; x < coarse.width; ++x) {
-                const std::uint32_t x0 = 2 * x, x1 = std::min(2 * x + 1, fine.width - 1);
-                for (int c = 0; c < 4; ++c) {
-                    const unsigned sum = fine.at(x0, y0)[c] + fine.at(x1, y0)[c] +
-                                         fine.at(x0, y1)[c] + fine.at(x1, y1)[c];
-                    coarse.texels[(std::size_t(y) * coarse.width + x) * 4 + c] =
-                        std::uint8_t((sum + 2) / 4);
-                }
-            }
-        }
-        levels.push_back(std::move(coarse));
-    }
-    return levels;
-}
-
-// The tool beside the test binaries: <build>/tests/.. -> <build>/tools/bake/vtpage-bake.
-inline std::filesystem::path bake_tool_path() {
-    return std::filesystem::read_symlink("/proc/self/exe").parent_path().parent_path() / "tools" /
-           "bake" / "vtpage-bake";
-}
-
-struct ToolRun {
-    int status = -1;
-    std::string output;  // stdout and stderr
-};
-
-// Runs the tool with the arguments; `shell` goes before it (ulimit, trap).
-inline ToolRun run_bake_tool(const std::string& arguments, const std::string& shell = "") {
-    ToolRun result;
-    const std::string command =
-        shell + "timeout 300 " + bake_tool_path().string() + " " + arguments + " 2>&1";
-    FILE* pipe = ::popen(command.c_str(), "r");
-    if (!pipe) return result;
-    std::array<char, 4096> buffer{};
-    while (std::size_t n = std::fread(buffer.data(), 1, buffer.size(), pipe)) {
-        result.output.append(buffer.data(), n);
-    }
-    const int status = ::pclose(pipe);
-    result.status = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-    return result;
-}
 
 }  // namespace vtpage::test

@@ -14,7 +14,6 @@
 
 #include "../interop/compute_test_pipeline.hpp"
 #include "../interop/vulkan_test_support.hpp"
-#include "../support/backend_fixture.hpp"
 #include "block_codec.hpp"
 #include "test_images.hpp"
 #include "vtpage/interop/vulkan_buffer.hpp"
@@ -170,23 +169,18 @@ std::vector<std::byte> with_swapped_endpoints(TileFormat format, std::vector<std
 constexpr std::array<TileFormat, 4> compressed_formats = {TileFormat::bc1, TileFormat::bc3,
                                                           TileFormat::bc4, TileFormat::bc5};
 
-class BlockDecodeShader : public testing::Test {
+class BlockDecodeShader : public test::HostVulkanTest {
 protected:
     void SetUp() override {
-        backend_ = test::try_make_backend("host", skip_reason_);
-        if (!backend_) GTEST_SKIP() << skip_reason_;
-        context_ = test::try_make_vulkan_context(*backend_, skip_reason_);
-        if (!context_) GTEST_SKIP() << "no Vulkan device: " << skip_reason_;
+        HostVulkanTest::SetUp();
+        if (IsSkipped()) return;
         decoder_ = std::make_unique<GpuBlockDecoder>(*context_);
     }
     void TearDown() override {
         decoder_.reset();
-        if (context_) test::expect_no_validation_messages(*context_);
+        HostVulkanTest::TearDown();
     }
 
-    std::string skip_reason_;
-    std::unique_ptr<Backend> backend_;
-    std::unique_ptr<VulkanContext> context_;
     std::unique_ptr<GpuBlockDecoder> decoder_;
 };
 

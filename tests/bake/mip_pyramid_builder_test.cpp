@@ -10,21 +10,12 @@
 
 #include "../support/expect_error.hpp"
 #include "../support/pattern.hpp"
+#include "../support/reference_levels.hpp"
 
 namespace vtpage::bake {
 namespace {
 
-struct Level {
-    std::uint32_t width = 0;
-    std::uint32_t height = 0;
-    std::vector<std::uint8_t> texels;
-
-    const std::uint8_t* at(std::uint32_t x, std::uint32_t y) const {
-        x = std::min(x, width - 1);
-        y = std::min(y, height - 1);
-        return &texels[(std::size_t(y) * width + x) * 4];
-    }
-};
+using Level = test::ReferenceLevel;
 
 Level pattern_level(std::uint32_t width, std::uint32_t height) {
     Level level{width, height, std::vector<std::uint8_t>(std::size_t(width) * height * 4)};
@@ -32,30 +23,6 @@ Level pattern_level(std::uint32_t width, std::uint32_t height) {
         level.texels[i] = std::uint8_t(test::pattern_word(i, 7));
     }
     return level;
-}
-
-Level reference_next(const Level& level) {
-    Level next{std::max(1u, level.width / 2), std::max(1u, level.height / 2), {}};
-    next.texels.resize(std::size_t(next.width) * next.height * 4);
-    for (std::uint32_t y = 0; y < next.height; ++y) {
-        for (std::uint32_t x = 0; x < next.width; ++x) {
-            for (int c = 0; c < 4; ++c) {
-                const unsigned sum = level.at(2 * x, 2 * y)[c] + level.at(2 * x + 1, 2 * y)[c] +
-                                     level.at(2 * x, 2 * y + 1)[c] +
-                                     level.at(2 * x + 1, 2 * y + 1)[c] + 2;
-                next.texels[(std::size_t(y) * next.width + x) * 4 + c] = std::uint8_t(sum / 4);
-            }
-        }
-    }
-    return next;
-}
-
-std::vector<Level> reference_pyramid(Level level) {
-    std::vector<Level> levels{std::move(level)};
-    while (levels.back().width > 1 || levels.back().height > 1) {
-        levels.push_back(reference_next(levels.back()));
-    }
-    return levels;
 }
 
 std::vector<std::uint8_t> reference_band(const Level& level, std::uint32_t ty, std::uint32_t p,
@@ -113,7 +80,8 @@ class PyramidAgainstReference : public testing::TestWithParam<Shape> {};
 
 TEST_P(PyramidAgainstReference, EveryBandByteForByte) {
     const Shape shape = GetParam();
-    const std::vector<Level> levels = reference_pyramid(pattern_level(shape.width, shape.height));
+    const std::vector<Level> levels =
+        test::reference_levels(pattern_level(shape.width, shape.height));
     Recorded recorded;
     MipPyramidBuilder builder(shape.width, shape.height, shape.payload, shape.border,
                               recorder(recorded, shape.payload, shape.border));

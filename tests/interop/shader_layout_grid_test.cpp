@@ -15,7 +15,6 @@
 #include <string>
 #include <vector>
 
-#include "../support/backend_fixture.hpp"
 #include "../support/expect_error.hpp"
 #include "compute_test_pipeline.hpp"
 #include "vtpage/interop/vulkan_buffer.hpp"
@@ -243,22 +242,7 @@ TEST(ShaderLayoutGridExpectation, EveryFootprintLiesInItsTileAndShowsItsTexels) 
     EXPECT_GT(in_later_pages, 0u);
 }
 
-class ShaderLayoutGrid : public testing::Test {
-protected:
-    void SetUp() override {
-        backend_ = test::try_make_backend("host", skip_reason_);
-        if (!backend_) GTEST_SKIP() << skip_reason_;
-        context_ = test::try_make_vulkan_context(*backend_, skip_reason_);
-        if (!context_) GTEST_SKIP() << "no Vulkan device: " << skip_reason_;
-    }
-    void TearDown() override {
-        if (context_) test::expect_no_validation_messages(*context_);
-    }
-
-    std::string skip_reason_;
-    std::unique_ptr<Backend> backend_;
-    std::unique_ptr<VulkanContext> context_;
-};
+using ShaderLayoutGrid = test::HostVulkanTest;
 
 TEST_F(ShaderLayoutGrid, EverySampleOfEveryLevelIsAddressedAsTextureLayoutSays) {
     const std::vector<GridTexture> textures = grid_textures();

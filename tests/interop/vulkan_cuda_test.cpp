@@ -133,9 +133,8 @@ TEST_F(CudaVulkanTest, VulkanWaitsForWhatCudaEnqueuedBeforeTheSignal) {
     ASSERT_EQ(vkBeginCommandBuffer(commands, &begin), VK_SUCCESS);
     VkBufferCopy region{0, 0, bytes};
     vkCmdCopyBuffer(commands, importer.find(0)->buffer, readback.get(), 1, &region);
-    test::record_memory_barrier(commands, VK_PIPELINE_STAGE_2_COPY_BIT,
-                                VK_ACCESS_2_TRANSFER_WRITE_BIT, VK_PIPELINE_STAGE_2_HOST_BIT,
-                                VK_ACCESS_2_HOST_READ_BIT);
+    record_memory_barrier(commands, VK_PIPELINE_STAGE_2_COPY_BIT, VK_ACCESS_2_TRANSFER_WRITE_BIT,
+                          VK_PIPELINE_STAGE_2_HOST_BIT, VK_ACCESS_2_HOST_READ_BIT);
     ASSERT_EQ(vkEndCommandBuffer(commands), VK_SUCCESS);
     VkSemaphoreSubmitInfo wait{VK_STRUCTURE_TYPE_SEMAPHORE_SUBMIT_INFO};
     wait.semaphore = fills.semaphore();

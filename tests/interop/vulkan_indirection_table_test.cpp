@@ -462,9 +462,9 @@ TEST_P(VulkanIndirectionTableTest, FramesInFlightEachSeeTheirOwnTable) {
         ASSERT_EQ(vkBeginCommandBuffer(command, &begin), VK_SUCCESS);
         auto lock = table.lock_submission();
         table.record_upload(command, slot);
-        test::record_memory_barrier(command, VK_PIPELINE_STAGE_2_ALL_TRANSFER_BIT,
-                                    VK_ACCESS_2_TRANSFER_WRITE_BIT, VK_PIPELINE_STAGE_2_COPY_BIT,
-                                    VK_ACCESS_2_TRANSFER_READ_BIT);
+        record_memory_barrier(command, VK_PIPELINE_STAGE_2_ALL_TRANSFER_BIT,
+                              VK_ACCESS_2_TRANSFER_WRITE_BIT, VK_PIPELINE_STAGE_2_COPY_BIT,
+                              VK_ACCESS_2_TRANSFER_READ_BIT);
         VkBufferCopy region{0, index * 32 * 8, 32 * 8};
         vkCmdCopyBuffer(command, table.buffer(), snapshots.get(), 1, &region);
         ASSERT_EQ(vkEndCommandBuffer(command), VK_SUCCESS);

@@ -145,9 +145,9 @@ TEST(VulkanPageImporter, WithoutWindowsMapsThePageItselfAndSharesItBothWays) {
     const VkBuffer buffer = importer.find(page.slot)->buffer;
     context->run_commands([&](VkCommandBuffer commands) {
         vkCmdFillBuffer(commands, buffer, 4096, 4096, 0x5a5a5a5au);
-        test::record_memory_barrier(commands, VK_PIPELINE_STAGE_2_ALL_TRANSFER_BIT,
-                                    VK_ACCESS_2_TRANSFER_WRITE_BIT, VK_PIPELINE_STAGE_2_HOST_BIT,
-                                    VK_ACCESS_2_HOST_READ_BIT);
+        record_memory_barrier(commands, VK_PIPELINE_STAGE_2_ALL_TRANSFER_BIT,
+                              VK_ACCESS_2_TRANSFER_WRITE_BIT, VK_PIPELINE_STAGE_2_HOST_BIT,
+                              VK_ACCESS_2_HOST_READ_BIT);
     });
     const auto* cpu = reinterpret_cast<const std::uint32_t*>(address);
     EXPECT_EQ(cpu[1024], 0x5a5a5a5au);

@@ -3,6 +3,7 @@
 #include <cstdlib>
 #include <cstring>
 
+#include "../support/backend_fixture.hpp"
 #include "vtpage/interop/vulkan_buffer.hpp"
 #include "vtpage/interop/vulkan_error.hpp"
 
@@ -74,20 +75,6 @@ UniqueVkCommandPool make_command_pool(VulkanContext& context) {
     return UniqueVkCommandPool(context.device(), pool);
 }
 
-void record_memory_barrier(VkCommandBuffer commands, VkPipelineStageFlags2 src_stage,
-                           VkAccessFlags2 src_access, VkPipelineStageFlags2 dst_stage,
-                           VkAccessFlags2 dst_access) {
-    VkMemoryBarrier2 barrier{VK_STRUCTURE_TYPE_MEMORY_BARRIER_2};
-    barrier.srcStageMask = src_stage;
-    barrier.srcAccessMask = src_access;
-    barrier.dstStageMask = dst_stage;
-    barrier.dstAccessMask = dst_access;
-    VkDependencyInfo dependency{VK_STRUCTURE_TYPE_DEPENDENCY_INFO};
-    dependency.memoryBarrierCount = 1;
-    dependency.pMemoryBarriers = &barrier;
-    vkCmdPipelineBarrier2(commands, &dependency);
-}
-
 std::vector<std::uint8_t> read_buffer(VulkanContext& context, VkBuffer buffer, VkDeviceSize offset,
                                       VkDeviceSize size) {
     VulkanBuffer readback(context, size, VK_BUFFER_USAGE_TRANSFER_DST_BIT, BufferMemory::readback,
@@ -112,6 +99,17 @@ void expect_no_validation_messages(const VulkanContext& context) {
     if (test_validation_mode() == ValidationMode::required) {
         EXPECT_TRUE(context.validation_enabled());
     }
+}
+
+void HostVulkanTest::SetUp() {
+    backend_ = try_make_backend("host", skip_reason_);
+    if (!backend_) GTEST_SKIP() << skip_reason_;
+    context_ = try_make_vulkan_context(*backend_, skip_reason_);
+    if (!context_) GTEST_SKIP() << "no Vulkan device: " << skip_reason_;
+}
+
+void HostVulkanTest::TearDown() {
+    if (context_) expect_no_validation_messages(*context_);
 }
 
 }  // namespace vtpage::test

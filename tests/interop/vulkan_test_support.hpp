@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "vtpage/backend/backend.hpp"
+#include "vtpage/interop/vulkan_barrier.hpp"
 #include "vtpage/interop/vulkan_context.hpp"
 #include "vtpage/interop/vulkan_handle.hpp"
 
@@ -34,18 +35,26 @@ std::unique_ptr<VulkanContext> try_make_vulkan_context(const Backend& backend, s
 // command buffers (vtpage::Error when it cannot be made).
 UniqueVkCommandPool make_command_pool(VulkanContext& context);
 
-// Records a global memory barrier: what `src_stage` wrote through `src_access` becomes visible
-// to `dst_access` at `dst_stage` (a copy's writes to the host's reads, say).
-void record_memory_barrier(VkCommandBuffer commands, VkPipelineStageFlags2 src_stage,
-                           VkAccessFlags2 src_access, VkPipelineStageFlags2 dst_stage,
-                           VkAccessFlags2 dst_access);
-
 // Copies `size` bytes of a buffer to the host (a one-off submission).
 std::vector<std::uint8_t> read_buffer(VulkanContext& context, VkBuffer buffer, VkDeviceSize offset,
                                       VkDeviceSize size);
 
 // Fails the current test when the validation layer reported warnings or errors.
 void expect_no_validation_messages(const VulkanContext& context);
+
+// The base of the suites that run shaders on the host backend's Vulkan device: SetUp makes
+// backend_ and context_, or skips the test with the reason; TearDown fails the test when the
+// validation layer said anything. A suite that sets up more calls HostVulkanTest::SetUp() first
+// and returns if IsSkipped().
+class HostVulkanTest : public testing::Test {
+protected:
+    void SetUp() override;
+    void TearDown() override;
+
+    std::string skip_reason_;
+    std::unique_ptr<Backend> backend_;
+    std::unique_ptr<VulkanContext> context_;
+};
 
 }  // namespace vtpage::test
 

@@ -5,8 +5,6 @@
 // not, hangs, or leaves a partial file behind.
 #include <gtest/gtest.h>
 
-#include <signal.h>
-#include <sys/resource.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -14,6 +12,7 @@
 #include <fstream>
 
 #include "../support/expect_error.hpp"
+#include "../support/full_disk.hpp"
 #include "streaming_test_support.hpp"
 #include "vtpage/streaming/baked_texture.hpp"
 
@@ -67,28 +66,19 @@ TEST_F(BakeSafetyTest, AStaleTemporaryFileIsReplaced) {
 }
 
 TEST_F(BakeSafetyTest, AFullDiskLeavesNoPartialFile) {
-    // RLIMIT_FSIZE stands in for a full disk: writes past it fail (EFBIG rather than ENOSPC,
-    // through the same path), and SIGXFSZ is ignored so that the failure is an error.
     const std::string out = folder_.file("out.vtex");
-    struct rlimit saved {};
-    ASSERT_EQ(::getrlimit(RLIMIT_FSIZE, &saved), 0);
-    struct sigaction ignore {
-    }, previous{};
-    ignore.sa_handler = SIG_IGN;
-    ASSERT_EQ(::sigaction(SIGXFSZ, &ignore, &previous), 0);
-    struct rlimit small = saved;
-    small.rlim_cur = 1 << 20;  // half a page
-    ASSERT_EQ(::setrlimit(RLIMIT_FSIZE, &small), 0);
     Errc code = Errc::backend_failure;
     std::string detail;
-    try {
-        bake_texture(image_, out);
-    } catch (const Error& error) {
-        code = error.code();
-        detail = error.detail();
+    {
+        const test::FullDisk full(1 << 20);  // half a page
+        ASSERT_TRUE(full.engaged());
+        try {
+            bake_texture(image_, out);
+        } catch (const Error& error) {
+            code = error.code();
+            detail = error.detail();
+        }
     }
-    ::setrlimit(RLIMIT_FSIZE, &saved);
-    ::sigaction(SIGXFSZ, &previous, nullptr);
     EXPECT_EQ(code, Errc::io_error) << detail;
     EXPECT_NE(detail.find("write failed"), std::string::npos) << detail;
     EXPECT_FALSE(fs::exists(out + ".partial"));

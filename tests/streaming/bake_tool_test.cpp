@@ -18,6 +18,7 @@
 #include <thread>
 #include <vector>
 
+#include "../support/bake_tool_run.hpp"
 #include "streaming_test_support.hpp"
 
 #pragma GCC diagnostic push
@@ -30,31 +31,9 @@
 namespace vtpage::vt {
 namespace {
 
-// The tool beside this test binary: <build>/tests/.. -> <build>/tools/bake/vtpage-bake.
-std::filesystem::path tool_path() {
-    return std::filesystem::read_symlink("/proc/self/exe").parent_path().parent_path() / "tools" /
-           "bake" / "vtpage-bake";
-}
-
-struct ToolRun {
-    int status = -1;
-    std::string output;  // stdout and stderr
-};
-
-ToolRun run(const std::string& arguments) {
-    ToolRun result;
-    // `timeout`: a run that hangs (on a FIFO, say) fails its test instead of the whole suite.
-    const std::string command = "timeout 60 " + tool_path().string() + " " + arguments + " 2>&1";
-    FILE* pipe = ::popen(command.c_str(), "r");
-    if (!pipe) return result;
-    std::array<char, 4096> buffer{};
-    while (std::size_t n = std::fread(buffer.data(), 1, buffer.size(), pipe)) {
-        result.output.append(buffer.data(), n);
-    }
-    const int status = ::pclose(pipe);
-    result.status = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-    return result;
-}
+using test::ToolRun;
+std::filesystem::path tool_path() { return test::bake_tool_path(); }
+ToolRun run(const std::string& arguments) { return test::run_bake_tool(arguments); }
 
 class BakeToolTest : public testing::Test {
 protected:

@@ -19,15 +19,6 @@ using namespace std::chrono_literals;
 class FeedbackWorkerTest : public test::BackendTest {
 protected:
     void TearDown() override { expect_baseline_resources("the streamer leaked"); }
-    StreamerSettings settings(std::size_t budget_pages) const {
-        StreamerSettings s;
-        s.table.region_size = 2_GiB;
-        s.table.budget_bytes = budget_pages * page_bytes;
-        s.table.pool.window_pages = budget_pages + 8;
-        s.table.log = Log(silent_log());
-        s.log = Log(silent_log());
-        return s;
-    }
     // A w x h window of mip 0 tiles starting at (x0, y0).
     static std::vector<FeedbackEntry> window(TextureId id, std::uint32_t x0, std::uint32_t y0,
                                              std::uint32_t w, std::uint32_t h) {
@@ -48,7 +39,7 @@ protected:
 };
 
 TEST_P(FeedbackWorkerTest, PostedFeedbackBecomesResidentPagesAndCompletesItsFrame) {
-    Streamer streamer(*backend_, settings(64));
+    Streamer streamer(*backend_, test::streamer_test_settings(64));
     const TextureId id = streamer.add_texture(std::make_shared<test::PatternSource>(12, 4));
     FeedbackWorker worker(streamer);
     const FrameId frame = streamer.begin_frame();
@@ -80,7 +71,7 @@ TEST_P(FeedbackWorkerTest, PostedFeedbackBecomesResidentPagesAndCompletesItsFram
 
 // A view that moved on withdraws the requests that were still waiting.
 TEST_P(FeedbackWorkerTest, RequestsTheNewestViewNoLongerMakesAreWithdrawn) {
-    auto s = settings(256);
+    auto s = test::streamer_test_settings(256);
     s.worker_threads = 1;
     s.batch_pages = 1;
     Streamer streamer(*backend_, s);
@@ -126,7 +117,7 @@ TEST_P(FeedbackWorkerTest, RequestsTheNewestViewNoLongerMakesAreWithdrawn) {
 // The render thread never waits: frames posted faster than they are processed replace the
 // waiting feedback, and every frame is completed all the same.
 TEST_P(FeedbackWorkerTest, FramesPostedFasterThanProcessedAreCoalescedAndAllComplete) {
-    Streamer streamer(*backend_, settings(64));
+    Streamer streamer(*backend_, test::streamer_test_settings(64));
     const TextureId id = streamer.add_texture(std::make_shared<test::PatternSource>(14, 8));
     FeedbackWorker worker(streamer);
     // A large feedback takes the worker a while, so that later posts find it waiting.
@@ -152,7 +143,7 @@ TEST_P(FeedbackWorkerTest, FramesPostedFasterThanProcessedAreCoalescedAndAllComp
 }
 
 TEST_P(FeedbackWorkerTest, PausedRequestsQueueNothingButCompleteTheFrame) {
-    Streamer streamer(*backend_, settings(64));
+    Streamer streamer(*backend_, test::streamer_test_settings(64));
     const TextureId id = streamer.add_texture(std::make_shared<test::PatternSource>(12, 2));
     FeedbackWorker worker(streamer);
     worker.pause_requests(true);
@@ -166,7 +157,7 @@ TEST_P(FeedbackWorkerTest, PausedRequestsQueueNothingButCompleteTheFrame) {
 }
 
 TEST_P(FeedbackWorkerTest, FramesOutOfOrderAreRefusedAndDestructionCompletesPostedFrames) {
-    Streamer streamer(*backend_, settings(64));
+    Streamer streamer(*backend_, test::streamer_test_settings(64));
     const TextureId id = streamer.add_texture(std::make_shared<test::PatternSource>(12, 3));
     FrameId last = 0;
     {
@@ -186,7 +177,7 @@ TEST_P(FeedbackWorkerTest, FramesOutOfOrderAreRefusedAndDestructionCompletesPost
 }
 
 TEST_P(FeedbackWorkerTest, AfterFrameRunsOnTheWorkersThreadAndItsErrorIsKept) {
-    Streamer streamer(*backend_, settings(64));
+    Streamer streamer(*backend_, test::streamer_test_settings(64));
     const TextureId id = streamer.add_texture(std::make_shared<test::PatternSource>(12, 5));
     std::vector<FrameId> seen;
     std::thread::id hook_thread;

@@ -1,13 +1,12 @@
 // What PageArchiveWriter refuses, and what it leaves on disk when it fails or is abandoned.
 #include <gtest/gtest.h>
 
-#include <signal.h>
-#include <sys/resource.h>
 #include <sys/stat.h>
 
 #include <filesystem>
 #include <fstream>
 
+#include "../support/full_disk.hpp"
 #include "../support/temporary_folder.hpp"
 #include "page_archive_test_support.hpp"
 
@@ -118,20 +117,11 @@ TEST_F(PageArchiveWriterTest, AStaleTemporaryFileIsReplaced) {
 }
 
 TEST_F(PageArchiveWriterTest, AFullDiskIsAnIoErrorAndLeavesNothing) {
-    // RLIMIT_FSIZE stands in for a full disk (EFBIG through the same path); SIGXFSZ is ignored
-    // so that the failure is an error.
-    struct rlimit saved {};
-    ASSERT_EQ(::getrlimit(RLIMIT_FSIZE, &saved), 0);
-    struct sigaction ignore {
-    }, previous{};
-    ignore.sa_handler = SIG_IGN;
-    ASSERT_EQ(::sigaction(SIGXFSZ, &ignore, &previous), 0);
-    struct rlimit small = saved;
-    small.rlim_cur = 3 * 4096;  // the tables and two pages: the third write fails
     std::string detail;
     {
         PageArchiveWriter writer(path_, shape_, {});
-        ASSERT_EQ(::setrlimit(RLIMIT_FSIZE, &small), 0);
+        test::FullDisk full(3 * 4096);  // the tables and two pages: the third write fails
+        ASSERT_TRUE(full.engaged());
         detail = detail_of(
             [&] {
                 for (std::uint64_t p = 0; p < shape_.page_count; ++p) {
@@ -139,11 +129,10 @@ TEST_F(PageArchiveWriterTest, AFullDiskIsAnIoErrorAndLeavesNothing) {
                 }
             },
             Errc::io_error);
-        ::setrlimit(RLIMIT_FSIZE, &saved);
+        full.lift();
         EXPECT_FALSE(fs::exists(path_ + ".partial")) << "removed at the failure";
         detail_of([&] { writer.finish(); }, Errc::invalid_argument);
     }
-    ::sigaction(SIGXFSZ, &previous, nullptr);
     EXPECT_NE(detail.find("write failed"), std::string::npos) << detail;
     EXPECT_EQ(entries(), 0u);
 }

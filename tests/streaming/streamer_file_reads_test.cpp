@@ -102,12 +102,7 @@ protected:
     }
 
     StreamerSettings settings(std::size_t read_buffers, FileLayer* layer = nullptr) const {
-        StreamerSettings s;
-        s.table.region_size = 2_GiB;
-        s.table.budget_bytes = 64 * page_bytes;
-        s.table.pool.window_pages = 72;
-        s.table.log = Log(silent_log());
-        s.log = Log(silent_log());
+        StreamerSettings s = test::streamer_test_settings(64);
         s.queue_events = true;
         s.file_reads.backend = std::get<1>(GetParam());
         s.file_reads.read_buffers = read_buffers;
@@ -125,12 +120,8 @@ protected:
 
     // Every ready page holds what the archive's own reader gives for it.
     void expect_ready_pages_are_the_archive(const Streamer& streamer, TextureId id) {
-        const TextureInfo info = streamer.textures().info(id);
-        for (std::uint64_t page = 0; page < info.layout.page_count; ++page) {
-            const auto ready = streamer.ready_page(info.base_page + page);
-            if (!ready) continue;
-            ASSERT_TRUE(test::ready_holds_source(*backend_, *ready, *source_));
-        }
+        std::size_t checked = 0;
+        ASSERT_TRUE(test::ready_pages_hold_their_source(*backend_, streamer, id, checked));
     }
 
     std::uint64_t stored_offset(std::uint64_t page) const {

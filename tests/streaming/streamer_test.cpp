@@ -28,27 +28,15 @@ class StreamerTest : public test::BackendTest {
 protected:
     void TearDown() override { expect_baseline_resources("the streamer leaked"); }
     StreamerSettings settings(std::size_t budget_pages) const {
-        StreamerSettings s;
-        s.table.region_size = 2_GiB;
-        s.table.budget_bytes = budget_pages * page_bytes;
-        s.table.pool.window_pages = budget_pages + 8;
-        s.table.log = Log(silent_log());
-        s.log = Log(silent_log());
+        StreamerSettings s = test::streamer_test_settings(budget_pages);
         s.queue_events = true;
         return s;
     }
     // Every ready page holds its source's bytes (test::ready_holds_source).
-    void expect_ready_pages_match(Streamer& streamer) {
-        const TextureSet& set = streamer.textures();
+    void expect_ready_pages_match(const Streamer& streamer) {
         std::size_t checked = 0;
-        for (TextureId id = 0; id < set.texture_count(); ++id) {
-            const TextureInfo info = set.info(id);
-            for (std::uint64_t page = 0; page < info.layout.page_count; ++page) {
-                const auto ready = streamer.ready_page(info.base_page + page);
-                if (!ready) continue;
-                ASSERT_TRUE(test::ready_holds_source(*backend_, *ready, *info.source));
-                ++checked;
-            }
+        for (TextureId id = 0; id < streamer.textures().texture_count(); ++id) {
+            ASSERT_TRUE(test::ready_pages_hold_their_source(*backend_, streamer, id, checked));
         }
         EXPECT_GT(checked, 0u);
     }

@@ -14,8 +14,10 @@
 #include <thread>
 #include <vector>
 
+#include "../support/reference_levels.hpp"
 #include "../support/temporary_folder.hpp"
 #include "vtpage/backend/backend.hpp"
+#include "vtpage/base/log.hpp"
 #include "vtpage/streaming/baked_texture.hpp"
 #include "vtpage/streaming/baked_texture_descriptor.hpp"
 #include "vtpage/streaming/page_archive.hpp"
@@ -128,6 +130,34 @@ inline ::testing::AssertionResult ready_holds_source(Backend& backend,
            << " (" << source.name() << ")";
 }
 
+// The settings the streamer suites start from: a 2 GiB region, a budget of `budget_pages`, a
+// pool window 8 pages larger, silent logs.
+inline vt::StreamerSettings streamer_test_settings(std::size_t budget_pages) {
+    vt::StreamerSettings s;
+    s.table.region_size = 2_GiB;
+    s.table.budget_bytes = budget_pages * vt::page_bytes;
+    s.table.pool.window_pages = budget_pages + 8;
+    s.table.log = Log(silent_log());
+    s.log = Log(silent_log());
+    return s;
+}
+
+// Whether every ready page of texture `id` holds its source's bytes (ready_holds_source);
+// `checked` counts the ready pages looked at.
+inline ::testing::AssertionResult ready_pages_hold_their_source(Backend& backend,
+                                                                const vt::Streamer& streamer,
+                                                                vt::TextureId id,
+                                                                std::size_t& checked) {
+    const vt::TextureInfo info = streamer.textures().info(id);
+    for (std::uint64_t page = 0; page < info.layout.page_count; ++page) {
+        const auto ready = streamer.ready_page(info.base_page + page);
+        if (!ready) continue;
+        if (auto held = ready_holds_source(backend, *ready, *info.source); !held) return held;
+        ++checked;
+    }
+    return ::testing::AssertionSuccess();
+}
+
 // A deterministic test image: smooth gradients plus noise, so box filtering is exercised.
 inline vt::RgbaImage make_test_image(std::uint32_t width, std::uint32_t height,
                                      std::uint32_t seed) {
@@ -149,66 +179,24 @@ inline vt::RgbaImage make_test_image(std::uint32_t width, std::uint32_t height,
     return image;
 }
 
-// The reference mip chain, written apart from the library: pad by repeating the edge, then
-// (a + b + c + d + 2) / 4 per channel.
+// The reference mip chain of an image padded to side x side by repeating its last column and
+// row: each level's RGBA8 texels.
 inline std::vector<std::vector<std::uint8_t>> reference_mips(const vt::RgbaImage& image,
                                                              std::uint32_t side) {
-    std::vector<std::vector<std::uint8_t>> mips(
-        1, std::vector<std::uint8_t>(std::size_t(side) * side * 4));
+    ReferenceLevel padded{side, side, std::vector<std::uint8_t>(std::size_t(side) * side * 4)};
     for (std::uint32_t y = 0; y < side; ++y) {
         for (std::uint32_t x = 0; x < side; ++x) {
             const std::uint32_t sx = std::min(x, image.width - 1),
                                 sy = std::min(y, image.height - 1);
-            for (int c = 0; c < 4; ++c) {
-                mips[0][(std::size_t(y) * side + x) * 4 + c] =
-                    image.texels[(std::size_t(sy) * image.width + sx) * 4 + c];
-            }
+            std::memcpy(&padded.texels[(std::size_t(y) * side + x) * 4],
+                        &image.texels[(std::size_t(sy) * image.width + sx) * 4], 4);
         }
     }
-    for (std::uint32_t size = side / 2; size >= 1; size /= 2) {
-        const auto& fine = mips.back();
-        std::vector<std::uint8_t> coarse(std::size_t(size) * size * 4);
-        for (std::uint32_t y = 0; y < size; ++y) {
-            for (std::uint32_t x = 0; x < size; ++x) {
-                for (int c = 0; c < 4; ++c) {
-                    auto at = [&](std::uint32_t fx, std::uint32_t fy) {
-                        return unsigned(fine[(std::size_t(fy) * size * 2 + fx) * 4 + c]);
-                    };
-                    coarse[(std::size_t(y) * size + x) * 4 + c] =
-                        std::uint8_t((at(2 * x, 2 * y) + at(2 * x + 1, 2 * y) +
-                                      at(2 * x, 2 * y + 1) + at(2 * x + 1, 2 * y + 1) + 2) /
-                                     4);
-                }
-            }
-        }
-        mips.push_back(std::move(coarse));
+    std::vector<std::vector<std::uint8_t>> mips;
+    for (ReferenceLevel& level : reference_levels(std::move(padded))) {
+        mips.push_back(std::move(level.texels));
     }
     return mips;
-}
-
-// The next level of Vulkan's chain for any W x H: the rounded mean of the four texels below,
-// coordinates clamped to the level.
-inline vt::RgbaImage next_box_level(const vt::RgbaImage& fine) {
-    vt::RgbaImage coarse;
-    coarse.width = std::max(1u, fine.width / 2);
-    coarse.height = std::max(1u, fine.height / 2);
-    coarse.texels.resize(std::size_t(coarse.width) * coarse.height * 4);
-    auto at = [&](std::uint32_t x, std::uint32_t y, int c) {
-        x = std::min(x, fine.width - 1);
-        y = std::min(y, fine.height - 1);
-        return unsigned(fine.texels[(std::size_t(y) * fine.width + x) * 4 + c]);
-    };
-    for (std::uint32_t y = 0; y < coarse.height; ++y) {
-        for (std::uint32_t x = 0; x < coarse.width; ++x) {
-            for (int c = 0; c < 4; ++c) {
-                const unsigned sum = at(2 * x, 2 * y, c) + at(2 * x + 1, 2 * y, c) +
-                                     at(2 * x, 2 * y + 1, c) + at(2 * x + 1, 2 * y + 1, c);
-                coarse.texels[(std::size_t(y) * coarse.width + x) * 4 + c] =
-                    std::uint8_t((sum + 2) / 4);
-            }
-        }
-    }
-    return coarse;
 }
 
 // A baked texture of version 2 in rgba8, W x H as the image, written here in core and page by
@@ -216,12 +204,12 @@ inline vt::RgbaImage next_box_level(const vt::RgbaImage& fine) {
 inline void write_rgba8_archive(const vt::RgbaImage& image, const std::string& path) {
     const vt::TextureShape shape{image.width, image.height, vt::TileFormat::rgba8};
     const vt::TextureLayout layout(shape);
-    std::vector<vt::RgbaImage> levels{image};
-    while (levels.size() < layout.mip_count) levels.push_back(next_box_level(levels.back()));
+    std::vector<ReferenceLevel> levels{{image.width, image.height, image.texels}};
+    while (levels.size() < layout.mip_count) levels.push_back(next_reference_level(levels.back()));
     std::vector<std::vector<std::byte>> pages(layout.page_count,
                                               std::vector<std::byte>(vt::page_bytes));
     for (std::uint32_t mip = 0; mip < layout.mip_count; ++mip) {
-        const vt::RgbaImage& level = levels[mip];
+        const ReferenceLevel& level = levels[mip];
         for (std::uint32_t ty = 0; ty < layout.mips[mip].tiles_y; ++ty) {
             for (std::uint32_t tx = 0; tx < layout.mips[mip].tiles_x; ++tx) {
                 const vt::TileLocation where = layout.locate(mip, tx, ty);

@@ -10,19 +10,11 @@
 #include <vector>
 
 #include "block_codec.hpp"
+#include "vtpage/streaming/mix32.hpp"
 
 namespace vtpage::test {
 
 namespace {
-
-std::uint32_t mix_bits(std::uint32_t x) {
-    x ^= x >> 16;
-    x *= 0x7feb352du;
-    x ^= x >> 15;
-    x *= 0x846ca68bu;
-    x ^= x >> 16;
-    return x;
-}
 
 Colour unpack(std::uint32_t texel) {
     return {float(texel & 255) / 255.0f, float((texel >> 8) & 255) / 255.0f,
@@ -40,7 +32,7 @@ Colour mix(const Colour& x, const Colour& y, float a) {
 std::uint32_t pattern_texel(std::uint32_t mip, std::uint32_t x, std::uint32_t y) {
     const std::uint32_t r = (x * 3 + mip * 50) & 255;  // ramps: position errors show
     const std::uint32_t g = (y * 3 + mip * 90) & 255;
-    const std::uint32_t b = mix_bits(x * 73856093u ^ y * 19349663u ^ mip * 83492791u) & 255;
+    const std::uint32_t b = vt::mix32(x * 73856093u ^ y * 19349663u ^ mip * 83492791u) & 255;
     const std::uint32_t a = 255 - mip * 10;  // which level was sampled
     return r | g << 8 | b << 16 | a << 24;
 }

@@ -9,6 +9,7 @@
 #include "renderer/vulkan_identity_check_pipeline.hpp"
 #include "renderer/vulkan_shade_pipeline.hpp"
 #include "renderer/vulkan_swapchain.hpp"
+#include "vtpage/interop/vulkan_barrier.hpp"
 #include "vtpage/interop/vulkan_buffer.hpp"
 #include "vtpage/interop/vulkan_context.hpp"
 #include "vtpage/interop/vulkan_error.hpp"
@@ -65,40 +66,6 @@ SampleQuality sum_quality_bins(const VulkanBuffer& bins) {
         quality.missing_levels += words[bin * 4 + 2];
     }
     return quality;
-}
-
-void image_barrier(VkCommandBuffer commands, VkImage image, VkImageLayout from, VkImageLayout to,
-                   VkPipelineStageFlags2 src_stages, VkAccessFlags2 src_access,
-                   VkPipelineStageFlags2 dst_stages, VkAccessFlags2 dst_access) {
-    VkImageMemoryBarrier2 barrier{VK_STRUCTURE_TYPE_IMAGE_MEMORY_BARRIER_2};
-    barrier.srcStageMask = src_stages;
-    barrier.srcAccessMask = src_access;
-    barrier.dstStageMask = dst_stages;
-    barrier.dstAccessMask = dst_access;
-    barrier.oldLayout = from;
-    barrier.newLayout = to;
-    barrier.srcQueueFamilyIndex = VK_QUEUE_FAMILY_IGNORED;
-    barrier.dstQueueFamilyIndex = VK_QUEUE_FAMILY_IGNORED;
-    barrier.image = image;
-    barrier.subresourceRange = {VK_IMAGE_ASPECT_COLOR_BIT, 0, 1, 0, 1};
-    VkDependencyInfo dependency{VK_STRUCTURE_TYPE_DEPENDENCY_INFO};
-    dependency.imageMemoryBarrierCount = 1;
-    dependency.pImageMemoryBarriers = &barrier;
-    vkCmdPipelineBarrier2(commands, &dependency);
-}
-
-void memory_barrier(VkCommandBuffer commands, VkPipelineStageFlags2 src_stages,
-                    VkAccessFlags2 src_access, VkPipelineStageFlags2 dst_stages,
-                    VkAccessFlags2 dst_access) {
-    VkMemoryBarrier2 barrier{VK_STRUCTURE_TYPE_MEMORY_BARRIER_2};
-    barrier.srcStageMask = src_stages;
-    barrier.srcAccessMask = src_access;
-    barrier.dstStageMask = dst_stages;
-    barrier.dstAccessMask = dst_access;
-    VkDependencyInfo dependency{VK_STRUCTURE_TYPE_DEPENDENCY_INFO};
-    dependency.memoryBarrierCount = 1;
-    dependency.pMemoryBarriers = &barrier;
-    vkCmdPipelineBarrier2(commands, &dependency);
 }
 
 // RGBA8 of a colour as the colour attachment stores it, R in the low byte.
@@ -316,7 +283,7 @@ struct VulkanRenderer::State {
 void VulkanRenderer::State::record_forward_colour_pass(VkCommandBuffer commands,
                                                        const GroundPlanePushConstants& push,
                                                        const std::vector<PlaneDraw>& planes) {
-    image_barrier(
+    record_image_barrier(
         commands, colour.get(), VK_IMAGE_LAYOUT_UNDEFINED, VK_IMAGE_LAYOUT_COLOR_ATTACHMENT_OPTIMAL,
         VK_PIPELINE_STAGE_2_COLOR_ATTACHMENT_OUTPUT_BIT | VK_PIPELINE_STAGE_2_ALL_TRANSFER_BIT,
         VK_ACCESS_2_COLOR_ATTACHMENT_WRITE_BIT, VK_PIPELINE_STAGE_2_COLOR_ATTACHMENT_OUTPUT_BIT,
@@ -335,23 +302,23 @@ void VulkanRenderer::State::record_forward_colour_pass(VkCommandBuffer commands,
 void VulkanRenderer::State::record_sample_positions(VkCommandBuffer commands,
                                                     const GroundPlanePushConstants& push,
                                                     const std::vector<PlaneDraw>& planes) {
-    image_barrier(commands, sample_positions.get(), VK_IMAGE_LAYOUT_UNDEFINED,
-                  VK_IMAGE_LAYOUT_COLOR_ATTACHMENT_OPTIMAL, VK_PIPELINE_STAGE_2_COPY_BIT,
-                  VK_ACCESS_2_NONE, VK_PIPELINE_STAGE_2_COLOR_ATTACHMENT_OUTPUT_BIT,
-                  VK_ACCESS_2_COLOR_ATTACHMENT_WRITE_BIT);
+    record_image_barrier(commands, sample_positions.get(), VK_IMAGE_LAYOUT_UNDEFINED,
+                         VK_IMAGE_LAYOUT_COLOR_ATTACHMENT_OPTIMAL, VK_PIPELINE_STAGE_2_COPY_BIT,
+                         VK_ACCESS_2_NONE, VK_PIPELINE_STAGE_2_COLOR_ATTACHMENT_OUTPUT_BIT,
+                         VK_ACCESS_2_COLOR_ATTACHMENT_WRITE_BIT);
     begin_rendering(commands, sample_positions.view(), extent(), VkClearValue{});
     set_viewport(commands, extent());
     vkCmdBindPipeline(commands, VK_PIPELINE_BIND_POINT_GRAPHICS, pipelines.sample_positions());
     draw_planes(commands, pipelines.layout(), push, planes);
     vkCmdEndRendering(commands);
-    image_barrier(commands, sample_positions.get(), VK_IMAGE_LAYOUT_COLOR_ATTACHMENT_OPTIMAL,
-                  VK_IMAGE_LAYOUT_TRANSFER_SRC_OPTIMAL,
-                  VK_PIPELINE_STAGE_2_COLOR_ATTACHMENT_OUTPUT_BIT,
-                  VK_ACCESS_2_COLOR_ATTACHMENT_WRITE_BIT, VK_PIPELINE_STAGE_2_COPY_BIT,
-                  VK_ACCESS_2_TRANSFER_READ_BIT);
+    record_image_barrier(commands, sample_positions.get(), VK_IMAGE_LAYOUT_COLOR_ATTACHMENT_OPTIMAL,
+                         VK_IMAGE_LAYOUT_TRANSFER_SRC_OPTIMAL,
+                         VK_PIPELINE_STAGE_2_COLOR_ATTACHMENT_OUTPUT_BIT,
+                         VK_ACCESS_2_COLOR_ATTACHMENT_WRITE_BIT, VK_PIPELINE_STAGE_2_COPY_BIT,
+                         VK_ACCESS_2_TRANSFER_READ_BIT);
     // The previous frame's compute pass has read the copy before it is written again.
-    memory_barrier(commands, VK_PIPELINE_STAGE_2_COMPUTE_SHADER_BIT, VK_ACCESS_2_NONE,
-                   VK_PIPELINE_STAGE_2_COPY_BIT, VK_ACCESS_2_NONE);
+    record_memory_barrier(commands, VK_PIPELINE_STAGE_2_COMPUTE_SHADER_BIT, VK_ACCESS_2_NONE,
+                          VK_PIPELINE_STAGE_2_COPY_BIT, VK_ACCESS_2_NONE);
     VkBufferImageCopy region{};
     region.imageSubresource = {VK_IMAGE_ASPECT_COLOR_BIT, 0, 0, 1};
     region.imageExtent = {settings.width, settings.height, 1};
@@ -368,15 +335,17 @@ void VulkanRenderer::State::record_deferred_colour_pass(VkCommandBuffer commands
                                                         Readback& readback) {
     record_sample_positions(commands, push, planes);
     // The quality bins start at zero, once the previous frame's pass and copy are done with them.
-    memory_barrier(commands, VK_PIPELINE_STAGE_2_COMPUTE_SHADER_BIT | VK_PIPELINE_STAGE_2_COPY_BIT,
-                   VK_ACCESS_2_SHADER_STORAGE_WRITE_BIT, VK_PIPELINE_STAGE_2_CLEAR_BIT,
-                   VK_ACCESS_2_TRANSFER_WRITE_BIT);
+    record_memory_barrier(commands,
+                          VK_PIPELINE_STAGE_2_COMPUTE_SHADER_BIT | VK_PIPELINE_STAGE_2_COPY_BIT,
+                          VK_ACCESS_2_SHADER_STORAGE_WRITE_BIT, VK_PIPELINE_STAGE_2_CLEAR_BIT,
+                          VK_ACCESS_2_TRANSFER_WRITE_BIT);
     vkCmdFillBuffer(commands, quality_counts.get(), 0, VK_WHOLE_SIZE, 0);
     // The copy's and the clear's writes (and the previous frame's reads of the colours) before
     // the shading.
-    memory_barrier(commands, VK_PIPELINE_STAGE_2_COPY_BIT | VK_PIPELINE_STAGE_2_CLEAR_BIT,
-                   VK_ACCESS_2_TRANSFER_WRITE_BIT, VK_PIPELINE_STAGE_2_COMPUTE_SHADER_BIT,
-                   VK_ACCESS_2_SHADER_STORAGE_READ_BIT | VK_ACCESS_2_SHADER_STORAGE_WRITE_BIT);
+    record_memory_barrier(
+        commands, VK_PIPELINE_STAGE_2_COPY_BIT | VK_PIPELINE_STAGE_2_CLEAR_BIT,
+        VK_ACCESS_2_TRANSFER_WRITE_BIT, VK_PIPELINE_STAGE_2_COMPUTE_SHADER_BIT,
+        VK_ACCESS_2_SHADER_STORAGE_READ_BIT | VK_ACCESS_2_SHADER_STORAGE_WRITE_BIT);
     ShadePushConstants shading{};
     shading.indirection = push.indirection;
     shading.directory = push.directory;
@@ -389,13 +358,13 @@ void VulkanRenderer::State::record_deferred_colour_pass(VkCommandBuffer commands
     shading.quality_bins = quality_bins;
     shading.lod_bias = frame.lod_bias;
     shade.record(commands, shading);
-    memory_barrier(commands, VK_PIPELINE_STAGE_2_COMPUTE_SHADER_BIT,
-                   VK_ACCESS_2_SHADER_STORAGE_WRITE_BIT, VK_PIPELINE_STAGE_2_COPY_BIT,
-                   VK_ACCESS_2_TRANSFER_READ_BIT);
+    record_memory_barrier(commands, VK_PIPELINE_STAGE_2_COMPUTE_SHADER_BIT,
+                          VK_ACCESS_2_SHADER_STORAGE_WRITE_BIT, VK_PIPELINE_STAGE_2_COPY_BIT,
+                          VK_ACCESS_2_TRANSFER_READ_BIT);
     // To the host with the frame's other copies (record_frame's barrier before the host reads).
     const VkBufferCopy bins{0, 0, quality_bins * quality_bin_bytes};
     vkCmdCopyBuffer(commands, quality_counts.get(), readback.quality.get(), 1, &bins);
-    image_barrier(
+    record_image_barrier(
         commands, colour.get(), VK_IMAGE_LAYOUT_UNDEFINED, VK_IMAGE_LAYOUT_TRANSFER_DST_OPTIMAL,
         VK_PIPELINE_STAGE_2_COLOR_ATTACHMENT_OUTPUT_BIT | VK_PIPELINE_STAGE_2_ALL_TRANSFER_BIT,
         VK_ACCESS_2_COLOR_ATTACHMENT_WRITE_BIT, VK_PIPELINE_STAGE_2_COPY_BIT,
@@ -405,13 +374,13 @@ void VulkanRenderer::State::record_deferred_colour_pass(VkCommandBuffer commands
     region.imageExtent = {settings.width, settings.height, 1};
     vkCmdCopyBufferToImage(commands, shaded_colours.get(), colour.get(),
                            VK_IMAGE_LAYOUT_TRANSFER_DST_OPTIMAL, 1, &region);
-    image_barrier(commands, colour.get(), VK_IMAGE_LAYOUT_TRANSFER_DST_OPTIMAL,
-                  VK_IMAGE_LAYOUT_COLOR_ATTACHMENT_OPTIMAL, VK_PIPELINE_STAGE_2_COPY_BIT,
-                  VK_ACCESS_2_TRANSFER_WRITE_BIT,
-                  VK_PIPELINE_STAGE_2_COLOR_ATTACHMENT_OUTPUT_BIT | VK_PIPELINE_STAGE_2_COPY_BIT |
-                      VK_PIPELINE_STAGE_2_BLIT_BIT,
-                  VK_ACCESS_2_COLOR_ATTACHMENT_WRITE_BIT | VK_ACCESS_2_COLOR_ATTACHMENT_READ_BIT |
-                      VK_ACCESS_2_TRANSFER_READ_BIT);
+    record_image_barrier(commands, colour.get(), VK_IMAGE_LAYOUT_TRANSFER_DST_OPTIMAL,
+                         VK_IMAGE_LAYOUT_COLOR_ATTACHMENT_OPTIMAL, VK_PIPELINE_STAGE_2_COPY_BIT,
+                         VK_ACCESS_2_TRANSFER_WRITE_BIT,
+                         VK_PIPELINE_STAGE_2_COLOR_ATTACHMENT_OUTPUT_BIT |
+                             VK_PIPELINE_STAGE_2_COPY_BIT | VK_PIPELINE_STAGE_2_BLIT_BIT,
+                         VK_ACCESS_2_COLOR_ATTACHMENT_WRITE_BIT |
+                             VK_ACCESS_2_COLOR_ATTACHMENT_READ_BIT | VK_ACCESS_2_TRANSFER_READ_BIT);
 }
 
 // The identity check over the positions the deferred pass recorded (still in their buffer, which
@@ -420,13 +389,15 @@ void VulkanRenderer::State::record_deferred_colour_pass(VkCommandBuffer commands
 // other copies).
 void VulkanRenderer::State::record_identity_check(VkCommandBuffer commands, Readback& readback) {
     // The previous frame's atomics and its copy of the counts before they are zeroed.
-    memory_barrier(commands, VK_PIPELINE_STAGE_2_COMPUTE_SHADER_BIT | VK_PIPELINE_STAGE_2_COPY_BIT,
-                   VK_ACCESS_2_SHADER_STORAGE_WRITE_BIT, VK_PIPELINE_STAGE_2_ALL_TRANSFER_BIT,
-                   VK_ACCESS_2_TRANSFER_WRITE_BIT);
+    record_memory_barrier(commands,
+                          VK_PIPELINE_STAGE_2_COMPUTE_SHADER_BIT | VK_PIPELINE_STAGE_2_COPY_BIT,
+                          VK_ACCESS_2_SHADER_STORAGE_WRITE_BIT,
+                          VK_PIPELINE_STAGE_2_ALL_TRANSFER_BIT, VK_ACCESS_2_TRANSFER_WRITE_BIT);
     vkCmdFillBuffer(commands, identity_counts.get(), 0, VK_WHOLE_SIZE, 0);
-    memory_barrier(commands, VK_PIPELINE_STAGE_2_ALL_TRANSFER_BIT, VK_ACCESS_2_TRANSFER_WRITE_BIT,
-                   VK_PIPELINE_STAGE_2_COMPUTE_SHADER_BIT,
-                   VK_ACCESS_2_SHADER_STORAGE_READ_BIT | VK_ACCESS_2_SHADER_STORAGE_WRITE_BIT);
+    record_memory_barrier(
+        commands, VK_PIPELINE_STAGE_2_ALL_TRANSFER_BIT, VK_ACCESS_2_TRANSFER_WRITE_BIT,
+        VK_PIPELINE_STAGE_2_COMPUTE_SHADER_BIT,
+        VK_ACCESS_2_SHADER_STORAGE_READ_BIT | VK_ACCESS_2_SHADER_STORAGE_WRITE_BIT);
     IdentityCheckPushConstants check{};
     check.indirection = indirection.device_address();
     check.directory = textures.device_address();
@@ -436,9 +407,9 @@ void VulkanRenderer::State::record_identity_check(VkCommandBuffer commands, Read
     check.height = settings.height;
     check.identity_tag = settings.identity_texture_tag;
     identity_check->record(commands, check);
-    memory_barrier(commands, VK_PIPELINE_STAGE_2_COMPUTE_SHADER_BIT,
-                   VK_ACCESS_2_SHADER_STORAGE_WRITE_BIT, VK_PIPELINE_STAGE_2_COPY_BIT,
-                   VK_ACCESS_2_TRANSFER_READ_BIT);
+    record_memory_barrier(commands, VK_PIPELINE_STAGE_2_COMPUTE_SHADER_BIT,
+                          VK_ACCESS_2_SHADER_STORAGE_WRITE_BIT, VK_PIPELINE_STAGE_2_COPY_BIT,
+                          VK_ACCESS_2_TRANSFER_READ_BIT);
     const VkBufferCopy region{0, 0, sizeof(IdentityCheckCounts)};
     vkCmdCopyBuffer(commands, identity_counts.get(), readback.identity_counts.get(), 1, &region);
 }
@@ -471,7 +442,7 @@ void VulkanRenderer::State::record_frame(VkCommandBuffer commands, FrameSlot& sl
     }
 
     // The feedback pass, at its reduced size.
-    image_barrier(
+    record_image_barrier(
         commands, feedback.get(), VK_IMAGE_LAYOUT_UNDEFINED,
         VK_IMAGE_LAYOUT_COLOR_ATTACHMENT_OPTIMAL,
         VK_PIPELINE_STAGE_2_COLOR_ATTACHMENT_OUTPUT_BIT | VK_PIPELINE_STAGE_2_ALL_TRANSFER_BIT,
@@ -487,11 +458,11 @@ void VulkanRenderer::State::record_frame(VkCommandBuffer commands, FrameSlot& sl
     vkCmdEndRendering(commands);
 
     // Copies to the host.
-    image_barrier(commands, feedback.get(), VK_IMAGE_LAYOUT_COLOR_ATTACHMENT_OPTIMAL,
-                  VK_IMAGE_LAYOUT_TRANSFER_SRC_OPTIMAL,
-                  VK_PIPELINE_STAGE_2_COLOR_ATTACHMENT_OUTPUT_BIT,
-                  VK_ACCESS_2_COLOR_ATTACHMENT_WRITE_BIT, VK_PIPELINE_STAGE_2_COPY_BIT,
-                  VK_ACCESS_2_TRANSFER_READ_BIT);
+    record_image_barrier(commands, feedback.get(), VK_IMAGE_LAYOUT_COLOR_ATTACHMENT_OPTIMAL,
+                         VK_IMAGE_LAYOUT_TRANSFER_SRC_OPTIMAL,
+                         VK_PIPELINE_STAGE_2_COLOR_ATTACHMENT_OUTPUT_BIT,
+                         VK_ACCESS_2_COLOR_ATTACHMENT_WRITE_BIT, VK_PIPELINE_STAGE_2_COPY_BIT,
+                         VK_ACCESS_2_TRANSFER_READ_BIT);
     VkBufferImageCopy region{};
     region.imageSubresource = {VK_IMAGE_ASPECT_COLOR_BIT, 0, 0, 1};
     region.imageExtent = {feedback_extent().width, feedback_extent().height, 1};
@@ -499,27 +470,27 @@ void VulkanRenderer::State::record_frame(VkCommandBuffer commands, FrameSlot& sl
                            readback.feedback.get(), 1, &region);
     const bool present = swapchain && image_index;
     if (frame.capture || present) {
-        image_barrier(commands, colour.get(), VK_IMAGE_LAYOUT_COLOR_ATTACHMENT_OPTIMAL,
-                      VK_IMAGE_LAYOUT_TRANSFER_SRC_OPTIMAL,
-                      VK_PIPELINE_STAGE_2_COLOR_ATTACHMENT_OUTPUT_BIT,
-                      VK_ACCESS_2_COLOR_ATTACHMENT_WRITE_BIT,
-                      VK_PIPELINE_STAGE_2_COPY_BIT | VK_PIPELINE_STAGE_2_BLIT_BIT,
-                      VK_ACCESS_2_TRANSFER_READ_BIT);
+        record_image_barrier(commands, colour.get(), VK_IMAGE_LAYOUT_COLOR_ATTACHMENT_OPTIMAL,
+                             VK_IMAGE_LAYOUT_TRANSFER_SRC_OPTIMAL,
+                             VK_PIPELINE_STAGE_2_COLOR_ATTACHMENT_OUTPUT_BIT,
+                             VK_ACCESS_2_COLOR_ATTACHMENT_WRITE_BIT,
+                             VK_PIPELINE_STAGE_2_COPY_BIT | VK_PIPELINE_STAGE_2_BLIT_BIT,
+                             VK_ACCESS_2_TRANSFER_READ_BIT);
     }
     if (frame.capture) {
         region.imageExtent = {settings.width, settings.height, 1};
         vkCmdCopyImageToBuffer(commands, colour.get(), VK_IMAGE_LAYOUT_TRANSFER_SRC_OPTIMAL,
                                readback.colour.get(), 1, &region);
     }
-    memory_barrier(commands, VK_PIPELINE_STAGE_2_COPY_BIT, VK_ACCESS_2_TRANSFER_WRITE_BIT,
-                   VK_PIPELINE_STAGE_2_HOST_BIT, VK_ACCESS_2_HOST_READ_BIT);
+    record_memory_barrier(commands, VK_PIPELINE_STAGE_2_COPY_BIT, VK_ACCESS_2_TRANSFER_WRITE_BIT,
+                          VK_PIPELINE_STAGE_2_HOST_BIT, VK_ACCESS_2_HOST_READ_BIT);
 
     if (present) {
         VkImage target = swapchain->image(*image_index);
         // After the acquire semaphore, which the submission waits for at the blit stage.
-        image_barrier(commands, target, VK_IMAGE_LAYOUT_UNDEFINED,
-                      VK_IMAGE_LAYOUT_TRANSFER_DST_OPTIMAL, VK_PIPELINE_STAGE_2_BLIT_BIT, 0,
-                      VK_PIPELINE_STAGE_2_BLIT_BIT, VK_ACCESS_2_TRANSFER_WRITE_BIT);
+        record_image_barrier(commands, target, VK_IMAGE_LAYOUT_UNDEFINED,
+                             VK_IMAGE_LAYOUT_TRANSFER_DST_OPTIMAL, VK_PIPELINE_STAGE_2_BLIT_BIT, 0,
+                             VK_PIPELINE_STAGE_2_BLIT_BIT, VK_ACCESS_2_TRANSFER_WRITE_BIT);
         const VkExtent2D to = swapchain->extent();
         VkImageBlit2 blit{VK_STRUCTURE_TYPE_IMAGE_BLIT_2};
         blit.srcSubresource = {VK_IMAGE_ASPECT_COLOR_BIT, 0, 0, 1};
@@ -536,9 +507,9 @@ void VulkanRenderer::State::record_frame(VkCommandBuffer commands, FrameSlot& sl
         const bool same_size = to.width == settings.width && to.height == settings.height;
         blit_info.filter = same_size ? VK_FILTER_NEAREST : VK_FILTER_LINEAR;
         vkCmdBlitImage2(commands, &blit_info);
-        image_barrier(commands, target, VK_IMAGE_LAYOUT_TRANSFER_DST_OPTIMAL,
-                      VK_IMAGE_LAYOUT_PRESENT_SRC_KHR, VK_PIPELINE_STAGE_2_BLIT_BIT,
-                      VK_ACCESS_2_TRANSFER_WRITE_BIT, VK_PIPELINE_STAGE_2_NONE, 0);
+        record_image_barrier(commands, target, VK_IMAGE_LAYOUT_TRANSFER_DST_OPTIMAL,
+                             VK_IMAGE_LAYOUT_PRESENT_SRC_KHR, VK_PIPELINE_STAGE_2_BLIT_BIT,
+                             VK_ACCESS_2_TRANSFER_WRITE_BIT, VK_PIPELINE_STAGE_2_NONE, 0);
     }
 }
 

@@ -7,18 +7,10 @@
 
 #include <cstdint>
 
+#include "vtpage/streaming/mix32.hpp"
 #include "vtpage/streaming/texture_layout.hpp"
 
 namespace vtpage::vt::identity {
-
-VTPAGE_HOST_DEVICE constexpr std::uint32_t mix32(std::uint32_t x) {
-    x ^= x >> 16;
-    x *= 0x7feb352du;
-    x ^= x >> 15;
-    x *= 0x846ca68bu;
-    x ^= x >> 16;
-    return x;
-}
 
 // What every word of one page starts from: a hash of (texture, page). Apart from the per-word
 // step so that a fill computes it once per page.

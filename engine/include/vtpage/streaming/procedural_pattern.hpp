@@ -22,6 +22,7 @@
 
 #include <cstdint>
 
+#include "vtpage/streaming/mix32.hpp"
 #include "vtpage/streaming/texture_layout.hpp"
 
 #if defined(__CUDA_ARCH__)
@@ -31,16 +32,6 @@
 #endif
 
 namespace vtpage::vt::procedural {
-
-// A 32-bit integer mixer (lowbias32: good avalanche for two multiplies).
-VTPAGE_HOST_DEVICE constexpr std::uint32_t mix32(std::uint32_t x) {
-    x ^= x >> 16;
-    x *= 0x7feb352du;
-    x ^= x >> 15;
-    x *= 0x846ca68bu;
-    x ^= x >> 16;
-    return x;
-}
 
 // The hash key of one level of one texture.
 VTPAGE_HOST_DEVICE constexpr std::uint32_t level_key(std::uint32_t seed, std::uint32_t level) {
