@@ -9,17 +9,27 @@ namespace vtpage::app {
 
 std::optional<int> parse_command_line(CLI::App& app, int argc, char** argv,
                                       const std::function<void()>& check) {
+    add_version_flag(app, app.get_name());
     try {
         app.parse(argc, argv);
         if (check) check();
     } catch (const CLI::Success& done) {
-        return app.exit(done);  // --help: printed on stdout, exit 0
+        return app.exit(done);  // --help or --version: printed on stdout, exit 0
     } catch (const CLI::ParseError& error) {
         std::fprintf(stderr, "%s: %s\nRun with --help for the options.\n", app.get_name().c_str(),
                      error.what());
         return exit_usage;
     }
     return std::nullopt;
+}
+
+std::string version_line(std::string_view program) {
+    return std::string(program) + " " + VTPAGE_APP_VERSION;
+}
+
+CLI::Option* add_version_flag(CLI::App& app, std::string_view program) {
+    return app.set_version_flag("--version", version_line(program),
+                                "Print the program's name and version, and exit");
 }
 
 int report(std::string_view program, int status, std::string_view message) {

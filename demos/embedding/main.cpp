@@ -21,6 +21,7 @@
 
 #include "reference_check.hpp"
 #include "vtpage/backend/backend_factory.hpp"            // vtpage
+#include "vtpage/config.hpp"                             // VTPAGE_VERSION
 #include "vtpage/interop/virtual_texture_streaming.hpp"  // vtpage
 #include "vtpage/interop/vulkan_barrier.hpp"             // vtpage
 #include "vtpage/interop/vulkan_buffer.hpp"              // vtpage
@@ -445,11 +446,15 @@ bool parse(int argc, char** argv, Options& options) {
 }  // namespace
 
 int main(int argc, char** argv) {
+    if (argc == 2 && std::strcmp(argv[1], "--version") == 0) {
+        std::printf("vtpage-embedding %s\n", VTPAGE_VERSION);
+        return 0;
+    }
     Options options;
     if (!parse(argc, argv, options)) {
         std::fprintf(stderr,
                      "usage: vtpage-embedding [--backend auto|cuda|host] [--frames N] "
-                     "[--validation] [--check] [--out image.ppm]\n");
+                     "[--validation] [--check] [--out image.ppm] | --version\n");
         return 2;
     }
     try {

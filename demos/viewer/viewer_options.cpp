@@ -9,6 +9,7 @@
 #include <map>
 
 #include "camera_path.hpp"
+#include "vtpage/app/command_line.hpp"
 #include "vtpage/app/numeric_options.hpp"
 
 namespace vtpage::viewer {
@@ -289,6 +290,7 @@ ParsedOptions parse_viewer_options(int argc, const char* const* argv) {
                    "build tree)");
     bool quiet = false;
     app.add_flag("--quiet", quiet, "Headless: no progress lines");
+    app::add_version_flag(app, "vtpage-viewer");
 
     ParsedOptions parsed;
     try {
@@ -312,6 +314,9 @@ ParsedOptions parse_viewer_options(int argc, const char* const* argv) {
         }
     } catch (const CLI::CallForHelp&) {
         parsed.message = app.help();
+        return parsed;
+    } catch (const CLI::CallForVersion& version) {
+        parsed.message = version.what();
         return parsed;
     } catch (const CLI::ParseError& error) {
         parsed.exit_code = 2;

@@ -1,5 +1,5 @@
 // The programs' command-line rules: exit 2 with "<program>: <problem>" on a bad flag or a failed
-// check, 0 after --help, go on otherwise; output paths checked before the work.
+// check, 0 after --help or --version, go on otherwise; output paths checked before the work.
 #include <gtest/gtest.h>
 
 #include <filesystem>
@@ -9,6 +9,7 @@
 
 #include "../support/temporary_folder.hpp"
 #include "vtpage/app/command_line.hpp"
+#include "vtpage/config.hpp"  // VTPAGE_VERSION: the project's version, as the library has it
 
 namespace vtpage::app {
 namespace {
@@ -64,6 +65,14 @@ TEST(CommandLineTest, HelpExitsZeroOnStdout) {
     EXPECT_EQ(parsed.status, exit_success);
     EXPECT_NE(parsed.out.find("--count"), std::string::npos) << parsed.out;
     EXPECT_EQ(parsed.err, "");
+}
+
+TEST(CommandLineTest, VersionExitsZeroWithTheNameAndTheProjectVersionOnStdout) {
+    const Parsed parsed = parse({"--version"});
+    EXPECT_EQ(parsed.status, exit_success);
+    EXPECT_EQ(parsed.out, std::string("vtpage-test-tool ") + VTPAGE_VERSION + "\n");
+    EXPECT_EQ(parsed.err, "");
+    EXPECT_EQ(version_line("vtpage-bake"), std::string("vtpage-bake ") + VTPAGE_VERSION);
 }
 
 TEST(CommandLineTest, AFailedCheckIsABadFlag) {
