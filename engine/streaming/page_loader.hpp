@@ -32,7 +32,6 @@
 #include "page_rows.hpp"
 #include "vtpage/base/log.hpp"
 #include "vtpage/streaming/file_read_queue.hpp"
-#include "vtpage/streaming/streamer.hpp"
 #include "vtpage/streaming/tile_source.hpp"
 
 namespace vtpage::vt {

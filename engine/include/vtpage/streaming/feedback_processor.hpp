@@ -18,20 +18,10 @@
 #include <vector>
 
 #include "vtpage/streaming/feedback_entry.hpp"
+#include "vtpage/streaming/page_request.hpp"
 #include "vtpage/streaming/texture_set.hpp"
 
 namespace vtpage::vt {
-
-struct PageRequest {
-    PageIndex page = 0;  // global page
-    TextureId texture = 0;
-    std::uint32_t mip = 0;
-    std::uint32_t count = 0;  // samples that asked for this page or a page below it
-    friend bool operator==(const PageRequest&, const PageRequest&) = default;
-};
-
-// The priority order of requests: coarse first, then count, then page (deterministic).
-bool higher_priority(const PageRequest& a, const PageRequest& b) noexcept;
 
 struct FeedbackSettings {
     std::size_t max_requests = 4096;  // per process() call (per frame)

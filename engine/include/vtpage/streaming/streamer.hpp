@@ -83,8 +83,8 @@
 #include <vector>
 
 #include "vtpage/core/page_table.hpp"
-#include "vtpage/streaming/feedback_processor.hpp"
 #include "vtpage/streaming/file_read_queue.hpp"
+#include "vtpage/streaming/page_request.hpp"
 #include "vtpage/streaming/texture_set.hpp"
 #include "vtpage/streaming/tile_source.hpp"
 
@@ -116,9 +116,6 @@ struct StreamerEvent {
 };
 
 using StreamedPagesCallback = std::function<void(std::span<const StreamedPage>)>;
-// Called on a worker thread with the cudaStream_t of a batch whose fills were just enqueued;
-// returns the fence value carried by the batch's ready events.
-using FillsEnqueuedCallback = std::function<std::uint64_t(CudaStream stream)>;
 
 // map_into_region = false, pool.map_windows = true, a 16 TiB region, a 1 GiB budget, 64 pages
 // evicted ahead while streaming at a full budget (PageTableSettings::evict_ahead_pages).

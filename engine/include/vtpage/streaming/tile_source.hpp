@@ -9,6 +9,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <functional>
 #include <optional>
 #include <span>
 #include <string>
@@ -20,6 +21,9 @@ namespace vtpage::vt {
 
 // A cudaStream_t, kept opaque so that this header needs no CUDA headers.
 using CudaStream = void*;
+// Called with the stream of a batch whose fills (or copies) were just enqueued on it; returns
+// the fence value carried by the batch's ready events (StreamerSettings::on_fills_enqueued).
+using FillsEnqueuedCallback = std::function<std::uint64_t(CudaStream stream)>;
 
 class DeviceFillContext;
 
