@@ -5,6 +5,7 @@
 
 #include <array>
 #include <atomic>
+#include <cstdlib>
 #include <cstring>
 #include <stdexcept>
 
@@ -14,8 +15,8 @@ namespace {
 
 constexpr std::size_t slot_count = 16;
 
-// Each registered path is a leaked copy: the handler may read a slot while its guard goes, so a
-// path is never freed (a program registers a few per output).
+// Each registered path is a copy owned by whoever takes it out of its slot (an atomic exchange):
+// the handler, which removes the file and exits, or the guard, which frees it.
 std::array<std::atomic<const char*>, slot_count> partial_files{};
 const char* program_name = "vtpage";
 
@@ -70,7 +71,10 @@ PartialFileGuard::PartialFileGuard(std::string path) {
 PartialFileGuard::~PartialFileGuard() { finish(); }
 
 void PartialFileGuard::finish() noexcept {
-    if (slot_ >= 0) partial_files[std::size_t(slot_)].store(nullptr);
+    if (slot_ >= 0) {
+        const char* path = partial_files[std::size_t(slot_)].exchange(nullptr);
+        std::free(const_cast<char*>(path));  // null when the handler took it
+    }
     slot_ = -1;
 }
 

@@ -97,10 +97,25 @@ std::optional<std::string> refused_output(const std::string& input, const std::s
     return std::nullopt;
 }
 
+#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
+constexpr bool sanitized_build = true;
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer) || __has_feature(thread_sanitizer)
+constexpr bool sanitized_build = true;
+#else
+constexpr bool sanitized_build = false;
+#endif
+#else
+constexpr bool sanitized_build = false;
+#endif
+
 // The memory the process may take, a little above what the header check allows (thread stacks,
 // libraries), so that an image the check misjudges fails its allocation instead of taking the
 // machine.
 void limit_own_memory(double max_memory_gib) {
+    // A sanitizer's allocator and shadow take far more than the image needs: under one, the
+    // header check is the limit.
+    if (sanitized_build) return;
     const auto bytes = rlim_t(max_memory_gib * gib) + (rlim_t(1) << 30);
     rlimit limit{};
     if (::getrlimit(RLIMIT_DATA, &limit) != 0) return;
