@@ -159,10 +159,11 @@ TextureBakeReport bake_texture_archive(VipsImageReader& reader, const std::strin
     const vt::TextureLayout layout(shape);
     const vt::BakedTextureDescriptor descriptor =
         vt::make_baked_texture_descriptor(shape, reader.info().bits_per_sample);
+    // Told before the writer makes the file, so that no signal finds it unregistered.
+    if (settings.partial_created) settings.partial_created(path + ".partial");
     vt::PageArchiveWriter writer(path, vt::baked_archive_shape(shape),
                                  std::as_bytes(std::span(&descriptor, 1)),
                                  {.zstd_level = settings.zstd_level});
-    if (settings.partial_created) settings.partial_created(path + ".partial");
     PageAssembler pages(layout, writer);
     TileQuality quality(layout);
     const Bake bake{layout, settings, pages, quality};

@@ -36,7 +36,8 @@ struct TextureBakeSettings {
     int zstd_level = 3;
     // Called now and then with the fraction done (0 .. 1) and what is being done.
     std::function<void(double fraction, std::string_view stage)> progress;
-    // Called with the partial file's path once it is created (a program removes it on SIGINT).
+    // Called with the partial file's path just before it is created (a program removes it on
+    // SIGINT; registered first, no signal can find the file unregistered).
     std::function<void(const std::string& partial_path)> partial_created;
 };
 

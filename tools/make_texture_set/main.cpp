@@ -94,10 +94,11 @@ void write_texture(const Options& options, const std::string& path, std::uint32_
                                        .format = formats.at(options.format)});
     const vt::TextureShape shape = source.shape();
     const vt::BakedTextureDescriptor descriptor = vt::make_baked_texture_descriptor(shape, 8);
+    // Registered before the writer makes the file: a signal in between finds nothing to remove.
+    app::PartialFileGuard partial(path + ".partial");
     vt::PageArchiveWriter writer(path, vt::baked_archive_shape(shape),
                                  std::as_bytes(std::span(&descriptor, 1)),
                                  {.zstd_level = int(options.zstd_level)});
-    app::PartialFileGuard partial(path + ".partial");
     const std::uint64_t pages = source.layout().page_count;
     std::atomic<std::uint64_t> next{0}, written{0};
     std::atomic<bool> failed{false};
@@ -157,8 +158,8 @@ void write_manifest(const std::string& path, const std::vector<std::string>& nam
     }
     const std::string text = manifest.dump(1) + "\n";
     const std::string partial_path = path + ".partial";
+    app::PartialFileGuard partial(partial_path);  // before the file exists, as above
     UniqueFd fd = create_partial(partial_path);
-    app::PartialFileGuard partial(partial_path);
     std::size_t done = 0;
     while (done < text.size()) {
         const ssize_t wrote = ::write(fd.get(), text.data() + done, text.size() - done);
