@@ -165,12 +165,13 @@ struct Streamer::State {
     }
 
     // ---- packed coarse levels ----
-    // Under mutex (LevelPlacement's unready hook): evicted levels leave `ready`; their events,
-    // with the ticket taken.
-    std::vector<StreamedPage> unready_levels(std::span<const PageIndex> levels, Ticket& ticket) {
+    // LevelPlacement's hook: under mutex, the levels `evict` picks leave the pool and `ready`
+    // together (a request sees a level placed and ready, or gone); their events, the ticket taken.
+    std::vector<StreamedPage> evict_and_unready_levels(
+        const std::function<std::vector<PageIndex>()>& evict, Ticket& ticket) {
         std::vector<StreamedPage> victims;
         std::lock_guard lock(mutex);
-        for (PageIndex level : levels) {
+        for (PageIndex level : evict()) {
             auto found = ready.find(level);
             if (found == ready.end()) continue;
             victims.push_back(found->second);
@@ -746,11 +747,12 @@ Streamer::Streamer(Backend& backend, StreamerSettings settings)
                                [&s](std::exception_ptr error) { s.record_error(error); }});
     s.placement = std::make_unique<LevelPlacement>(
         *s.table, s.events,
-        LevelPlacement::Hooks{[&s](std::span<const PageIndex> levels, State::Ticket& ticket) {
-                                  return s.unready_levels(levels, ticket);
-                              },
-                              [&s](const PageMapping& mapping) { return s.describe(mapping); },
-                              [&s](std::exception_ptr error) { s.record_error(error); }},
+        LevelPlacement::Hooks{
+            [&s](const std::function<std::vector<PageIndex>()>& evict, State::Ticket& ticket) {
+                return s.evict_and_unready_levels(evict, ticket);
+            },
+            [&s](const PageMapping& mapping) { return s.describe(mapping); },
+            [&s](std::exception_ptr error) { s.record_error(error); }},
         s.host_base, s.host_names, s.settings.packed_level_pages);
     s.textures = std::make_unique<TextureSet>(s.host_base);
     try {

@@ -54,15 +54,26 @@ bool LevelPlacement::add_host(LevelShape shape) {
     return true;
 }
 
-// After the pool evicted levels: reports them (those that were ready), then frees their places
-// for the frames begun until now (a frame in flight may still sample them).
-void LevelPlacement::report_evictions(std::span<const PageIndex> levels) {
+std::size_t LevelPlacement::evict_and_report(const std::function<std::vector<PageIndex>()>& evict) {
+    std::size_t evicted = 0;
     StreamerEvents::Ticket ticket;
-    const std::vector<StreamedPage> victims = hooks_.unready(levels, ticket);
+    const std::vector<StreamedPage> victims = hooks_.evict_and_unready(
+        [&] {
+            std::lock_guard lock(pool_mutex_);
+            std::vector<PageIndex> levels = evict();
+            evicted = levels.size();
+            evicted_levels_ += evicted;
+            return levels;
+        },
+        ticket);
+    // Reported (the place's old entry cleared) before the place is free for the frames to come.
     events_.emit(ticket, StreamerEventKind::evicted, victims);
-    const FrameId current = table_.current_frame();
-    std::lock_guard lock(pool_mutex_);
-    pool_.evictions_reported(current);
+    if (evicted > 0) {
+        const FrameId current = table_.current_frame();
+        std::lock_guard lock(pool_mutex_);
+        pool_.evictions_reported(current);
+    }
+    return evicted;
 }
 
 std::optional<PlacedLevel> LevelPlacement::place(const PlacementLock&, PageIndex level,
@@ -71,7 +82,6 @@ std::optional<PlacedLevel> LevelPlacement::place(const PlacementLock&, PageIndex
     bool evicted_one = false;
     while (true) {
         const FrameId completed = table_.completed_frame();
-        std::optional<PageIndex> victim;
         {
             std::lock_guard lock(pool_mutex_);
             if (auto place = pool_.take(level, shape, completed)) {
@@ -79,19 +89,19 @@ std::optional<PlacedLevel> LevelPlacement::place(const PlacementLock&, PageIndex
             }
             may_grow =
                 may_grow && pool_.active_hosts() < host_cap() && pool_.host_count() < host_names_;
-            if (!may_grow) {
-                if (evicted_one) return std::nullopt;
-                victim = pool_.evict(shape, completed, level);
-                if (!victim) return std::nullopt;
-                evicted_one = true;
-                ++evicted_levels_;
-            }
+            if (!may_grow && evicted_one) return std::nullopt;
         }
         if (may_grow) {
             may_grow = add_host(shape);
             continue;
         }
-        report_evictions(std::span(&*victim, 1));
+        const std::size_t evicted = evict_and_report([&] {
+            std::vector<PageIndex> victims;
+            if (auto victim = pool_.evict(shape, completed, level)) victims.push_back(*victim);
+            return victims;
+        });
+        if (evicted == 0) return std::nullopt;
+        evicted_one = true;
     }
 }
 
@@ -102,16 +112,13 @@ bool LevelPlacement::has_host(LevelShape shape) const {
 
 void LevelPlacement::shrink(const PlacementLock&) {
     const FrameId completed = table_.completed_frame();
-    std::vector<PageIndex> victims;
     {
         std::lock_guard lock(pool_mutex_);
         while (pool_.active_hosts() > host_cap() && pool_.retire_host()) {}
         retiring_ = pool_.host_count() > pool_.active_hosts();
         if (!retiring_) return;
-        victims = pool_.evict_retired(completed);
-        evicted_levels_ += victims.size();
     }
-    if (!victims.empty()) report_evictions(victims);
+    evict_and_report([&] { return pool_.evict_retired(completed); });
     while (true) {
         const FrameId now_completed = table_.completed_frame();
         std::optional<std::size_t> released;

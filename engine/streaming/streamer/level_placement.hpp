@@ -36,11 +36,13 @@ class LevelPlacement {
 public:
     using PlacementLock = std::unique_lock<detail::RankedMutex>;
     struct Hooks {
-        // Takes evicted levels out of the ready pages and the ticket of their evicted event,
-        // under the streamer's state lock; returns the events of those that were ready.
-        std::function<std::vector<StreamedPage>(std::span<const PageIndex>,
-                                                StreamerEvents::Ticket&)>
-            unready;
+        // Under the streamer's state lock, runs `evict` (which evicts levels from the pool),
+        // takes those levels out of the ready pages and takes the ticket of their evicted event;
+        // returns the events of those that were ready. One critical section, so that a request
+        // sees a level either placed and ready or evicted and not ready.
+        std::function<std::vector<StreamedPage>(
+            const std::function<std::vector<PageIndex>()>& evict, StreamerEvents::Ticket&)>
+            evict_and_unready;
         // The host page a commit made (its address: window or region).
         std::function<StreamedPage(const PageMapping&)> describe;
         std::function<void(std::exception_ptr)> record_error;
@@ -83,7 +85,9 @@ public:
 private:
     std::size_t host_cap() const;
     bool add_host(LevelShape shape);
-    void report_evictions(std::span<const PageIndex> levels);
+    // Evicts what `evict` picks (under the pool lock, inside the state lock), reports it, then
+    // frees the places for the frames begun until now. Returns how many levels left.
+    std::size_t evict_and_report(const std::function<std::vector<PageIndex>()>& evict);
 
     PageTable& table_;
     StreamerEvents& events_;
