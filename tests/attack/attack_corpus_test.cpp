@@ -23,6 +23,7 @@
 #include <thread>
 #include <vector>
 
+#include "../bake/under_sanitizer.hpp"
 #include "../support/temporary_folder.hpp"
 
 namespace vtpage {
@@ -32,7 +33,7 @@ namespace fs = std::filesystem;
 using Clock = std::chrono::steady_clock;
 
 // Each run: at most this much address space, this much resident memory and this long.
-#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
+#if defined(VTPAGE_UNDER_SANITIZER)
 constexpr bool sanitized_build = true;
 #else
 constexpr bool sanitized_build = false;
