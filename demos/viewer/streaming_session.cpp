@@ -66,10 +66,28 @@ vt::TextureId add_texture(VirtualTextureStreaming& streaming,
     try {
         return streaming.add_texture(std::move(source));
     } catch (const Error& error) {
+        if (error.code() == Errc::budget_exhausted) throw UsageError(error.what());
         if (!InputErrors::is_input_error(error)) throw;
         throw UsageError("cannot use " + name +
                          " as a texture: its mip tail page cannot be read: " + error.detail());
     }
+}
+
+// Textures whose tails and coarse levels alone would pin more than the budget are refused at
+// start (exit 2), not partway through the run.
+void refuse_what_cannot_fit(std::span<const std::shared_ptr<const vt::TileSource>> sources,
+                            const vt::StreamerSettings& settings) {
+    std::vector<vt::TextureLayout> layouts;
+    layouts.reserve(sources.size());
+    for (const auto& source : sources) layouts.emplace_back(source->shape());
+    const vt::PinnedPages pinned = vt::pinned_pages(layouts, settings);
+    const std::size_t budget = settings.table.budget_bytes / vt::page_bytes;
+    if (pinned.total() <= budget) return;
+    throw UsageError(detail::concat(
+        "the ", sources.size(), " textures pin ", pinned.total(), " pages (", pinned.tail_pages,
+        " of mip tails, ", pinned.level_pages, " of packed coarse levels) and the budget holds ",
+        budget, " (--budget-mib ", settings.table.budget_bytes >> 20, "): give at least ",
+        (pinned.bytes() + (1u << 20) - 1) >> 20, " MiB, or fewer textures"));
 }
 
 }  // namespace
@@ -103,21 +121,17 @@ StreamingSession::StreamingSession(SessionSettings settings) : settings_(std::mo
     context_ = std::make_unique<VulkanContext>(
         VulkanContextSettings::for_backend(*backend_, std::move(context_settings)));
 
-    const std::size_t budget_pages = std::max<std::size_t>(s.budget_bytes / vt::page_bytes, 1);
     VirtualTextureStreamingSettings streaming;
     streaming.page_count = page_count;  // the textures one after another from the region's start
     streaming.frames_in_flight = s.frames_in_flight;
     streaming.directory.max_textures = static_cast<std::uint32_t>(sources.size());
     streaming.publish_when_filled = true;  // frames never wait for CUDA fills
     // Each physical page created and imported now, not while flying (vAttention's way).
-    streaming.warm_pages = s.warm_pool ? budget_pages : 0;
-    streaming.importer.log = s.log;
-    streaming.log = s.log;
+    streaming.warm_bytes = s.warm_pool ? s.budget_bytes : 0;
+    streaming.log = s.log;  // reaches the streamer, its table and pool, and the importer
     vt::StreamerSettings& streamer_settings = streaming.streamer;
     streamer_settings.table.region_size = page_count * vt::page_bytes;
-    streamer_settings.table.budget_bytes = budget_pages * vt::page_bytes;
-    streamer_settings.table.pool.window_pages = budget_pages + 16;
-    streamer_settings.table.log = s.log;
+    streamer_settings.table.budget_bytes = s.budget_bytes;
     streamer_settings.table.evict_ahead_pages = s.evict_ahead_pages;
     streamer_settings.worker_threads = s.workers;
     streamer_settings.pack_tails = s.pack_tails;
@@ -126,7 +140,6 @@ StreamingSession::StreamingSession(SessionSettings settings) : settings_(std::mo
     streamer_settings.batch_pages = s.batch_pages;
     // Far more than a frame asks for: requests beyond it are the least important anyway.
     streamer_settings.max_pending = 16384;
-    streamer_settings.log = s.log;
     // A page of a corrupt file fails its fill: kept (and named at the end), the run goes on.
     streamer_settings.on_error = [errors = &input_errors_](const Error& error) {
         errors->record(error);
@@ -138,6 +151,7 @@ StreamingSession::StreamingSession(SessionSettings settings) : settings_(std::mo
         for (const vt::StreamedPage& page : pages) event.pages.push_back(page.page);
         queue_latency_event(std::move(event));
     };
+    refuse_what_cannot_fit(sources, streaming.streamer);
     streaming_ =
         std::make_unique<VirtualTextureStreaming>(*context_, *backend_, std::move(streaming));
     for (const auto& source : sources) {
@@ -158,9 +172,14 @@ StreamingSession::StreamingSession(SessionSettings settings) : settings_(std::mo
     feedback.on_withdrawn = [this](std::span<const PageIndex> pages) { note_withdrawn(pages); };
     if (s.governor) {
         vt::StreamingGovernorSettings governor = *s.governor;
-        governor.page_bytes = vt::page_bytes;
-        governor.max_budget_bytes = budget_pages * vt::page_bytes;
-        governor.min_budget_bytes = std::min(governor.min_budget_bytes, governor.max_budget_bytes);
+        vt::Streamer& streamer = streaming_->streamer();
+        governor.page_bytes = streamer.page_table().page_size();
+        governor.max_budget_bytes = streamer.page_table().budget_pages() * governor.page_bytes;
+        // Never below what the textures pin: the streamer would refuse that budget.
+        const std::size_t pinned =
+            std::min<std::size_t>(streamer.pinned_pages().bytes(), governor.max_budget_bytes);
+        governor.min_budget_bytes =
+            std::clamp<std::size_t>(governor.min_budget_bytes, pinned, governor.max_budget_bytes);
         governor_ = std::make_unique<vt::StreamingGovernor>(governor);
         governor_decision_ = governor_->current();
         feedback.after_frame = [this](const vt::FeedbackFrameResult&) { govern(); };

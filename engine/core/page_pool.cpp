@@ -61,8 +61,7 @@ PagePool::PagePool(Backend& backend, PagePoolSettings settings)
       state_(std::make_unique<State>(std::move(settings))) {
     if (state_->settings.map_windows) {
         if (state_->settings.window_pages == 0) {
-            throw Error(Errc::invalid_argument, "PagePool", "window_pages is 0 with map_windows",
-                        "window_pages=0");
+            state_->settings.window_pages = PagePoolSettings::default_window_pages;
         }
         VirtualRegionSettings windows;
         windows.size = state_->settings.window_pages * page_size_;

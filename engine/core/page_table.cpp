@@ -32,12 +32,18 @@ struct Entry {
 
 std::string page_text(PageIndex page) { return detail::concat("page=", page); }
 
+// The table's log reaches its pool unless the pool was given one of its own.
+PageTableSettings with_pool_log(PageTableSettings settings) {
+    settings.pool.log = settings.pool.log.or_else(settings.log);
+    return settings;
+}
+
 }  // namespace
 
 struct PageTable::State {
     State(Backend& b, PageTableSettings s)
         : backend(b),
-          settings(std::move(s)),
+          settings(with_pool_log(with_window_pages(b, std::move(s)))),
           region(b, VirtualRegionSettings{settings.region_size, settings.access, 0}),
           pool(b, settings.pool),
           policy(settings.make_policy ? settings.make_policy() : make_lru_policy()) {
@@ -1148,6 +1154,17 @@ void PageTable::shutdown() {
     s.release_to_pool(s.evict_victims(lock, victims, failure, false));
     s.pool.trim_to(0);
     if (failure) std::rethrow_exception(failure);
+}
+
+PageTableSettings with_window_pages(Backend& backend, PageTableSettings settings) {
+    PagePoolSettings& pool = settings.pool;
+    if (!pool.map_windows || pool.window_pages != 0) return settings;
+    const std::size_t page = backend.granularity(pool.page_options).minimum;
+    if (page == 0) return settings;  // the pool's own default then
+    const std::size_t budget = std::max<std::size_t>(1, settings.budget_bytes / page);
+    const std::size_t device = backend.memory_info().total / page;
+    pool.window_pages = std::max(budget, std::min(device, PagePoolSettings::default_window_pages));
+    return settings;
 }
 
 }  // namespace vtpage

@@ -52,6 +52,8 @@ void VirtualTextureStreaming::build(Backend& backend) {
     VirtualTextureStreamingSettings& s = settings_;
     vt::StreamerSettings& streamer = s.streamer;
     if (s.page_count == 0) s.page_count = streamer.table.region_size / vt::page_bytes;
+    streamer.log = streamer.log.or_else(s.log);
+    s.importer.log = s.importer.log.or_else(s.log);
     importer_ = std::make_unique<VulkanPageImporter>(context_, backend, s.importer);
     indirection_ = std::make_unique<VulkanIndirectionTable>(
         context_, *importer_,
@@ -72,7 +74,10 @@ void VirtualTextureStreaming::build(Backend& backend) {
     }
     streamer_ = std::make_unique<vt::Streamer>(backend, streamer);
     indirection_->check_against(&streamer_->page_table());
-    if (s.warm_pages) streamer_->page_table().pool().warm_up(s.warm_pages, false);
+    if (const std::size_t pages = std::min(s.warm_bytes, s.streamer.table.budget_bytes) /
+                                  streamer_->page_table().pool().page_size()) {
+        streamer_->page_table().pool().warm_up(pages, false);
+    }
     feedback_ = std::make_unique<vt::FeedbackProcessor>(streamer_->textures(), s.feedback);
     if (s.feedback_thread) {
         feedback_worker_ = std::make_unique<vt::FeedbackWorker>(

@@ -19,6 +19,7 @@
 #include "streamer/batch_item.hpp"
 #include "streamer/level_placement.hpp"
 #include "streamer/pending_queue.hpp"
+#include "streamer/pinned_tally.hpp"
 #include "streamer/stored_page_route.hpp"
 #include "streamer/streamer_events.hpp"
 #include "streamer/tail_placement.hpp"
@@ -30,9 +31,11 @@ using streamer_detail::BatchItem;
 using streamer_detail::BatchRoute;
 using streamer_detail::BatchState;
 using streamer_detail::fill_page_on_host;
+using streamer_detail::level_page_cap;
 using streamer_detail::LevelPlacement;
 using streamer_detail::PendingKey;
 using streamer_detail::PendingQueue;
+using streamer_detail::PinnedTally;
 using streamer_detail::PlacedLevel;
 using streamer_detail::StoredPageRoute;
 using streamer_detail::StreamerEvents;
@@ -94,6 +97,8 @@ struct Streamer::State {
 
     // Mip tails: placed (packed or a page each) and filled when a texture is added.
     std::unique_ptr<TailPlacement> tail_placement;
+    // What the textures added so far pin; guarded by tail_placement's add lock.
+    PinnedTally pinned{settings.pack_tails, settings.pack_levels};
     // Packed coarse levels (settings.pack_levels): pages past the textures' (from host_base on,
     // host_names of them) hold them.
     std::unique_ptr<LevelPlacement> placement;
@@ -241,6 +246,26 @@ struct Streamer::State {
         item.place->rows.for_each([&](std::uint64_t offset, std::uint64_t bytes) {
             backend.write(item.page.data + offset, staging.data() + offset, bytes);
         });
+    }
+
+    // Pages of packed levels pinned at least, for a budget of `budget_pages`.
+    std::size_t level_cap(std::size_t budget_pages) const {
+        if (!settings.pack_levels) return 0;
+        return std::min(level_page_cap(settings.packed_level_pages, budget_pages), host_names);
+    }
+    // Refuses a texture whose tail and coarse levels would pin more pages than the budget has.
+    void check_pinned_fit_nolock(const TailPlacement::AddLock&, const TileSource& source) const {
+        if (!source.shape().valid()) return;  // TextureSet::add says what is wrong with it
+        const std::size_t budget = table->budget_pages();
+        const PinnedPages after = pinned.with(TextureLayout(source.shape()), level_cap(budget));
+        if (after.total() <= budget) return;
+        throw Error(Errc::budget_exhausted, "Streamer::add_texture",
+                    detail::concat("with this texture the textures would pin ", after.total(),
+                                   " pages (", after.tail_pages, " of mip tails, ",
+                                   after.level_pages, " of packed coarse levels) and the budget ",
+                                   "holds ", budget, "; raise the budget or add fewer textures"),
+                    detail::concat("pinned_pages=", after.total(), ", budget_pages=", budget,
+                                   ", source=", source.name()));
     }
 
     // ---- errors ----
@@ -679,9 +704,19 @@ struct Streamer::State {
     }
 };
 
+namespace {
+// The most pages the table can ever hold: its pool's windows, or as many as a pool has windows
+// for by default where it maps none.
+std::size_t most_pages(const PageTableSettings& table) {
+    return table.pool.window_pages != 0 ? table.pool.window_pages
+                                        : PagePoolSettings::default_window_pages;
+}
+}  // namespace
+
 Streamer::Streamer(Backend& backend, StreamerSettings settings)
     : state_(std::make_unique<State>(backend, std::move(settings))) {
     State& s = *state_;
+    s.settings.table = with_window_pages(backend, std::move(s.settings.table));
     const PageTableSettings& table_settings = s.settings.table;
     if (!table_settings.map_into_region && !table_settings.pool.map_windows) {
         throw Error(Errc::invalid_argument, "Streamer",
@@ -715,15 +750,15 @@ Streamer::Streamer(Backend& backend, StreamerSettings settings)
     s.device = backend.capabilities().device;
 
     // The pages that hold packed levels are named past the region asked for, which stays the
-    // texture set's: at most a quarter of the largest budget (pool.window_pages) by default.
+    // texture set's: at most a quarter of the largest budget (the pool's windows) by default.
     if (s.settings.pack_levels) {
         s.host_names = s.settings.packed_level_pages > 0
                            ? s.settings.packed_level_pages
-                           : std::max<std::size_t>(1, table_settings.pool.window_pages / 4);
+                           : std::max<std::size_t>(1, most_pages(table_settings) / 4);
     }
     PageTableSettings table = table_settings;
     table.region_size += s.host_names * page_size;
-    table.log = s.settings.log;
+    table.log = table.log.or_else(s.settings.log);
     table.on_committed =
         [this, user = table_settings.on_committed](std::span<const PageMapping> mappings) {
             if (user) user(mappings);
@@ -798,6 +833,12 @@ Streamer::~Streamer() {
 }
 
 PageTable& Streamer::page_table() noexcept { return *state_->table; }
+
+PinnedPages Streamer::pinned_pages() const {
+    State& s = *state_;
+    const TailPlacement::AddLock adding = s.tail_placement->lock();
+    return s.pinned.now(s.level_cap(s.table->budget_pages()));
+}
 const TextureSet& Streamer::textures() const noexcept { return *state_->textures; }
 
 TextureId Streamer::add_texture(std::shared_ptr<const TileSource> source) {
@@ -807,6 +848,7 @@ TextureId Streamer::add_texture(std::shared_ptr<const TileSource> source) {
     bool packed = false;
     {
         const TailPlacement::AddLock adding = s.tail_placement->lock();
+        if (source) s.check_pinned_fit_nolock(adding, *source);
         if (source)
             s.stored->start_for(*source, s.settings, s.gpu, s.device);  // changes nothing on error
         id = s.textures->add(source);
@@ -825,6 +867,7 @@ TextureId Streamer::add_texture(std::shared_ptr<const TileSource> source) {
                 throw;
             }
         }
+        s.pinned.add(layout);
     }
     State::Ticket ticket;
     {
@@ -976,7 +1019,22 @@ void Streamer::complete_frame(FrameId frame) {
 }
 
 void Streamer::set_budget(std::size_t bytes) {
-    state_->table->set_budget(bytes, /*release_idle=*/true);
+    State& s = *state_;
+    {
+        // Held while the budget changes, so that no texture is added meanwhile.
+        const TailPlacement::AddLock adding = s.tail_placement->lock();
+        const std::size_t budget = std::max<std::size_t>(1, bytes / page_bytes);
+        const PinnedPages pinned = s.pinned.now(s.level_cap(budget));
+        if (budget < pinned.total()) {
+            throw Error(
+                Errc::out_of_range, "Streamer::set_budget",
+                detail::concat("a budget of ", budget, " pages is below the ", pinned.total(),
+                               " pages the textures pin (", pinned.tail_pages, " of mip tails, ",
+                               pinned.level_pages, " of packed coarse levels)"),
+                detail::concat("budget_pages=", budget, ", pinned_pages=", pinned.total()));
+        }
+        s.table->set_budget(bytes, /*release_idle=*/true);
+    }
     state_->placement->shrink(state_->placement->lock_placement());
     {
         std::lock_guard lock(state_->mutex);

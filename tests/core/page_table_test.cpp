@@ -575,6 +575,37 @@ TEST_P(PageTableTest, AFailedCommitLeavesNoPinBehind) {
     table.check_invariants(baseline_);
 }
 
+// Windows left at 0 hold the budget, and as much more as the device could give a raised budget:
+// raising it to the device's memory works, one page more is refused with the numbers.
+TEST_P(PageTableTest, WindowsLeftAtZeroHoldWhatTheDeviceCanGiveTheBudget) {
+    auto settings = small_table(4);
+    settings.pool.map_windows = true;
+    settings.pool.window_pages = 0;
+    const std::size_t device = backend_->memory_info().total / page;
+    const std::size_t most =
+        std::max<std::size_t>(4, std::min(device, PagePoolSettings::default_window_pages));
+    EXPECT_EQ(with_window_pages(*backend_, settings).pool.window_pages, most);
+    PageTable table(*backend_, settings);
+    table.commit(pages_of(1, 2));
+    table.set_budget(most * page);
+    EXPECT_EQ(table.budget_pages(), most);
+    try {
+        table.set_budget((most + 1) * page);
+        ADD_FAILURE() << "a budget past the windows was taken";
+    } catch (const Error& error) {
+        EXPECT_EQ(error.code(), Errc::out_of_range);
+        EXPECT_NE(error.arguments().find(detail::concat("window_pages=", most)), std::string::npos)
+            << error.what();
+    }
+    EXPECT_EQ(table.budget_pages(), most);
+    // A budget beyond the device's memory gets windows for itself.
+    settings.budget_bytes = (most + 3) * page;
+    EXPECT_EQ(with_window_pages(*backend_, settings).pool.window_pages, most + 3);
+    // Windows chosen by the caller stay as they are.
+    settings.pool.window_pages = 6;
+    EXPECT_EQ(with_window_pages(*backend_, settings).pool.window_pages, 6u);
+}
+
 TEST_P(PageTableTest, InvariantsWithABaselineCompareTheBackend) {
     auto settings = small_table(4);
     settings.pool.map_windows = true;

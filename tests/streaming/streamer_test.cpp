@@ -695,6 +695,90 @@ TEST_P(StreamerTest, CoarseLevelsOfManyTexturesShareEvictablePagesUnderFrameFenc
     streamer.page_table().check_invariants();
 }
 
+// A page each for tails, no packed levels: each texture pins one page. A budget of four takes
+// four textures; the fifth is refused before anything changes, saying both numbers.
+TEST_P(StreamerTest, ATextureThatWouldPinMoreThanTheBudgetIsRefusedWithTheNumbers) {
+    auto s = settings(4);
+    s.pack_tails = false;
+    s.pack_levels = false;
+    Streamer streamer(*backend_, s);
+    for (std::uint32_t i = 0; i < 4; ++i) {
+        streamer.add_texture(std::make_shared<test::PatternSource>(10, i));
+    }
+    EXPECT_EQ(streamer.pinned_pages().total(), 4u);
+    try {
+        streamer.add_texture(std::make_shared<test::PatternSource>(10, 4));
+        ADD_FAILURE() << "a fifth texture was added to a budget of four pages";
+    } catch (const Error& error) {
+        EXPECT_EQ(error.code(), Errc::budget_exhausted);
+        EXPECT_NE(error.arguments().find("pinned_pages=5, budget_pages=4"), std::string::npos)
+            << error.what();
+    }
+    EXPECT_EQ(streamer.textures().texture_count(), 4u);
+    EXPECT_EQ(streamer.statistics().tail_pages, 4u);
+    EXPECT_EQ(streamer.pinned_pages().total(), 4u);
+    streamer.rethrow_error();
+}
+
+// Lowering the budget below the pinned pages is refused, and nothing changes; to them is fine.
+TEST_P(StreamerTest, ABudgetBelowThePinnedPagesIsRefused) {
+    auto s = settings(6);
+    s.pack_tails = false;
+    s.pack_levels = false;
+    Streamer streamer(*backend_, s);
+    for (std::uint32_t i = 0; i < 4; ++i) {
+        streamer.add_texture(std::make_shared<test::PatternSource>(10, i));
+    }
+    try {
+        streamer.set_budget(3 * page_bytes);
+        ADD_FAILURE() << "a budget of three pages was taken under four pinned tails";
+    } catch (const Error& error) {
+        EXPECT_EQ(error.code(), Errc::out_of_range);
+        EXPECT_NE(error.arguments().find("budget_pages=3, pinned_pages=4"), std::string::npos)
+            << error.what();
+    }
+    EXPECT_EQ(streamer.page_table().budget_pages(), 6u);
+    streamer.set_budget(4 * page_bytes);
+    EXPECT_EQ(streamer.page_table().budget_pages(), 4u);
+}
+
+// With packing, what a set pins (computed from the layouts alone) is what the streamer pins
+// once they are added: their tails share pages, and each shape of packed coarse level (the
+// 3 x 3 and 2 x 2 levels of a 2^10 RGBA8 texture) takes one page once such a level is asked for.
+TEST_P(StreamerTest, PinnedPagesOfASetAreKnownBeforeItIsAdded) {
+    auto s = settings(16);
+    s.table.region_size = 8_GiB;  // room for twenty 2^12 textures
+    std::vector<std::shared_ptr<const TileSource>> sources;
+    std::vector<TextureLayout> layouts;
+    for (std::uint32_t i = 0; i < 40; ++i) {
+        sources.push_back(std::make_shared<test::PatternSource>(i % 2 ? 10 : 12, i));
+        layouts.emplace_back(sources.back()->shape());
+    }
+    const PinnedPages expected = pinned_pages(layouts, s);
+    EXPECT_EQ(expected.level_pages, 2u) << "the 3 x 3 and 2 x 2 levels, 2^10's and 2^12's";
+    EXPECT_GE(expected.tail_pages, 1u);
+    Streamer streamer(*backend_, s);
+    for (const auto& source : sources) streamer.add_texture(source);
+    EXPECT_EQ(streamer.pinned_pages().tail_pages, expected.tail_pages);
+    EXPECT_EQ(streamer.pinned_pages().level_pages, expected.level_pages);
+    EXPECT_EQ(streamer.statistics().tail_pages, expected.tail_pages);
+    // Every coarse level asked for: the level pool takes at least one page a shape.
+    std::vector<PageIndex> levels;
+    for (TextureId id = 0; id < streamer.textures().texture_count(); ++id) {
+        const TextureLayout layout = streamer.textures().layout(id);
+        for (std::uint32_t mip = 0; mip < layout.tail_first_mip; ++mip) {
+            if (layout.mips[mip].pages_x == 1 && layout.mips[mip].pages_y == 1) {
+                levels.push_back(streamer.textures().base_page(id) + layout.mips[mip].first_page);
+            }
+        }
+    }
+    streamer.request(levels);
+    ASSERT_TRUE(streamer.wait_idle_while_progressing(60s));
+    streamer.rethrow_error();
+    EXPECT_GE(streamer.statistics().level_pages, expected.level_pages);
+    EXPECT_LE(streamer.statistics().table.pinned_pages, s.table.budget_bytes / page_bytes);
+}
+
 // An app without frames, several workers and a slow on_ready: a packed level's ready event is
 // delivered before the level can be evicted, so its evicted event never comes first and no other
 // level is reported ready in its place while it is there.

@@ -781,6 +781,26 @@ TEST(ViewerBadInputTest, BadFlagsExitWithTwoAndSayWhy) {
     EXPECT_NE(width.output.find("--width"), std::string::npos) << width.output;
 }
 
+// Forty procedural textures pin more than a 16 MiB budget holds (their tails and a page for
+// their packed coarse levels): refused at start, with what they would need, before any frame.
+TEST(ViewerBadInputTest, TexturesThatPinMoreThanTheBudgetAreRefusedAtStart) {
+    std::string manifest = R"({"textures": [)";
+    for (int i = 0; i < 40; ++i) {
+        manifest += (i ? ", " : "") + std::string(R"({"procedural": {"size_log2": 15, "seed": )") +
+                    std::to_string(i) + "}}";
+    }
+    manifest += "]}";
+    const std::string path = write_file("pinning_set.json", manifest);
+    const test::ProgramResult run = run_viewer({"--headless", "--backend", "host", "--texture",
+                                                path, "--budget-mib", "16", "--frames", "5"});
+    EXPECT_EQ(run.exit_code, 2) << run.output;
+    EXPECT_NE(run.output.find("the 40 textures pin "), std::string::npos) << run.output;
+    EXPECT_NE(run.output.find("the budget holds 8 (--budget-mib 16)"), std::string::npos)
+        << run.output;
+    EXPECT_EQ(run.output.find("frame "), std::string::npos)
+        << "refused after a frame: " << run.output;
+}
+
 TEST(ViewerBadInputTest, ACorruptTextureFileExitsWithTwo) {
     const std::string path = scratch("corrupt.vtex");
     {

@@ -15,6 +15,12 @@ std::uint64_t tail_bytes(const TextureLayout& layout) {
            tile_format_info(layout.format).tile_bytes();
 }
 
+bool tail_page_has_room(std::uint64_t used, std::uint64_t bytes) {
+    return used <= page_bytes && page_bytes - used >= bytes;
+}
+
+bool tail_page_full(std::uint64_t used) { return !tail_page_has_room(used, smallest_tile_bytes); }
+
 void fill_page_on_host(Backend& backend, bool gpu, const TileSource& source,
                        std::uint64_t layout_page, DeviceAddress data) {
     if (!gpu) {
@@ -40,7 +46,7 @@ std::optional<StreamedPage> TailPlacement::pack(const AddLock&, TextureId textur
     if (!pack_) return std::nullopt;
     const std::uint64_t bytes = tail_bytes(layout);
     auto host = std::find_if(hosts_.begin(), hosts_.end(),
-                             [&](const TailHost& h) { return page_bytes - h.used >= bytes; });
+                             [&](const TailHost& h) { return tail_page_has_room(h.used, bytes); });
     if (host == hosts_.end()) return std::nullopt;
     // Sources fill whole pages: the tail's tiles are the first `bytes` of its page.
     std::vector<std::byte> staging(page_bytes);
@@ -57,7 +63,7 @@ std::optional<StreamedPage> TailPlacement::pack(const AddLock&, TextureId textur
     page.fence = 0;
     host->used += bytes;
     // No tail is smaller than one tile: a page without room for one is full.
-    if (page_bytes - host->used < smallest_tile_bytes) hosts_.erase(host);
+    if (tail_page_full(host->used)) hosts_.erase(host);
     return page;
 }
 
@@ -72,7 +78,7 @@ void TailPlacement::fill_own(const AddLock&, const TextureLayout& layout, const 
     } else {
         fill_page_on_host(backend_, gpu_, source, page.layout_page, page.data);
     }
-    if (pack_) hosts_.push_back({page, tail_bytes(layout)});
+    if (pack_ && !tail_page_full(tail_bytes(layout))) hosts_.push_back({page, tail_bytes(layout)});
 }
 
 }  // namespace vtpage::vt::streamer_detail

@@ -24,6 +24,10 @@ namespace vtpage::vt::streamer_detail {
 
 // The bytes of a texture's mip tail: a tile for each level from tail_first_mip on.
 std::uint64_t tail_bytes(const TextureLayout& layout);
+// Whether a tail page with `used` bytes taken has room for a tail of `bytes`; a page without
+// room for the smallest tile is full (and offers no room).
+bool tail_page_has_room(std::uint64_t used, std::uint64_t bytes);
+bool tail_page_full(std::uint64_t used);
 
 // Fills a page from `source` through host memory: in place on the host backend, through
 // staging and a copy on a GPU (a source without a device fill).

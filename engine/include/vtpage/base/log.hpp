@@ -25,8 +25,12 @@ LogCallback silent_log();
 // A small value type around the callback, with one helper per level.
 class Log {
 public:
-    Log() : callback_(stderr_log()) {}
+    Log() : callback_(stderr_log()), chosen_(false) {}
     explicit Log(LogCallback callback) : callback_(std::move(callback)) {}
+
+    // This log if the app chose one, else `fallback`: how one Log given to an object that
+    // owns others reaches the parts whose settings left theirs as it was.
+    const Log& or_else(const Log& fallback) const noexcept { return chosen_ ? *this : fallback; }
 
     template <typename... Parts>
     void debug(const Parts&... parts) const {
@@ -53,6 +57,7 @@ private:
         if (callback_) callback_(level, detail::concat(parts...));
     }
     LogCallback callback_;
+    bool chosen_ = true;  // false for the default one
 };
 
 }  // namespace vtpage

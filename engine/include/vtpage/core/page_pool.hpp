@@ -47,8 +47,12 @@ struct PagePoolSettings {
     // costs its map and set access once, when the page is created.
     bool map_windows = false;
     // Address space reserved for windows: the most pages the pool can hold when mapping
-    // windows (default 128 Ki pages, 256 GiB of address space on 2 MiB pages).
-    std::size_t window_pages = 128 * 1024;
+    // windows. 0: chosen for you: a PageTable's pool gets room for the larger of the table's
+    // budget and the device's memory (at most default_window_pages beyond the budget), so that
+    // the budget can be raised up to what the device holds; a pool on its own gets
+    // default_window_pages (256 GiB of address space on 2 MiB pages).
+    static constexpr std::size_t default_window_pages = 128 * 1024;
+    std::size_t window_pages = 0;
     // Pages to create ahead of need when the pool starts.
     std::size_t warm_up_pages = 0;
     bool warm_up_in_background = true;

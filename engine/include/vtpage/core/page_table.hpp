@@ -123,6 +123,13 @@ struct PageTableStatistics {
     PagePoolStatistics pool;
 };
 
+// The settings with pool.window_pages chosen when it was left at 0 (and windows are mapped):
+// room for the larger of the budget and the device's memory (at most
+// PagePoolSettings::default_window_pages beyond the budget), so that the budget can later be
+// raised as far as the device allows. PageTable applies it; callers that size tables of their
+// own by the windows may too.
+PageTableSettings with_window_pages(Backend& backend, PageTableSettings settings);
+
 class PageTable {
 public:
     PageTable(Backend& backend, PageTableSettings settings = {});

@@ -61,8 +61,9 @@ struct VirtualTextureStreamingSettings {
     // Hold ready pages back until their CUDA fill is done, so that frames never wait on the
     // device for fills (false: publish at once, the frame waits).
     bool publish_when_filled = true;
-    // Physical pages created and imported before the first frame (0: as pages are committed).
-    std::size_t warm_pages = 0;
+    // Bytes of physical pages created and imported before the first frame, rounded down to
+    // whole pages and at most the budget (0: pages are made as they are committed).
+    std::size_t warm_bytes = 0;
     // The streamer (budget, region, workers); callbacks set here still run, after ours.
     vt::StreamerSettings streamer;
     VulkanPageImporterSettings importer;
@@ -71,6 +72,8 @@ struct VirtualTextureStreamingSettings {
     // Process feedback on a thread of its own (complete_frame copies it and returns at once,
     // with the newest result processed so far); false: on the caller's thread, as it returns.
     bool feedback_thread = false;
+    // Reaches every part whose own settings left the default log (the streamer and its page
+    // table and pool, the importer).
     Log log;
 };
 

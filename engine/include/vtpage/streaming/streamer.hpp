@@ -85,6 +85,7 @@
 #include "vtpage/core/page_table.hpp"
 #include "vtpage/streaming/file_read_queue.hpp"
 #include "vtpage/streaming/page_request.hpp"
+#include "vtpage/streaming/pinned_pages.hpp"
 #include "vtpage/streaming/texture_set.hpp"
 #include "vtpage/streaming/tile_source.hpp"
 
@@ -224,7 +225,10 @@ public:
     const TextureSet& textures() const noexcept;
 
     // Adds a texture, commits its tail page pinned (or packs the tail into one already there)
-    // and fills it; the tail's committed and ready events are delivered before this returns. Errors
+    // and fills it; the tail's committed and ready events are delivered before this returns.
+    // budget_exhausted, before anything changes, when the textures would then pin more pages
+    // than the budget holds (pinned_pages.hpp: their tails and the least of their packed
+    // levels), with both numbers. Errors
     // of TextureSet::add, of the commit (budget_exhausted) and of the fill are thrown; when the
     // commit or the fill failed the texture stays in the set (its pages can be requested) but its
     // tail is not resident. The first source that stores its pages in files starts the file read
@@ -251,8 +255,11 @@ public:
     // raised budget lets stalled workers try again at once. A lowered one gives back the pages
     // of packed levels beyond its share: their levels are evicted as their frames complete (here,
     // in evict_over_budget, complete_frame and the workers), then the pages leave the table.
-    // out_of_range beyond pool.window_pages.
+    // out_of_range beyond pool.window_pages, or below the pages the textures pin
+    // (pinned_pages()); nothing changes then.
     void set_budget(std::size_t bytes);
+    // What the textures added so far pin at the current budget (pinned_pages.hpp).
+    PinnedPages pinned_pages() const;
     // Evicts down to a lowered budget, at most max_pages pages a call
     // (PageTable::evict_over_budget): pages being filled and pages of frames that are not
     // complete stay. The evicted events are delivered as the workers' are, on the calling
