@@ -94,6 +94,11 @@ public:
     // Frame times of the last frames, oldest first (the HUD's graph).
     const std::deque<float>& history() const noexcept { return history_; }
     double last_frame_ms() const noexcept { return history_.empty() ? 0 : history_.back(); }
+    // Seconds into the frame loop when the first frame had been rendered (0: none yet).
+    void record_rendered(double seconds) noexcept {
+        if (first_rendered_seconds_ == 0) first_rendered_seconds_ = seconds;
+    }
+    double first_rendered_seconds() const noexcept { return first_rendered_seconds_; }
 
 private:
     struct CounterSample {
@@ -109,6 +114,7 @@ private:
     std::uint64_t frames_ = 0;
     std::uint64_t gpu_frames_ = 0;
     std::uint64_t presented_ = 0;
+    double first_rendered_seconds_ = 0;
     std::vector<double> frame_ms_;
     std::vector<double> gpu_ms_;
     std::vector<double> textured_pass_ms_;

@@ -27,6 +27,7 @@ struct RunReport {
     std::uint64_t presented_frames = 0;  // shown in a window
     double seconds = 0;                  // the frame loop, first frame to last
     double startup_seconds = 0;          // set-up before the first frame (pool warm-up included)
+    double first_frame_seconds = 0;      // set-up until the first frame was rendered
     Percentiles frame_ms, gpu_ms;
     Percentiles textured_pass_ms;  // GPU: the colour pass that samples the texture
     // CPU on the render thread: the renderer's call, handing the feedback over (copy_ms of it)

@@ -7,6 +7,8 @@
 #include <cstring>
 #include <filesystem>
 #include <map>
+#include <utility>
+#include <vector>
 
 #include "camera_path.hpp"
 #include "vtpage/app/command_line.hpp"
@@ -77,6 +79,33 @@ void check_output(const std::string& flag, const std::string& path) {
     }
 }
 
+// The --help groups, each with its flags (every flag but --help and --version). CLI11 lists the
+// groups in the order of their first flag's definition.
+const std::vector<std::pair<std::string, std::vector<std::string>>> option_groups = {
+    {"Scene",
+     {"--texture", "--texture-size-log2", "--texture-format", "--seed", "--view", "--mode",
+      "--forward-texturing"}},
+    {"Budget and pressure",
+     {"--budget-mib", "--governor", "--headroom-mib", "--min-budget-mib", "--frame-ms-target",
+      "--pressure-mib", "--pressure-leave-free-mib", "--pressure-at", "--pressure-for",
+      "--pressure-tool"}},
+    {"Window and image", {"--width", "--height", "--vsync", "--hud"}},
+    {"Headless run",
+     {"--headless", "--frames", "--camera-path", "--time-step-ms", "--settle", "--warmup-frames",
+      "--quiet"}},
+    {"Checks and output", {"--screenshot", "--stats", "--validation", "--identity-check"}},
+    {"Streaming",
+     {"--backend", "--workers", "--batch-pages", "--evict-ahead", "--no-pack-tails",
+      "--no-pack-levels", "--decode-threads", "--preload-all", "--upload-pages-per-frame"}},
+    {"Feedback", {"--feedback-divisor", "--feedback-on-render-thread"}},
+};
+
+void group_options(CLI::App& app) {
+    for (const auto& [group, flags] : option_groups) {
+        for (const std::string& flag : flags) app.get_option(flag)->group(group);
+    }
+}
+
 // The check reads the identity texture at the positions of the deferred textured pass.
 void check_identity_check(ViewerOptions& o, bool texture_given, const std::string& mode) {
     if (texture_given && o.texture != "identity") {
@@ -116,9 +145,6 @@ ParsedOptions parse_viewer_options(int argc, const char* const* argv) {
         "zoom, R frames the whole image. Headless (--headless): a scripted camera "
         "path, a progress line every second and a summary at the end."};
     app.set_help_flag("-h,--help", "Print this help and exit");
-    app.add_option("--backend", o.backend, "Memory backend: auto (cuda where a GPU is), cuda, host")
-        ->check(CLI::IsMember({"auto", "cuda", "host"}))
-        ->capture_default_str();
     auto* texture_flag =
         app.add_option("--texture", o.texture,
                        "'procedural' (a 2^size terrain made on the fly), 'identity' (every texel "
@@ -190,6 +216,9 @@ ParsedOptions parse_viewer_options(int argc, const char* const* argv) {
     app.add_flag("--validation", o.validation,
                  "Khronos validation layer (with synchronization validation) on: every "
                  "message is counted and printed, and any makes the exit status 1");
+    app.add_option("--backend", o.backend, "Memory backend: auto (cuda where a GPU is), cuda, host")
+        ->check(CLI::IsMember({"auto", "cuda", "host"}))
+        ->capture_default_str();
     app.add_option("--workers", o.workers, "Streamer worker threads")
         ->check(app::count_in(1, 64))
         ->capture_default_str();
@@ -291,6 +320,7 @@ ParsedOptions parse_viewer_options(int argc, const char* const* argv) {
     bool quiet = false;
     app.add_flag("--quiet", quiet, "Headless: no progress lines");
     app::add_version_flag(app, "vtpage-viewer");
+    group_options(app);
 
     ParsedOptions parsed;
     try {

@@ -59,7 +59,8 @@ struct PageLoader::State {
 
     mutable std::mutex mutex;  // guards what follows
     std::condition_variable decodable_cv;
-    std::deque<PageLoad> waiting;  // for a read buffer
+    std::condition_variable submitted_cv;  // the reaper's: a read was submitted, or stopping
+    std::deque<PageLoad> waiting;          // for a read buffer
     std::vector<ReadBuffer> buffers;
     std::vector<std::size_t> free_buffers;
     std::unordered_map<std::uint64_t, Reading> submitted;  // by read tag
@@ -111,6 +112,7 @@ struct PageLoader::State {
                       .keep_alive = buffers[buffer]});
         free_buffers.pop_back();
         submitted.emplace(tag, Reading{std::move(load), *stored, buffer, {}});
+        submitted_cv.notify_one();
         stats.buffers_peak = std::max(stats.buffers_peak, buffers.size() - free_buffers.size());
     }
 
@@ -127,6 +129,13 @@ struct PageLoader::State {
     // ---- the reaper: completed reads to the decode threads ----
     void reaper_main() {
         while (true) {
+            {
+                // With no read submitted the queue's wait returns at once (no completion can
+                // come): wait for a submission here instead of spinning on a core.
+                std::unique_lock lock(mutex);
+                submitted_cv.wait(lock, [&] { return stopping || !submitted.empty(); });
+                if (stopping && submitted.empty()) return;
+            }
             std::vector<ReadCompletion> done = reads.wait(1, std::chrono::milliseconds(20));
             std::lock_guard lock(mutex);
             for (ReadCompletion& completion : done) {
@@ -332,6 +341,7 @@ PageLoader::PageLoader(PageLoaderSettings settings) {
             s.stopping = true;
         }
         s.decodable_cv.notify_all();
+        s.submitted_cv.notify_all();
         if (s.reaper.joinable()) s.reaper.join();
         for (auto& decoder : s.decoders) decoder.join();
         throw;
@@ -346,6 +356,7 @@ PageLoader::~PageLoader() {
         s.waiting.clear();
     }
     s.decodable_cv.notify_all();
+    s.submitted_cv.notify_all();
     for (auto& decoder : s.decoders) decoder.join();
     s.reaper.join();
     // The queue's destructor (with the state) cancels what was not issued and waits for the

@@ -5,6 +5,8 @@
 
 #include <gtest/gtest.h>
 
+#include <time.h>
+
 #include <atomic>
 #include <chrono>
 #include <condition_variable>
@@ -115,6 +117,28 @@ TEST_F(PageLoaderTest, AReadThatOutlastsTheLoaderWritesIntoMemoryItStillOwns) {
     ASSERT_TRUE(layer.wait_read(1, 20s));
     std::this_thread::sleep_for(100ms);  // the read's thread hands it back and ends
     EXPECT_EQ(reported.load(), 0u) << "a page dropped at destruction has no callback";
+}
+
+double process_cpu_seconds() {
+    timespec now{};
+    clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &now);
+    return double(now.tv_sec) + double(now.tv_nsec) * 1e-9;
+}
+
+// A loader with nothing to read leaves the cores alone: its threads wait instead of polling (the
+// reaper once spun on the read queue, whose wait returns at once when nothing is in flight, and
+// took a core from the renderer). A slow machine only lowers the CPU time the loop could take.
+TEST_F(PageLoaderTest, AnIdleLoaderTakesNoCpuTime) {
+    PageLoader loader(settings());
+    loader.load({load(0)});
+    for (int i = 0; i < 1000 && loader.statistics().loaded == 0; ++i) {
+        std::this_thread::sleep_for(10ms);
+    }
+    ASSERT_EQ(loader.statistics().loaded, 1u);
+    const double before = process_cpu_seconds();
+    std::this_thread::sleep_for(500ms);
+    EXPECT_LT(process_cpu_seconds() - before, 0.05)
+        << "CPU seconds taken in half a second with no page to load";
 }
 
 // When no decode thread can make its stream on the device, the pages fail with

@@ -4,6 +4,10 @@
 
 #include <filesystem>
 #include <fstream>
+#include <optional>
+#include <string>
+#include <utility>
+#include <vector>
 
 #include "viewer_options.hpp"
 
@@ -129,6 +133,69 @@ TEST(ViewerOptionsTest, HelpExitsZeroWithTheFlags) {
           "--camera-path", "--view", "--screenshot", "--stats", "--validation"}) {
         EXPECT_NE(parsed.message.find(flag), std::string::npos) << flag;
     }
+}
+
+// Where a flag's own line of the help is ("  --flag" at a line's start); npos when absent.
+std::size_t help_line(const std::string& help, const std::string& flag) {
+    return help.find("\n  " + flag);
+}
+
+TEST(ViewerOptionsTest, HelpListsTheFlagsInGroups) {
+    const ParsedOptions parsed = parse({"--help"});
+    ASSERT_EQ(parsed.exit_code, 0);
+    const std::string& help = parsed.message;
+    // Each group's heading, in the order shown, with flags listed under it.
+    const std::vector<std::pair<std::string, std::vector<std::string>>> groups = {
+        {"Scene", {"--texture TEXT", "--texture-format", "--seed", "--view", "--mode"}},
+        {"Budget and pressure", {"--budget-mib", "--governor", "--pressure-mib"}},
+        {"Window and image", {"--width", "--height", "--vsync,--no-vsync", "--hud,--no-hud"}},
+        {"Headless run", {"--headless", "--frames", "--camera-path", "--settle", "--quiet"}},
+        {"Checks and output", {"--screenshot", "--stats", "--validation", "--identity-check"}},
+        {"Streaming", {"--backend", "--workers", "--no-pack-tails", "--preload-all"}},
+        {"Feedback", {"--feedback-divisor", "--feedback-on-render-thread"}},
+    };
+    std::size_t previous = 0;
+    for (std::size_t g = 0; g < groups.size(); ++g) {
+        const std::size_t heading = help.find("\n" + groups[g].first + ":\n");
+        ASSERT_NE(heading, std::string::npos) << groups[g].first << "\n" << help;
+        EXPECT_GT(heading, previous) << groups[g].first << " is out of order";
+        const std::size_t next = g + 1 < groups.size()
+                                     ? help.find("\n" + groups[g + 1].first + ":\n")
+                                     : std::string::npos;
+        for (const std::string& flag : groups[g].second) {
+            const std::size_t at = help_line(help, flag);
+            EXPECT_GT(at, heading) << flag << " is not under " << groups[g].first;
+            EXPECT_LT(at, next) << flag << " is not under " << groups[g].first;
+        }
+        previous = heading;
+    }
+    // Nothing is left in CLI11's catch-all group but the help and version flags.
+    const std::size_t options = help.find("\nOptions:\n");
+    ASSERT_NE(options, std::string::npos) << help;
+    EXPECT_LT(options, help.find("\nScene:\n"));
+    EXPECT_NE(help_line(help, "-h,--help"), std::string::npos);
+    EXPECT_LT(help_line(help, "--version"), help.find("\nScene:\n"));
+    const std::string catch_all = help.substr(options, help.find("\nScene:\n") - options);
+    std::size_t flags = 0;
+    for (std::size_t at = catch_all.find("\n  -"); at != std::string::npos;
+         at = catch_all.find("\n  -", at + 1)) {
+        ++flags;
+    }
+    EXPECT_EQ(flags, 2u) << catch_all;
+}
+
+TEST(ViewerOptionsTest, GroupedFlagsStillParse) {
+    const ParsedOptions parsed =
+        parse({"--headless", "--no-hud", "--no-vsync", "--forward-texturing",
+               "--feedback-on-render-thread", "--no-pack-tails", "--no-pack-levels"});
+    ASSERT_TRUE(parsed.options) << parsed.message;
+    const ViewerOptions& o = *parsed.options;
+    EXPECT_EQ(o.hud, std::optional<bool>(false));
+    EXPECT_FALSE(o.vsync);
+    EXPECT_FALSE(o.deferred_texturing);
+    EXPECT_FALSE(o.feedback_thread);
+    EXPECT_FALSE(o.pack_tails);
+    EXPECT_FALSE(o.pack_levels);
 }
 
 TEST(ViewerOptionsTest, TextureFormatIsForTheProceduralTexture) {
