@@ -499,10 +499,16 @@ struct Streamer::State {
         TraceRecorder* const trace = trace::active();
         const std::int64_t trace_fill_start = trace ? trace->now() : 0;
         if (trace) {
-            // One commit call for the batch: each page's commit is the batch's.
+            // One commit call for the batch (and one placement of its packed levels): each
+            // page's commit is the batch's.
+            const std::size_t count = mappings.size() + items.size();
+            for (const BatchItem& item : items) {
+                trace->complete("page", "commit", trace_commit_start, trace_fill_start,
+                                {.page = item.mapping.page, .count = count});
+            }
             for (const PageMapping& mapping : mappings) {
                 trace->complete("page", "commit", trace_commit_start, trace_fill_start,
-                                {.page = mapping.page, .count = mappings.size()});
+                                {.page = mapping.page, .count = count});
             }
         }
 
