@@ -22,11 +22,17 @@ COLOURS = {
     "commit": "#f28e2b",
     "read": "#59a14f",
     "decode": "#e15759",
-    "fill": "#b07aa1",
+    "fill": "#6a3d9a",
     "ready": "#76b7b2",
     "visible": "#edc948",
     "render": "#9c755f",
     "feedback": "#bab0ac",
+    "commit batch": "#ffbe7d",
+    "evict batch": "#d4a6c8",
+    "pool acquire": "#a0cbe8",
+    "pool release": "#86bcb6",
+    "map": "#8cd17d",
+    "decommit": "#ff9da7",
 }
 FALLBACK = ["#86bcb6", "#ff9da7", "#8cd17d", "#d4a6c8", "#fabfd2", "#a0cbe8", "#ffbe7d"]
 
@@ -126,8 +132,16 @@ def lanes_of(names, events):
         by_thread[event["tid"]].append(event)
     lanes = []
     for tid, thread_events in by_thread.items():
-        complete = sorted((e for e in thread_events if e["ph"] == "X"),
-                          key=lambda e: (e["ts"], -e.get("dur", 0.0)))
+        # The pages of a batch share one span (a commit of 64 pages): drawn once.
+        merged = {}
+        for event in (e for e in thread_events if e["ph"] == "X"):
+            key = (event["name"], event["ts"], event.get("dur", 0.0))
+            page = event.get("args", {}).get("page")
+            if key not in merged:
+                merged[key] = dict(event, pages=[])
+            if page is not None:
+                merged[key]["pages"].append(page)
+        complete = sorted(merged.values(), key=lambda e: (e["ts"], -e.get("dur", 0.0)))
         ends = []  # the end of the open event at each depth
         placed = []
         for event in complete:
@@ -175,16 +189,13 @@ def write_svg(names, events, path, width, start_ms, end_ms, title):
              '<text x="10" y="18" font-size="14" font-weight="bold">%s</text>' %
              html.escape(title)]
     legend_x = 10
-    for stage in PAGE_STAGES + ["render", "feedback"]:
+    drawn = {e["name"] for e in events}
+    extra = [name for name in COLOURS if name not in PAGE_STAGES and name in drawn]
+    for stage in PAGE_STAGES + extra:
         parts.append('<rect x="%d" y="28" width="10" height="10" fill="%s"/>' %
                      (legend_x, colour_of(stage)))
         parts.append('<text x="%d" y="37">%s</text>' % (legend_x + 13, stage))
         legend_x += 20 + 7 * len(stage)
-    for event in events:  # frame markers across every lane
-        if event.get("s") == "g" and event["name"] == "begin_frame":
-            x = x_of(event["ts"])
-            parts.append('<line x1="%.1f" y1="%d" x2="%.1f" y2="%d" stroke="#dddddd"/>' %
-                         (x, top, x, height - axis - 20))
     y = top
     for name, depth, placed, instants in lanes:
         lane_height = depth * row + 6
@@ -194,9 +205,11 @@ def write_svg(names, events, path, width, start_ms, end_ms, title):
         for level, event in placed:
             x = x_of(event["ts"])
             w = max(x_of(event["ts"] + event.get("dur", 0.0)) - x, 0.6)
+            pages = event["pages"]
             tip = "%s %.3f ms%s" % (event["name"], event.get("dur", 0.0) / 1000.0,
-                                    " page %s" % event["args"]["page"]
-                                    if "page" in event.get("args", {}) else "")
+                                    " page%s %s" % ("s" if len(pages) > 1 else "",
+                                                    " ".join(map(str, pages[:16])))
+                                    if pages else "")
             parts.append('<rect x="%.2f" y="%d" width="%.2f" height="%d" fill="%s">'
                          '<title>%s</title></rect>' %
                          (x, y + 3 + level * row, w, row - 2, colour_of(event["name"]),
@@ -208,6 +221,11 @@ def write_svg(names, events, path, width, start_ms, end_ms, title):
                          (x, y + 1, x, y + lane_height - 1, colour_of(event["name"]),
                           html.escape(event["name"])))
         y += lane_height + 4
+    for event in events:  # frame starts across every lane
+        if event.get("s") == "g" and event["name"] == "begin_frame":
+            x = x_of(event["ts"])
+            parts.append('<line x1="%.1f" y1="%d" x2="%.1f" y2="%d" stroke="#555555" '
+                         'stroke-opacity="0.35" stroke-dasharray="2,2"/>' % (x, top, x, y))
     # The time axis, in milliseconds from the first event drawn.
     ticks = 8
     for i in range(ticks + 1):
