@@ -43,7 +43,9 @@ struct Reading {
     StoredPageRead stored;
     std::size_t buffer = 0;
     ReadCompletion completion;
-    std::int64_t trace_submitted = 0;  // when its read was submitted, while tracing
+    // While tracing: the recorder when its read was submitted, and when (on its clock).
+    TraceRecorder* trace = nullptr;
+    std::int64_t trace_submitted = 0;
 };
 
 // The loads' tags are the streamer's pages: trace events carry them as the page.
@@ -116,8 +118,8 @@ struct PageLoader::State {
                       .keep_alive = buffers[buffer]});
         free_buffers.pop_back();
         TraceRecorder* trace = trace::active();
-        submitted.emplace(tag,
-                          Reading{std::move(load), *stored, buffer, {}, trace ? trace->now() : 0});
+        submitted.emplace(
+            tag, Reading{std::move(load), *stored, buffer, {}, trace, trace ? trace->now() : 0});
         stats.buffers_peak = std::max(stats.buffers_peak, buffers.size() - free_buffers.size());
     }
 
@@ -143,7 +145,7 @@ struct PageLoader::State {
                 auto found = submitted.find(completion.tag);
                 if (found == submitted.end()) continue;
                 // From submission to completion, on the thread that saw it complete.
-                if (trace && found->second.trace_submitted != 0) {
+                if (trace && found->second.trace == trace) {
                     trace->complete("page", "read", found->second.trace_submitted, trace_done,
                                     page_args(found->second.load));
                 }

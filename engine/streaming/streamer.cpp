@@ -105,11 +105,6 @@ struct Streamer::State {
     // Pages stored in files go through the loader once committed (settings.file_reads).
     std::unique_ptr<StoredPageRoute> stored;
 
-    static std::int64_t trace_now() {
-        TraceRecorder* trace = trace::active();
-        return trace ? trace->now() : 0;
-    }
-
     // ---- events ----
     using Ticket = StreamerEvents::Ticket;
     void emit(Ticket& ticket, StreamerEventKind kind, std::span<const StreamedPage> pages) {
@@ -482,7 +477,9 @@ struct Streamer::State {
     bool run_batch(std::vector<PendingKey> keys, DeviceFillContext* context,
                    std::deque<AsyncBatch>& async) {
         const auto commit_start = Clock::now();
-        const std::int64_t trace_commit_start = trace_now();
+        // One recorder for the whole batch (none if none is installed as it begins).
+        TraceRecorder* const trace = trace::active();
+        const std::int64_t trace_commit_start = trace ? trace->now() : 0;
         std::vector<BatchItem> items = place_levels(keys);
         std::vector<PageMapping> mappings;
         if (!keys.empty()) {
@@ -496,7 +493,6 @@ struct Streamer::State {
             return false;  // no packed level found a place
         }
         const auto fill_start = Clock::now();
-        TraceRecorder* const trace = trace::active();
         const std::int64_t trace_fill_start = trace ? trace->now() : 0;
         if (trace) {
             // One commit call for the batch (and one placement of its packed levels): each
