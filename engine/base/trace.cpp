@@ -183,7 +183,14 @@ TraceRecorder::TraceRecorder(TraceSettings settings) {
 
 TraceRecorder::~TraceRecorder() { uninstall(); }
 
-void TraceRecorder::install() noexcept { installed_.store(this, std::memory_order_release); }
+void TraceRecorder::install() noexcept {
+#if defined(VTPAGE_HAS_NVTX) && VTPAGE_HAS_NVTX
+    // NVTX sets itself up on its first call, unsynchronised: done here, before any thread that
+    // sees this recorder installed pushes a range.
+    if (impl_->settings.nvtx) nvtxInitialize(nullptr);
+#endif
+    installed_.store(this, std::memory_order_release);
+}
 
 void TraceRecorder::uninstall() noexcept {
     TraceRecorder* self = this;
