@@ -19,6 +19,8 @@
 #include <map>
 #include <optional>
 #include <thread>
+#include <utility>
+#include <vector>
 
 #include "disk/device_copy.hpp"
 #include "disk/limits.hpp"
@@ -29,6 +31,7 @@
 #include "support/report_table.hpp"
 #include "vtpage/app/command_line.hpp"
 #include "vtpage/app/progress_bar.hpp"
+#include "vtpage/base/trace.hpp"
 
 namespace {
 
@@ -52,6 +55,7 @@ struct Options : bench::BenchOptions {
     double seconds = 2;
     std::string read_backend = "automatic";
     std::vector<std::size_t> reader_counts{1, 4, 8, 16};
+    std::string trace;  // the Streamer's traced run writes its trace here
 };
 
 const std::map<std::string, vt::FileReadBackend> read_backends = {
@@ -203,21 +207,32 @@ nlohmann::json print_streamer(const PageSet& set, const Figures& f, const Option
                               "failed pages"});
     const double limit = binding_limit(f, f.warm_read);
     nlohmann::json json = nlohmann::json::array();
-    for (const bool pipeline : {true, false}) {
+    // With --trace, the pipeline once more with a recorder installed: tracing off and on.
+    std::vector<std::pair<bool, bool>> runs = {{true, false}, {false, false}};
+    if (!options.trace.empty()) runs.push_back({true, true});
+    for (const auto& [pipeline, traced] : runs) {
         StreamerRunSettings settings;
         settings.read_pipeline = pipeline;
         settings.read_backend = read_backends.at(options.read_backend);
         settings.decode_threads = options.workers;
         settings.seconds = options.quick ? 0.5 : std::max(4.0, 2 * options.seconds);
+        std::optional<TraceRecorder> recorder;
+        if (traced) recorder.emplace().install();
         const StreamerRunResult r = run_streamer(set, *backend, settings);
-        const std::string mode =
+        if (recorder) {
+            recorder->uninstall();
+            recorder->write_file(options.trace);
+        }
+        std::string mode =
             pipeline ? "read queue + " + std::to_string(options.workers) + " decode threads"
                      : "off (each worker reads its batch)";
+        if (traced) mode += ", traced";
         table.add_row({mode, rate_cell(r.pages_per_s()),
                        fixed(100 * r.pages_per_s() / limit, 0) + "%",
                        fixed(100 * r.pages_per_s() / f.warm.pages_per_s(), 0) + "%",
                        std::to_string(r.failed)});
         json.push_back({{"read_pipeline", pipeline},
+                        {"traced", traced},
                         {"pages", r.pages},
                         {"seconds", r.seconds},
                         {"pages_per_s", r.pages_per_s()},
@@ -281,6 +296,9 @@ void add_options(CLI::App& app, Options& options) {
                    "FileReadQueue's backend: automatic, io_uring or threads")
         ->check(CLI::IsMember({"automatic", "io_uring", "threads"}))
         ->capture_default_str();
+    app.add_option("--trace", options.trace,
+                   "Also stream with a trace recorder installed (a third Streamer row) and write "
+                   "its Chrome/Perfetto trace here");
 }
 
 // --quick: a 64 MiB set in a temporary folder, one reader count, a quarter second a measurement.

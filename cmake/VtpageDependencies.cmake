@@ -6,6 +6,7 @@
 #
 #   CUDA       the CUDA backend and kernels (a CUDA compiler; /usr/local/cuda is looked in)
 #   VULKAN     Vulkan interop, the viewer and the embedding example (Vulkan and glslc)
+#   NVTX       NVTX ranges in the trace points (the CUDA toolkit's header-only nvtx3; nothing linked)
 #   LIBURING   FileReadQueue's io_uring backend (liburing-dev); threads read otherwise
 #   LIBVIPS    vtpage-bake's image input (libvips-dev 8.12 or later); no vtpage-bake otherwise
 #   GLFW_IMGUI the viewer's window and HUD (libglfw3-dev, libimgui-dev); no viewer otherwise
@@ -109,6 +110,26 @@ vtpage_dependency_result(VULKAN ${vulkan_found} "Vulkan (libvulkan-dev) or glslc
 if(VTPAGE_HAS_VULKAN)
   include(VtpageShaders)  # GLSL -> SPIR-V for the library and the demos
 endif()
+
+# NVTX: nvtx3 is header-only (it finds a profiler's injection library at run time), so only
+# the header is looked for: in the CUDA toolkit found above, else in /usr/local/cuda*.
+vtpage_dependency_option(NVTX "NVTX ranges in the trace points (nvtx3, header-only)")
+set(VTPAGE_NVTX_INCLUDE_DIR "")
+if(NOT VTPAGE_WITH_NVTX STREQUAL "OFF")
+  file(GLOB cuda_includes /usr/local/cuda/include /usr/local/cuda-*/include)
+  find_path(VTPAGE_NVTX_INCLUDE nvtx3/nvToolsExt.h
+            HINTS ${CUDAToolkit_INCLUDE_DIRS} PATHS ${cuda_includes})
+  if(VTPAGE_NVTX_INCLUDE)
+    set(VTPAGE_NVTX_INCLUDE_DIR ${VTPAGE_NVTX_INCLUDE})
+  endif()
+endif()
+if(VTPAGE_NVTX_INCLUDE_DIR)
+  set(nvtx_found ON)
+else()
+  set(nvtx_found OFF)
+endif()
+vtpage_dependency_result(NVTX ${nvtx_found} "nvtx3/nvToolsExt.h (the CUDA toolkit) was not found"
+                         "the trace points make no NVTX ranges")
 
 find_package(PkgConfig REQUIRED)  # zstd (required) and liburing, libvips
 

@@ -5,29 +5,20 @@
 
 #include <cstdio>
 #include <exception>
+#include <optional>
+#include <string>
 
 #include "headless_loop.hpp"
 #include "streaming_session.hpp"
 #include "viewer_options.hpp"
+#include "vtpage/base/trace.hpp"
 #include "window_loop.hpp"
 
-int main(int argc, char** argv) {
-    using namespace vtpage::viewer;
-    const ParsedOptions parsed = parse_viewer_options(argc, argv);
-    if (!parsed.options) {
-        std::fprintf(parsed.exit_code == 0 ? stdout : stderr, "%s\n", parsed.message.c_str());
-        return parsed.exit_code;
-    }
-    const ViewerOptions& options = *parsed.options;
-    // A set of 4,096 distinct files needs a descriptor each: the soft limit (often 1024) is
-    // raised to the hard one, as docs/viewer.md says.
-    rlimit files{};
-    if (::getrlimit(RLIMIT_NOFILE, &files) == 0 && files.rlim_cur < files.rlim_max) {
-        files.rlim_cur = files.rlim_max;
-        ::setrlimit(RLIMIT_NOFILE, &files);
-    }
-    // Warnings and errors (every validation message among them) go to stderr.
-    const vtpage::Log log(vtpage::stderr_log(vtpage::LogLevel::warning));
+namespace {
+
+using namespace vtpage::viewer;
+
+int run(const ViewerOptions& options, const vtpage::Log& log) {
     try {
         return options.headless ? run_headless(options, log) : run_window(options, log);
     } catch (const UsageError& error) {
@@ -46,4 +37,48 @@ int main(int argc, char** argv) {
         std::fprintf(stderr, "vtpage-viewer: %s\n", error.what());
         return 1;
     }
+}
+
+// --trace: the run's threads are gone (the session was destroyed), so the trace is complete.
+int write_trace(vtpage::TraceRecorder& recorder, const std::string& path, int code) {
+    recorder.uninstall();
+    try {
+        recorder.write_file(path);
+    } catch (const vtpage::Error& error) {
+        std::fprintf(stderr, "vtpage-viewer: %s\n", error.what());
+        return code == 0 ? 1 : code;
+    }
+    const vtpage::TraceStatistics stats = recorder.statistics();
+    std::fprintf(stderr, "trace: %s (%zu events kept, %llu dropped)\n", path.c_str(),
+                 stats.retained,
+                 static_cast<unsigned long long>(stats.dropped + stats.dropped_threads));
+    return code;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+    const ParsedOptions parsed = parse_viewer_options(argc, argv);
+    if (!parsed.options) {
+        std::fprintf(parsed.exit_code == 0 ? stdout : stderr, "%s\n", parsed.message.c_str());
+        return parsed.exit_code;
+    }
+    const ViewerOptions& options = *parsed.options;
+    // A set of 4,096 distinct files needs a descriptor each: the soft limit (often 1024) is
+    // raised to the hard one, as docs/viewer.md says.
+    rlimit files{};
+    if (::getrlimit(RLIMIT_NOFILE, &files) == 0 && files.rlim_cur < files.rlim_max) {
+        files.rlim_cur = files.rlim_max;
+        ::setrlimit(RLIMIT_NOFILE, &files);
+    }
+    // Warnings and errors (every validation message among them) go to stderr.
+    const vtpage::Log log(vtpage::stderr_log(vtpage::LogLevel::warning));
+    std::optional<vtpage::TraceRecorder> recorder;
+    if (!options.trace.empty()) {
+        recorder.emplace(vtpage::TraceSettings{.events_per_thread = options.trace_events});
+        recorder->install();
+        vtpage::trace::name_thread("viewer render");
+    }
+    const int code = run(options, log);
+    return recorder ? write_trace(*recorder, options.trace, code) : code;
 }

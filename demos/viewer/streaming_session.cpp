@@ -4,6 +4,7 @@
 
 #include "texture_set_source.hpp"
 #include "vtpage/backend/backend_factory.hpp"
+#include "vtpage/base/trace.hpp"
 #include "vtpage/interop/vulkan_cuda_timeline.hpp"
 #include "vtpage/streaming/baked_texture.hpp"
 #include "vtpage/streaming/identity_source.hpp"
@@ -254,6 +255,10 @@ CompletedSummary StreamingSession::consume(const CompletedFrame& done) {
                              .frame = done.user_tag,
                              .time = vt::RequestLatencyTracker::Clock::now(),
                              .pages = done.upload.published_pages});
+    }
+    // The trace's first-visible event of each page (docs/trace.md).
+    if (trace::active()) {
+        for (PageIndex page : done.upload.published_pages) trace::page_visible(page, done.user_tag);
     }
     summary.made_visible = done.upload.published_pages.size();
     made_visible_.fetch_add(summary.made_visible, std::memory_order_relaxed);

@@ -213,6 +213,13 @@ ParsedOptions parse_viewer_options(int argc, const char* const* argv) {
         ->capture_default_str();
     app.add_option("--screenshot", o.screenshot, "Write the last frame as a PNG");
     app.add_option("--stats", o.stats, "Write the run's statistics as JSON");
+    app.add_option("--trace", o.trace,
+                   "Write a Chrome/Perfetto JSON trace of the run's threads (docs/trace.md) at "
+                   "exit");
+    app.add_option("--trace-events", o.trace_events,
+                   "--trace: the newest events kept per thread (older ones are dropped)")
+        ->check(app::count_in(16, std::size_t(1) << 24))
+        ->capture_default_str();
     app.add_flag("--validation", o.validation,
                  "Khronos validation layer (with synchronization validation) on: every "
                  "message is counted and printed, and any makes the exit status 1");

@@ -31,8 +31,12 @@ struct ViewerOptions {
     std::string camera_path;
     // Headless: camera-path time per frame, so that runs are repeatable at any frame rate.
     double time_step_ms = 1000.0 / 60.0;
-    std::string screenshot;        // PNG of the last frame
-    std::string stats;             // JSON summary
+    std::string screenshot;  // PNG of the last frame
+    std::string stats;       // JSON summary
+    // A Chrome/Perfetto trace (TraceRecorder) written at exit; its rings keep the newest
+    // trace_events events of each thread.
+    std::string trace;
+    std::size_t trace_events = std::size_t(1) << 16;
     bool validation = false;       // Khronos validation (and its synchronization checks)
     std::size_t workers = 2;       // streamer threads
     std::size_t batch_pages = 16;  // pages a worker commits and fills together

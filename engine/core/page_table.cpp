@@ -10,6 +10,7 @@
 
 #include "../base/ordered_delivery.hpp"
 #include "../base/ranked_mutex.hpp"
+#include "vtpage/base/trace.hpp"
 #include "vtpage/core/frame_fenced_reuse.hpp"
 
 namespace vtpage {
@@ -187,6 +188,7 @@ struct PageTable::State {
         std::vector<PageIndex> pages;
         for (const auto& victim : victims) pages.push_back(victim.page);
         try {
+            VTPAGE_TRACE_SCOPE("vmm", "decommit", .count = pages.size());
             region.decommit(pages);
             return victims;
         } catch (...) {
@@ -209,6 +211,7 @@ struct PageTable::State {
     std::vector<PooledPage> evict_victims(std::unique_lock<StateMutex>& lock,
                                           const std::vector<PageMapping>& victims,
                                           std::exception_ptr& failure, bool record_latency) {
+        VTPAGE_TRACE_SCOPE("vmm", "evict batch", .count = victims.size());
         const auto start = std::chrono::steady_clock::now();
         const std::vector<PageMapping> evicted = unmap_victims(victims, failure);
         std::vector<PooledPage> physical;
@@ -252,6 +255,7 @@ struct PageTable::State {
     void release_to_pool(const std::vector<PooledPage>& pages) {
         if (pages.empty()) return;
         try {
+            VTPAGE_TRACE_SCOPE("vmm", "pool release", .count = pages.size());
             pool.release(pages);
         } catch (const Error& error) {
             settings.log.error("page table: returning pages to the pool failed: ", error.what());
@@ -342,6 +346,7 @@ struct PageTable::State {
 std::vector<PageMapping> PageTable::State::run_batch(std::unique_lock<StateMutex>& lock,
                                                      Batch batch) {
     lock.unlock();
+    VTPAGE_TRACE_SCOPE("vmm", "commit batch", .count = batch.candidates.size());
     const auto start = std::chrono::steady_clock::now();
     std::exception_ptr failure;
     std::vector<PageMapping> evicted = unmap_victims(batch.victims, failure);
@@ -366,6 +371,7 @@ std::vector<PageMapping> PageTable::State::run_batch(std::unique_lock<StateMutex
         for (int attempt = 0;; ++attempt) {
             std::exception_ptr out_of_memory;
             try {
+                VTPAGE_TRACE_SCOPE("vmm", "pool acquire", .count = wanted - pages.size());
                 auto fresh = pool.acquire(wanted - pages.size());
                 pages.insert(pages.end(), fresh.begin(), fresh.end());
                 break;
@@ -424,6 +430,7 @@ std::vector<PageMapping> PageTable::State::run_batch(std::unique_lock<StateMutex
             placements.push_back({batch.candidates[i], pages[i].handle});
         }
         try {
+            VTPAGE_TRACE_SCOPE("vmm", "map", .count = placements.size());
             if (settings.map_into_region) region.commit(placements);
         } catch (...) {
             failure = std::current_exception();
@@ -599,7 +606,9 @@ FrameId PageTable::begin_frame() {
     // A batch planned with no frame in flight reuses its victims' pages at once: a frame begun
     // before it reports the evictions could upload the old mappings.
     state_->reuse_reported.wait(lock, [&] { return state_->reusing_at_once == 0; });
-    return ++state_->current_frame;
+    const FrameId frame = ++state_->current_frame;
+    if (TraceRecorder* trace = trace::active()) trace->frame_marker("begin_frame", frame);
+    return frame;
 }
 
 void PageTable::complete_frame(FrameId frame) {
@@ -611,6 +620,7 @@ void PageTable::complete_frame(FrameId frame) {
                     detail::concat("frame=", frame));
     }
     state_->completed_frame = std::max(state_->completed_frame, frame);
+    if (TraceRecorder* trace = trace::active()) trace->frame_marker("complete_frame", frame);
 }
 
 RequestResult PageTable::request(std::span<const PageIndex> pages) {

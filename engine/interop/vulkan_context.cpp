@@ -4,6 +4,7 @@
 #include <atomic>
 #include <cstring>
 #include <mutex>
+#include <type_traits>
 
 #include "vtpage/backend/backend.hpp"
 #include "vtpage/interop/vulkan_error.hpp"
@@ -170,6 +171,7 @@ struct VulkanContext::State {
     VkPhysicalDeviceMemoryProperties memory{};
     VkDeviceSize host_pointer_alignment = 0;
     bool validation = false;
+    bool debug_utils = false;  // VK_EXT_debug_utils enabled on our instance
     VulkanExtensionFunctions functions;
     std::atomic<std::uint64_t> verbose{0}, info{0}, warnings{0}, errors{0};
     std::mutex queue_mutex;
@@ -273,7 +275,21 @@ void VulkanContext::State::create_instance() {
 
     std::vector<const char*> extensions;
     for (const std::string& name : settings.instance_extensions) extensions.push_back(name.c_str());
-    if (validation) extensions.push_back(VK_EXT_DEBUG_UTILS_EXTENSION_NAME);
+    debug_utils = validation;
+    if (!validation && settings.debug_labels) {
+        std::uint32_t count = 0;
+        vk_check(vkEnumerateInstanceExtensionProperties(nullptr, &count, nullptr), "VulkanContext",
+                 "vkEnumerateInstanceExtensionProperties");
+        std::vector<VkExtensionProperties> offered(count);
+        vk_check(vkEnumerateInstanceExtensionProperties(nullptr, &count, offered.data()),
+                 "VulkanContext", "vkEnumerateInstanceExtensionProperties");
+        offered.resize(count);
+        debug_utils = has_extension(offered, VK_EXT_DEBUG_UTILS_EXTENSION_NAME);
+    }
+    const bool asked = std::any_of(extensions.begin(), extensions.end(), [](const char* name) {
+        return std::strcmp(name, VK_EXT_DEBUG_UTILS_EXTENSION_NAME) == 0;
+    });
+    if (debug_utils && !asked) extensions.push_back(VK_EXT_DEBUG_UTILS_EXTENSION_NAME);
     bool validation_features = false;
     if (validation && settings.synchronization_validation) {
         std::uint32_t count = 0;
@@ -447,9 +463,25 @@ void VulkanContext::State::load_functions() {
         load(functions.get_semaphore_fd, "vkGetSemaphoreFdKHR");
         load(functions.import_semaphore_fd, "vkImportSemaphoreFdKHR");
     }
-    if (validation) {
-        functions.set_object_name = reinterpret_cast<PFN_vkSetDebugUtilsObjectNameEXT>(
-            vkGetInstanceProcAddr(instance, "vkSetDebugUtilsObjectNameEXT"));
+    if (debug_utils) {
+        auto instance_function = [&](auto& function, const char* name) {
+            function = reinterpret_cast<std::remove_reference_t<decltype(function)>>(
+                vkGetInstanceProcAddr(instance, name));
+        };
+        instance_function(functions.set_object_name, "vkSetDebugUtilsObjectNameEXT");
+        instance_function(functions.begin_command_label, "vkCmdBeginDebugUtilsLabelEXT");
+        instance_function(functions.end_command_label, "vkCmdEndDebugUtilsLabelEXT");
+        instance_function(functions.begin_queue_label, "vkQueueBeginDebugUtilsLabelEXT");
+        instance_function(functions.end_queue_label, "vkQueueEndDebugUtilsLabelEXT");
+        // Labels come in pairs: without both ends, none.
+        if (!functions.begin_command_label || !functions.end_command_label) {
+            functions.begin_command_label = nullptr;
+            functions.end_command_label = nullptr;
+        }
+        if (!functions.begin_queue_label || !functions.end_queue_label) {
+            functions.begin_queue_label = nullptr;
+            functions.end_queue_label = nullptr;
+        }
     }
 }
 
@@ -601,10 +633,18 @@ std::uint32_t VulkanContext::memory_type(std::uint32_t type_bits, VkMemoryProper
                 detail::concat("type_bits=0x", std::hex, type_bits, " required=0x", required));
 }
 
-void VulkanContext::submit(const VkSubmitInfo2& submit, VkFence fence) {
+void VulkanContext::submit(const VkSubmitInfo2& submit, VkFence fence, const char* queue_label) {
     std::lock_guard lock(*state_->queue_lock);
-    vk_check(vkQueueSubmit2(state_->queue, 1, &submit, fence), "VulkanContext::submit",
-             "vkQueueSubmit2");
+    const VulkanExtensionFunctions& f = state_->functions;
+    const bool labelled = queue_label && f.begin_queue_label;
+    if (labelled) {
+        VkDebugUtilsLabelEXT label{VK_STRUCTURE_TYPE_DEBUG_UTILS_LABEL_EXT};
+        label.pLabelName = queue_label;
+        f.begin_queue_label(state_->queue, &label);
+    }
+    const VkResult result = vkQueueSubmit2(state_->queue, 1, &submit, fence);
+    if (labelled) f.end_queue_label(state_->queue);
+    vk_check(result, "VulkanContext::submit", "vkQueueSubmit2");
 }
 
 VkResult VulkanContext::present(const VkPresentInfoKHR& present) {
@@ -699,9 +739,24 @@ void VulkanContext::run_commands(const std::function<void(VkCommandBuffer)>& rec
     VkSubmitInfo2 submit_info{VK_STRUCTURE_TYPE_SUBMIT_INFO_2};
     submit_info.commandBufferInfoCount = 1;
     submit_info.pCommandBufferInfos = &buffer_info;
-    submit(submit_info, fence.get());
+    submit(submit_info, fence.get(), "vtpage run_commands");
     vk_check(vkWaitForFences(device, 1, &raw_fence, VK_TRUE, UINT64_MAX),
              "VulkanContext::run_commands", "vkWaitForFences");
+}
+
+void VulkanContext::begin_label(VkCommandBuffer commands, const char* name) const {
+    if (!state_->functions.begin_command_label) return;
+    VkDebugUtilsLabelEXT label{VK_STRUCTURE_TYPE_DEBUG_UTILS_LABEL_EXT};
+    label.pLabelName = name;
+    state_->functions.begin_command_label(commands, &label);
+}
+
+void VulkanContext::end_label(VkCommandBuffer commands) const {
+    if (state_->functions.end_command_label) state_->functions.end_command_label(commands);
+}
+
+bool VulkanContext::debug_labels_enabled() const noexcept {
+    return state_->functions.begin_command_label != nullptr;
 }
 
 void VulkanContext::set_name(VkObjectType type, std::uint64_t handle, const char* name) const {

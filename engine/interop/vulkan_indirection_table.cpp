@@ -7,8 +7,10 @@
 #include <unordered_set>
 #include <vector>
 
+#include "vtpage/base/trace.hpp"
 #include "vtpage/interop/vulkan_barrier.hpp"
 #include "vtpage/interop/vulkan_buffer.hpp"
+#include "vtpage/interop/vulkan_command_label.hpp"
 #include "vtpage/interop/vulkan_context.hpp"
 #include "vtpage/interop/vulkan_error.hpp"
 #include "vtpage/interop/vulkan_page_importer.hpp"
@@ -478,6 +480,8 @@ IndirectionUpload VulkanIndirectionTable::record_upload(VkCommandBuffer commands
                     detail::concat("there are ", s.settings.frames_in_flight, " frame slots"),
                     detail::concat("frame_slot=", frame_slot));
     }
+    VTPAGE_TRACE_SCOPE("vulkan", "indirection upload");
+    const VulkanCommandLabel label(s.context, commands, "vtpage indirection upload");
     std::vector<PageIndex> pages;
     std::vector<std::uint64_t> values;
     IndirectionUpload upload;

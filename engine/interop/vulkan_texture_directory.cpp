@@ -6,12 +6,15 @@
 
 #include "vtpage/interop/vulkan_barrier.hpp"
 #include "vtpage/interop/vulkan_buffer.hpp"
+#include "vtpage/interop/vulkan_command_label.hpp"
 #include "vtpage/interop/vulkan_context.hpp"
 #include "vtpage/interop/vulkan_error.hpp"
 
 namespace vtpage {
 
 struct VulkanTextureDirectory::State {
+    explicit State(const VulkanContext& c) : context(c) {}
+    const VulkanContext& context;  // for its command labels
     VulkanTextureDirectorySettings settings;
     VulkanBuffer buffer;
     mutable std::mutex mutex;
@@ -22,7 +25,7 @@ struct VulkanTextureDirectory::State {
 
 VulkanTextureDirectory::VulkanTextureDirectory(VulkanContext& context,
                                                VulkanTextureDirectorySettings settings)
-    : state_(std::make_unique<State>()) {
+    : state_(std::make_unique<State>(context)) {
     State& s = *state_;
     s.settings = settings;
     if (settings.max_textures == 0) {
@@ -105,6 +108,7 @@ void VulkanTextureDirectory::record_upload(VkCommandBuffer commands) {
         changed.assign(s.textures.begin() + s.dirty_begin, s.textures.begin() + s.dirty_end);
         s.dirty_begin = s.dirty_end = 0;
     }
+    const VulkanCommandLabel label(s.context, commands, "vtpage texture directory upload");
     constexpr VkPipelineStageFlags2 shader_stages = VK_PIPELINE_STAGE_2_VERTEX_SHADER_BIT |
                                                     VK_PIPELINE_STAGE_2_FRAGMENT_SHADER_BIT |
                                                     VK_PIPELINE_STAGE_2_COMPUTE_SHADER_BIT;

@@ -3,6 +3,7 @@
 #include <utility>
 
 #include "vtpage/base/error.hpp"
+#include "vtpage/base/trace.hpp"
 
 namespace vtpage::vt {
 
@@ -102,6 +103,7 @@ std::exception_ptr FeedbackWorker::take_error() {
 }
 
 void FeedbackWorker::run() {
+    trace::name_thread("vtpage feedback");
     std::unique_lock lock(mutex_);
     for (;;) {
         wake_.wait(lock, [this] { return stopping_ || pending_.waiting; });
@@ -109,7 +111,10 @@ void FeedbackWorker::run() {
         Handoff work = std::exchange(pending_, Handoff{});
         busy_ = true;
         lock.unlock();
-        const FeedbackFrameResult result = handle(work);
+        const FeedbackFrameResult result = [&] {
+            VTPAGE_TRACE_SCOPE("streamer", "feedback", .frame = work.frame);
+            return handle(work);
+        }();
         handoff_.record(Clock::now() - work.posted);
         lock.lock();
         free_buffers_.push_back(std::move(work.entries));

@@ -8,6 +8,7 @@
 #include "file_read_engine.hpp"
 #include "vtpage/base/error.hpp"
 #include "vtpage/base/system_error.hpp"
+#include "vtpage/base/trace.hpp"
 
 namespace vtpage::vt {
 
@@ -50,8 +51,12 @@ public:
 
 private:
     void run() {
+        trace::name_thread("vtpage file read");
         while (std::optional<IssuedRead> read = scheduler_->next(true)) {
-            perform(*read);
+            {
+                VTPAGE_TRACE_SCOPE("io", "pread");
+                perform(*read);
+            }
             scheduler_->finish(std::move(*read));
         }
     }

@@ -20,6 +20,7 @@
 #include "file_read_engine.hpp"
 #include "vtpage/base/error.hpp"
 #include "vtpage/base/system_error.hpp"
+#include "vtpage/base/trace.hpp"
 #include "vtpage/base/unique_fd.hpp"
 
 namespace vtpage::vt {
@@ -94,6 +95,7 @@ private:
     };
 
     void run() {
+        trace::name_thread("vtpage io_uring");
         arm_wake();
         while (broken_ == 0) {
             fill();

@@ -12,6 +12,7 @@
 #include <unordered_map>
 
 #include "vtpage/base/error.hpp"
+#include "vtpage/base/trace.hpp"
 #include "vtpage/streaming/device_fill_context.hpp"
 
 namespace vtpage::vt {
@@ -42,7 +43,13 @@ struct Reading {
     StoredPageRead stored;
     std::size_t buffer = 0;
     ReadCompletion completion;
+    // While tracing: the recorder when its read was submitted, and when (on its clock).
+    TraceRecorder* trace = nullptr;
+    std::int64_t trace_submitted = 0;
 };
+
+// The loads' tags are the streamer's pages: trace events carry them as the page.
+TraceArgs page_args(const PageLoad& load) { return {.page = load.tag}; }
 
 // Copies of one decode thread that were enqueued with on_copies_enqueued and not yet released.
 struct PendingCopy {
@@ -111,7 +118,9 @@ struct PageLoader::State {
                       .tag = tag,
                       .keep_alive = buffers[buffer]});
         free_buffers.pop_back();
-        submitted.emplace(tag, Reading{std::move(load), *stored, buffer, {}});
+        TraceRecorder* trace = trace::active();
+        submitted.emplace(
+            tag, Reading{std::move(load), *stored, buffer, {}, trace, trace ? trace->now() : 0});
         submitted_cv.notify_one();
         stats.buffers_peak = std::max(stats.buffers_peak, buffers.size() - free_buffers.size());
     }
@@ -128,6 +137,7 @@ struct PageLoader::State {
 
     // ---- the reaper: completed reads to the decode threads ----
     void reaper_main() {
+        trace::name_thread("vtpage read completions");
         while (true) {
             {
                 // With no read submitted the queue's wait returns at once (no completion can
@@ -137,10 +147,17 @@ struct PageLoader::State {
                 if (stopping && submitted.empty()) return;
             }
             std::vector<ReadCompletion> done = reads.wait(1, std::chrono::milliseconds(20));
+            TraceRecorder* trace = done.empty() ? nullptr : trace::active();
+            const std::int64_t trace_done = trace ? trace->now() : 0;
             std::lock_guard lock(mutex);
             for (ReadCompletion& completion : done) {
                 auto found = submitted.find(completion.tag);
                 if (found == submitted.end()) continue;
+                // From submission to completion, on the thread that saw it complete.
+                if (trace && found->second.trace == trace) {
+                    trace->complete("page", "read", found->second.trace_submitted, trace_done,
+                                    page_args(found->second.load));
+                }
                 found->second.completion = std::move(completion);
                 decodable.push_back(std::move(found->second));
                 submitted.erase(found);
@@ -177,15 +194,26 @@ struct PageLoader::State {
         }
         const std::span stored(buffers_at(reading.buffer), reading.stored.bytes);
         const std::optional<PageRows>& rows = reading.load.rows;
+        const TraceArgs args = page_args(reading.load);
         if (!context) {
             if (!rows) {
-                reading.load.source->decode_stored(
-                    reading.load.layout_page, stored,
-                    std::span(reinterpret_cast<std::byte*>(reading.load.destination), page_bytes));
+                {
+                    VTPAGE_TRACE_SCOPE("page", "decode", args);
+                    reading.load.source->decode_stored(
+                        reading.load.layout_page, stored,
+                        std::span(reinterpret_cast<std::byte*>(reading.load.destination),
+                                  page_bytes));
+                }
+                // Decoded in place: the page is filled as its decode ends.
+                VTPAGE_TRACE_SCOPE("page", "fill", args);
                 return;
             }
             std::vector<std::byte> whole(page_bytes);
-            reading.load.source->decode_stored(reading.load.layout_page, stored, whole);
+            {
+                VTPAGE_TRACE_SCOPE("page", "decode", args);
+                reading.load.source->decode_stored(reading.load.layout_page, stored, whole);
+            }
+            VTPAGE_TRACE_SCOPE("page", "fill", args);
             auto* destination = reinterpret_cast<std::byte*>(reading.load.destination);
             rows->for_each([&](std::uint64_t offset, std::uint64_t bytes) {
                 std::memcpy(destination + offset, whole.data() + offset, bytes);
@@ -194,8 +222,13 @@ struct PageLoader::State {
         }
         context->begin_batch();
         std::byte* staging = context->staging(page_bytes);
-        reading.load.source->decode_stored(reading.load.layout_page, stored,
-                                           std::span(staging, page_bytes));
+        {
+            VTPAGE_TRACE_SCOPE("page", "decode", args);
+            reading.load.source->decode_stored(reading.load.layout_page, stored,
+                                               std::span(staging, page_bytes));
+        }
+        // The copy into the page, and the wait for it where it is not fenced.
+        VTPAGE_TRACE_SCOPE("page", "fill", args);
         if (!rows) {
             context->copy_to_device(reading.load.destination, staging, page_bytes);
         } else {
@@ -265,7 +298,8 @@ struct PageLoader::State {
         return ++decoders_without_stream == settings.decode_threads;
     }
 
-    void decoder_main() {
+    void decoder_main(std::size_t index) {
+        trace::name_thread("vtpage decode " + std::to_string(index));
         std::unique_ptr<DeviceFillContext> context;
         std::deque<PendingCopy> copies;
         std::string no_stream;  // why no decode thread has a stream: this one fails the pages
@@ -333,7 +367,7 @@ PageLoader::PageLoader(PageLoaderSettings settings) {
     try {
         s.reaper = std::thread([&s] { s.reaper_main(); });
         for (std::size_t i = 0; i < s.settings.decode_threads; ++i) {
-            s.decoders.emplace_back([&s] { s.decoder_main(); });
+            s.decoders.emplace_back([&s, i] { s.decoder_main(i); });
         }
     } catch (...) {
         {

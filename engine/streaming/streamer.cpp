@@ -7,6 +7,7 @@
 #include <map>
 #include <mutex>
 #include <set>
+#include <string>
 #include <thread>
 #include <unordered_map>
 #include <unordered_set>
@@ -23,6 +24,7 @@
 #include "streamer/stored_page_route.hpp"
 #include "streamer/streamer_events.hpp"
 #include "streamer/tail_placement.hpp"
+#include "vtpage/base/trace.hpp"
 #include "vtpage/streaming/device_fill_context.hpp"
 
 namespace vtpage::vt {
@@ -500,6 +502,9 @@ struct Streamer::State {
     bool run_batch(std::vector<PendingKey> keys, DeviceFillContext* context,
                    std::deque<AsyncBatch>& async) {
         const auto commit_start = Clock::now();
+        // One recorder for the whole batch (none if none is installed as it begins).
+        TraceRecorder* const trace = trace::active();
+        const std::int64_t trace_commit_start = trace ? trace->now() : 0;
         std::vector<BatchItem> items = place_levels(keys);
         std::vector<PageMapping> mappings;
         if (!keys.empty()) {
@@ -513,6 +518,20 @@ struct Streamer::State {
             return false;  // no packed level found a place
         }
         const auto fill_start = Clock::now();
+        const std::int64_t trace_fill_start = trace ? trace->now() : 0;
+        if (trace) {
+            // One commit call for the batch (and one placement of its packed levels): each
+            // page's commit is the batch's.
+            const std::size_t count = mappings.size() + items.size();
+            for (const BatchItem& item : items) {
+                trace->complete("page", "commit", trace_commit_start, trace_fill_start,
+                                {.page = item.mapping.page, .count = count});
+            }
+            for (const PageMapping& mapping : mappings) {
+                trace->complete("page", "commit", trace_commit_start, trace_fill_start,
+                                {.page = mapping.page, .count = count});
+            }
+        }
 
         std::unordered_map<PageIndex, PendingKey> key_of;
         for (const PendingKey& key : keys) key_of[key.page] = key;
@@ -531,6 +550,14 @@ struct Streamer::State {
         std::uint64_t async_ticket = 0;
         const std::uint64_t fence = items.empty() ? 0 : fill(items, context, async_ticket);
         const auto done = Clock::now();
+        if (trace) {
+            // Filled by this worker (the stored pages went to the loader): the batch's fill.
+            const std::int64_t trace_done = trace->now();
+            for (const BatchItem& item : items) {
+                trace->complete("page", "fill", trace_fill_start, trace_done,
+                                {.page = item.mapping.page, .count = items.size()});
+            }
+        }
 
         {
             std::lock_guard lock(mutex);
@@ -632,7 +659,8 @@ struct Streamer::State {
         }
     }
 
-    void worker_main() {
+    void worker_main(std::size_t index) {
+        trace::name_thread("vtpage worker " + std::to_string(index));
         std::unique_ptr<DeviceFillContext> context;
         if (gpu) {
             try {
@@ -792,7 +820,7 @@ Streamer::Streamer(Backend& backend, StreamerSettings settings)
     s.textures = std::make_unique<TextureSet>(s.host_base);
     try {
         for (std::size_t i = 0; i < s.settings.worker_threads; ++i) {
-            s.workers.emplace_back([this] { state_->worker_main(); });
+            s.workers.emplace_back([this, i] { state_->worker_main(i); });
         }
     } catch (...) {
         {
@@ -904,6 +932,10 @@ StreamRequestResult Streamer::request(std::span<const PageRequest> requests) {
     std::vector<PendingKey> touched_keys;
     std::vector<std::uint64_t> touched_generations;  // of the ready entries looked at
     const FrameId frame = s.table->current_frame();
+    TraceRecorder* const trace = trace::active();
+    const std::int64_t trace_start = trace ? trace->now() : 0;
+    std::int64_t trace_queued = 0;
+    std::vector<PageIndex> traced;  // newly queued, while tracing
     {
         std::lock_guard lock(s.mutex);
         for (PendingKey key : keys) {
@@ -938,6 +970,7 @@ StreamRequestResult Streamer::request(std::span<const PageRequest> requests) {
                     break;
                 case PendingQueue::Added::queued:
                     ++result.queued;
+                    if (trace) traced.push_back(key.page);
                     if (replaced) {
                         ++result.dropped;
                         ++s.stats.dropped_requests;
@@ -945,6 +978,12 @@ StreamRequestResult Streamer::request(std::span<const PageRequest> requests) {
                     break;
             }
         }
+        // Before a worker can take them: a page's request precedes its commit.
+        if (trace) trace_queued = trace->now();
+    }
+    for (PageIndex page : traced) {
+        trace->complete("page", "request", trace_start, trace_queued,
+                        {.page = page, .frame = frame});
     }
     if (result.queued > 0) s.work_cv.notify_all();
     if (!touched.empty()) {

@@ -5,9 +5,13 @@
 
 #include <thread>
 
+#include <algorithm>
 #include <atomic>
+#include <string>
+#include <vector>
 
 #include "../support/backend_fixture.hpp"
+#include "vtpage/interop/vulkan_command_label.hpp"
 #include "vtpage/interop/vulkan_error.hpp"
 #include "vtpage/interop/vulkan_timeline.hpp"
 #include "vulkan_test_support.hpp"
@@ -175,6 +179,41 @@ TEST_P(VulkanContextTest, CountsValidationMessagesAndRoutesThemToTheLog) {
     std::lock_guard lock(logged_mutex);
     ASSERT_FALSE(logged.empty());
     EXPECT_NE(logged.front().find("vulkan: "), std::string::npos);
+}
+
+// Debug utils wherever the instance offers them: names, command labels and queue labels work and
+// the validation layer says nothing; with debug_labels off (and no validation) they are no-ops.
+TEST_P(VulkanContextTest, DebugLabelsAndNamesAreOnWhereOfferedAndQuiet) {
+    VTPAGE_BACKEND_OR_SKIP(backend, GetParam());
+    VTPAGE_VULKAN_OR_SKIP(context, *backend);
+    std::uint32_t count = 0;
+    ASSERT_EQ(vkEnumerateInstanceExtensionProperties(nullptr, &count, nullptr), VK_SUCCESS);
+    std::vector<VkExtensionProperties> offered(count);
+    ASSERT_EQ(vkEnumerateInstanceExtensionProperties(nullptr, &count, offered.data()), VK_SUCCESS);
+    const bool debug_utils = std::any_of(offered.begin(), offered.end(), [](const auto& e) {
+        return std::string(e.extensionName) == VK_EXT_DEBUG_UTILS_EXTENSION_NAME;
+    });
+    EXPECT_EQ(context->debug_labels_enabled(), debug_utils || context->validation_enabled());
+    if (context->debug_labels_enabled()) {
+        EXPECT_NE(context->functions().set_object_name, nullptr);
+    }
+    const VulkanTimeline named(*context, 0, false, "a named timeline");
+    context->run_commands([&](VkCommandBuffer commands) {
+        const VulkanCommandLabel outer(*context, commands, "outer");
+        const VulkanCommandLabel inner(*context, commands, "inner");
+    });
+    test::expect_no_validation_messages(*context);
+
+    VulkanContextSettings quiet;
+    quiet.debug_labels = false;
+    quiet.log = Log(silent_log());
+    VulkanContext plain(VulkanContextSettings::for_backend(*backend, std::move(quiet)));
+    EXPECT_FALSE(plain.debug_labels_enabled());
+    EXPECT_EQ(plain.functions().set_object_name, nullptr);
+    plain.run_commands([&](VkCommandBuffer commands) {
+        const VulkanCommandLabel label(plain, commands, "nothing");
+    });
+    plain.set_name(VK_OBJECT_TYPE_SEMAPHORE, 1, "nothing");  // a no-op, never called through
 }
 
 INSTANTIATE_TEST_SUITE_P(Backends, VulkanContextTest, testing::ValuesIn(test::all_backend_names()),

@@ -17,6 +17,8 @@
 #include <filesystem>
 #include <fstream>
 #include <iterator>
+#include <map>
+#include <set>
 #include <thread>
 
 #include "../interop/vulkan_test_support.hpp"
@@ -380,6 +382,72 @@ TEST(ViewerForwardTest, ForwardTexturingSaysItDoesNotMeasureQuality) {
     EXPECT_NE(run.output.find("| pixels at their wanted level | not measured"), std::string::npos)
         << run.output;
     EXPECT_EQ(read_json(stats_path)["quality"], nlohmann::json({{"measured", false}}));
+}
+
+// --trace: a valid Chrome JSON trace of the run's threads, in which every page asked for and drawn
+// went through request, commit, fill and ready before its first visible frame; a small ring per
+// thread (--trace-events) keeps the file bounded and says how much it dropped.
+TEST(ViewerTraceTest, WritesATraceWhereEveryVisiblePageWasStreamedFirst) {
+    VTPAGE_VIEWER_BACKEND_OR_SKIP("host");
+    const std::string trace_path = scratch("trace.json");
+    std::vector<std::string> arguments = small_run;
+    arguments.insert(arguments.end(),
+                     {"--backend", "host", "--camera-path", "dive", "--time-step-ms", "250",
+                      "--frames", "24", "--settle", "--trace", trace_path});
+    for (const std::string& flag : validation_flags()) arguments.push_back(flag);
+    const test::ProgramResult run = run_viewer(arguments);
+    ASSERT_EQ(run.exit_code, 0) << run.output;
+    EXPECT_NE(run.output.find("trace: " + trace_path), std::string::npos) << run.output;
+
+    const nlohmann::json trace = read_json(trace_path);
+    ASSERT_TRUE(trace.contains("traceEvents")) << trace_path;
+    std::set<std::string> threads;
+    std::map<std::uint64_t, std::map<std::string, double>> first;  // page -> stage -> ts
+    for (const nlohmann::json& event : trace["traceEvents"]) {
+        for (const char* key : {"ph", "ts", "pid", "tid"}) ASSERT_TRUE(event.contains(key));
+        if (event["ph"] == "M") {
+            if (event["name"] == "thread_name") threads.insert(event["args"]["name"]);
+            continue;
+        }
+        if (event["ph"] == "X") {
+            ASSERT_GE(event["dur"].get<double>(), 0.0);
+        }
+        if (event["cat"] != "page") continue;
+        auto& stages = first[event["args"]["page"].get<std::uint64_t>()];
+        const std::string name = event["name"];
+        const double ts = event["ts"];
+        if (!stages.count(name) || ts < stages[name]) stages[name] = ts;
+    }
+    EXPECT_TRUE(threads.count("viewer render"));
+    EXPECT_TRUE(threads.count("vtpage worker 0") || threads.count("vtpage worker 1"));
+    std::size_t visible = 0;
+    for (const auto& [page, stages] : first) {
+        if (!stages.count("visible")) continue;
+        SCOPED_TRACE("page " + std::to_string(page));
+        if (!stages.count("request")) {  // a mip tail, put in place as its texture was added
+            ASSERT_TRUE(stages.count("ready"));
+            EXPECT_LE(stages.at("ready"), stages.at("visible") + 0.002);
+            continue;
+        }
+        ++visible;
+        const std::vector<std::string> order = {"request", "commit", "fill", "ready", "visible"};
+        for (const std::string& stage : order) ASSERT_TRUE(stages.count(stage)) << stage;
+        for (std::size_t i = 1; i < order.size(); ++i) {
+            EXPECT_LE(stages.at(order[i - 1]), stages.at(order[i]) + 0.002) << order[i];
+        }
+    }
+    EXPECT_GT(visible, 0u) << "no page that was asked for was drawn";
+
+    // A ring of 16 events a thread: the render thread's 24 frames overflow it.
+    arguments.insert(arguments.end(), {"--trace-events", "16"});
+    ASSERT_EQ(run_viewer(arguments).exit_code, 0);
+    const nlohmann::json bounded = read_json(trace_path);
+    EXPECT_GT(bounded["otherData"]["dropped"].get<std::uint64_t>(), 0u);
+    std::map<std::uint64_t, std::size_t> per_thread;
+    for (const nlohmann::json& event : bounded["traceEvents"]) {
+        if (event["ph"] != "M") ++per_thread[event["tid"].get<std::uint64_t>()];
+    }
+    for (const auto& [tid, count] : per_thread) EXPECT_LE(count, 16u) << tid;
 }
 
 bool is_sky(const Image& image, int x, int y) {

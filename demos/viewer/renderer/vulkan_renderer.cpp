@@ -3,14 +3,17 @@
 #include <algorithm>
 #include <cmath>
 #include <cstring>
+#include <optional>
 
 #include "renderer/vulkan_frame_slot.hpp"
 #include "renderer/vulkan_ground_plane_pipeline.hpp"
 #include "renderer/vulkan_identity_check_pipeline.hpp"
 #include "renderer/vulkan_shade_pipeline.hpp"
 #include "renderer/vulkan_swapchain.hpp"
+#include "vtpage/base/trace.hpp"
 #include "vtpage/interop/vulkan_barrier.hpp"
 #include "vtpage/interop/vulkan_buffer.hpp"
+#include "vtpage/interop/vulkan_command_label.hpp"
 #include "vtpage/interop/vulkan_context.hpp"
 #include "vtpage/interop/vulkan_error.hpp"
 #include "vtpage/interop/vulkan_image.hpp"
@@ -273,6 +276,11 @@ struct VulkanRenderer::State {
                                      const GroundPlanePushConstants& push,
                                      const std::vector<PlaneDraw>& planes, Readback& readback);
     void record_identity_check(VkCommandBuffer commands, Readback& readback);
+    void record_feedback_and_copies(VkCommandBuffer commands, const FrameDesc& frame,
+                                    GroundPlanePushConstants& push,
+                                    const std::vector<PlaneDraw>& planes, Readback& readback,
+                                    VulkanSwapchain* swapchain,
+                                    std::optional<std::uint32_t> image_index);
     void record_frame(VkCommandBuffer commands, FrameSlot& slot, const FrameDesc& frame,
                       Readback& readback, VulkanSwapchain* swapchain,
                       std::optional<std::uint32_t> image_index);
@@ -430,16 +438,31 @@ void VulkanRenderer::State::record_frame(VkCommandBuffer commands, FrameSlot& sl
     // Deferred: the positions keep the unbiased level, the shading pass adds the bias.
     push.lod_bias = deferred ? 0.0f : frame.lod_bias;
     if (deferred) {
+        const VulkanCommandLabel label(context, commands, "viewer deferred colour pass");
         record_deferred_colour_pass(commands, frame, push, planes, readback);
     } else {
+        const VulkanCommandLabel label(context, commands, "viewer forward colour pass");
         record_forward_colour_pass(commands, push, planes);
     }
     slot.write_textured_pass_end(commands);
-    if (deferred && identity_check) record_identity_check(commands, readback);
+    if (deferred && identity_check) {
+        const VulkanCommandLabel label(context, commands, "viewer identity check");
+        record_identity_check(commands, readback);
+    }
     if (frame.overlay) {
+        const VulkanCommandLabel label(context, commands, "viewer overlay");
         frame.overlay(commands,
                       OverlayTarget{colour.get(), colour.view(), colour_format_used, extent()});
     }
+    record_feedback_and_copies(commands, frame, push, planes, readback, swapchain, image_index);
+}
+
+void VulkanRenderer::State::record_feedback_and_copies(
+    VkCommandBuffer commands, const FrameDesc& frame, GroundPlanePushConstants& push,
+    const std::vector<PlaneDraw>& planes, Readback& readback, VulkanSwapchain* swapchain,
+    std::optional<std::uint32_t> image_index) {
+    std::optional<VulkanCommandLabel> label;
+    label.emplace(context, commands, "viewer feedback pass");
 
     // The feedback pass, at its reduced size.
     record_image_barrier(
@@ -458,6 +481,7 @@ void VulkanRenderer::State::record_frame(VkCommandBuffer commands, FrameSlot& sl
     vkCmdEndRendering(commands);
 
     // Copies to the host.
+    label.emplace(context, commands, "viewer readback copies");
     record_image_barrier(commands, feedback.get(), VK_IMAGE_LAYOUT_COLOR_ATTACHMENT_OPTIMAL,
                          VK_IMAGE_LAYOUT_TRANSFER_SRC_OPTIMAL,
                          VK_PIPELINE_STAGE_2_COLOR_ATTACHMENT_OUTPUT_BIT,
@@ -485,7 +509,9 @@ void VulkanRenderer::State::record_frame(VkCommandBuffer commands, FrameSlot& sl
     record_memory_barrier(commands, VK_PIPELINE_STAGE_2_COPY_BIT, VK_ACCESS_2_TRANSFER_WRITE_BIT,
                           VK_PIPELINE_STAGE_2_HOST_BIT, VK_ACCESS_2_HOST_READ_BIT);
 
+    label.reset();
     if (present) {
+        const VulkanCommandLabel present_label(context, commands, "viewer present blit");
         VkImage target = swapchain->image(*image_index);
         // After the acquire semaphore, which the submission waits for at the blit stage.
         record_image_barrier(commands, target, VK_IMAGE_LAYOUT_UNDEFINED,
@@ -551,6 +577,7 @@ VulkanRenderer::~VulkanRenderer() {
 }
 
 std::optional<CompletedFrame> VulkanRenderer::render(const FrameDesc& frame) {
+    VTPAGE_TRACE_SCOPE("viewer", "render", .frame = frame.user_tag);
     State& s = *state_;
     const std::uint64_t number = s.submitted + 1;
     const std::uint32_t slot_index = std::uint32_t((number - 1) % s.settings.frames_in_flight);
@@ -645,7 +672,7 @@ std::optional<CompletedFrame> VulkanRenderer::render(const FrameDesc& frame) {
         submit.pCommandBufferInfos = &buffer_info;
         submit.signalSemaphoreInfoCount = image_index ? 2 : 1;
         submit.pSignalSemaphoreInfos = signals;
-        s.context.submit(submit);
+        s.context.submit(submit, VK_NULL_HANDLE, "viewer frame");
     }
     s.submitted = number;
     record.frame = number;

@@ -2,6 +2,8 @@
 
 #include <mutex>
 
+#include "vtpage/base/trace.hpp"
+
 namespace vtpage::vt::streamer_detail {
 
 void StreamerEvents::emit(Ticket& ticket, StreamerEventKind kind,
@@ -9,6 +11,13 @@ void StreamerEvents::emit(Ticket& ticket, StreamerEventKind kind,
     if (pages.empty()) return ticket.pass();
     delivery_.deliver(ticket, [&] {
         if (!delivering_) return;
+        VTPAGE_TRACE_SCOPE("streamer", "deliver events", .count = pages.size());
+        if (TraceRecorder* trace = trace::active(); trace && kind != StreamerEventKind::committed) {
+            // In delivery order: a page is ready (or gone) for the app from here on.
+            const char* name = kind == StreamerEventKind::ready ? "ready" : "evicted";
+            for (const StreamedPage& page : pages)
+                trace->instant("page", name, {.page = page.page});
+        }
         const StreamedPagesCallback& callback =
             kind == StreamerEventKind::committed ? settings_.on_committed
             : kind == StreamerEventKind::ready   ? settings_.on_ready

@@ -11,6 +11,11 @@
 // dynamic rendering and synchronization2 (lavapipe and NVIDIA both do): the shaders reach
 // physical pages through 64-bit buffer device addresses.
 //
+// Debug utils: VK_EXT_debug_utils is enabled where the instance offers it (debug_labels), so that
+// vtpage's objects carry names, its command buffers labelled regions and its submissions queue
+// labels, for validation messages, RenderDoc and Nsight. Without it (or on an adopted device,
+// whose instance is the app's) names and labels are no-ops.
+//
 // Validation: with the Khronos validation layer on, a debug messenger counts every message by
 // severity and routes it to the log (errors as errors, warnings as warnings, the rest as debug).
 //
@@ -58,6 +63,8 @@ struct VulkanContextSettings {
     // Also count and log info and verbose messages (loader and layer chatter); off: only
     // warnings and errors reach the messenger.
     bool report_info_messages = false;
+    // Enable VK_EXT_debug_utils where offered: object names and labels (see above).
+    bool debug_labels = true;
     // Extra instance extensions, e.g. those glfwGetRequiredInstanceExtensions() names.
     std::vector<std::string> instance_extensions;
     // Makes the window surface once the instance exists (e.g. glfwCreateWindowSurface). With
@@ -99,6 +106,10 @@ struct VulkanExtensionFunctions {
     PFN_vkGetSemaphoreFdKHR get_semaphore_fd = nullptr;
     PFN_vkImportSemaphoreFdKHR import_semaphore_fd = nullptr;
     PFN_vkSetDebugUtilsObjectNameEXT set_object_name = nullptr;
+    PFN_vkCmdBeginDebugUtilsLabelEXT begin_command_label = nullptr;
+    PFN_vkCmdEndDebugUtilsLabelEXT end_command_label = nullptr;
+    PFN_vkQueueBeginDebugUtilsLabelEXT begin_queue_label = nullptr;
+    PFN_vkQueueEndDebugUtilsLabelEXT end_queue_label = nullptr;
 };
 
 class VulkanContext {
@@ -153,8 +164,9 @@ public:
     std::uint32_t memory_type(std::uint32_t type_bits, VkMemoryPropertyFlags required,
                               VkMemoryPropertyFlags preferred = 0) const;
 
-    // Thread-safe queue access.
-    void submit(const VkSubmitInfo2& submit, VkFence fence = VK_NULL_HANDLE);
+    // Thread-safe queue access. A queue label, where given, surrounds the submission.
+    void submit(const VkSubmitInfo2& submit, VkFence fence = VK_NULL_HANDLE,
+                const char* queue_label = nullptr);
     VkResult present(const VkPresentInfoKHR& present);  // OUT_OF_DATE and SUBOPTIMAL returned
     void wait_idle();
     // Waits until everything submitted to the queue so far has finished, holding the queue lock
@@ -167,6 +179,11 @@ public:
 
     // Names an object for validation messages and debuggers (no-op without debug utils).
     void set_name(VkObjectType type, std::uint64_t handle, const char* name) const;
+    // A labelled region of a command buffer (no-ops without debug utils); VulkanCommandLabel
+    // pairs them.
+    void begin_label(VkCommandBuffer commands, const char* name) const;
+    void end_label(VkCommandBuffer commands) const;
+    bool debug_labels_enabled() const noexcept;
 
 private:
     // wait_for_submitted's timeline semaphore (made by the constructors; later calls hold the
