@@ -35,6 +35,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <condition_variable>
 #include <cstdlib>
 #include <deque>
 #include <fstream>
@@ -79,8 +80,19 @@ struct Entry {
 class EventLog {
 public:
     void pages(EntryKind kind, std::span<const StreamedPage> pages) {
-        std::lock_guard lock(mutex_);
-        for (const StreamedPage& page : pages) entries_.push_back({kind, page, 0});
+        {
+            std::lock_guard lock(mutex_);
+            for (const StreamedPage& page : pages) entries_.push_back({kind, page, 0});
+            page_events_ += pages.size();
+        }
+        grew_.notify_all();
+    }
+    // Waits until `count` more page events came, or `limit` passed: the workload's phases
+    // move on with the streamer's progress, as fast or slow as the build runs it.
+    void wait_for_events(std::size_t count, std::chrono::milliseconds limit) {
+        std::unique_lock lock(mutex_);
+        const std::size_t target = page_events_ + count;
+        grew_.wait_for(lock, limit, [&] { return page_events_ >= target; });
     }
     void frame(EntryKind kind, FrameId frame) {
         std::lock_guard lock(mutex_);
@@ -93,7 +105,9 @@ public:
 
 private:
     std::mutex mutex_;
+    std::condition_variable grew_;
     std::vector<Entry> entries_;
+    std::size_t page_events_ = 0;
 };
 
 // ---- the checks ----
@@ -303,9 +317,9 @@ Workload workload() {
     Workload w;
     if (under_sanitizer) {
         w.pattern_textures = 8;
-        w.frames = 20;
-        w.frameless_rounds = 6;
-        w.short_frames = 12;
+        w.frames = 60;
+        w.frameless_rounds = 10;
+        w.short_frames = 20;
     }
     return w;
 }
@@ -480,7 +494,7 @@ RunResult run_seed(std::uint64_t seed, const std::vector<std::string>& defects) 
                 if (rng() % 5 == 0) complete(in_flight.front());
                 in_flight.pop_front();
             }
-            std::this_thread::sleep_for(1ms);
+            log.wait_for_events(2, 50ms);
         }
         if (destroy_mid_stream) {
             join.now();
@@ -496,7 +510,7 @@ RunResult run_seed(std::uint64_t seed, const std::vector<std::string>& defects) 
                 ++window;
                 if (r == work.frameless_rounds / 2)
                     streamer->set_budget((budget_pages / 2) * page_bytes);
-                std::this_thread::sleep_for(2ms);
+                log.wait_for_events(4, 50ms);
             }
             // Short frames with gaps between them, where commits reuse evicted pages at once
             // and begin_frame must wait for their reports; then quiescence.
@@ -506,7 +520,7 @@ RunResult run_seed(std::uint64_t seed, const std::vector<std::string>& defects) 
                 const FrameId frame = begin();
                 std::this_thread::yield();
                 complete(frame);
-                std::this_thread::sleep_for(std::chrono::microseconds(500));
+                log.wait_for_events(1, 20ms);
             }
         }
         stop = true;
