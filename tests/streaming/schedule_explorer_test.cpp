@@ -340,10 +340,7 @@ RunResult run_seed(std::uint64_t seed, const std::vector<std::string>& defects) 
     const Workload work = workload();
     std::mt19937_64 rng(seed);
     const bool destroy_mid_stream = seed % 4 == 3;
-    detail::set_test_switches(defects);
-    struct ClearSwitches {
-        ~ClearSwitches() { detail::set_test_switches({}); }
-    } clear_switches;
+    test::TestSwitchesGuard switches(defects);
     test::TestPointHandlerGuard perturb(test::SchedulePerturber({.seed = seed}));
 
     EventLog log;
@@ -691,8 +688,8 @@ INSTANTIATE_TEST_SUITE_P(Defects, ScheduleExplorerDefectTest,
                                          "defect.level_place_ripe_at_once",
                                          "defect.ready_reported_after_pages_evictable",
                                          "defect.begin_frame_ignores_pages_reused_at_once"),
-                         [](const testing::TestParamInfo<const char*>& info) {
-                             std::string name = std::string(info.param).substr(7);
+                         [](const testing::TestParamInfo<const char*>& param) {
+                             std::string name = std::string(param.param).substr(7);
                              std::erase(name, '_');
                              std::erase(name, '.');
                              return name;
