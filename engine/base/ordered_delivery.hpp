@@ -15,6 +15,7 @@
 #include <utility>
 
 #include "ranked_mutex.hpp"
+#include "test_points.hpp"
 
 namespace vtpage::detail {
 
@@ -67,9 +68,11 @@ private:
         std::unique_lock turn(turn_mutex_);
         turn_changed_.wait(turn, [&] { return serving_ == number; });
         turn.unlock();
+        VTPAGE_TEST_POINT("delivery.in_turn");
         struct PassOn {
             OrderedDelivery& self;
             ~PassOn() {
+                VTPAGE_TEST_POINT("delivery.passing_turn");
                 std::lock_guard lock(self.turn_mutex_);
                 ++self.serving_;
                 self.turn_changed_.notify_all();

@@ -10,6 +10,8 @@
 
 #include <mutex>
 
+#include "test_points.hpp"
+
 namespace vtpage::detail {
 
 // Lower ranks are taken first. Mutexes of one rank are never held together.
@@ -38,6 +40,7 @@ public:
     RankedMutex& operator=(const RankedMutex&) = delete;
 
     void lock() {
+        VTPAGE_TEST_POINT(name_);  // a schedule explorer may yield or sleep here
         if constexpr (lock_rank_checks) check_order();
         mutex_.lock();
         if constexpr (lock_rank_checks) note_held();

@@ -10,6 +10,7 @@
 
 #include "../base/ordered_delivery.hpp"
 #include "../base/ranked_mutex.hpp"
+#include "../base/test_points.hpp"
 #include "vtpage/base/trace.hpp"
 #include "vtpage/core/frame_fenced_reuse.hpp"
 
@@ -123,7 +124,10 @@ struct PageTable::State {
     // Holds pages back until the frames begun so far are complete. Called only after the
     // evictions that freed them were reported.
     void defer_nolock(const std::vector<PooledPage>& pages) {
-        for (const PooledPage& page : pages) deferred.hold(page, current_frame);
+        // The defect switch hands held-back pages out at once, frames in flight or not.
+        const FrameId fence =
+            VTPAGE_TEST_SWITCH("defect.table_reuses_evicted_pages_at_once") ? 0 : current_frame;
+        for (const PooledPage& page : pages) deferred.hold(page, fence);
         deferred_total += pages.size();
         deferred_peak = std::max(deferred_peak, deferred.size());
     }
@@ -602,16 +606,20 @@ FrameId PageTable::completed_frame() const {
 }
 
 FrameId PageTable::begin_frame() {
+    VTPAGE_TEST_POINT("table.begin_frame");
     std::unique_lock lock(state_->mutex);
     // A batch planned with no frame in flight reuses its victims' pages at once: a frame begun
     // before it reports the evictions could upload the old mappings.
-    state_->reuse_reported.wait(lock, [&] { return state_->reusing_at_once == 0; });
+    if (!VTPAGE_TEST_SWITCH("defect.begin_frame_ignores_pages_reused_at_once")) {
+        state_->reuse_reported.wait(lock, [&] { return state_->reusing_at_once == 0; });
+    }
     const FrameId frame = ++state_->current_frame;
     if (TraceRecorder* trace = trace::active()) trace->frame_marker("begin_frame", frame);
     return frame;
 }
 
 void PageTable::complete_frame(FrameId frame) {
+    VTPAGE_TEST_POINT("table.complete_frame");
     std::lock_guard lock(state_->mutex);
     if (frame > state_->current_frame) {
         throw Error(Errc::invalid_argument, "complete_frame",

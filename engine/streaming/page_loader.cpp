@@ -11,6 +11,7 @@
 #include <thread>
 #include <unordered_map>
 
+#include "../base/test_points.hpp"
 #include "vtpage/base/error.hpp"
 #include "vtpage/base/trace.hpp"
 #include "vtpage/streaming/device_fill_context.hpp"
@@ -174,6 +175,7 @@ struct PageLoader::State {
             --stats.outstanding;
             ++(result.ok ? stats.loaded : stats.failed);
         }
+        VTPAGE_TEST_POINT("page_loader.report");
         if (!settings.on_loaded) return;
         try {
             settings.on_loaded(result);

@@ -579,6 +579,9 @@ struct Streamer::State {
         std::vector<StreamedPage> ready_pages;
         std::vector<PageIndex> unpin_now, unpin_later, asked_again, filled_levels;
         const FrameId frame = table->current_frame();
+        // The defect switch takes the ready ticket only once the pages are evictable, so that
+        // an eviction can be reported before the ready it follows.
+        const bool late_ticket = VTPAGE_TEST_SWITCH("defect.ready_reported_after_pages_evictable");
         Ticket ticket;
         {
             std::lock_guard lock(mutex);
@@ -618,11 +621,11 @@ struct Streamer::State {
             stats.pages_filled += ready_pages.size();
             for (const StreamedPage& page : ready_pages) stats.bytes_filled += page.bytes;
             ++reporting;
-            ticket = events.take();
+            if (!late_ticket) ticket = events.take();
         }
         // Ready is reported while the pages are still pinned, and before the packed levels are
         // evictable: no eviction, nor another level in the same place, can be reported first.
-        emit(ticket, StreamerEventKind::ready, ready_pages);
+        if (!late_ticket) emit(ticket, StreamerEventKind::ready, ready_pages);
         // Still pinned: the frame that asked again now holds them until it completes.
         if (!asked_again.empty()) {
             try {
@@ -635,9 +638,20 @@ struct Streamer::State {
         {
             std::lock_guard lock(mutex);
             for (PageIndex level : filled_levels) placement->filled(level, frame);
-            --reporting;
-            notify_if_idle();
+            if (!late_ticket) {
+                --reporting;
+                notify_if_idle();
+                return unpin_later;
+            }
         }
+        {
+            std::lock_guard lock(mutex);
+            ticket = events.take();
+        }
+        emit(ticket, StreamerEventKind::ready, ready_pages);
+        std::lock_guard lock(mutex);
+        --reporting;
+        notify_if_idle();
         return unpin_later;
     }
 

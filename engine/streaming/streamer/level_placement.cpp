@@ -2,6 +2,8 @@
 
 #include <algorithm>
 
+#include "../../base/test_points.hpp"
+
 namespace vtpage::vt::streamer_detail {
 
 LevelPlacement::LevelPlacement(PageTable& table, StreamerEvents& events, Hooks hooks,
@@ -69,7 +71,9 @@ std::size_t LevelPlacement::evict_and_report(const std::function<std::vector<Pag
     // Reported (the place's old entry cleared) before the place is free for the frames to come.
     events_.emit(ticket, StreamerEventKind::evicted, victims);
     if (evicted > 0) {
-        const FrameId current = table_.current_frame();
+        // The defect switch makes the places ripe at once, whatever frames may still read them.
+        const FrameId current =
+            VTPAGE_TEST_SWITCH("defect.level_place_ripe_at_once") ? 0 : table_.current_frame();
         std::lock_guard lock(pool_mutex_);
         pool_.evictions_reported(current);
     }

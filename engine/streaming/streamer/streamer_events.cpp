@@ -2,12 +2,14 @@
 
 #include <mutex>
 
+#include "../../base/test_points.hpp"
 #include "vtpage/base/trace.hpp"
 
 namespace vtpage::vt::streamer_detail {
 
 void StreamerEvents::emit(Ticket& ticket, StreamerEventKind kind,
                           std::span<const StreamedPage> pages) {
+    VTPAGE_TEST_POINT("streamer.emit");
     if (pages.empty()) return ticket.pass();
     delivery_.deliver(ticket, [&] {
         if (!delivering_) return;
@@ -23,11 +25,13 @@ void StreamerEvents::emit(Ticket& ticket, StreamerEventKind kind,
             : kind == StreamerEventKind::ready   ? settings_.on_ready
                                                  : settings_.on_evicted;
         if (callback) {
+            VTPAGE_TEST_POINT("streamer.callback.before");
             try {
                 callback(pages);
             } catch (const std::exception& error) {
                 settings_.log.error("streamer: an event callback threw: ", error.what());
             }
+            VTPAGE_TEST_POINT("streamer.callback.after");
         }
         if (settings_.queue_events) {
             std::lock_guard lock(queue_mutex_);
