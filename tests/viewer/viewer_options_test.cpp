@@ -150,7 +150,9 @@ TEST(ViewerOptionsTest, HelpListsTheFlagsInGroups) {
         {"Budget and pressure", {"--budget-mib", "--governor", "--pressure-mib"}},
         {"Window and image", {"--width", "--height", "--vsync,--no-vsync", "--hud,--no-hud"}},
         {"Headless run", {"--headless", "--frames", "--camera-path", "--settle", "--quiet"}},
-        {"Checks and output", {"--screenshot", "--stats", "--validation", "--identity-check"}},
+        {"Checks and output",
+         {"--screenshot", "--stats", "--trace", "--trace-events", "--validation",
+          "--identity-check"}},
         {"Streaming", {"--backend", "--workers", "--no-pack-tails", "--preload-all"}},
         {"Feedback", {"--feedback-divisor", "--feedback-on-render-thread"}},
     };
