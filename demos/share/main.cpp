@@ -43,6 +43,7 @@
 #include "vtpage/app/units.hpp"
 #include "vtpage/backend/backend_factory.hpp"
 #include "vtpage/backend/stream_ordered_pool.hpp"
+#include "vtpage/base/system_error.hpp"
 #include "vtpage/sharing/shared_region_consumer.hpp"
 #include "vtpage/sharing/shared_region_producer.hpp"
 
@@ -399,7 +400,7 @@ pid_t spawn(std::vector<std::string> words) {
     pid_t pid = 0;
     const int result = posix_spawn(&pid, "/proc/self/exe", nullptr, nullptr, argv.data(), environ);
     if (result != 0) {
-        throw Error(Errc::io_error, "spawn", std::strerror(result));
+        throw Error(Errc::io_error, "spawn", errno_message(result));
     }
     return pid;
 }
@@ -451,6 +452,7 @@ int wait_for_children(const std::vector<pid_t>& children) {
 // A fresh directory only this user can enter (mkdtemp makes it 0700), under $XDG_RUNTIME_DIR
 // where there is one: no other user can connect to the socket or guess its path.
 std::string private_socket_directory() {
+    // NOLINTNEXTLINE(concurrency-mt-unsafe): nothing in this program changes its environment
     const char* runtime = std::getenv("XDG_RUNTIME_DIR");
     const std::filesystem::path parent = runtime && *runtime
                                              ? std::filesystem::path(runtime)

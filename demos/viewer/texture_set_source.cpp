@@ -14,6 +14,7 @@
 #include <utility>
 
 #include "vtpage/base/error.hpp"
+#include "vtpage/base/system_error.hpp"
 #include "vtpage/base/unique_fd.hpp"
 #include "vtpage/streaming/baked_texture.hpp"
 #include "vtpage/streaming/procedural_source.hpp"
@@ -107,7 +108,7 @@ std::string not_a_file(const std::string& path, struct stat& status) {
         const int error = errno;
         if (error == ELOOP) return "a loop of symbolic links";
         if (error == ENOENT) return "no such file";
-        return std::strerror(error);
+        return errno_message(error);
     }
     if (S_ISDIR(status.st_mode)) return "a folder, not a baked texture file";
     if (!S_ISREG(status.st_mode)) return "not a regular file (a FIFO, device or socket)";
@@ -188,7 +189,7 @@ std::string read_manifest_text(const std::string& path) {
     if (!fd || ::fstat(fd.get(), &status) != 0) {
         const int error = errno;
         throw UsageError("cannot read the texture set manifest " + path + ": " +
-                         (error == ELOOP ? "a loop of symbolic links" : std::strerror(error)));
+                         (error == ELOOP ? "a loop of symbolic links" : errno_message(error)));
     }
     if (!S_ISREG(status.st_mode)) {
         throw UsageError("the texture set manifest " + path +

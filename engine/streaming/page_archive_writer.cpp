@@ -218,7 +218,7 @@ void PageArchiveWriter::State::write_tables_and_header() {
     file_io::write_exact(f, &header, sizeof(header), 0, writer_operation, temporary);
     if (::ftruncate(f, off_t(header.file_bytes)) != 0) {
         throw Error(Errc::io_error, writer_operation,
-                    detail::concat("cannot size the file: ", std::strerror(errno)),
+                    detail::concat("cannot size the file: ", errno_message(errno)),
                     detail::concat("path=", temporary), errno, errno_name(errno));
     }
 }

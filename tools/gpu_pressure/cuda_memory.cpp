@@ -48,8 +48,9 @@ struct Driver {
 Driver load_driver() {
     void* library = dlopen("libcuda.so.1", RTLD_NOW | RTLD_LOCAL | RTLD_NODELETE);
     if (!library) {
-        const char* reason = dlerror();
+        // NOLINTNEXTLINE(concurrency-mt-unsafe): glibc keeps dlerror's message per thread
         throw Error(
+        const char* reason = dlerror();
             Errc::device_unavailable, "dlopen",
             std::string("no CUDA driver (libcuda.so.1): ") + (reason ? reason : "dlopen failed"));
     }

@@ -41,6 +41,7 @@
 #include "vtpage/app/numeric_options.hpp"
 #include "vtpage/app/progress_bar.hpp"
 #include "vtpage/base/error.hpp"
+#include "vtpage/base/system_error.hpp"
 #include "vtpage/base/unique_fd.hpp"
 #include "vtpage/streaming/baked_texture_descriptor.hpp"
 #include "vtpage/streaming/page_archive.hpp"
@@ -133,7 +134,7 @@ void write_texture(const Options& options, const std::string& path, std::uint32_
 [[noreturn]] void write_failed(const std::string& path, const char* what) {
     const int error = errno;
     throw Error(Errc::io_error, program,
-                detail::concat("cannot ", what, " ", path, ": ", std::strerror(error)));
+                detail::concat("cannot ", what, " ", path, ": ", errno_message(error)));
 }
 
 // Creates path exclusively and never through a link (a stale one of an earlier run, a file or a
