@@ -114,6 +114,7 @@ void print_pools(Backend& backend) {
             pool_settings.log = Log(silent_log());
             auto pool = make_stream_ordered_pool(backend, pool_settings);
             std::vector<DeviceAddress> buffers;
+            buffers.reserve(4);
             for (int i = 0; i < 4; ++i) buffers.push_back(pool->allocate(8_MiB));
             pool->free(buffers.back());
             buffers.pop_back();

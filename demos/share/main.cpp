@@ -395,6 +395,7 @@ int run_consumer(const CommonOptions& common, const ConsumerOptions& options) {
 
 pid_t spawn(std::vector<std::string> words) {
     std::vector<char*> argv;
+    argv.reserve(words.size() + 1);
     for (auto& word : words) argv.push_back(word.data());
     argv.push_back(nullptr);
     pid_t pid = 0;

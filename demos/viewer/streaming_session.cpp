@@ -44,6 +44,7 @@ Sources make_sources(const SessionSettings& settings) {
 // The textures' planes side by side (one texel a unit), and the draws that show them.
 SceneLayout lay_out(const std::vector<SessionTexture>& textures, std::vector<PlaneDraw>& draws) {
     std::vector<PlaneExtent> extents;
+    extents.reserve(textures.size());
     for (const SessionTexture& texture : textures) {
         extents.emplace_back(double(texture.shape.width), double(texture.shape.height));
     }

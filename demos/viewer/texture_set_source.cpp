@@ -53,7 +53,10 @@ void check_keys(const Json& object, const std::set<std::string>& allowed,
     for (const auto& [key, value] : object.items()) {
         if (allowed.count(key)) continue;
         std::string names;
-        for (const std::string& name : allowed) names += (names.empty() ? "" : ", ") + name;
+        for (const std::string& name : allowed) {
+            if (!names.empty()) names += ", ";
+            names += name;
+        }
         throw UsageError(where + ": unknown key '" + bounded(key) + "' (known: " + names + ")");
     }
 }
