@@ -468,7 +468,7 @@ std::string private_socket_directory() {
 
 }  // namespace
 
-int main(int argc, char** argv) {
+static int run(int argc, char** argv) {
     CLI::App app{
         "vtpage-share: a producer streams stamped tiles into shared pages; consumer "
         "processes map the same pages and verify them",
@@ -639,6 +639,16 @@ int main(int argc, char** argv) {
         }
         return status != 0 || failed > 0 || hostile_served > 0 ? 1 : 0;
     } catch (const Error& error) {
+        return app::report(program, app::exit_failure, error.what());
+    }
+}
+
+// What the program's own handling lets through (CLI11's errors in setting up the flags, say)
+// ends it with a message and status 1 rather than std::terminate.
+int main(int argc, char** argv) {
+    try {
+        return run(argc, argv);
+    } catch (const std::exception& error) {
         return app::report(program, app::exit_failure, error.what());
     }
 }

@@ -269,7 +269,7 @@ int write_procedural(const std::string& path, std::uint32_t size_log2, std::uint
 
 }  // namespace
 
-int main(int argc, char** argv) {
+static int run(int argc, char** argv) {
     CLI::App app{"vtpage-bake: bake an image into a virtual texture file, or check one", program};
     std::string input, output, check_path, procedural_path;
     std::uint32_t size_log2 = 9, seed = 1;
@@ -339,6 +339,16 @@ int main(int argc, char** argv) {
         if (!procedural_path.empty())
             return write_procedural(procedural_path, size_log2, seed, flags.quiet);
         return bake_image(input, output, flags);
+    } catch (const std::exception& error) {
+        return app::report(program, app::exit_failure, error.what());
+    }
+}
+
+// What the program's own handling lets through (CLI11's errors in setting up the flags, say)
+// ends it with a message and status 1 rather than std::terminate.
+int main(int argc, char** argv) {
+    try {
+        return run(argc, argv);
     } catch (const std::exception& error) {
         return app::report(program, app::exit_failure, error.what());
     }

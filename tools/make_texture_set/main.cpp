@@ -247,7 +247,7 @@ int drop_cache(const Options& options) {
 
 }  // namespace
 
-int main(int argc, char** argv) {
+static int run(int argc, char** argv) {
     CLI::App app{
         "vtpage-make-texture-set: writes a set of distinct baked textures for streaming "
         "benchmarks, with manifests for vtpage-viewer --texture",
@@ -302,6 +302,16 @@ int main(int argc, char** argv) {
     app::remove_partial_files_on_interrupt(program);
     try {
         return options.drop_cache ? drop_cache(options) : generate(options);
+    } catch (const std::exception& error) {
+        return app::report(program, app::exit_failure, error.what());
+    }
+}
+
+// What the program's own handling lets through (CLI11's errors in setting up the flags, say)
+// ends it with a message and status 1 rather than std::terminate.
+int main(int argc, char** argv) {
+    try {
+        return run(argc, argv);
     } catch (const std::exception& error) {
         return app::report(program, app::exit_failure, error.what());
     }
