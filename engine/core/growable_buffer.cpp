@@ -387,9 +387,7 @@ void GrowableBuffer::reserve(std::size_t bytes) {
     std::vector<Allocation> fresh = s.acquire(s.capacity, target - s.capacity, old_reserved);
     std::size_t extensions = s.reservations.size();
     try {
-        if (target <= old_reserved) {
-            s.map_in_place(fresh);
-        } else if (s.extend_in_place(target)) {
+        if (target <= old_reserved || s.extend_in_place(target)) {
             s.map_in_place(fresh);
         } else if (s.settings.allow_relocation) {
             s.relocate(target, fresh);

@@ -174,7 +174,8 @@ void PageArchiveWriter::add_page(std::uint64_t page, std::span<const std::byte> 
         s.index[page] = {
             offset, stored.size(), checksum, s.shape.page_bytes, std::uint32_t(encoded.encoding),
             0};
-        std::copy(sums.begin(), sums.end(), s.table.begin() + page * s.shape.tiles_per_page);
+        std::copy(sums.begin(), sums.end(),
+                  s.table.begin() + std::ptrdiff_t(page * s.shape.tiles_per_page));
         s.status[page] = PageStatus::added;
     } catch (const Error& error) {
         std::lock_guard lock(s.mutex);

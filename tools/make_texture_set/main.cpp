@@ -196,9 +196,9 @@ int generate(const Options& options) {
             progress.end();
             return app::report(
                 program, app::exit_usage,
-                detail::concat("--dir ", options.dir, ": ", available / gib, " GiB free; texture ",
-                               i, " may take ", texture_bytes / gib, " GiB and ",
-                               options.keep_free_gib, " GiB must stay free (", i,
+                detail::concat("--dir ", options.dir, ": ", double(available) / gib,
+                               " GiB free; texture ", i, " may take ", double(texture_bytes) / gib,
+                               " GiB and ", options.keep_free_gib, " GiB must stay free (", i,
                                " textures written)"));
         }
         const std::string name = texture_name(i);
@@ -285,12 +285,12 @@ static int run(int argc, char** argv) {
                 throw CLI::RequiredError("--textures (or --drop-cache)");
             }
             // stat() rather than std::filesystem: a loop of links is said, not thrown.
-            struct stat status {};
-            const bool found = ::stat(options.dir.c_str(), &status) == 0;
+            struct stat dir_status {};
+            const bool found = ::stat(options.dir.c_str(), &dir_status) == 0;
             if (!found && errno == ELOOP) {
                 throw CLI::ValidationError("--dir", options.dir + " is a loop of symbolic links");
             }
-            if (found && !S_ISDIR(status.st_mode)) {
+            if (found && !S_ISDIR(dir_status.st_mode)) {
                 throw CLI::ValidationError("--dir", options.dir + " is not a folder");
             }
             if (options.drop_cache && !found) {

@@ -48,7 +48,7 @@ struct PagePoolSettings {
     bool map_windows = false;
     // Address space reserved for windows: the most pages the pool can hold when mapping
     // windows (default 128 Ki pages, 256 GiB of address space on 2 MiB pages).
-    std::size_t window_pages = 128 * 1024;
+    std::size_t window_pages = std::size_t{128} * 1024;
     // Pages to create ahead of need when the pool starts.
     std::size_t warm_up_pages = 0;
     bool warm_up_in_background = true;
