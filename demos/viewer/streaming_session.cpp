@@ -62,10 +62,10 @@ SceneLayout lay_out(const std::vector<SessionTexture>& textures, std::vector<Pla
 // The streamer reads the mip tail page as the texture is added: a texture whose tail cannot be
 // read cannot be drawn at all, which is bad input (exit 2, naming the page), not a failure.
 vt::TextureId add_texture(VirtualTextureStreaming& streaming,
-                          std::shared_ptr<const vt::TileSource> source) {
+                          const std::shared_ptr<const vt::TileSource>& source) {
     const std::string name = source->name();
     try {
-        return streaming.add_texture(std::move(source));
+        return streaming.add_texture(source);
     } catch (const Error& error) {
         if (!InputErrors::is_input_error(error)) throw;
         throw UsageError("cannot use " + name +
