@@ -57,7 +57,8 @@ void check_keys(const Json& object, const std::set<std::string>& allowed,
             if (!names.empty()) names += ", ";
             names += name;
         }
-        throw UsageError(where + ": unknown key '" + bounded(key) + "' (known: " + names + ")");
+        throw UsageError(
+            detail::concat(where, ": unknown key '", bounded(key), "' (known: ", names, ")"));
     }
 }
 
