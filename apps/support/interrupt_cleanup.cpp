@@ -55,7 +55,7 @@ void remove_partial_files_on_interrupt(const char* program) {
     ::sigaction(SIGTERM, &action, nullptr);
 }
 
-PartialFileGuard::PartialFileGuard(std::string path) {
+PartialFileGuard::PartialFileGuard(const std::string& path) {
     const char* copy = ::strdup(path.c_str());
     if (!copy) throw std::bad_alloc();
     for (std::size_t i = 0; i < slot_count; ++i) {

@@ -38,7 +38,8 @@ const std::uint32_t fragment_spirv[] = {
 #include "quad.frag.spv.inc"
 };
 
-constexpr std::uint32_t image_size = 256;   // pixels per side
+constexpr std::uint32_t image_size = 256;  // pixels per side
+constexpr std::size_t image_pixels = std::size_t{image_size} * image_size;
 constexpr std::uint32_t texture_log2 = 10;  // 1024 texels per side: 4 per pixel, mip 2
 constexpr VkFormat colour_format = VK_FORMAT_R8G8B8A8_UNORM;
 constexpr VkFormat feedback_format = VK_FORMAT_R32G32_UINT;  // a vt::FeedbackEntry per pixel
@@ -163,7 +164,7 @@ struct AppDevice {
             vkGetPhysicalDeviceProperties2(candidate, &properties);
             if (properties.properties.apiVersion < VK_API_VERSION_1_3) continue;
             if (needs.device_uuid &&
-                std::memcmp(id.deviceUUID, needs.device_uuid->data(), 16))  // vtpage
+                std::memcmp(id.deviceUUID, needs.device_uuid->data(), 16) != 0)  // vtpage
                 continue;
             std::uint32_t families = 0;
             vkGetPhysicalDeviceQueueFamilyProperties(candidate, &families, nullptr);
@@ -375,9 +376,9 @@ int run(const Options& options, std::vector<std::uint8_t>& image) {
     const vtpage::VulkanImage targets[] = {{context, extent, colour_format, usage},
                                            {context, extent, feedback_format, usage}};
     const vtpage::VulkanBuffer readbacks[] = {
-        {context, image_size * image_size * 4, VK_BUFFER_USAGE_TRANSFER_DST_BIT,
+        {context, image_pixels * 4, VK_BUFFER_USAGE_TRANSFER_DST_BIT,
          vtpage::BufferMemory::readback},
-        {context, image_size * image_size * 8, VK_BUFFER_USAGE_TRANSFER_DST_BIT,
+        {context, image_pixels * 8, VK_BUFFER_USAGE_TRANSFER_DST_BIT,
          vtpage::BufferMemory::readback}};
     FrameLoop loop(app);
 
@@ -404,14 +405,14 @@ int run(const Options& options, std::vector<std::uint8_t>& image) {
         const auto* entries =
             reinterpret_cast<const vtpage::vt::FeedbackEntry*>(readbacks[1].mapped());  // vtpage
         const auto asked =
-            streaming.complete_frame(streamed.id(), {entries, image_size * image_size});   // vtpage
+            streaming.complete_frame(streamed.id(), {entries, image_pixels});              // vtpage
         clean = asked.queued + asked.already_queued + asked.dropped == 0 ? clean + 1 : 0;  // vtpage
         if (!streaming.wait_idle(std::chrono::seconds(60)))                                // vtpage
             throw std::runtime_error("streaming did not settle");
     }
     readbacks[0].invalidate();
     const auto* pixels = reinterpret_cast<const std::uint8_t*>(readbacks[0].mapped());
-    image.assign(pixels, pixels + image_size * image_size * 4);
+    image.assign(pixels, pixels + image_pixels * 4);
     if (options.check) {
         const int difference = embedding::largest_difference(*source, 2, image.data(), image_size);
         std::printf("embedding: largest difference from the reference: %d of 255\n", difference);

@@ -114,6 +114,7 @@ void print_pools(Backend& backend) {
             pool_settings.log = Log(silent_log());
             auto pool = make_stream_ordered_pool(backend, pool_settings);
             std::vector<DeviceAddress> buffers;
+            buffers.reserve(4);
             for (int i = 0; i < 4; ++i) buffers.push_back(pool->allocate(8_MiB));
             pool->free(buffers.back());
             buffers.pop_back();
@@ -152,7 +153,7 @@ void print_devices([[maybe_unused]] Backend& backend) {
 
 }  // namespace
 
-int main(int argc, char** argv) {
+static int run(int argc, char** argv) {
     CLI::App app{
         "vtpage self-check: backends, devices, capabilities and a round trip. Exit "
         "status: 0 when every backend checked works, 1 when one failed (or none "
@@ -235,4 +236,14 @@ int main(int argc, char** argv) {
     }
     std::printf("\n%d backend(s) working, %d failure(s)\n", working, failures);
     return failures == 0 && working > 0 ? app::exit_success : app::exit_failure;
+}
+
+// What the program's own handling lets through (CLI11's errors in setting up the flags, say)
+// ends it with a message and status 1 rather than std::terminate.
+int main(int argc, char** argv) {
+    try {
+        return run(argc, argv);
+    } catch (const std::exception& error) {
+        return app::report("vtpage-selfcheck", app::exit_failure, error.what());
+    }
 }

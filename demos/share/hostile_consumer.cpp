@@ -60,7 +60,7 @@ bool misbehave(int fd, HostileKind kind, Clock::time_point end) {
     std::size_t trickled = 0;
     while (Clock::now() < end) {
         if (kind == HostileKind::trickle) {
-            const char byte = trickled < sizeof(header) ? header_bytes[trickled] : 0;
+            const char byte = trickled < sizeof(header) ? header_bytes[trickled] : '\0';
             if (!send_bytes(fd, &byte, 1)) return true;
             ++trickled;
         }

@@ -43,6 +43,7 @@
 #include "vtpage/app/units.hpp"
 #include "vtpage/backend/backend_factory.hpp"
 #include "vtpage/backend/stream_ordered_pool.hpp"
+#include "vtpage/base/system_error.hpp"
 #include "vtpage/sharing/shared_region_consumer.hpp"
 #include "vtpage/sharing/shared_region_producer.hpp"
 
@@ -394,12 +395,13 @@ int run_consumer(const CommonOptions& common, const ConsumerOptions& options) {
 
 pid_t spawn(std::vector<std::string> words) {
     std::vector<char*> argv;
+    argv.reserve(words.size() + 1);
     for (auto& word : words) argv.push_back(word.data());
     argv.push_back(nullptr);
     pid_t pid = 0;
     const int result = posix_spawn(&pid, "/proc/self/exe", nullptr, nullptr, argv.data(), environ);
     if (result != 0) {
-        throw Error(Errc::io_error, "spawn", std::strerror(result));
+        throw Error(Errc::io_error, "spawn", errno_message(result));
     }
     return pid;
 }
@@ -451,6 +453,7 @@ int wait_for_children(const std::vector<pid_t>& children) {
 // A fresh directory only this user can enter (mkdtemp makes it 0700), under $XDG_RUNTIME_DIR
 // where there is one: no other user can connect to the socket or guess its path.
 std::string private_socket_directory() {
+    // NOLINTNEXTLINE(concurrency-mt-unsafe): nothing in this program changes its environment
     const char* runtime = std::getenv("XDG_RUNTIME_DIR");
     const std::filesystem::path parent = runtime && *runtime
                                              ? std::filesystem::path(runtime)
@@ -465,7 +468,7 @@ std::string private_socket_directory() {
 
 }  // namespace
 
-int main(int argc, char** argv) {
+static int run(int argc, char** argv) {
     CLI::App app{
         "vtpage-share: a producer streams stamped tiles into shared pages; consumer "
         "processes map the same pages and verify them",
@@ -636,6 +639,16 @@ int main(int argc, char** argv) {
         }
         return status != 0 || failed > 0 || hostile_served > 0 ? 1 : 0;
     } catch (const Error& error) {
+        return app::report(program, app::exit_failure, error.what());
+    }
+}
+
+// What the program's own handling lets through (CLI11's errors in setting up the flags, say)
+// ends it with a message and status 1 rather than std::terminate.
+int main(int argc, char** argv) {
+    try {
+        return run(argc, argv);
+    } catch (const std::exception& error) {
         return app::report(program, app::exit_failure, error.what());
     }
 }

@@ -46,7 +46,7 @@ ParsedOptions parse_options(int argc, char** argv) {
     std::size_t release_threshold_mib = 0;
     app::add_backend_option(app, o.backend)->capture_default_str();
     app.add_option("--va-gib", o.va_gib, "Size of the virtual region, in GiB")
-        ->check(app::count_in(1, 64 * 1024))
+        ->check(app::count_in(1, std::uint64_t{64} * 1024))
         ->capture_default_str();
     app.add_option("--budget-mib", o.budget_mib, "The page table's budget, in MiB")
         ->check(app::count_in(2, std::uint64_t(1) << 24))

@@ -23,7 +23,7 @@ struct StressOptions {
     std::string inject_faults;  // a FaultInjectingBackend spec
     std::string json;           // where to write the JSON report
     std::size_t batch = 4;      // pages per operation
-    std::size_t stamp_stride = 64 * 1024;
+    std::size_t stamp_stride = std::size_t{64} * 1024;
     std::optional<bool> export_pages;  // unset: when the backend can
     double frame_ms = 0;               // frame fences: begin a frame this often (0: no frames)
     double check_ms = 100;             // check the table's invariants this often

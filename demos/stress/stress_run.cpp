@@ -47,6 +47,7 @@ void StressRun::warm_up(const PageTableSettings& run_settings) {
         }
         const auto mappings = table.commit(batch, /*pin=*/true);
         std::vector<StampJob> jobs;
+        jobs.reserve(mappings.size());
         for (const PageMapping& m : mappings) {
             jobs.push_back({table.data_address(m.page), m.page, m.generation, 1, 0});
         }

@@ -30,6 +30,7 @@ pid_t spawn_with_input(const std::vector<std::string>& arguments, int read_end, 
     posix_spawn_file_actions_addclose(&actions, read_end);
     posix_spawn_file_actions_addclose(&actions, write_end);
     std::vector<char*> argv;
+    argv.reserve(arguments.size() + 1);
     for (const std::string& argument : arguments)
         argv.push_back(const_cast<char*>(argument.c_str()));
     argv.push_back(nullptr);

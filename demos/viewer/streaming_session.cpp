@@ -45,6 +45,7 @@ Sources make_sources(const SessionSettings& settings) {
 // The textures' planes side by side (one texel a unit), and the draws that show them.
 SceneLayout lay_out(const std::vector<SessionTexture>& textures, std::vector<PlaneDraw>& draws) {
     std::vector<PlaneExtent> extents;
+    extents.reserve(textures.size());
     for (const SessionTexture& texture : textures) {
         extents.emplace_back(double(texture.shape.width), double(texture.shape.height));
     }
@@ -62,10 +63,10 @@ SceneLayout lay_out(const std::vector<SessionTexture>& textures, std::vector<Pla
 // The streamer reads the mip tail page as the texture is added: a texture whose tail cannot be
 // read cannot be drawn at all, which is bad input (exit 2, naming the page), not a failure.
 vt::TextureId add_texture(VirtualTextureStreaming& streaming,
-                          std::shared_ptr<const vt::TileSource> source) {
+                          const std::shared_ptr<const vt::TileSource>& source) {
     const std::string name = source->name();
     try {
-        return streaming.add_texture(std::move(source));
+        return streaming.add_texture(source);
     } catch (const Error& error) {
         if (error.code() == Errc::budget_exhausted) throw UsageError(error.what());
         if (!InputErrors::is_input_error(error)) throw;

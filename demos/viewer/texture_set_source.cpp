@@ -14,6 +14,7 @@
 #include <utility>
 
 #include "vtpage/base/error.hpp"
+#include "vtpage/base/system_error.hpp"
 #include "vtpage/base/unique_fd.hpp"
 #include "vtpage/streaming/baked_texture.hpp"
 #include "vtpage/streaming/procedural_source.hpp"
@@ -52,8 +53,12 @@ void check_keys(const Json& object, const std::set<std::string>& allowed,
     for (const auto& [key, value] : object.items()) {
         if (allowed.count(key)) continue;
         std::string names;
-        for (const std::string& name : allowed) names += (names.empty() ? "" : ", ") + name;
-        throw UsageError(where + ": unknown key '" + bounded(key) + "' (known: " + names + ")");
+        for (const std::string& name : allowed) {
+            if (!names.empty()) names += ", ";
+            names += name;
+        }
+        throw UsageError(
+            detail::concat(where, ": unknown key '", bounded(key), "' (known: ", names, ")"));
     }
 }
 
@@ -107,7 +112,7 @@ std::string not_a_file(const std::string& path, struct stat& status) {
         const int error = errno;
         if (error == ELOOP) return "a loop of symbolic links";
         if (error == ENOENT) return "no such file";
-        return std::strerror(error);
+        return errno_message(error);
     }
     if (S_ISDIR(status.st_mode)) return "a folder, not a baked texture file";
     if (!S_ISREG(status.st_mode)) return "not a regular file (a FIFO, device or socket)";
@@ -188,7 +193,7 @@ std::string read_manifest_text(const std::string& path) {
     if (!fd || ::fstat(fd.get(), &status) != 0) {
         const int error = errno;
         throw UsageError("cannot read the texture set manifest " + path + ": " +
-                         (error == ELOOP ? "a loop of symbolic links" : std::strerror(error)));
+                         (error == ELOOP ? "a loop of symbolic links" : errno_message(error)));
     }
     if (!S_ISREG(status.st_mode)) {
         throw UsageError("the texture set manifest " + path +

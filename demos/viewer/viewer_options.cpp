@@ -13,6 +13,7 @@
 #include "camera_path.hpp"
 #include "vtpage/app/command_line.hpp"
 #include "vtpage/app/numeric_options.hpp"
+#include "vtpage/base/system_error.hpp"
 
 namespace vtpage::viewer {
 
@@ -46,7 +47,7 @@ std::string texture_path_problem(const std::string& value) {
         const int error = errno;
         if (error == ENOENT) return "no such file or folder: " + value + hint;
         if (error == ELOOP) return value + " is a loop of symbolic links" + hint;
-        return "cannot use " + value + ": " + std::strerror(error) + hint;
+        return "cannot use " + value + ": " + errno_message(error) + hint;
     }
     if (S_ISREG(status.st_mode) || S_ISDIR(status.st_mode)) return {};
     return value + " is not a regular file or folder (a FIFO, device or socket)" + hint;

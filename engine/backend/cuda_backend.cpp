@@ -37,7 +37,7 @@ std::string range_text(DeviceAddress address, std::size_t size) {
 
 struct CudaBackend::State {
     State(CudaBackendSettings s, backend_detail::CudaDriver d, std::size_t granularity)
-        : settings(std::move(s)), driver(std::move(d)), ledger(granularity) {}
+        : settings(std::move(s)), driver(d), ledger(granularity) {}
 
     CUmemAllocationProp properties(const PageOptions& options) const {
         CUmemAllocationProp prop{};
@@ -136,7 +136,7 @@ CudaBackend::CudaBackend(CudaBackendSettings settings) {
                      "CudaBackend", arguments, "cuMemGetAllocationGranularity failed");
     }
 
-    state_ = std::make_unique<State>(settings, std::move(driver), granularity);
+    state_ = std::make_unique<State>(std::move(settings), driver, granularity);
     State& s = *state_;
     s.device = device;
     for (int ordinal = 0; ordinal < count; ++ordinal) {
@@ -165,7 +165,7 @@ CudaBackend::CudaBackend(CudaBackendSettings settings) {
     s.driver.check(s.driver.cuDevicePrimaryCtxRetain(&s.context, device), "CudaBackend", arguments,
                    "cuDevicePrimaryCtxRetain failed");
     s.contexts.assign(static_cast<std::size_t>(count), nullptr);
-    s.contexts[static_cast<std::size_t>(settings.device)] = s.context;
+    s.contexts[static_cast<std::size_t>(s.settings.device)] = s.context;
     make_current();
     Capabilities& caps = s.capabilities;
     caps.backend = "cuda";
@@ -182,7 +182,7 @@ CudaBackend::CudaBackend(CudaBackendSettings settings) {
     } else {  // only interop needs it: it then finds no matching Vulkan device and says so
         s.settings.log.warning("cuDeviceGetUuid failed: ", s.driver.error_name(uuid_result));
     }
-    caps.device = settings.device;
+    caps.device = s.settings.device;
     caps.device_count = count;
     caps.gpu = true;
     caps.virtual_memory = true;
@@ -195,7 +195,7 @@ CudaBackend::CudaBackend(CudaBackendSettings settings) {
     caps.compression = attribute(CU_DEVICE_ATTRIBUTE_GENERIC_COMPRESSION_SUPPORTED);
     caps.read_only_access = true;
 
-    if (!settings.probe) return;
+    if (!s.settings.probe) return;
     // The queries can say yes where creation then fails: try each capability once.
     if (caps.fd_handles) {
         try {

@@ -25,6 +25,7 @@ CudaDriver CudaDriver::load() {
     // is not safe, and the CUDA runtime holds it open anyway.
     void* library = dlopen("libcuda.so.1", RTLD_NOW | RTLD_LOCAL | RTLD_NODELETE);
     if (!library) {
+        // NOLINTNEXTLINE(concurrency-mt-unsafe): glibc keeps dlerror's message per thread
         const char* reason = dlerror();
         throw Error(Errc::device_unavailable, "CudaDriver::load",
                     std::string("the CUDA driver (libcuda.so.1) is not installed: ") +

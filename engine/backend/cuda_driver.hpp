@@ -49,6 +49,7 @@ struct CudaDriver {
     // Opens the driver and resolves every entry point; device_unavailable when it cannot.
     static CudaDriver load();
 
+// NOLINTNEXTLINE(bugprone-macro-parentheses): the argument names the member it declares
 #define VTPAGE_DECLARE_POINTER(name) decltype(&::name) name = nullptr;
     VTPAGE_CUDA_DRIVER_FUNCTIONS(VTPAGE_DECLARE_POINTER)
 #undef VTPAGE_DECLARE_POINTER

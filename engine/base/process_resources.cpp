@@ -25,6 +25,7 @@ std::vector<OpenDescriptor> read_descriptors() {
     }
     const int own = dirfd(directory);
     std::vector<OpenDescriptor> descriptors;
+    // NOLINTNEXTLINE(concurrency-mt-unsafe): glibc's readdir is safe on a stream of one thread
     while (dirent* entry = readdir(directory)) {
         char* end = nullptr;
         const long fd = std::strtol(entry->d_name, &end, 10);

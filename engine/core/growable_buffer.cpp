@@ -100,7 +100,7 @@ struct GrowableBuffer::State {
     // The size of a new or extended reservation that must hold `target` bytes.
     std::size_t next_reservation_size(std::size_t target) const;
     // Unmaps and frees old reservations (after a move), keeping what fails for a later try.
-    void retire(std::vector<Reservation> old, std::size_t mapped_bytes) noexcept;
+    void retire(const std::vector<Reservation>& old, std::size_t mapped_bytes) noexcept;
     void retry_retired() noexcept;
     void teardown() noexcept;
 };
@@ -251,10 +251,10 @@ void GrowableBuffer::State::relocate(std::size_t target, const std::vector<Alloc
     std::vector<Reservation> old = std::move(reservations);
     reservations = {{to, 0, bytes}};
     ++stats.relocations;
-    retire(std::move(old), capacity);
+    retire(old, capacity);
 }
 
-void GrowableBuffer::State::retire(std::vector<Reservation> old,
+void GrowableBuffer::State::retire(const std::vector<Reservation>& old,
                                    std::size_t mapped_bytes) noexcept {
     for (const Reservation& r : old) {
         const std::size_t mapped =
@@ -387,9 +387,7 @@ void GrowableBuffer::reserve(std::size_t bytes) {
     std::vector<Allocation> fresh = s.acquire(s.capacity, target - s.capacity, old_reserved);
     std::size_t extensions = s.reservations.size();
     try {
-        if (target <= old_reserved) {
-            s.map_in_place(fresh);
-        } else if (s.extend_in_place(target)) {
+        if (target <= old_reserved || s.extend_in_place(target)) {
             s.map_in_place(fresh);
         } else if (s.settings.allow_relocation) {
             s.relocate(target, fresh);

@@ -11,7 +11,7 @@ const double log_growth = std::log(growth);
 }  // namespace
 
 std::size_t LatencyHistogram::bucket_of(std::uint64_t nanoseconds) noexcept {
-    if (nanoseconds <= smallest_ns) return 0;
+    if (static_cast<double>(nanoseconds) <= smallest_ns) return 0;
     auto bucket =
         static_cast<std::size_t>(std::log(double(nanoseconds) / smallest_ns) / log_growth) + 1;
     return bucket < bucket_count ? bucket : bucket_count - 1;

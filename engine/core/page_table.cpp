@@ -190,6 +190,7 @@ struct PageTable::State {
         if (victims.empty()) return {};
         if (!settings.map_into_region) return victims;
         std::vector<PageIndex> pages;
+        pages.reserve(victims.size());
         for (const auto& victim : victims) pages.push_back(victim.page);
         try {
             VTPAGE_TRACE_SCOPE("vmm", "decommit", .count = pages.size());
@@ -219,6 +220,7 @@ struct PageTable::State {
         const auto start = std::chrono::steady_clock::now();
         const std::vector<PageMapping> evicted = unmap_victims(victims, failure);
         std::vector<PooledPage> physical;
+        physical.reserve(evicted.size());
         for (const auto& victim : evicted) physical.push_back(victim.physical);
         if (record_latency && !evicted.empty()) {
             const auto per_page = (std::chrono::steady_clock::now() - start) / evicted.size();
@@ -1156,6 +1158,7 @@ void PageTable::shutdown() {
         resident_pages.push_back(page);
     }
     std::vector<PageMapping> victims;
+    victims.reserve(resident_pages.size());
     for (PageIndex page : resident_pages) victims.push_back(s.mark_evicting_nolock(page));
     // Queued pages are dropped.
     for (auto it = s.entries.begin(); it != s.entries.end();) {

@@ -5,6 +5,7 @@
 #include <limits>
 #include <map>
 #include <mutex>
+#include <utility>
 
 #include "page_directory.hpp"
 
@@ -48,7 +49,7 @@ VirtualRegion::VirtualRegion(Backend& backend, VirtualRegionSettings settings)
                     "the size, in whole pages, is larger than any address space",
                     detail::concat("size=", settings.size, ", page_size=", page_size_));
     }
-    access_ = settings.access;
+    access_ = std::move(settings.access);
     if (access_.empty()) access_.push_back({backend.capabilities().device, Access::read_write});
     base_ = backend_.reserve(page_count_ * page_size_, 0, settings.address_hint);
     state_ = std::make_unique<State>(page_count_);

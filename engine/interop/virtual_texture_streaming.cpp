@@ -85,7 +85,8 @@ void VirtualTextureStreaming::build(Backend& backend) {
     }
 }
 
-vt::TextureId VirtualTextureStreaming::add_texture(std::shared_ptr<const vt::TileSource> source) {
+vt::TextureId VirtualTextureStreaming::add_texture(
+    const std::shared_ptr<const vt::TileSource>& source) {
     if (!source) {
         throw Error(Errc::invalid_argument, "VirtualTextureStreaming::add_texture", "no source");
     }
@@ -100,7 +101,7 @@ vt::TextureId VirtualTextureStreaming::add_texture(std::shared_ptr<const vt::Til
                     detail::concat("base=", base, " pages=", pages,
                                    " page_count=", indirection_->page_count()));
     }
-    const vt::TextureId id = streamer_->add_texture(std::move(source));
+    const vt::TextureId id = streamer_->add_texture(source);
     directory_->set(id, static_cast<std::uint32_t>(set.base_page(id)), shape);
     return id;
 }

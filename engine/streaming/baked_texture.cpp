@@ -264,7 +264,7 @@ void bake_texture(const RgbaImage& image, const std::string& path, const BakeSet
         file_io::write_exact(fd.get(), &header, sizeof(header), 0, "bake_texture", temporary);
         if (::ftruncate(fd.get(), off_t(header.file_bytes)) != 0) {
             throw Error(Errc::io_error, "bake_texture",
-                        detail::concat("cannot finish the file: ", std::strerror(errno)),
+                        detail::concat("cannot finish the file: ", errno_message(errno)),
                         detail::concat("path=", temporary), errno, errno_name(errno));
         }
         file_io::commit_temporary(fd, temporary, path, "bake_texture");

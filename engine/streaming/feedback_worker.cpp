@@ -21,8 +21,8 @@ double milliseconds_since(Clock::time_point start) {
 
 FeedbackWorker::FeedbackWorker(Streamer& streamer, FeedbackWorkerSettings settings)
     : streamer_(streamer),
-      settings_(settings),
-      processor_(streamer.textures(), settings.feedback),
+      settings_(std::move(settings)),
+      processor_(streamer.textures(), settings_.feedback),
       thread_([this] { run(); }) {}
 
 FeedbackWorker::~FeedbackWorker() {

@@ -16,7 +16,7 @@ namespace {
 
 [[noreturn]] void fail(const char* operation, const std::string& what, const std::string& path,
                        int error) {
-    throw Error(Errc::io_error, operation, detail::concat(what, ": ", std::strerror(error)),
+    throw Error(Errc::io_error, operation, detail::concat(what, ": ", errno_message(error)),
                 detail::concat("path=", path), error, errno_name(error));
 }
 

@@ -27,7 +27,7 @@ std::string direct_misalignment(const ReadRequest& request) {
         return {};
     }
     return detail::concat("read of fd ", request.fd, " at offset ", request.offset, " (",
-                          request.destination.size(), " bytes): EINVAL (", std::strerror(EINVAL),
+                          request.destination.size(), " bytes): EINVAL (", errno_message(EINVAL),
                           "): an O_DIRECT read needs offset, size and destination address "
                           "aligned to ",
                           file_read_direct_alignment, " bytes");

@@ -44,7 +44,7 @@ public:
         const int result = io_uring_queue_init(unsigned(depth + 1), &ring_, 0);
         if (result < 0) {
             throw Error(Errc::not_supported, "FileReadQueue",
-                        detail::concat("io_uring_queue_init failed: ", std::strerror(-result)),
+                        detail::concat("io_uring_queue_init failed: ", errno_message(-result)),
                         detail::concat("depth=", depth), -result, errno_name(-result));
         }
         wake_fd_ = UniqueFd(::eventfd(0, EFD_CLOEXEC));
@@ -200,7 +200,7 @@ private:
         read.error = error;
         read.message = detail::concat(
             "read of fd ", read.request.fd, " at offset ", read.request.offset,
-            ": io_uring_enter failed: ", errno_name(error), " (", std::strerror(error), ")");
+            ": io_uring_enter failed: ", errno_name(error), " (", errno_message(error), ")");
         scheduler_->finish(std::move(read));
     }
 
@@ -231,7 +231,7 @@ std::string uring_unavailable_reason() {
     const int result = io_uring_queue_init(2, &ring, 0);
     if (result < 0) {
         return detail::concat("io_uring_queue_init failed: ", errno_name(-result), " (",
-                              std::strerror(-result), ")");
+                              errno_message(-result), ")");
     }
     io_uring_queue_exit(&ring);
     rings_ended.fetch_add(1, std::memory_order_release);

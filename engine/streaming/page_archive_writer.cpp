@@ -174,7 +174,8 @@ void PageArchiveWriter::add_page(std::uint64_t page, std::span<const std::byte> 
         s.index[page] = {
             offset, stored.size(), checksum, s.shape.page_bytes, std::uint32_t(encoded.encoding),
             0};
-        std::copy(sums.begin(), sums.end(), s.table.begin() + page * s.shape.tiles_per_page);
+        std::copy(sums.begin(), sums.end(),
+                  s.table.begin() + std::ptrdiff_t(page * s.shape.tiles_per_page));
         s.status[page] = PageStatus::added;
     } catch (const Error& error) {
         std::lock_guard lock(s.mutex);
@@ -218,7 +219,7 @@ void PageArchiveWriter::State::write_tables_and_header() {
     file_io::write_exact(f, &header, sizeof(header), 0, writer_operation, temporary);
     if (::ftruncate(f, off_t(header.file_bytes)) != 0) {
         throw Error(Errc::io_error, writer_operation,
-                    detail::concat("cannot size the file: ", std::strerror(errno)),
+                    detail::concat("cannot size the file: ", errno_message(errno)),
                     detail::concat("path=", temporary), errno, errno_name(errno));
     }
 }

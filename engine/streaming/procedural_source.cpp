@@ -80,7 +80,7 @@ void encode_tile(const std::uint32_t* texels, std::byte* out) {
     constexpr std::uint32_t per_row = info.blocks_per_row(), pitch = info.tile_size * 4;
     for (std::uint32_t by = 0; by < per_row; ++by) {
         for (std::uint32_t bx = 0; bx < per_row; ++bx) {
-            const std::uint8_t* first = bytes + std::size_t(4 * by) * pitch + 16 * bx;
+            const std::uint8_t* first = bytes + std::size_t(4 * by) * pitch + std::size_t(16) * bx;
             std::uint8_t* block = blocks + std::size_t(by * per_row + bx) * info.block_bytes;
             if constexpr (format == TileFormat::bc3) {
                 encode_bc3_block(first, pitch, block);

@@ -21,7 +21,7 @@ AttemptOutcome fail(IssuedRead& read, int error, const std::string& what) {
 }
 
 std::string describe_errno(int error) {
-    return detail::concat(errno_name(error), " (", std::strerror(error), ")");
+    return detail::concat(errno_name(error), " (", errno_message(error), ")");
 }
 
 }  // namespace

@@ -271,7 +271,7 @@ struct Streamer::State {
     }
 
     // ---- errors ----
-    void record_error(std::exception_ptr error) {
+    void record_error(const std::exception_ptr& error) {
         {
             std::lock_guard lock(mutex);
             ++stats.errors;
@@ -328,7 +328,7 @@ struct Streamer::State {
     // enqueued.
     bool fill_device_one_by_one(const TileSource& source, const std::vector<DevicePageFill>& fills,
                                 const std::vector<BatchItem*>& group, DeviceFillContext& context,
-                                std::exception_ptr group_error) {
+                                const std::exception_ptr& group_error) {
         if (fills.size() == 1) {
             group.front()->state = BatchState::failed;
             record_error(group_error);
@@ -821,7 +821,7 @@ Streamer::Streamer(Backend& backend, StreamerSettings settings)
                                    s.work_cv.notify_all();  // a read buffer is free
                                },
                                [&s](std::span<const PageIndex> pages) { s.unpin(pages); },
-                               [&s](std::exception_ptr error) { s.record_error(error); }});
+                               [&s](const std::exception_ptr& error) { s.record_error(error); }});
     s.placement = std::make_unique<LevelPlacement>(
         *s.table, s.events,
         LevelPlacement::Hooks{
@@ -829,7 +829,7 @@ Streamer::Streamer(Backend& backend, StreamerSettings settings)
                 return s.evict_and_unready_levels(evict, ticket);
             },
             [&s](const PageMapping& mapping) { return s.describe(mapping); },
-            [&s](std::exception_ptr error) { s.record_error(error); }},
+            [&s](const std::exception_ptr& error) { s.record_error(error); }},
         s.host_base, s.host_names, s.settings.packed_level_pages);
     s.textures = std::make_unique<TextureSet>(s.host_base);
     try {
@@ -883,7 +883,7 @@ PinnedPages Streamer::pinned_pages() const {
 }
 const TextureSet& Streamer::textures() const noexcept { return *state_->textures; }
 
-TextureId Streamer::add_texture(std::shared_ptr<const TileSource> source) {
+TextureId Streamer::add_texture(const std::shared_ptr<const TileSource>& source) {
     State& s = *state_;
     TextureId id = 0;
     StreamedPage page;

@@ -166,7 +166,7 @@ protected:
         settings.streamer.worker_threads = 2;
         settings.streamer.batch_pages = 4;
         streaming_ = std::make_unique<VirtualTextureStreaming>(*context_, *backend_, settings);
-        texture_ = streaming_->add_texture(std::move(source));
+        texture_ = streaming_->add_texture(source);
         renderer_ = std::make_unique<viewer::VulkanRenderer>(
             *context_, streaming_->indirection(), streaming_->directory(),
             viewer::VulkanRendererSettings{.width = test::rig_width,

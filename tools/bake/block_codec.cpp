@@ -12,7 +12,7 @@ namespace vtpage::bake {
 namespace {
 
 constexpr std::uint32_t block_texels = 16;  // 4 x 4
-using BlockTexels = std::array<std::uint8_t, block_texels * 4>;
+using BlockTexels = std::array<std::uint8_t, std::size_t{block_texels} * 4>;
 
 vt::TileFormatInfo checked_format(vt::TileFormat format, const char* operation) {
     if (!vt::valid_tile_format(static_cast<std::uint32_t>(format))) {
@@ -57,7 +57,7 @@ int squish_flags(vt::TileFormat format, EncodeQuality quality) {
 BlockTexels gather_block(std::span<const std::uint8_t> rgba, std::uint32_t tile_size,
                          std::uint32_t bx, std::uint32_t by) {
     BlockTexels texels;
-    for (std::uint32_t y = 0; y < 4; ++y) {
+    for (std::size_t y = 0; y < 4; ++y) {
         const std::size_t row = (std::size_t(by) * 4 + y) * tile_size + std::size_t(bx) * 4;
         std::memcpy(&texels[y * 16], &rgba[row * 4], 16);
     }
@@ -66,7 +66,7 @@ BlockTexels gather_block(std::span<const std::uint8_t> rgba, std::uint32_t tile_
 
 void scatter_block(const BlockTexels& texels, std::span<std::uint8_t> rgba, std::uint32_t tile_size,
                    std::uint32_t bx, std::uint32_t by) {
-    for (std::uint32_t y = 0; y < 4; ++y) {
+    for (std::size_t y = 0; y < 4; ++y) {
         const std::size_t row = (std::size_t(by) * 4 + y) * tile_size + std::size_t(bx) * 4;
         std::memcpy(&rgba[row * 4], &texels[y * 16], 16);
     }

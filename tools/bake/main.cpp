@@ -208,7 +208,7 @@ int check_v1(const std::string& path, app::ProgressBar& bar) {
     const BakedHeader& header = file.header();
     std::printf("%s: ok: version 1, 2^%u texels, %llu pages, %llu tiles checked\n", path.c_str(),
                 header.size_log2, static_cast<unsigned long long>(header.page_count),
-                static_cast<unsigned long long>(header.page_count * tiles_per_page));
+                static_cast<unsigned long long>(header.page_count) * tiles_per_page);
     return 0;
 }
 
@@ -221,7 +221,7 @@ int check_v2(const std::string& path, app::ProgressBar& bar) {
     std::printf("%s: ok: version 2, %u x %u, %s, %llu pages, %llu tiles checked\n", path.c_str(),
                 shape.width, shape.height, tile_format_name(shape.format),
                 static_cast<unsigned long long>(archive.page_count),
-                static_cast<unsigned long long>(archive.page_count * archive.tiles_per_page));
+                static_cast<unsigned long long>(archive.page_count) * archive.tiles_per_page);
     return 0;
 }
 
@@ -249,10 +249,10 @@ int write_procedural(const std::string& path, std::uint32_t size_log2, std::uint
             source.fill_tile(0, tx, ty, tile);
             for (std::uint32_t y = 0; y < tile_payload && ty * tile_payload + y < size; ++y) {
                 for (std::uint32_t x = 0; x < tile_payload && tx * tile_payload + x < size; ++x) {
-                    std::memcpy(
-                        &image[(std::size_t(ty * tile_payload + y) * size + tx * tile_payload + x) *
-                               4],
-                        &tile[texel_offset(x + tile_border, y + tile_border)], 4);
+                    std::memcpy(&image[(std::size_t(ty * tile_payload + y) * size +
+                                        std::size_t(tx) * tile_payload + x) *
+                                       4],
+                                &tile[texel_offset(x + tile_border, y + tile_border)], 4);
                 }
             }
         }
@@ -269,7 +269,7 @@ int write_procedural(const std::string& path, std::uint32_t size_log2, std::uint
 
 }  // namespace
 
-int main(int argc, char** argv) {
+static int run(int argc, char** argv) {
     CLI::App app{"vtpage-bake: bake an image into a virtual texture file, or check one", program};
     std::string input, output, check_path, procedural_path;
     std::uint32_t size_log2 = 9, seed = 1;
@@ -339,6 +339,16 @@ int main(int argc, char** argv) {
         if (!procedural_path.empty())
             return write_procedural(procedural_path, size_log2, seed, flags.quiet);
         return bake_image(input, output, flags);
+    } catch (const std::exception& error) {
+        return app::report(program, app::exit_failure, error.what());
+    }
+}
+
+// What the program's own handling lets through (CLI11's errors in setting up the flags, say)
+// ends it with a message and status 1 rather than std::terminate.
+int main(int argc, char** argv) {
+    try {
+        return run(argc, argv);
     } catch (const std::exception& error) {
         return app::report(program, app::exit_failure, error.what());
     }

@@ -72,7 +72,7 @@ UniqueFd open_regular_file(const std::string& path) {
     if (!fd || ::fstat(fd.get(), &status) != 0) {
         const int error = errno;
         throw Error(Errc::io_error, "VipsImageReader",
-                    detail::concat("cannot open the file: ", std::strerror(error)),
+                    detail::concat("cannot open the file: ", errno_message(error)),
                     detail::concat("path=", path), error, errno_name(error));
     }
     if (!S_ISREG(status.st_mode)) {

@@ -28,6 +28,7 @@ using GetProcAddress = CUresult (*)(const char*, void**, int, cuuint64_t,
     X(cuMemGetInfo)
 
 struct Driver {
+// NOLINTNEXTLINE(bugprone-macro-parentheses): the argument names the member it declares
 #define VTPAGE_DECLARE_POINTER(name) decltype(&::name) name = nullptr;
     VTPAGE_PRESSURE_FUNCTIONS(VTPAGE_DECLARE_POINTER)
 #undef VTPAGE_DECLARE_POINTER
@@ -48,6 +49,7 @@ struct Driver {
 Driver load_driver() {
     void* library = dlopen("libcuda.so.1", RTLD_NOW | RTLD_LOCAL | RTLD_NODELETE);
     if (!library) {
+        // NOLINTNEXTLINE(concurrency-mt-unsafe): glibc keeps dlerror's message per thread
         const char* reason = dlerror();
         throw Error(
             Errc::device_unavailable, "dlopen",

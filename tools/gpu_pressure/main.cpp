@@ -110,7 +110,7 @@ int run(const Options& options) {
 
 }  // namespace
 
-int main(int argc, char** argv) {
+static int parse_and_run(int argc, char** argv) {
     CLI::App app{
         "vtpage-gpu-pressure: takes GPU memory as another process would, holds it, "
         "then frees it",
@@ -140,4 +140,14 @@ int main(int argc, char** argv) {
     }
     options.device = int(device);
     return run(options);
+}
+
+// What the program's own handling lets through (CLI11's errors in setting up the flags, say)
+// ends it with a message and status 1 rather than std::terminate.
+int main(int argc, char** argv) {
+    try {
+        return parse_and_run(argc, argv);
+    } catch (const std::exception& error) {
+        return app::report(program, app::exit_failure, error.what());
+    }
 }

@@ -41,6 +41,7 @@
 #include "vtpage/app/numeric_options.hpp"
 #include "vtpage/app/progress_bar.hpp"
 #include "vtpage/base/error.hpp"
+#include "vtpage/base/system_error.hpp"
 #include "vtpage/base/unique_fd.hpp"
 #include "vtpage/streaming/baked_texture_descriptor.hpp"
 #include "vtpage/streaming/page_archive.hpp"
@@ -133,7 +134,7 @@ void write_texture(const Options& options, const std::string& path, std::uint32_
 [[noreturn]] void write_failed(const std::string& path, const char* what) {
     const int error = errno;
     throw Error(Errc::io_error, program,
-                detail::concat("cannot ", what, " ", path, ": ", std::strerror(error)));
+                detail::concat("cannot ", what, " ", path, ": ", errno_message(error)));
 }
 
 // Creates path exclusively and never through a link (a stale one of an earlier run, a file or a
@@ -195,9 +196,9 @@ int generate(const Options& options) {
             progress.end();
             return app::report(
                 program, app::exit_usage,
-                detail::concat("--dir ", options.dir, ": ", available / gib, " GiB free; texture ",
-                               i, " may take ", texture_bytes / gib, " GiB and ",
-                               options.keep_free_gib, " GiB must stay free (", i,
+                detail::concat("--dir ", options.dir, ": ", double(available) / gib,
+                               " GiB free; texture ", i, " may take ", double(texture_bytes) / gib,
+                               " GiB and ", options.keep_free_gib, " GiB must stay free (", i,
                                " textures written)"));
         }
         const std::string name = texture_name(i);
@@ -246,7 +247,7 @@ int drop_cache(const Options& options) {
 
 }  // namespace
 
-int main(int argc, char** argv) {
+static int run(int argc, char** argv) {
     CLI::App app{
         "vtpage-make-texture-set: writes a set of distinct baked textures for streaming "
         "benchmarks, with manifests for vtpage-viewer --texture",
@@ -284,12 +285,12 @@ int main(int argc, char** argv) {
                 throw CLI::RequiredError("--textures (or --drop-cache)");
             }
             // stat() rather than std::filesystem: a loop of links is said, not thrown.
-            struct stat status {};
-            const bool found = ::stat(options.dir.c_str(), &status) == 0;
+            struct stat dir_status {};
+            const bool found = ::stat(options.dir.c_str(), &dir_status) == 0;
             if (!found && errno == ELOOP) {
                 throw CLI::ValidationError("--dir", options.dir + " is a loop of symbolic links");
             }
-            if (found && !S_ISDIR(status.st_mode)) {
+            if (found && !S_ISDIR(dir_status.st_mode)) {
                 throw CLI::ValidationError("--dir", options.dir + " is not a folder");
             }
             if (options.drop_cache && !found) {
@@ -301,6 +302,16 @@ int main(int argc, char** argv) {
     app::remove_partial_files_on_interrupt(program);
     try {
         return options.drop_cache ? drop_cache(options) : generate(options);
+    } catch (const std::exception& error) {
+        return app::report(program, app::exit_failure, error.what());
+    }
+}
+
+// What the program's own handling lets through (CLI11's errors in setting up the flags, say)
+// ends it with a message and status 1 rather than std::terminate.
+int main(int argc, char** argv) {
+    try {
+        return run(argc, argv);
     } catch (const std::exception& error) {
         return app::report(program, app::exit_failure, error.what());
     }

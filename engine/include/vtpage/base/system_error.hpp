@@ -15,5 +15,8 @@ namespace vtpage {
                                     std::string detail, std::string arguments = {});
 // "ENOMEM", or "errno N" where the C library has no name.
 std::string errno_name(int error_number);
+// The C library's text for an errno value ("Cannot allocate memory"). Unlike std::strerror,
+// safe while other threads do the same.
+std::string errno_message(int error_number);
 
 }  // namespace vtpage

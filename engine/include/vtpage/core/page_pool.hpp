@@ -51,7 +51,7 @@ struct PagePoolSettings {
     // budget and the device's memory (at most default_window_pages beyond the budget), so that
     // the budget can be raised up to what the device holds; a pool on its own gets
     // default_window_pages (256 GiB of address space on 2 MiB pages).
-    static constexpr std::size_t default_window_pages = 128 * 1024;
+    static constexpr std::size_t default_window_pages = std::size_t{128} * 1024;
     std::size_t window_pages = 0;
     // Pages to create ahead of need when the pool starts.
     std::size_t warm_up_pages = 0;

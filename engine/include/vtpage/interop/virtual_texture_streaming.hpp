@@ -116,7 +116,7 @@ public:
 
     // Adds a texture to the streamer and describes it to the shaders; out_of_range when its
     // pages pass the indirection table.
-    vt::TextureId add_texture(std::shared_ptr<const vt::TileSource> source);
+    vt::TextureId add_texture(const std::shared_ptr<const vt::TileSource>& source);
 
     // Starts a frame: a streamer frame, and in `commands` the uploads of the indirection table
     // and the texture directory (frame_slot < frames_in_flight, its previous frame complete).

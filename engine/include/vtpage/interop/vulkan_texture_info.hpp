@@ -4,6 +4,7 @@
 // virtual_texture.glsl) has the same std430 layout; its size is generated from this header.
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
 
 #include "vtpage/streaming/texture_layout.hpp"
@@ -58,7 +59,7 @@ struct VulkanTextureInfo {
     }
 };
 
-static_assert(sizeof(VulkanTextureInfo) == (12 + 2 * vt::max_mips) * 4,
+static_assert(sizeof(VulkanTextureInfo) == std::size_t{12 + 2 * vt::max_mips} * 4,
               "tightly packed 32-bit words, as std430 lays out the GLSL struct");
 
 }  // namespace vtpage

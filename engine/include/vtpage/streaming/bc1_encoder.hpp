@@ -12,6 +12,7 @@
 // palette entry is nearest. Alpha is ignored.
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
 
 #include "vtpage/streaming/tile_format.hpp"
@@ -66,7 +67,8 @@ VTPAGE_HOST_DEVICE constexpr void encode_bc1_block(const std::uint8_t* texels,
     int low[3] = {255, 255, 255};
     int high[3] = {0, 0, 0};
     for (int i = 0; i < 16; ++i) {
-        const std::uint8_t* texel = texels + (i / 4) * row_pitch + (i % 4) * 4;
+        const std::uint8_t* texel =
+            texels + std::size_t(i / 4) * row_pitch + std::size_t(i % 4) * 4;
         for (int c = 0; c < 3; ++c) {
             colours[i][c] = texel[c];
             low[c] = min_of(low[c], colours[i][c]);

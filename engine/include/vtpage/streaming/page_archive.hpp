@@ -53,8 +53,8 @@ namespace vtpage::vt {
 inline constexpr char page_archive_magic[8] = {'V', 'T', 'P', 'G', 'P', 'A', 'C', 'K'};
 inline constexpr std::uint32_t page_archive_version = 2;
 inline constexpr std::uint64_t page_archive_alignment = 4096;
-inline constexpr std::uint64_t page_archive_max_descriptor_bytes = 64 * 1024;
-inline constexpr std::uint64_t page_archive_max_page_bytes = 64u * 1024 * 1024;
+inline constexpr std::uint64_t page_archive_max_descriptor_bytes = 64ull * 1024;
+inline constexpr std::uint64_t page_archive_max_page_bytes = 64ull * 1024 * 1024;
 // The most tiles an archive holds (page_count x tiles_per_page): a 2 GiB checksum table.
 inline constexpr std::uint64_t page_archive_max_tiles = std::uint64_t(1) << 28;
 

@@ -20,6 +20,7 @@
 //     equals its neighbours' texels.
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
 
 #include "vtpage/streaming/mix32.hpp"
@@ -64,7 +65,8 @@ VTPAGE_HOST_DEVICE constexpr std::int32_t interpolate_parent(const std::int32_t*
                                                              const Window& pw, std::int32_t ix,
                                                              std::int32_t iy) {
     const std::int32_t stride = pw.width();
-    const std::int32_t* p = parent + ((iy >> 1) - pw.y0) * stride + ((ix >> 1) - pw.x0);
+    const std::int32_t* p =
+        parent + std::ptrdiff_t((iy >> 1) - pw.y0) * stride + ((ix >> 1) - pw.x0);
     const bool odd_x = (ix & 1) != 0, odd_y = (iy & 1) != 0;
     if (!odd_x && !odd_y) return p[0];
     if (odd_x && !odd_y) return (p[0] + p[1]) >> 1;

@@ -234,7 +234,7 @@ public:
     // tail is not resident. The first source that stores its pages in files starts the file read
     // pipeline (StreamerFileReads); its errors (not_supported for an io_uring that cannot work) are
     // thrown before anything changes.
-    TextureId add_texture(std::shared_ptr<const TileSource> source);
+    TextureId add_texture(const std::shared_ptr<const TileSource>& source);
 
     // Asks for pages. Ready pages are touched (kept from eviction until this frame completes);
     // the others are queued by priority (coarse first, then count), or their count raised.

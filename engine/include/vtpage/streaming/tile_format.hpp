@@ -34,7 +34,7 @@ enum class TileFormat : std::uint32_t {
 };
 inline constexpr std::uint32_t tile_format_count = 5;
 
-inline constexpr std::uint64_t format_page_bytes = 2u * 1024u * 1024u;
+inline constexpr std::uint64_t format_page_bytes = 2ull * 1024u * 1024u;
 
 // The shape a format gives tiles and pages.
 struct TileFormatInfo {

@@ -19,7 +19,7 @@ void remove_partial_files_on_interrupt(const char* program);
 // was renamed into place, or removed by its writer) it no longer does. At most 16 at once.
 class PartialFileGuard {
 public:
-    explicit PartialFileGuard(std::string path);
+    explicit PartialFileGuard(const std::string& path);
     ~PartialFileGuard();
     PartialFileGuard(const PartialFileGuard&) = delete;
     PartialFileGuard& operator=(const PartialFileGuard&) = delete;
