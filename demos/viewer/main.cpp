@@ -51,7 +51,8 @@ int write_trace(vtpage::TraceRecorder& recorder, const std::string& path, int co
     const vtpage::TraceStatistics stats = recorder.statistics();
     std::fprintf(stderr, "trace: %s (%zu events kept, %llu dropped)\n", path.c_str(),
                  stats.retained,
-                 static_cast<unsigned long long>(stats.dropped + stats.dropped_threads));
+                 static_cast<unsigned long long>(stats.dropped) +
+                     static_cast<unsigned long long>(stats.dropped_threads));
     return code;
 }
 
