@@ -33,11 +33,6 @@ namespace fs = std::filesystem;
 using Clock = std::chrono::steady_clock;
 
 // Each run: at most this much address space, this much resident memory and this long.
-#if defined(VTPAGE_UNDER_SANITIZER)
-constexpr bool sanitized_build = true;
-#else
-constexpr bool sanitized_build = false;
-#endif
 constexpr rlim_t address_space_limit = rlim_t(2) << 30;
 constexpr long peak_limit_kib = 2 * 1024 * 1024;
 constexpr double seconds_limit = 10;
@@ -59,7 +54,7 @@ LimitedRun run_limited(const std::vector<std::string>& argv, const std::string& 
     if (pid == 0) {
         // A sanitized program reserves terabytes of shadow address space: there the time and
         // peak-memory checks stand alone.
-        if (!sanitized_build) {
+        if (!test::under_sanitizer) {
             const rlimit limit{address_space_limit, address_space_limit};
             ::setrlimit(RLIMIT_AS, &limit);
         }

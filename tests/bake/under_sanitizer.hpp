@@ -12,3 +12,12 @@
 #if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
 #define VTPAGE_UNDER_SANITIZER 1
 #endif
+
+namespace vtpage::test {
+// The same, for code that chooses at compile time without an #if.
+#if defined(VTPAGE_UNDER_SANITIZER)
+inline constexpr bool under_sanitizer = true;
+#else
+inline constexpr bool under_sanitizer = false;
+#endif
+}  // namespace vtpage::test

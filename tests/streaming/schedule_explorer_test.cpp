@@ -63,11 +63,7 @@ namespace {
 using namespace std::chrono_literals;
 using Clock = std::chrono::steady_clock;
 
-#if defined(VTPAGE_UNDER_SANITIZER)
-constexpr bool under_sanitizer = true;
-#else
-constexpr bool under_sanitizer = false;
-#endif
+using test::under_sanitizer;
 
 // ---- the log ----
 
