@@ -24,9 +24,9 @@
 #include "vtpage/app/command_line.hpp"
 #include "vtpage/app/progress_bar.hpp"
 #include "vtpage/core/page_table.hpp"
-#include "vtpage/streaming/device_fill_context.hpp"
-#include "vtpage/streaming/procedural_source.hpp"
-#include "vtpage/streaming/streamer.hpp"
+#include "vtpage/streaming/sources/device_fill_context.hpp"
+#include "vtpage/streaming/sources/procedural_source.hpp"
+#include "vtpage/streaming/streamer/streamer.hpp"
 
 namespace {
 

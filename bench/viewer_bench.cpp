@@ -21,7 +21,7 @@
 #include "support/report_table.hpp"
 #include "viewer_run.hpp"
 #include "vtpage/app/command_line.hpp"
-#include "vtpage/streaming/tile_format.hpp"
+#include "vtpage/streaming/layout/tile_format.hpp"
 
 namespace {
 

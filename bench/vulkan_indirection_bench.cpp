@@ -24,7 +24,7 @@
 #include "vtpage/interop/vulkan_handle.hpp"
 #include "vtpage/interop/vulkan_indirection_table.hpp"
 #include "vtpage/interop/vulkan_page_importer.hpp"
-#include "vtpage/streaming/texture_layout.hpp"
+#include "vtpage/streaming/layout/texture_layout.hpp"
 
 namespace {
 

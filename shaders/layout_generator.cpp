@@ -5,8 +5,8 @@
 #include <cstdlib>
 
 #include "vtpage/interop/vulkan_texture_info.hpp"
-#include "vtpage/streaming/feedback_entry.hpp"
-#include "vtpage/streaming/texture_layout.hpp"
+#include "vtpage/streaming/layout/feedback_entry.hpp"
+#include "vtpage/streaming/layout/texture_layout.hpp"
 
 namespace vt = vtpage::vt;
 

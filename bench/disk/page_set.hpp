@@ -8,7 +8,7 @@
 #include <string>
 #include <vector>
 
-#include "vtpage/streaming/page_archive.hpp"
+#include "vtpage/streaming/archive/page_archive.hpp"
 
 namespace vtpage::bench::disk {
 

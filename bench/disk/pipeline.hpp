@@ -9,7 +9,7 @@
 #include "device_copy.hpp"
 #include "page_set.hpp"
 #include "set_files.hpp"
-#include "vtpage/streaming/file_read_queue.hpp"
+#include "vtpage/streaming/io/file_read_queue.hpp"
 
 namespace vtpage::bench::disk {
 

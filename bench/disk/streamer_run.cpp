@@ -6,8 +6,8 @@
 #include <cstring>
 #include <thread>
 
-#include "vtpage/streaming/device_fill_context.hpp"
-#include "vtpage/streaming/streamer.hpp"
+#include "vtpage/streaming/sources/device_fill_context.hpp"
+#include "vtpage/streaming/streamer/streamer.hpp"
 
 namespace vtpage::bench::disk {
 

@@ -9,7 +9,7 @@
 
 #include "page_set.hpp"
 #include "vtpage/backend/backend.hpp"
-#include "vtpage/streaming/file_read_queue.hpp"
+#include "vtpage/streaming/io/file_read_queue.hpp"
 
 namespace vtpage::bench::disk {
 

@@ -20,14 +20,14 @@
 #include <vector>
 
 #include "reference_check.hpp"
-#include "vtpage/backend/backend_factory.hpp"            // vtpage
-#include "vtpage/config.hpp"                             // VTPAGE_VERSION
-#include "vtpage/interop/virtual_texture_streaming.hpp"  // vtpage
-#include "vtpage/interop/vulkan_barrier.hpp"             // vtpage
-#include "vtpage/interop/vulkan_buffer.hpp"              // vtpage
-#include "vtpage/interop/vulkan_context.hpp"             // vtpage
-#include "vtpage/interop/vulkan_image.hpp"               // vtpage
-#include "vtpage/streaming/procedural_source.hpp"        // vtpage
+#include "vtpage/backend/backend_factory.hpp"              // vtpage
+#include "vtpage/config.hpp"                               // VTPAGE_VERSION
+#include "vtpage/interop/virtual_texture_streaming.hpp"    // vtpage
+#include "vtpage/interop/vulkan_barrier.hpp"               // vtpage
+#include "vtpage/interop/vulkan_buffer.hpp"                // vtpage
+#include "vtpage/interop/vulkan_context.hpp"               // vtpage
+#include "vtpage/interop/vulkan_image.hpp"                 // vtpage
+#include "vtpage/streaming/sources/procedural_source.hpp"  // vtpage
 
 namespace {
 

@@ -5,7 +5,7 @@
 #include <cstdint>
 #include <string>
 
-#include "vtpage/streaming/tile_source.hpp"
+#include "vtpage/streaming/sources/tile_source.hpp"
 
 namespace embedding {
 

@@ -6,9 +6,9 @@
 #include "vtpage/backend/backend_factory.hpp"
 #include "vtpage/base/trace.hpp"
 #include "vtpage/interop/vulkan_cuda_timeline.hpp"
-#include "vtpage/streaming/baked_texture.hpp"
-#include "vtpage/streaming/identity_source.hpp"
-#include "vtpage/streaming/procedural_source.hpp"
+#include "vtpage/streaming/sources/baked_texture.hpp"
+#include "vtpage/streaming/sources/identity_source.hpp"
+#include "vtpage/streaming/sources/procedural_source.hpp"
 
 namespace vtpage::viewer {
 

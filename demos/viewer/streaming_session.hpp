@@ -36,10 +36,10 @@
 #include "vtpage/interop/virtual_texture_streaming.hpp"
 #include "vtpage/interop/vulkan_context.hpp"
 #include "vtpage/interop/vulkan_indirection_table.hpp"
-#include "vtpage/streaming/feedback_worker.hpp"
-#include "vtpage/streaming/request_latency_tracker.hpp"
-#include "vtpage/streaming/streamer.hpp"
-#include "vtpage/streaming/streaming_governor.hpp"
+#include "vtpage/streaming/feedback/feedback_worker.hpp"
+#include "vtpage/streaming/feedback/request_latency_tracker.hpp"
+#include "vtpage/streaming/governor/streaming_governor.hpp"
+#include "vtpage/streaming/streamer/streamer.hpp"
 
 namespace vtpage::viewer {
 

@@ -16,9 +16,9 @@
 #include "vtpage/base/error.hpp"
 #include "vtpage/base/system_error.hpp"
 #include "vtpage/base/unique_fd.hpp"
-#include "vtpage/streaming/baked_texture.hpp"
-#include "vtpage/streaming/procedural_source.hpp"
-#include "vtpage/streaming/texture_layout.hpp"
+#include "vtpage/streaming/layout/texture_layout.hpp"
+#include "vtpage/streaming/sources/baked_texture.hpp"
+#include "vtpage/streaming/sources/procedural_source.hpp"
 
 namespace vtpage::viewer {
 

@@ -20,7 +20,7 @@
 #include <vector>
 
 #include "usage_error.hpp"
-#include "vtpage/streaming/tile_source.hpp"
+#include "vtpage/streaming/sources/tile_source.hpp"
 
 namespace vtpage::viewer {
 

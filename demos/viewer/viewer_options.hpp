@@ -8,7 +8,7 @@
 
 #include "camera_path.hpp"
 #include "renderer/vulkan_renderer.hpp"
-#include "vtpage/streaming/tile_format.hpp"
+#include "vtpage/streaming/layout/tile_format.hpp"
 
 namespace vtpage::viewer {
 

@@ -1,4 +1,4 @@
-#include "address_ledger.hpp"
+#include "backend/address_ledger.hpp"
 
 #include <cstdio>
 

@@ -7,8 +7,8 @@
 #include <unordered_map>
 #include <vector>
 
-#include "address_ledger.hpp"
-#include "cuda_driver.hpp"
+#include "backend/address_ledger.hpp"
+#include "backend/cuda_driver.hpp"
 #include "vtpage/base/system_error.hpp"
 
 namespace vtpage {

@@ -1,4 +1,4 @@
-#include "cuda_driver.hpp"
+#include "backend/cuda_driver.hpp"
 
 #include <dlfcn.h>
 

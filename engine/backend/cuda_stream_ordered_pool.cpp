@@ -7,7 +7,7 @@
 #include <mutex>
 #include <unordered_map>
 
-#include "stream_pool_detail.hpp"
+#include "backend/stream_pool_detail.hpp"
 
 namespace vtpage::backend_detail {
 

@@ -13,7 +13,7 @@
 #include <mutex>
 #include <unordered_map>
 
-#include "address_ledger.hpp"
+#include "backend/address_ledger.hpp"
 #include "vtpage/base/system_error.hpp"
 
 namespace vtpage {

@@ -6,7 +6,7 @@
 #include <mutex>
 #include <unordered_map>
 
-#include "stream_pool_detail.hpp"
+#include "backend/stream_pool_detail.hpp"
 #include "vtpage/config.hpp"
 
 namespace vtpage {

@@ -14,8 +14,8 @@
 #include <mutex>
 #include <utility>
 
-#include "ranked_mutex.hpp"
-#include "test_points.hpp"
+#include "base/ranked_mutex.hpp"
+#include "base/test_points.hpp"
 
 namespace vtpage::detail {
 

@@ -1,4 +1,4 @@
-#include "ranked_mutex.hpp"
+#include "base/ranked_mutex.hpp"
 
 #include <algorithm>
 #include <cstdio>

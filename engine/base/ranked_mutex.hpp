@@ -10,7 +10,7 @@
 
 #include <mutex>
 
-#include "test_points.hpp"
+#include "base/test_points.hpp"
 
 namespace vtpage::detail {
 

@@ -1,4 +1,4 @@
-#include "test_points.hpp"
+#include "base/test_points.hpp"
 
 #if defined(VTPAGE_TEST_POINTS) && VTPAGE_TEST_POINTS
 #include <algorithm>

@@ -8,9 +8,9 @@
 #include <unordered_map>
 #include <unordered_set>
 
-#include "../base/ordered_delivery.hpp"
-#include "../base/ranked_mutex.hpp"
-#include "../base/test_points.hpp"
+#include "base/ordered_delivery.hpp"
+#include "base/ranked_mutex.hpp"
+#include "base/test_points.hpp"
 #include "vtpage/base/trace.hpp"
 #include "vtpage/core/frame_fenced_reuse.hpp"
 

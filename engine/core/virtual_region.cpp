@@ -7,7 +7,7 @@
 #include <mutex>
 #include <utility>
 
-#include "page_directory.hpp"
+#include "core/page_directory.hpp"
 
 namespace vtpage {
 

@@ -6,7 +6,7 @@
 #include "vtpage/interop/vulkan_context.hpp"
 #include "vtpage/interop/vulkan_cuda_timeline.hpp"
 #include "vtpage/interop/vulkan_timeline.hpp"
-#include "vtpage/streaming/texture_layout.hpp"
+#include "vtpage/streaming/layout/texture_layout.hpp"
 
 namespace vtpage {
 

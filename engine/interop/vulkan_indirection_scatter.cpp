@@ -1,6 +1,6 @@
-#include "vulkan_indirection_scatter.hpp"
+#include "interop/vulkan_indirection_scatter.hpp"
 
-#include "vulkan_shaders.hpp"
+#include "interop/vulkan_shaders.hpp"
 
 namespace vtpage::interop_detail {
 

@@ -7,6 +7,7 @@
 #include <unordered_set>
 #include <vector>
 
+#include "interop/vulkan_indirection_scatter.hpp"
 #include "vtpage/base/trace.hpp"
 #include "vtpage/interop/vulkan_barrier.hpp"
 #include "vtpage/interop/vulkan_buffer.hpp"
@@ -14,7 +15,6 @@
 #include "vtpage/interop/vulkan_context.hpp"
 #include "vtpage/interop/vulkan_error.hpp"
 #include "vtpage/interop/vulkan_page_importer.hpp"
-#include "vulkan_indirection_scatter.hpp"
 
 namespace vtpage {
 

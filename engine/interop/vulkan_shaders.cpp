@@ -1,4 +1,4 @@
-#include "vulkan_shaders.hpp"
+#include "interop/vulkan_shaders.hpp"
 
 namespace vtpage::interop_detail {
 

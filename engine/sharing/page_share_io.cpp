@@ -1,4 +1,4 @@
-#include "page_share_io.hpp"
+#include "sharing/page_share_io.hpp"
 
 #include <poll.h>
 #include <signal.h>

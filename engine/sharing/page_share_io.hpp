@@ -5,7 +5,7 @@
 #include <span>
 #include <vector>
 
-#include "page_share_protocol.hpp"
+#include "sharing/page_share_protocol.hpp"
 #include "vtpage/base/fd_socket.hpp"
 
 namespace vtpage::sharing_detail {

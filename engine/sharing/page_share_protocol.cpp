@@ -1,4 +1,4 @@
-#include "page_share_protocol.hpp"
+#include "sharing/page_share_protocol.hpp"
 
 #include <cstring>
 

@@ -6,7 +6,7 @@
 #include <mutex>
 #include <unordered_map>
 
-#include "page_share_io.hpp"
+#include "sharing/page_share_io.hpp"
 #include "vtpage/core/virtual_region.hpp"
 
 namespace vtpage {

@@ -15,7 +15,7 @@
 #include <unordered_map>
 #include <unordered_set>
 
-#include "page_share_io.hpp"
+#include "sharing/page_share_io.hpp"
 #include "vtpage/base/system_error.hpp"
 
 namespace vtpage {

@@ -1,5 +1,5 @@
 // The identity texture's words in GLSL, word for word those of
-// engine/include/vtpage/streaming/identity_pattern.hpp (uint arithmetic wraps as C++'s does):
+// engine/include/streaming/sources/identity_pattern.hpp (uint arithmetic wraps as C++'s does):
 // the word at word index `texel` of layout page `page` of the texture tagged `texture`. A layout
 // page names the mip and the page's place in it, the word index the tile and the texel in it.
 #ifndef VTPAGE_IDENTITY_PATTERN_GLSL

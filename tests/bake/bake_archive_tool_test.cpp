@@ -12,9 +12,9 @@
 #include "bake_archive_test_support.hpp"
 #include "block_codec.hpp"
 #include "vips_under_thread_sanitizer.hpp"
-#include "vtpage/streaming/baked_texture.hpp"
-#include "vtpage/streaming/baked_texture_archive.hpp"
-#include "vtpage/streaming/checksum64.hpp"
+#include "vtpage/streaming/archive/checksum64.hpp"
+#include "vtpage/streaming/sources/baked_texture.hpp"
+#include "vtpage/streaming/sources/baked_texture_archive.hpp"
 
 #include "under_sanitizer.hpp"
 

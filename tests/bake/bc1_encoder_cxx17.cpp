@@ -2,7 +2,7 @@
 // there, and constant-evaluable.
 #include "bc1_encoder_cxx17.hpp"
 
-#include "vtpage/streaming/bc1_encoder.hpp"
+#include "streaming/sources/bc1_encoder.hpp"
 
 static_assert(__cplusplus == 201703L, "this file checks the encoder as C++17");
 

@@ -1,7 +1,7 @@
-// The device BC1 encoder (vtpage/streaming/bc1_encoder.hpp), decoded by libsquish: close to
+// The device BC1 encoder (streaming/sources/bc1_encoder.hpp), decoded by libsquish: close to
 // libsquish's own encoding in PSNR, exact on hand-checked blocks, always in 4-colour mode, and
 // the same bytes from its C++17 and C++20 builds.
-#include "vtpage/streaming/bc1_encoder.hpp"
+#include "streaming/sources/bc1_encoder.hpp"
 
 #include <gtest/gtest.h>
 

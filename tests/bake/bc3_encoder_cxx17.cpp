@@ -2,7 +2,7 @@
 // there, and constant-evaluable.
 #include "bc3_encoder_cxx17.hpp"
 
-#include "vtpage/streaming/bc3_encoder.hpp"
+#include "streaming/sources/bc3_encoder.hpp"
 
 static_assert(__cplusplus == 201703L, "this file checks the encoder as C++17");
 

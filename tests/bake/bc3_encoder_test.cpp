@@ -1,8 +1,8 @@
-// The device BC3 encoder (vtpage/streaming/bc3_encoder.hpp), decoded by libsquish as DXT5: its
+// The device BC3 encoder (streaming/sources/bc3_encoder.hpp), decoded by libsquish as DXT5: its
 // colour is the BC1 encoder's, decoding to the same RGB; its alpha is within half a palette step
 // of each texel's (exact for blocks of one or two alphas) and close to libsquish's own alpha
 // encoding in PSNR; colour 0 > colour 1 in every block; the same bytes from C++17 and C++20.
-#include "vtpage/streaming/bc3_encoder.hpp"
+#include "streaming/sources/bc3_encoder.hpp"
 
 #include <gtest/gtest.h>
 

@@ -14,7 +14,7 @@
 #include "texture_baker.hpp"
 #include "vips_image_reader.hpp"
 #include "vips_under_thread_sanitizer.hpp"
-#include "vtpage/streaming/baked_texture.hpp"
+#include "vtpage/streaming/sources/baked_texture.hpp"
 
 namespace vtpage::bake {
 namespace {

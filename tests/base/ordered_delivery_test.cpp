@@ -7,7 +7,7 @@
 #include <thread>
 #include <vector>
 
-#include "../../engine/base/ordered_delivery.hpp"
+#include "base/ordered_delivery.hpp"
 
 namespace vtpage::detail {
 namespace {

@@ -6,7 +6,7 @@
 #include <mutex>
 #include <thread>
 
-#include "../../engine/base/ranked_mutex.hpp"
+#include "base/ranked_mutex.hpp"
 
 namespace vtpage::detail {
 namespace {

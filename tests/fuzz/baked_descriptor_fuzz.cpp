@@ -12,7 +12,7 @@
 #include <span>
 
 #include "vtpage/base/error.hpp"
-#include "vtpage/streaming/baked_texture_descriptor.hpp"
+#include "vtpage/streaming/sources/baked_texture_descriptor.hpp"
 
 namespace {
 

@@ -21,7 +21,7 @@
 #include <vector>
 
 #include "fuzz_files.hpp"
-#include "vtpage/streaming/baked_texture.hpp"
+#include "vtpage/streaming/sources/baked_texture.hpp"
 
 namespace {
 

@@ -17,7 +17,7 @@
 #include "texture_set_source.hpp"
 #include "usage_error.hpp"
 #include "vtpage/base/error.hpp"
-#include "vtpage/streaming/baked_texture.hpp"
+#include "vtpage/streaming/sources/baked_texture.hpp"
 
 namespace {
 

@@ -19,7 +19,7 @@
 #include "compute_test_pipeline.hpp"
 #include "vtpage/interop/vulkan_buffer.hpp"
 #include "vtpage/interop/vulkan_texture_directory.hpp"
-#include "vtpage/streaming/texture_layout.hpp"
+#include "vtpage/streaming/layout/texture_layout.hpp"
 #include "vulkan_test_support.hpp"
 
 namespace vtpage {

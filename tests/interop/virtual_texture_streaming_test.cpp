@@ -13,8 +13,8 @@
 #include "vtpage/interop/virtual_texture_streaming.hpp"
 #include "vtpage/interop/vulkan_device_handles.hpp"
 #include "vtpage/interop/vulkan_error.hpp"
-#include "vtpage/streaming/procedural_source.hpp"
-#include "vtpage/streaming/texture_layout.hpp"
+#include "vtpage/streaming/layout/texture_layout.hpp"
+#include "vtpage/streaming/sources/procedural_source.hpp"
 #include "vulkan_test_support.hpp"
 
 namespace vtpage {

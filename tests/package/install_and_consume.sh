@@ -3,11 +3,21 @@
 # project that finds it with find_package(vtpage CONFIG). Where the project has a main.cpp and
 # pkg-config is installed, builds and runs it again from the installed vtpage.pc alone, and
 # checks that the pkg-config file and the CMake package agree on liburing (VTPAGE_WITH_LIBURING).
-# Usage: install_and_consume.sh <vtpage build dir> <consumer source dir> <scratch dir>
+# With a fourth argument, the installed headers must be exactly those that file lists: a header
+# leaves the package only when no program of the project includes it.
+# Usage: install_and_consume.sh <vtpage build dir> <consumer source dir> <scratch dir> [header list]
 set -euo pipefail
-build=$1 consumer=$2 scratch=$3
+build=$1 consumer=$2 scratch=$3 header_list=${4:-}
 rm -rf "$scratch"
 cmake --install "$build" --prefix "$scratch/prefix" >/dev/null
+if [ -n "$header_list" ]; then
+  installed=$(cd "$scratch/prefix/include" && find vtpage -type f | LC_ALL=C sort)
+  if ! diff <(grep -v '^#' "$header_list" | LC_ALL=C sort) <(echo "$installed"); then
+    echo "the installed headers differ from $header_list ('<' listed only, '>' installed only)"
+    exit 1
+  fi
+  echo "installed headers: $(echo "$installed" | wc -l), as listed"
+fi
 cmake -S "$consumer" -B "$scratch/consumer" -G Ninja -DCMAKE_PREFIX_PATH="$scratch/prefix" \
   -DCMAKE_BUILD_TYPE=Release >/dev/null
 cmake --build "$scratch/consumer" >/dev/null

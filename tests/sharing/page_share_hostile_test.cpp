@@ -16,8 +16,8 @@
 #include <filesystem>
 #include <thread>
 
-#include "../../engine/sharing/page_share_io.hpp"
 #include "../support/expect_error.hpp"
+#include "sharing/page_share_io.hpp"
 #include "vtpage/backend/host_backend.hpp"
 #include "vtpage/sharing/shared_region_consumer.hpp"
 #include "vtpage/sharing/shared_region_producer.hpp"

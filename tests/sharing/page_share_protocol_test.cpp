@@ -2,8 +2,8 @@
 #include <gtest/gtest.h>
 #include <unistd.h>
 
-#include "../../engine/sharing/page_share_protocol.hpp"
 #include "../support/expect_error.hpp"
+#include "sharing/page_share_protocol.hpp"
 #include "vtpage/backend/host_backend.hpp"
 #include "vtpage/sharing/shared_region_consumer.hpp"
 

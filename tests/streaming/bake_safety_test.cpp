@@ -14,7 +14,7 @@
 #include "../support/expect_error.hpp"
 #include "../support/full_disk.hpp"
 #include "streaming_test_support.hpp"
-#include "vtpage/streaming/baked_texture.hpp"
+#include "vtpage/streaming/sources/baked_texture.hpp"
 
 namespace vtpage::vt {
 namespace {

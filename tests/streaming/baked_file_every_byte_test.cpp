@@ -10,7 +10,7 @@
 
 #include "../support/expect_error.hpp"
 #include "streaming_test_support.hpp"
-#include "vtpage/streaming/baked_texture.hpp"
+#include "vtpage/streaming/sources/baked_texture.hpp"
 
 namespace vtpage::vt {
 namespace {

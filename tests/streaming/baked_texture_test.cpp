@@ -7,7 +7,7 @@
 #include <fstream>
 
 #include "streaming_test_support.hpp"
-#include "vtpage/streaming/baked_texture.hpp"
+#include "vtpage/streaming/sources/baked_texture.hpp"
 
 namespace vtpage::vt {
 namespace {

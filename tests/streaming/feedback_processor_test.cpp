@@ -4,7 +4,7 @@
 #include <map>
 
 #include "streaming_test_support.hpp"
-#include "vtpage/streaming/feedback_processor.hpp"
+#include "vtpage/streaming/feedback/feedback_processor.hpp"
 
 namespace vtpage::vt {
 namespace {

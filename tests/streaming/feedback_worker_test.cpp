@@ -1,4 +1,4 @@
-#include "vtpage/streaming/feedback_worker.hpp"
+#include "vtpage/streaming/feedback/feedback_worker.hpp"
 
 #include <gtest/gtest.h>
 
@@ -9,7 +9,7 @@
 
 #include "../support/backend_fixture.hpp"
 #include "streaming_test_support.hpp"
-#include "vtpage/streaming/streamer.hpp"
+#include "vtpage/streaming/streamer/streamer.hpp"
 
 namespace vtpage::vt {
 namespace {

@@ -1,4 +1,4 @@
-#include "vtpage/streaming/file_read_queue.hpp"
+#include "vtpage/streaming/io/file_read_queue.hpp"
 
 #include <fcntl.h>
 #include <gtest/gtest.h>
@@ -22,8 +22,8 @@
 #include "../support/expect_error.hpp"
 #include "../support/open_descriptors.hpp"
 #include "../support/temporary_folder.hpp"
+#include "streaming/io/fault_injecting_file_layer.hpp"
 #include "vtpage/base/unique_fd.hpp"
-#include "vtpage/streaming/fault_injecting_file_layer.hpp"
 
 namespace vtpage::vt {
 namespace {

@@ -15,9 +15,9 @@
 #include <vector>
 
 #include "../support/backend_fixture.hpp"
+#include "streaming/sources/identity_pattern.hpp"
 #include "vtpage/core/page_table.hpp"
-#include "vtpage/streaming/identity_pattern.hpp"
-#include "vtpage/streaming/identity_source.hpp"
+#include "vtpage/streaming/sources/identity_source.hpp"
 
 namespace vtpage::vt {
 namespace {

@@ -1,6 +1,6 @@
 // The bookkeeping of packed coarse levels: which levels are packed, where their tiles go in a
 // shared page, and the frame fences of their eviction and of the reuse of their places.
-#include "../../engine/streaming/packed_level_pool.hpp"
+#include "streaming/streamer/packed_level_pool.hpp"
 
 #include <gtest/gtest.h>
 

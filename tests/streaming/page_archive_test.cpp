@@ -14,7 +14,7 @@
 
 #include "../support/temporary_folder.hpp"
 #include "page_archive_test_support.hpp"
-#include "vtpage/streaming/procedural_source.hpp"
+#include "vtpage/streaming/sources/procedural_source.hpp"
 
 namespace vtpage::vt {
 namespace {

@@ -13,8 +13,8 @@
 #include <vector>
 
 #include "vtpage/base/error.hpp"
-#include "vtpage/streaming/checksum64.hpp"
-#include "vtpage/streaming/page_archive.hpp"
+#include "vtpage/streaming/archive/checksum64.hpp"
+#include "vtpage/streaming/archive/page_archive.hpp"
 
 namespace vtpage::test {
 

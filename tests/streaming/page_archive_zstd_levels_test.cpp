@@ -11,8 +11,8 @@
 #include <cstdio>
 
 #include "page_archive_test_support.hpp"
-#include "vtpage/streaming/procedural_source.hpp"
-#include "vtpage/streaming/texture_layout.hpp"
+#include "vtpage/streaming/layout/texture_layout.hpp"
+#include "vtpage/streaming/sources/procedural_source.hpp"
 
 namespace vtpage::vt {
 namespace {

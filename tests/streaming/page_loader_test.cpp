@@ -1,7 +1,7 @@
 // The page loader on its own: stored pages read through its read queue into its read buffers and
 // decoded by its threads -- what happens when a read outlasts the loader, and when no decode
 // thread can have a stream on the device.
-#include "../../engine/streaming/page_loader.hpp"
+#include "streaming/streamer/page_loader.hpp"
 
 #include <gtest/gtest.h>
 
@@ -16,7 +16,7 @@
 #include "../support/temporary_folder.hpp"
 #include "streaming_test_support.hpp"
 #include "vtpage/base/error.hpp"
-#include "vtpage/streaming/baked_texture.hpp"
+#include "vtpage/streaming/sources/baked_texture.hpp"
 
 namespace vtpage::vt {
 namespace {

@@ -7,13 +7,13 @@
 #include <numeric>
 
 #include "../support/backend_fixture.hpp"
+#include "streaming/sources/bc1_encoder.hpp"
+#include "streaming/sources/bc3_encoder.hpp"
+#include "streaming/sources/procedural_pattern.hpp"
 #include "streaming_test_support.hpp"
 #include "vtpage/core/page_table.hpp"
-#include "vtpage/streaming/bc1_encoder.hpp"
-#include "vtpage/streaming/bc3_encoder.hpp"
-#include "vtpage/streaming/device_fill_context.hpp"
-#include "vtpage/streaming/procedural_pattern.hpp"
-#include "vtpage/streaming/procedural_source.hpp"
+#include "vtpage/streaming/sources/device_fill_context.hpp"
+#include "vtpage/streaming/sources/procedural_source.hpp"
 
 namespace vtpage::vt {
 namespace {

@@ -7,7 +7,7 @@
 #include <vector>
 
 #include "vtpage/base/error.hpp"
-#include "vtpage/streaming/request_latency_tracker.hpp"
+#include "vtpage/streaming/feedback/request_latency_tracker.hpp"
 
 namespace vtpage::vt {
 namespace {

@@ -52,10 +52,10 @@
 #include "../support/backend_fixture.hpp"
 #include "../support/schedule_perturber.hpp"
 #include "../support/test_point_handler.hpp"
+#include "streaming/io/fault_injecting_file_layer.hpp"
 #include "streaming_test_support.hpp"
-#include "vtpage/streaming/baked_texture.hpp"
-#include "vtpage/streaming/fault_injecting_file_layer.hpp"
-#include "vtpage/streaming/streamer.hpp"
+#include "vtpage/streaming/sources/baked_texture.hpp"
+#include "vtpage/streaming/streamer/streamer.hpp"
 
 namespace vtpage::vt {
 namespace {

@@ -19,12 +19,12 @@
 #if VTPAGE_HAS_CUDA
 #include "../support/gpu_kernels.hpp"
 #endif
+#include "streaming/io/fault_injecting_file_layer.hpp"
 #include "streaming_test_support.hpp"
-#include "vtpage/streaming/baked_texture.hpp"
-#include "vtpage/streaming/device_fill_context.hpp"
-#include "vtpage/streaming/fault_injecting_file_layer.hpp"
-#include "vtpage/streaming/file_read_queue.hpp"
-#include "vtpage/streaming/streamer.hpp"
+#include "vtpage/streaming/io/file_read_queue.hpp"
+#include "vtpage/streaming/sources/baked_texture.hpp"
+#include "vtpage/streaming/sources/device_fill_context.hpp"
+#include "vtpage/streaming/streamer/streamer.hpp"
 
 namespace vtpage::vt {
 namespace {

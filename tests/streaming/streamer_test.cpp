@@ -12,12 +12,12 @@
 #include "../support/backend_fixture.hpp"
 #include "../support/test_point_handler.hpp"
 #include "streaming_test_support.hpp"
-#include "vtpage/streaming/baked_texture.hpp"
-#include "vtpage/streaming/device_fill_context.hpp"
-#include "vtpage/streaming/feedback_processor.hpp"
-#include "vtpage/streaming/page_archive.hpp"
-#include "vtpage/streaming/procedural_source.hpp"
-#include "vtpage/streaming/streamer.hpp"
+#include "vtpage/streaming/archive/page_archive.hpp"
+#include "vtpage/streaming/feedback/feedback_processor.hpp"
+#include "vtpage/streaming/sources/baked_texture.hpp"
+#include "vtpage/streaming/sources/device_fill_context.hpp"
+#include "vtpage/streaming/sources/procedural_source.hpp"
+#include "vtpage/streaming/streamer/streamer.hpp"
 
 namespace vtpage::vt {
 namespace {

@@ -16,8 +16,8 @@
 #include "../support/backend_fixture.hpp"
 #include "streaming_test_support.hpp"
 #include "vtpage/base/trace.hpp"
-#include "vtpage/streaming/baked_texture.hpp"
-#include "vtpage/streaming/streamer.hpp"
+#include "vtpage/streaming/sources/baked_texture.hpp"
+#include "vtpage/streaming/streamer/streamer.hpp"
 
 namespace vtpage::vt {
 namespace {

@@ -1,4 +1,4 @@
-#include "vtpage/streaming/streaming_governor.hpp"
+#include "vtpage/streaming/governor/streaming_governor.hpp"
 
 #include <gtest/gtest.h>
 

@@ -18,11 +18,11 @@
 #include "../support/temporary_folder.hpp"
 #include "vtpage/backend/backend.hpp"
 #include "vtpage/base/log.hpp"
-#include "vtpage/streaming/baked_texture.hpp"
-#include "vtpage/streaming/baked_texture_descriptor.hpp"
-#include "vtpage/streaming/page_archive.hpp"
-#include "vtpage/streaming/streamer.hpp"
-#include "vtpage/streaming/tile_source.hpp"
+#include "vtpage/streaming/archive/page_archive.hpp"
+#include "vtpage/streaming/sources/baked_texture.hpp"
+#include "vtpage/streaming/sources/baked_texture_descriptor.hpp"
+#include "vtpage/streaming/sources/tile_source.hpp"
+#include "vtpage/streaming/streamer/streamer.hpp"
 
 namespace vtpage::test {
 

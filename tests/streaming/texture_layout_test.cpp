@@ -4,7 +4,7 @@
 #include <set>
 #include <vector>
 
-#include "vtpage/streaming/texture_layout.hpp"
+#include "vtpage/streaming/layout/texture_layout.hpp"
 
 namespace vtpage::vt {
 namespace {

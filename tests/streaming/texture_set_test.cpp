@@ -2,7 +2,7 @@
 
 #include "../support/expect_error.hpp"
 #include "streaming_test_support.hpp"
-#include "vtpage/streaming/texture_set.hpp"
+#include "vtpage/streaming/sources/texture_set.hpp"
 
 namespace vtpage::vt {
 namespace {

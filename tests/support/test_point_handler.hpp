@@ -8,7 +8,7 @@
 #include <string_view>
 #include <vector>
 
-#include "../../engine/base/test_points.hpp"
+#include "base/test_points.hpp"
 
 namespace vtpage::test {
 

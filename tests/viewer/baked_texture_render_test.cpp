@@ -31,8 +31,8 @@
 #include "renderer_rig.hpp"
 #include "texture_baker.hpp"
 #include "vtpage/interop/virtual_texture_streaming.hpp"
-#include "vtpage/streaming/baked_texture.hpp"
-#include "vtpage/streaming/baked_texture_archive.hpp"
+#include "vtpage/streaming/sources/baked_texture.hpp"
+#include "vtpage/streaming/sources/baked_texture_archive.hpp"
 
 namespace vtpage {
 namespace {

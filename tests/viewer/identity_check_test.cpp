@@ -16,7 +16,7 @@
 #include "../support/backend_fixture.hpp"
 #include "renderer_rig.hpp"
 #include "vtpage/interop/vulkan_timeline.hpp"
-#include "vtpage/streaming/identity_source.hpp"
+#include "vtpage/streaming/sources/identity_source.hpp"
 
 namespace vtpage {
 namespace {

@@ -10,7 +10,7 @@
 #include <vector>
 
 #include "block_codec.hpp"
-#include "vtpage/streaming/mix32.hpp"
+#include "streaming/sources/mix32.hpp"
 
 namespace vtpage::test {
 

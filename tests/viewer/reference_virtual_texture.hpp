@@ -9,8 +9,8 @@
 #include <span>
 #include <vector>
 
-#include "vtpage/streaming/feedback_entry.hpp"
-#include "vtpage/streaming/texture_layout.hpp"
+#include "vtpage/streaming/layout/feedback_entry.hpp"
+#include "vtpage/streaming/layout/texture_layout.hpp"
 
 namespace vtpage::test {
 

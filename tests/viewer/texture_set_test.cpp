@@ -25,9 +25,9 @@
 #include "scene_layout.hpp"
 #include "texture_set_source.hpp"
 #include "viewer_process.hpp"
-#include "vtpage/streaming/baked_texture.hpp"
-#include "vtpage/streaming/baked_texture_archive.hpp"
-#include "vtpage/streaming/checksum64.hpp"
+#include "vtpage/streaming/archive/checksum64.hpp"
+#include "vtpage/streaming/sources/baked_texture.hpp"
+#include "vtpage/streaming/sources/baked_texture_archive.hpp"
 
 namespace vtpage::viewer {
 namespace {

@@ -24,7 +24,7 @@
 #include "../interop/vulkan_test_support.hpp"
 #include "../support/backend_fixture.hpp"
 #include "viewer_process.hpp"
-#include "vtpage/streaming/baked_texture.hpp"
+#include "vtpage/streaming/sources/baked_texture.hpp"
 
 namespace vtpage {
 namespace {

@@ -16,14 +16,14 @@
 #include "reference_virtual_texture.hpp"
 #include "renderer/vulkan_renderer.hpp"
 #include "renderer_rig.hpp"
+#include "streaming/sources/procedural_pattern.hpp"
 #include "vtpage/interop/vulkan_cuda_timeline.hpp"
 #include "vtpage/interop/vulkan_indirection_table.hpp"
 #include "vtpage/interop/vulkan_page_importer.hpp"
 #include "vtpage/interop/vulkan_texture_directory.hpp"
-#include "vtpage/streaming/feedback_processor.hpp"
-#include "vtpage/streaming/procedural_pattern.hpp"
-#include "vtpage/streaming/procedural_source.hpp"
-#include "vtpage/streaming/streamer.hpp"
+#include "vtpage/streaming/feedback/feedback_processor.hpp"
+#include "vtpage/streaming/sources/procedural_source.hpp"
+#include "vtpage/streaming/streamer/streamer.hpp"
 
 namespace vtpage {
 namespace {

@@ -19,7 +19,7 @@
 #include <cstdint>
 #include <span>
 
-#include "vtpage/streaming/tile_format.hpp"
+#include "vtpage/streaming/layout/tile_format.hpp"
 
 namespace vtpage::bake {
 

@@ -7,7 +7,7 @@
 #include <string_view>
 
 #include "vips_image_reader.hpp"
-#include "vtpage/streaming/tile_format.hpp"
+#include "vtpage/streaming/layout/tile_format.hpp"
 
 namespace vtpage::bake {
 

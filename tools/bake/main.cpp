@@ -1,10 +1,10 @@
 // vtpage-bake: turns an image (JPEG, PNG, WebP, TIFF and BigTIFF, GIF, HEIF, 8 or 16 bits; the
 // other formats libvips reads with --allow-untrusted-loaders) into a baked virtual texture of
 // version 2 (tiled, mip-mapped, bordered, encoded in a tile format, zstd-compressed, checksummed;
-// see vtpage/streaming/baked_texture_archive.hpp), or checks a baked file of version 1 or 2. The
-// image is read row by row, so memory follows its width and not its height, except where its format
-// is decoded whole (a GIF, a progressive JPEG, an interlaced PNG, WebP, HEIF): what that takes is
-// checked from the header against
+// see vtpage/streaming/sources/baked_texture_archive.hpp), or checks a baked file of version 1
+// or 2. The image is read row by row, so memory follows its width and not its height, except where
+// its format is decoded whole (a GIF, a progressive JPEG, an interlaced PNG, WebP, HEIF): what that
+// takes is checked from the header against
 // --max-memory-gib, and the process holds itself to that limit (RLIMIT_DATA) besides.
 //
 //   vtpage-bake photo.tif -o photo.vtex      bake (--format auto: bc3 with alpha, bc4 for grey,
@@ -39,9 +39,9 @@
 #include "vtpage/app/interrupt_cleanup.hpp"
 #include "vtpage/app/numeric_options.hpp"
 #include "vtpage/app/progress_bar.hpp"
-#include "vtpage/streaming/baked_texture.hpp"
-#include "vtpage/streaming/baked_texture_archive.hpp"
-#include "vtpage/streaming/procedural_source.hpp"
+#include "vtpage/streaming/sources/baked_texture.hpp"
+#include "vtpage/streaming/sources/baked_texture_archive.hpp"
+#include "vtpage/streaming/sources/procedural_source.hpp"
 
 namespace {
 

@@ -11,8 +11,8 @@
 #include <unordered_map>
 #include <vector>
 
-#include "vtpage/streaming/page_archive.hpp"
-#include "vtpage/streaming/texture_layout.hpp"
+#include "vtpage/streaming/archive/page_archive.hpp"
+#include "vtpage/streaming/layout/texture_layout.hpp"
 
 namespace vtpage::bake {
 

@@ -9,8 +9,8 @@
 #include "mip_pyramid_builder.hpp"
 #include "page_assembler.hpp"
 #include "vtpage/base/error.hpp"
-#include "vtpage/streaming/baked_texture_descriptor.hpp"
-#include "vtpage/streaming/page_archive.hpp"
+#include "vtpage/streaming/archive/page_archive.hpp"
+#include "vtpage/streaming/sources/baked_texture_descriptor.hpp"
 
 namespace vtpage::bake {
 

@@ -20,7 +20,7 @@
 #include "block_codec.hpp"
 #include "tile_quality.hpp"
 #include "vips_image_reader.hpp"
-#include "vtpage/streaming/texture_layout.hpp"
+#include "vtpage/streaming/layout/texture_layout.hpp"
 
 namespace vtpage::bake {
 

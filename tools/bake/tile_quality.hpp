@@ -9,7 +9,7 @@
 #include <span>
 #include <vector>
 
-#include "vtpage/streaming/texture_layout.hpp"
+#include "vtpage/streaming/layout/texture_layout.hpp"
 
 namespace vtpage::bake {
 

@@ -43,9 +43,9 @@
 #include "vtpage/base/error.hpp"
 #include "vtpage/base/system_error.hpp"
 #include "vtpage/base/unique_fd.hpp"
-#include "vtpage/streaming/baked_texture_descriptor.hpp"
-#include "vtpage/streaming/page_archive.hpp"
-#include "vtpage/streaming/procedural_source.hpp"
+#include "vtpage/streaming/archive/page_archive.hpp"
+#include "vtpage/streaming/sources/baked_texture_descriptor.hpp"
+#include "vtpage/streaming/sources/procedural_source.hpp"
 
 namespace {
 

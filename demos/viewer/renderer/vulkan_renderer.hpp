@@ -35,7 +35,7 @@
 #include "renderer/sample_quality.hpp"
 #include "vtpage/interop/vulkan_indirection_table.hpp"
 #include "vtpage/interop/vulkan_timeline.hpp"
-#include "vtpage/streaming/feedback_entry.hpp"
+#include "vtpage/streaming/layout/feedback_entry.hpp"
 
 namespace vtpage {
 class VulkanContext;

@@ -1,4 +1,4 @@
-#include "batch_item.hpp"
+#include "streaming/streamer/batch_item.hpp"
 
 #include <sys/stat.h>
 

@@ -6,11 +6,11 @@
 #include <memory>
 #include <optional>
 
-#include "../packed_level_pool.hpp"
+#include "streaming/streamer/packed_level_pool.hpp"
 #include "vtpage/core/page_table.hpp"
-#include "vtpage/streaming/streamer.hpp"
-#include "vtpage/streaming/texture_set.hpp"
-#include "vtpage/streaming/tile_source.hpp"
+#include "vtpage/streaming/sources/texture_set.hpp"
+#include "vtpage/streaming/sources/tile_source.hpp"
+#include "vtpage/streaming/streamer/streamer.hpp"
 
 namespace vtpage::vt::streamer_detail {
 

@@ -1,8 +1,8 @@
-#include "level_placement.hpp"
+#include "streaming/streamer/level_placement.hpp"
 
 #include <algorithm>
 
-#include "../../base/test_points.hpp"
+#include "base/test_points.hpp"
 
 namespace vtpage::vt::streamer_detail {
 

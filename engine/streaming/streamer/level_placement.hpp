@@ -19,9 +19,9 @@
 #include <span>
 #include <vector>
 
-#include "../../base/ranked_mutex.hpp"
-#include "../packed_level_pool.hpp"
-#include "streamer_events.hpp"
+#include "base/ranked_mutex.hpp"
+#include "streaming/streamer/packed_level_pool.hpp"
+#include "streaming/streamer/streamer_events.hpp"
 #include "vtpage/core/page_table.hpp"
 
 namespace vtpage::vt::streamer_detail {

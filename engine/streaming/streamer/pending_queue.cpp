@@ -1,4 +1,4 @@
-#include "pending_queue.hpp"
+#include "streaming/streamer/pending_queue.hpp"
 
 #include <iterator>
 

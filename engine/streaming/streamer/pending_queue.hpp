@@ -12,7 +12,7 @@
 #include <unordered_map>
 #include <vector>
 
-#include "batch_item.hpp"
+#include "streaming/streamer/batch_item.hpp"
 
 namespace vtpage::vt::streamer_detail {
 

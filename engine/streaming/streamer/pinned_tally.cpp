@@ -1,9 +1,9 @@
-#include "pinned_tally.hpp"
+#include "streaming/streamer/pinned_tally.hpp"
 
 #include <algorithm>
 
-#include "tail_placement.hpp"
-#include "vtpage/streaming/streamer.hpp"
+#include "streaming/streamer/tail_placement.hpp"
+#include "vtpage/streaming/streamer/streamer.hpp"
 
 namespace vtpage::vt::streamer_detail {
 

@@ -1,5 +1,5 @@
-// Counts the pages that textures pin (vtpage/streaming/pinned_pages.hpp) as they are added: tails
-// packed first-fit as TailPlacement packs them, and the shapes of their packed coarse levels.
+// Counts the pages that textures pin (vtpage/streaming/layout/pinned_pages.hpp) as they are added:
+// tails packed first-fit as TailPlacement packs them, and the shapes of their packed coarse levels.
 // Not thread-safe: the streamer's add lock (TailPlacement::AddLock) guards its tally.
 #pragma once
 
@@ -8,9 +8,9 @@
 #include <set>
 #include <vector>
 
-#include "../packed_level_pool.hpp"
-#include "vtpage/streaming/pinned_pages.hpp"
-#include "vtpage/streaming/texture_layout.hpp"
+#include "streaming/streamer/packed_level_pool.hpp"
+#include "vtpage/streaming/layout/pinned_pages.hpp"
+#include "vtpage/streaming/layout/texture_layout.hpp"
 
 namespace vtpage::vt::streamer_detail {
 

@@ -1,4 +1,4 @@
-#include "stored_page_route.hpp"
+#include "streaming/streamer/stored_page_route.hpp"
 
 #include <sched.h>
 

@@ -15,9 +15,9 @@
 #include <unordered_set>
 #include <vector>
 
-#include "../../base/ranked_mutex.hpp"
-#include "../page_loader.hpp"
-#include "batch_item.hpp"
+#include "base/ranked_mutex.hpp"
+#include "streaming/streamer/batch_item.hpp"
+#include "streaming/streamer/page_loader.hpp"
 
 namespace vtpage::vt::streamer_detail {
 

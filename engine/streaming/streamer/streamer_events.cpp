@@ -1,8 +1,8 @@
-#include "streamer_events.hpp"
+#include "streaming/streamer/streamer_events.hpp"
 
 #include <mutex>
 
-#include "../../base/test_points.hpp"
+#include "base/test_points.hpp"
 #include "vtpage/base/trace.hpp"
 
 namespace vtpage::vt::streamer_detail {

@@ -10,9 +10,9 @@
 #include <span>
 #include <vector>
 
-#include "../../base/ordered_delivery.hpp"
-#include "../../base/ranked_mutex.hpp"
-#include "vtpage/streaming/streamer.hpp"
+#include "base/ordered_delivery.hpp"
+#include "base/ranked_mutex.hpp"
+#include "vtpage/streaming/streamer/streamer.hpp"
 
 namespace vtpage::vt::streamer_detail {
 

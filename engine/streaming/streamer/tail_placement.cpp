@@ -1,4 +1,4 @@
-#include "tail_placement.hpp"
+#include "streaming/streamer/tail_placement.hpp"
 
 #include <algorithm>
 

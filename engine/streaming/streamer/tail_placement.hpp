@@ -13,12 +13,12 @@
 #include <optional>
 #include <vector>
 
-#include "../../base/ranked_mutex.hpp"
+#include "base/ranked_mutex.hpp"
 #include "vtpage/backend/backend.hpp"
-#include "vtpage/streaming/device_fill_context.hpp"
-#include "vtpage/streaming/streamer.hpp"
-#include "vtpage/streaming/texture_layout.hpp"
-#include "vtpage/streaming/tile_source.hpp"
+#include "vtpage/streaming/layout/texture_layout.hpp"
+#include "vtpage/streaming/sources/device_fill_context.hpp"
+#include "vtpage/streaming/sources/tile_source.hpp"
+#include "vtpage/streaming/streamer/streamer.hpp"
 
 namespace vtpage::vt::streamer_detail {
 

@@ -9,7 +9,7 @@
 
 #include "vtpage/backend/backend_factory.hpp"
 #include "vtpage/core/page_table.hpp"
-#include "vtpage/streaming/page_archive.hpp"
+#include "vtpage/streaming/archive/page_archive.hpp"
 
 namespace {
 

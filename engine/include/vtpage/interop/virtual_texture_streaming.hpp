@@ -41,9 +41,9 @@
 #include "vtpage/interop/vulkan_indirection_table.hpp"
 #include "vtpage/interop/vulkan_page_importer.hpp"
 #include "vtpage/interop/vulkan_texture_directory.hpp"
-#include "vtpage/streaming/feedback_processor.hpp"
-#include "vtpage/streaming/feedback_worker.hpp"
-#include "vtpage/streaming/streamer.hpp"
+#include "vtpage/streaming/feedback/feedback_processor.hpp"
+#include "vtpage/streaming/feedback/feedback_worker.hpp"
+#include "vtpage/streaming/streamer/streamer.hpp"
 
 namespace vtpage {
 

@@ -56,7 +56,7 @@
 
 #include "vtpage/base/log.hpp"
 #include "vtpage/core/page_table.hpp"
-#include "vtpage/streaming/streamer.hpp"
+#include "vtpage/streaming/streamer/streamer.hpp"
 
 namespace vtpage {
 

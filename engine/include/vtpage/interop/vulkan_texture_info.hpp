@@ -7,7 +7,7 @@
 #include <cstddef>
 #include <cstdint>
 
-#include "vtpage/streaming/texture_layout.hpp"
+#include "vtpage/streaming/layout/texture_layout.hpp"
 
 namespace vtpage {
 

@@ -1,0 +1,44 @@
+#include "streaming/archive/page_archive_format.hpp"
+
+#include "streaming/archive/file_io.hpp"
+#include "vtpage/base/error.hpp"
+#include "vtpage/streaming/archive/checksum64.hpp"
+
+namespace vtpage::vt::archive {
+
+ArchiveOffsets archive_offsets(const PageArchiveShape& shape, std::uint64_t descriptor_bytes) {
+    ArchiveOffsets offsets;
+    offsets.index_offset = file_io::align_up(sizeof(PageArchiveHeader) + descriptor_bytes, 8);
+    offsets.table_offset = offsets.index_offset + shape.page_count * sizeof(PageIndexEntry);
+    offsets.data_offset = file_io::align_up(
+        offsets.table_offset + shape.page_count * shape.tiles_per_page * sizeof(std::uint64_t),
+        page_archive_alignment);
+    return offsets;
+}
+
+std::string shape_problem(const PageArchiveShape& shape) {
+    if (shape.page_count == 0 || shape.tile_bytes == 0 || shape.tiles_per_page == 0) {
+        return detail::concat("an empty shape: ", shape.page_count, " pages of ",
+                              shape.tiles_per_page, " tiles of ", shape.tile_bytes, " bytes");
+    }
+    if (std::uint64_t(shape.tile_bytes) * shape.tiles_per_page != shape.page_bytes) {
+        return detail::concat("page_bytes is ", shape.page_bytes, ", not tile_bytes x ",
+                              "tiles_per_page = ", shape.tile_bytes, " x ", shape.tiles_per_page);
+    }
+    if (shape.page_bytes > page_archive_max_page_bytes) {
+        return detail::concat("page_bytes is ", shape.page_bytes, ", at most ",
+                              page_archive_max_page_bytes);
+    }
+    if (shape.page_count > page_archive_max_tiles / shape.tiles_per_page) {
+        return detail::concat(shape.page_count, " pages of ", shape.tiles_per_page,
+                              " tiles: more than ", page_archive_max_tiles, " tiles");
+    }
+    return {};
+}
+
+std::uint64_t header_checksum(PageArchiveHeader header) {
+    header.header_checksum = 0;
+    return checksum64(std::as_bytes(std::span(&header, 1)));
+}
+
+}  // namespace vtpage::vt::archive

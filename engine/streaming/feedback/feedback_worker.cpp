@@ -1,0 +1,206 @@
+#include "vtpage/streaming/feedback/feedback_worker.hpp"
+
+#include <utility>
+
+#include "vtpage/base/error.hpp"
+#include "vtpage/base/trace.hpp"
+
+namespace vtpage::vt {
+
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+constexpr std::size_t kept_results = 256;
+
+double milliseconds_since(Clock::time_point start) {
+    return std::chrono::duration<double, std::milli>(Clock::now() - start).count();
+}
+
+}  // namespace
+
+FeedbackWorker::FeedbackWorker(Streamer& streamer, FeedbackWorkerSettings settings)
+    : streamer_(streamer),
+      settings_(std::move(settings)),
+      processor_(streamer.textures(), settings_.feedback),
+      thread_([this] { run(); }) {}
+
+FeedbackWorker::~FeedbackWorker() {
+    {
+        std::lock_guard lock(mutex_);
+        stopping_ = true;
+    }
+    wake_.notify_all();
+    thread_.join();
+    // The device has finished every posted frame: the streamer may evict what they used.
+    if (last_completed_ < last_posted_) {
+        try {
+            streamer_.complete_frame(last_posted_);
+        } catch (...) {  // nothing to report to: the frames stay open until the streamer goes
+        }
+    }
+}
+
+void FeedbackWorker::post(FrameId frame, std::span<const FeedbackEntry> entries) {
+    std::vector<FeedbackEntry> buffer;
+    {
+        std::lock_guard lock(mutex_);
+        if (frame <= last_posted_) {
+            throw Error(Errc::invalid_argument, "FeedbackWorker::post",
+                        "frames are posted in increasing order",
+                        detail::concat("frame=", frame, " last_posted=", last_posted_));
+        }
+        if (!free_buffers_.empty()) {
+            buffer = std::move(free_buffers_.back());
+            free_buffers_.pop_back();
+        }
+    }
+    // The copy (device-visible memory, often) happens outside the lock: the worker goes on.
+    buffer.assign(entries.begin(), entries.end());
+    {
+        std::lock_guard lock(mutex_);
+        if (pending_.waiting) {
+            ++statistics_.coalesced;
+            free_buffers_.push_back(std::move(pending_.entries));
+        }
+        pending_ = Handoff{std::move(buffer), frame, Clock::now(), true};
+        last_posted_ = frame;
+        ++statistics_.posted;
+    }
+    wake_.notify_one();
+}
+
+bool FeedbackWorker::drain(std::chrono::milliseconds timeout) {
+    std::unique_lock lock(mutex_);
+    return idle_.wait_for(lock, timeout, [this] { return !pending_.waiting && !busy_; });
+}
+
+void FeedbackWorker::pause_requests(bool paused) {
+    std::lock_guard lock(mutex_);
+    paused_ = paused;
+}
+
+std::vector<FeedbackFrameResult> FeedbackWorker::take_results() {
+    std::lock_guard lock(mutex_);
+    return std::exchange(results_, {});
+}
+
+FeedbackFrameResult FeedbackWorker::last_result() const {
+    std::lock_guard lock(mutex_);
+    return last_result_;
+}
+
+FeedbackWorkerStatistics FeedbackWorker::statistics() const {
+    std::lock_guard lock(mutex_);
+    FeedbackWorkerStatistics statistics = statistics_;
+    statistics.handoff = handoff_.summary();
+    return statistics;
+}
+
+std::exception_ptr FeedbackWorker::take_error() {
+    std::lock_guard lock(mutex_);
+    return std::exchange(error_, nullptr);
+}
+
+void FeedbackWorker::run() {
+    trace::name_thread("vtpage feedback");
+    std::unique_lock lock(mutex_);
+    for (;;) {
+        wake_.wait(lock, [this] { return stopping_ || pending_.waiting; });
+        if (stopping_) return;
+        Handoff work = std::exchange(pending_, Handoff{});
+        busy_ = true;
+        lock.unlock();
+        const FeedbackFrameResult result = [&] {
+            VTPAGE_TRACE_SCOPE("streamer", "feedback", .frame = work.frame);
+            return handle(work);
+        }();
+        handoff_.record(Clock::now() - work.posted);
+        lock.lock();
+        free_buffers_.push_back(std::move(work.entries));
+        last_completed_ = work.frame;
+        keep_result_nolock(result);
+        busy_ = false;
+        idle_.notify_all();
+    }
+}
+
+// Requests, then completes the frame: the pages its feedback touched are kept for the frame
+// being recorded now before the frames that used them may let them go.
+FeedbackFrameResult FeedbackWorker::handle(const Handoff& work) {
+    FeedbackFrameResult result;
+    result.frame = work.frame;
+    bool paused = false;
+    {
+        std::lock_guard lock(mutex_);
+        paused = paused_;
+    }
+    std::exception_ptr failure;
+    auto start = Clock::now();
+    FeedbackResult& processed = processed_;
+    processor_.process(work.entries, scratch_, processed);
+    result.samples = processed.samples;
+    result.requests = processed.requests.size();
+    result.process_ms = milliseconds_since(start);
+    start = Clock::now();
+    if (!paused) {
+        try {
+            result.withdrawn = withdraw_stale(processed);
+            if (settings_.on_requests) settings_.on_requests(work.frame, processed.requests);
+            const StreamRequestResult requested = streamer_.request(processed.requests);
+            result.ready = requested.ready;
+            result.queued = requested.queued;
+        } catch (...) {
+            failure = std::current_exception();
+        }
+    }
+    result.request_ms = milliseconds_since(start);
+    start = Clock::now();
+    try {
+        streamer_.complete_frame(work.frame);
+    } catch (...) {
+        if (!failure) failure = std::current_exception();
+    }
+    result.complete_ms = milliseconds_since(start);
+    result.handoff_ms = milliseconds_since(work.posted);
+    if (settings_.after_frame) {
+        try {
+            settings_.after_frame(result);
+        } catch (...) {
+            if (!failure) failure = std::current_exception();
+        }
+    }
+    if (failure) {
+        std::lock_guard lock(mutex_);
+        if (!error_) error_ = failure;
+    }
+    return result;
+}
+
+std::size_t FeedbackWorker::withdraw_stale(const FeedbackResult& processed) {
+    std::unordered_set<PageIndex>& requested = requested_next_;
+    requested.clear();
+    for (const PageRequest& request : processed.requests) requested.insert(request.page);
+    withdrawn_.clear();
+    if (settings_.withdraw) {
+        for (PageIndex page : requested_) {
+            if (!requested.count(page)) withdrawn_.push_back(page);
+        }
+        if (!withdrawn_.empty()) {
+            streamer_.cancel(withdrawn_);
+            if (settings_.on_withdrawn) settings_.on_withdrawn(withdrawn_);
+        }
+    }
+    std::swap(requested_, requested_next_);
+    return withdrawn_.size();
+}
+
+void FeedbackWorker::keep_result_nolock(const FeedbackFrameResult& result) {
+    ++statistics_.processed;
+    statistics_.withdrawn += result.withdrawn;
+    last_result_ = result;
+    if (results_.size() >= kept_results) results_.erase(results_.begin());
+    results_.push_back(result);
+}
+
+}  // namespace vtpage::vt

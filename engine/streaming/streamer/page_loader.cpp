@@ -1,0 +1,436 @@
+#include "streaming/streamer/page_loader.hpp"
+
+#include <algorithm>
+#include <chrono>
+#include <condition_variable>
+#include <cstdlib>
+#include <cstring>
+#include <deque>
+#include <mutex>
+#include <string>
+#include <thread>
+#include <unordered_map>
+
+#include "base/test_points.hpp"
+#include "vtpage/base/error.hpp"
+#include "vtpage/base/trace.hpp"
+#include "vtpage/streaming/sources/device_fill_context.hpp"
+
+namespace vtpage::vt {
+
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+// Read buffers are aligned for O_DIRECT and sized for a page's stored bytes (zstd may store a
+// page in a little more than page_bytes).
+constexpr std::size_t read_buffer_bytes = page_bytes + (64u << 10);
+
+struct FreeDeleter {
+    void operator()(std::byte* memory) const noexcept { std::free(memory); }
+};
+// Shared with the reads into it: a read that outlives the queue's shutdown keeps its buffer.
+using ReadBuffer = std::shared_ptr<std::byte>;
+
+ReadBuffer make_read_buffer() {
+    void* memory = std::aligned_alloc(file_read_direct_alignment, read_buffer_bytes);
+    if (!memory) throw Error(Errc::out_of_memory, "PageLoader", "no memory for a read buffer");
+    return ReadBuffer(static_cast<std::byte*>(memory), FreeDeleter{});  // frees it if it throws
+}
+
+// A page whose read was submitted, or completed and waiting for a decode thread.
+struct Reading {
+    PageLoad load;
+    StoredPageRead stored;
+    std::size_t buffer = 0;
+    ReadCompletion completion;
+    // While tracing: the recorder when its read was submitted, and when (on its clock).
+    TraceRecorder* trace = nullptr;
+    std::int64_t trace_submitted = 0;
+};
+
+// The loads' tags are the streamer's pages: trace events carry them as the page.
+TraceArgs page_args(const PageLoad& load) { return {.page = load.tag}; }
+
+// Copies of one decode thread that were enqueued with on_copies_enqueued and not yet released.
+struct PendingCopy {
+    std::uint64_t ticket = 0;
+    std::uint64_t tag = 0;
+};
+
+}  // namespace
+
+struct PageLoader::State {
+    explicit State(PageLoaderSettings s) : settings(std::move(s)), reads(settings.reads) {}
+
+    PageLoaderSettings settings;
+
+    mutable std::mutex mutex;  // guards what follows
+    std::condition_variable decodable_cv;
+    std::condition_variable submitted_cv;  // the reaper's: a read was submitted, or stopping
+    std::deque<PageLoad> waiting;          // for a read buffer
+    std::vector<ReadBuffer> buffers;
+    std::vector<std::size_t> free_buffers;
+    std::unordered_map<std::uint64_t, Reading> submitted;  // by read tag
+    std::deque<Reading> decodable;
+    std::uint64_t next_read_tag = 1;
+    std::size_t decoders_without_stream = 0;
+    bool stopping = false;
+    PageLoaderStatistics stats;
+    // Destroyed first: it waits for the reads in flight, up to its shutdown_timeout. A read
+    // that outlasts it holds its buffer (keep_alive) until it ends.
+    FileReadQueue reads;
+
+    std::thread reaper;
+    std::vector<std::thread> decoders;
+
+    // ---- reads (callers hold mutex) ----
+    // Submits reads for waiting pages while buffers are free; the pages that could not even be
+    // asked for are returned, to be reported failed outside the lock.
+    std::vector<PageLoadResult> submit_waiting_nolock() {
+        std::vector<PageLoadResult> failed;
+        while (!waiting.empty() && !free_buffers.empty() && !stopping) {
+            PageLoad load = std::move(waiting.front());
+            waiting.pop_front();
+            try {
+                submit_nolock(std::move(load));
+            } catch (...) {
+                failed.push_back({.tag = load.tag, .ok = false, .error = std::current_exception()});
+            }
+        }
+        return failed;
+    }
+
+    void submit_nolock(PageLoad load) {
+        const std::optional<StoredPageRead> stored =
+            load.stored ? load.stored : load.source->stored_read(load.layout_page);
+        if (!stored || stored->bytes == 0 || stored->bytes > read_buffer_bytes) {
+            throw Error(Errc::corrupt_data, "PageLoader",
+                        "the source gives no stored extent that fits a read buffer",
+                        detail::concat("source=", load.source->name(), ", page=", load.layout_page,
+                                       ", bytes=", stored ? stored->bytes : 0));
+        }
+        const std::size_t buffer = free_buffers.back();
+        if (!buffers[buffer]) buffers[buffer] = make_read_buffer();
+        const std::uint64_t tag = next_read_tag++;
+        reads.submit({.fd = stored->fd,
+                      .offset = stored->offset,
+                      .destination = std::span(buffers[buffer].get(), stored->bytes),
+                      .tag = tag,
+                      .keep_alive = buffers[buffer]});
+        free_buffers.pop_back();
+        TraceRecorder* trace = trace::active();
+        submitted.emplace(
+            tag, Reading{std::move(load), *stored, buffer, {}, trace, trace ? trace->now() : 0});
+        submitted_cv.notify_one();
+        stats.buffers_peak = std::max(stats.buffers_peak, buffers.size() - free_buffers.size());
+    }
+
+    void release_buffer(std::size_t buffer) {
+        std::vector<PageLoadResult> failed;
+        {
+            std::lock_guard lock(mutex);
+            free_buffers.push_back(buffer);
+            failed = submit_waiting_nolock();
+        }
+        for (PageLoadResult& result : failed) report(result);
+    }
+
+    // ---- the reaper: completed reads to the decode threads ----
+    void reaper_main() {
+        trace::name_thread("vtpage read completions");
+        while (true) {
+            {
+                // With no read submitted the queue's wait returns at once (no completion can
+                // come): wait for a submission here instead of spinning on a core.
+                std::unique_lock lock(mutex);
+                submitted_cv.wait(lock, [&] { return stopping || !submitted.empty(); });
+                if (stopping && submitted.empty()) return;
+            }
+            std::vector<ReadCompletion> done = reads.wait(1, std::chrono::milliseconds(20));
+            TraceRecorder* trace = done.empty() ? nullptr : trace::active();
+            const std::int64_t trace_done = trace ? trace->now() : 0;
+            std::lock_guard lock(mutex);
+            for (ReadCompletion& completion : done) {
+                auto found = submitted.find(completion.tag);
+                if (found == submitted.end()) continue;
+                // From submission to completion, on the thread that saw it complete.
+                if (trace && found->second.trace == trace) {
+                    trace->complete("page", "read", found->second.trace_submitted, trace_done,
+                                    page_args(found->second.load));
+                }
+                found->second.completion = std::move(completion);
+                decodable.push_back(std::move(found->second));
+                submitted.erase(found);
+            }
+            if (!done.empty()) decodable_cv.notify_all();
+            if (stopping) return;
+        }
+    }
+
+    // ---- decode threads ----
+    void report(PageLoadResult& result) {
+        {
+            std::lock_guard lock(mutex);
+            --stats.outstanding;
+            ++(result.ok ? stats.loaded : stats.failed);
+        }
+        VTPAGE_TEST_POINT("page_loader.report");
+        if (!settings.on_loaded) return;
+        try {
+            settings.on_loaded(result);
+        } catch (const std::exception& error) {
+            settings.log.error("page loader: on_loaded threw: ", error.what());
+        }
+    }
+
+    void decode(Reading& reading, DeviceFillContext* context, std::deque<PendingCopy>& copies,
+                PageLoadResult& result) {
+        if (reading.completion.status != ReadStatus::ok) {
+            throw Error(Errc::io_error, "PageLoader",
+                        reading.completion.status == ReadStatus::cancelled
+                            ? std::string("the read was cancelled")
+                            : reading.completion.message,
+                        detail::concat("source=", reading.load.source->name(),
+                                       ", page=", reading.load.layout_page));
+        }
+        const std::span stored(buffers_at(reading.buffer), reading.stored.bytes);
+        const std::optional<PageRows>& rows = reading.load.rows;
+        const TraceArgs args = page_args(reading.load);
+        if (!context) {
+            if (!rows) {
+                {
+                    VTPAGE_TRACE_SCOPE("page", "decode", args);
+                    reading.load.source->decode_stored(
+                        reading.load.layout_page, stored,
+                        std::span(reinterpret_cast<std::byte*>(reading.load.destination),
+                                  page_bytes));
+                }
+                // Decoded in place: the page is filled as its decode ends.
+                VTPAGE_TRACE_SCOPE("page", "fill", args);
+                return;
+            }
+            std::vector<std::byte> whole(page_bytes);
+            {
+                VTPAGE_TRACE_SCOPE("page", "decode", args);
+                reading.load.source->decode_stored(reading.load.layout_page, stored, whole);
+            }
+            VTPAGE_TRACE_SCOPE("page", "fill", args);
+            auto* destination = reinterpret_cast<std::byte*>(reading.load.destination);
+            rows->for_each([&](std::uint64_t offset, std::uint64_t bytes) {
+                std::memcpy(destination + offset, whole.data() + offset, bytes);
+            });
+            return;
+        }
+        context->begin_batch();
+        std::byte* staging = context->staging(page_bytes);
+        {
+            VTPAGE_TRACE_SCOPE("page", "decode", args);
+            reading.load.source->decode_stored(reading.load.layout_page, stored,
+                                               std::span(staging, page_bytes));
+        }
+        // The copy into the page, and the wait for it where it is not fenced.
+        VTPAGE_TRACE_SCOPE("page", "fill", args);
+        if (!rows) {
+            context->copy_to_device(reading.load.destination, staging, page_bytes);
+        } else {
+            rows->for_each([&](std::uint64_t offset, std::uint64_t bytes) {
+                context->copy_to_device(reading.load.destination + offset, staging + offset, bytes);
+            });
+        }
+        bool fenced = false;
+        if (settings.on_copies_enqueued && !rows) {
+            try {
+                result.fence = settings.on_copies_enqueued(context->stream());
+                fenced = true;
+            } catch (const std::exception& error) {
+                settings.log.error("page loader: on_copies_enqueued threw: ", error.what());
+            }
+        }
+        const std::uint64_t ticket = context->end_batch();
+        if (fenced) {
+            result.release_later = true;
+            copies.push_back({ticket, reading.load.tag});
+        } else {
+            result.fence = 0;
+            context->wait(ticket);
+        }
+    }
+
+    std::byte* buffers_at(std::size_t buffer) {
+        std::lock_guard lock(mutex);
+        return buffers[buffer].get();
+    }
+
+    // Calls on_released for copies that finished (all of them when `wait`).
+    void release_copies(DeviceFillContext& context, std::deque<PendingCopy>& copies, bool wait) {
+        while (!copies.empty()) {
+            const PendingCopy copy = copies.front();
+            try {
+                if (wait) {
+                    context.wait(copy.ticket);
+                } else if (!context.finished(copy.ticket)) {
+                    return;
+                }
+            } catch (const std::exception& error) {
+                settings.log.error("page loader: a copy failed: ", error.what());
+            }
+            copies.pop_front();
+            if (settings.on_released) settings.on_released(copy.tag);
+        }
+    }
+
+    std::optional<Reading> next_decodable(bool copies_pending) {
+        std::unique_lock lock(mutex);
+        if (copies_pending) {
+            decodable_cv.wait_for(lock, std::chrono::microseconds(500),
+                                  [&] { return stopping || !decodable.empty(); });
+        } else {
+            decodable_cv.wait(lock, [&] { return stopping || !decodable.empty(); });
+        }
+        if (stopping || decodable.empty()) return std::nullopt;
+        Reading reading = std::move(decodable.front());
+        decodable.pop_front();
+        return reading;
+    }
+
+    // Whether every decode thread failed to make its stream, counting the caller's failure.
+    bool last_without_stream() {
+        std::lock_guard lock(mutex);
+        return ++decoders_without_stream == settings.decode_threads;
+    }
+
+    void decoder_main(std::size_t index) {
+        trace::name_thread("vtpage decode " + std::to_string(index));
+        std::unique_ptr<DeviceFillContext> context;
+        std::deque<PendingCopy> copies;
+        std::string no_stream;  // why no decode thread has a stream: this one fails the pages
+        if (settings.device) {
+            try {
+                context = std::make_unique<DeviceFillContext>(*settings.device);
+            } catch (const std::exception& error) {
+                settings.log.error("page loader: a decode thread has no stream: ", error.what());
+                if (!last_without_stream()) return;  // another has one and decodes
+                no_stream = error.what();
+            }
+        }
+        while (true) {
+            if (context) release_copies(*context, copies, false);
+            std::optional<Reading> reading = next_decodable(!copies.empty());
+            if (!reading) {
+                std::lock_guard lock(mutex);
+                if (stopping) break;
+                continue;
+            }
+            const auto start = Clock::now();
+            PageLoadResult result{.tag = reading->load.tag};
+            try {
+                if (!no_stream.empty()) {
+                    throw Error(Errc::device_unavailable, "PageLoader",
+                                "no decode thread could make its CUDA stream: " + no_stream,
+                                detail::concat("source=", reading->load.source->name(),
+                                               ", page=", reading->load.layout_page));
+                }
+                decode(*reading, context.get(), copies, result);
+                result.ok = true;
+            } catch (...) {
+                result.error = std::current_exception();
+            }
+            release_buffer(reading->buffer);
+            {
+                std::lock_guard lock(mutex);
+                stats.decode_seconds += std::chrono::duration<double>(Clock::now() - start).count();
+            }
+            report(result);
+        }
+        if (context) {
+            // Their pages stay pinned until on_released.
+            release_copies(*context, copies, true);
+            try {
+                context->synchronize();
+            } catch (const std::exception& error) {
+                settings.log.error("page loader: waiting for the copies: ", error.what());
+            }
+        }
+    }
+};
+
+PageLoader::PageLoader(PageLoaderSettings settings) {
+    if (settings.decode_threads == 0 || settings.read_buffers == 0) {
+        throw Error(Errc::invalid_argument, "PageLoader",
+                    "decode_threads and read_buffers must be > 0",
+                    detail::concat("decode_threads=", settings.decode_threads,
+                                   ", read_buffers=", settings.read_buffers));
+    }
+    state_ = std::make_unique<State>(std::move(settings));
+    State& s = *state_;
+    s.buffers.resize(s.settings.read_buffers);
+    for (std::size_t i = s.settings.read_buffers; i > 0; --i) s.free_buffers.push_back(i - 1);
+    try {
+        s.reaper = std::thread([&s] { s.reaper_main(); });
+        for (std::size_t i = 0; i < s.settings.decode_threads; ++i) {
+            s.decoders.emplace_back([&s, i] { s.decoder_main(i); });
+        }
+    } catch (...) {
+        {
+            std::lock_guard lock(s.mutex);
+            s.stopping = true;
+        }
+        s.decodable_cv.notify_all();
+        s.submitted_cv.notify_all();
+        if (s.reaper.joinable()) s.reaper.join();
+        for (auto& decoder : s.decoders) decoder.join();
+        throw;
+    }
+}
+
+PageLoader::~PageLoader() {
+    State& s = *state_;
+    {
+        std::lock_guard lock(s.mutex);
+        s.stopping = true;
+        s.waiting.clear();
+    }
+    s.decodable_cv.notify_all();
+    s.submitted_cv.notify_all();
+    for (auto& decoder : s.decoders) decoder.join();
+    s.reaper.join();
+    // The queue's destructor (with the state) cancels what was not issued and waits for the
+    // rest before the read buffers go.
+}
+
+std::size_t PageLoader::room() const {
+    std::lock_guard lock(state_->mutex);
+    const std::size_t limit = state_->settings.read_buffers;
+    return state_->stats.outstanding >= limit ? 0 : limit - state_->stats.outstanding;
+}
+
+void PageLoader::load(std::vector<PageLoad> loads) {
+    State& s = *state_;
+    std::vector<PageLoadResult> failed;
+    {
+        std::lock_guard lock(s.mutex);
+        s.stats.outstanding += loads.size();
+        for (PageLoad& load : loads) s.waiting.push_back(std::move(load));
+        failed = s.submit_waiting_nolock();
+    }
+    for (PageLoadResult& result : failed) s.report(result);
+}
+
+FileReadBackend PageLoader::backend() const noexcept { return state_->reads.backend(); }
+
+PageLoaderStatistics PageLoader::statistics() const {
+    const State& s = *state_;
+    PageLoaderStatistics stats;
+    {
+        std::lock_guard lock(s.mutex);
+        stats = s.stats;
+        stats.waiting = s.waiting.size();
+        stats.buffers_in_use = s.buffers.size() - s.free_buffers.size();
+        stats.decode_queue = s.decodable.size();
+    }
+    stats.reads = s.reads.statistics();
+    return stats;
+}
+
+}  // namespace vtpage::vt

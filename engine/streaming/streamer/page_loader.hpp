@@ -1,0 +1,102 @@
+// The I/O pipeline under the streamer for pages that sources store in files
+// (TileSource::stored_read): the stored bytes are read through one FileReadQueue, many reads in
+// flight; decode threads decompress and check each page as soon as its read completes -- into
+// pinned staging and then a copy to the page on the thread's CUDA stream, or, on the host
+// backend, straight into the page -- and report it. Completion is per page: a slow read never
+// holds back pages that are ready.
+//
+// Bounded memory: at most `read_buffers` pages are being read or wait for a decode thread (each
+// holds a read buffer); each decode thread stages one page at a time (DeviceFillContext's two
+// arenas). The caller keeps what exceeds room() in its own queue, where a request can still be
+// withdrawn before its read is issued; load() accepts more (they wait here, in order) and never
+// refuses.
+//
+// Callbacks run on decode threads, several at once, with no loader lock held:
+//   on_loaded(result)  the page is in place (ok) or failed (error says why). With
+//                      on_copies_enqueued the copy was enqueued before the fence the result
+//                      carries (release_later), and on_released(tag) follows once it finished.
+// Destruction cancels reads not yet issued, waits for the issued ones (a read that outlasts
+// reads.shutdown_timeout keeps its buffer until it ends), lets each decode thread finish its page
+// (its callbacks run), drops what still waits (no callback: the caller counts those as
+// outstanding), and waits for the copies, calling on_released for each.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <exception>
+#include <functional>
+#include <memory>
+#include <optional>
+#include <vector>
+
+#include "streaming/streamer/page_rows.hpp"
+#include "vtpage/base/log.hpp"
+#include "vtpage/streaming/io/file_read_queue.hpp"
+#include "vtpage/streaming/sources/tile_source.hpp"
+
+namespace vtpage::vt {
+
+struct PageLoad {
+    std::shared_ptr<const TileSource> source;
+    std::uint64_t layout_page = 0;
+    DeviceAddress destination = 0;  // a host address without a device
+    std::uint64_t tag = 0;          // the caller's, handed back
+    // Where the page is stored, when the caller has asked the source already (else the loader
+    // asks source->stored_read).
+    std::optional<StoredPageRead> stored;
+    // Only these rows of the page go to the destination; its copy is waited for (no fence).
+    std::optional<PageRows> rows;
+};
+
+struct PageLoadResult {
+    std::uint64_t tag = 0;
+    bool ok = false;
+    std::exception_ptr error;    // why it failed
+    std::uint64_t fence = 0;     // on_copies_enqueued's value
+    bool release_later = false;  // on_released(tag) follows
+};
+
+struct PageLoaderSettings {
+    std::size_t decode_threads = 2;
+    std::size_t read_buffers = 32;
+    FileReadQueueSettings reads;
+    std::optional<int> device;  // the CUDA device of the pages; none: pages are host memory
+    FillsEnqueuedCallback on_copies_enqueued;
+    std::function<void(const PageLoadResult&)> on_loaded;
+    std::function<void(std::uint64_t tag)> on_released;
+    Log log;
+};
+
+struct PageLoaderStatistics {
+    std::uint64_t loaded = 0;
+    std::uint64_t failed = 0;
+    std::size_t outstanding = 0;  // taken by load() and not reported yet
+    std::size_t waiting = 0;      // for a read buffer
+    std::size_t buffers_in_use = 0;
+    std::size_t buffers_peak = 0;
+    std::size_t decode_queue = 0;  // read, waiting for a decode thread
+    double decode_seconds = 0;     // summed over decode threads (decode and copy)
+    FileReadStatistics reads;
+};
+
+class PageLoader {
+public:
+    // invalid_argument for zero decode threads or read buffers; FileReadQueue's errors. When no
+    // decode thread can make its stream on the device, every page fails with device_unavailable.
+    explicit PageLoader(PageLoaderSettings settings);
+    ~PageLoader();
+    PageLoader(const PageLoader&) = delete;
+    PageLoader& operator=(const PageLoader&) = delete;
+
+    // Pages load() takes now without making them wait for a read buffer.
+    std::size_t room() const;
+    void load(std::vector<PageLoad> loads);
+    PageLoaderStatistics statistics() const;
+    FileReadBackend backend() const noexcept;
+
+private:
+    struct State;
+    std::unique_ptr<State> state_;
+};
+
+}  // namespace vtpage::vt
