@@ -5,6 +5,9 @@ if(VTPAGE_SANITIZE)
   add_compile_options($<$<COMPILE_LANGUAGE:CXX>:-fsanitize=${VTPAGE_SANITIZE}>
                       $<$<COMPILE_LANGUAGE:CXX>:-fno-omit-frame-pointer>
                       $<$<COMPILE_LANGUAGE:CXX>:-fno-sanitize-recover=all>)
+  # Debug builds at -O1, as the sanitizers' docs advise: asserts stay, and the suite runs about
+  # twice as fast as at -O0 (ThreadSanitizer's most of all).
+  add_compile_options($<$<AND:$<COMPILE_LANGUAGE:CXX>,$<CONFIG:Debug>>:-O1>)
   add_link_options(-fsanitize=${VTPAGE_SANITIZE})
 endif()
 

@@ -1,11 +1,14 @@
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <array>
 #include <cmath>
 #include <cstring>
 #include <map>
 #include <numeric>
+#include <vector>
 
+#include "../bake/under_sanitizer.hpp"
 #include "../support/backend_fixture.hpp"
 #include "streaming/sources/bc1_encoder.hpp"
 #include "streaming/sources/bc3_encoder.hpp"
@@ -97,6 +100,21 @@ TileId tile_in_slot(const TextureLayout& layout, std::uint64_t page, std::uint32
 }
 
 // Every tile slot of a BC1 or BC3 page against the RGBA8 texels encoded; unused slots zero.
+// The pages whose every tile is compared: all of them, or under sanitizers (where the encoder's
+// arithmetic runs ten times slower and repeats the same code) the first page of each level and
+// the tail.
+std::vector<std::uint64_t> pages_to_compare(const TextureLayout& layout) {
+    std::vector<std::uint64_t> pages;
+    for (std::uint64_t page = 0; page < layout.page_count; ++page) {
+        const bool first_of_level =
+            page == layout.tail_page() ||
+            std::any_of(layout.mips.begin(), layout.mips.end(),
+                        [&](const MipLevel& level) { return level.first_page == page; });
+        if (!test::under_sanitizer || first_of_level) pages.push_back(page);
+    }
+    return pages;
+}
+
 void expect_block_page(const ProceduralSource& blocks, const ProceduralSource& rgba8,
                        std::uint64_t page) {
     const TextureLayout layout = blocks.layout();
@@ -261,7 +279,7 @@ TEST(ProceduralSourceTest, Bc1PagesEncodeTheRgba8TexelsInBc1Geometry) {
     const TextureLayout layout = bc1.layout();
     ASSERT_EQ(layout.mips[0].tiles_x, 9u);  // 2048 / 248: the last tile part outside
     ASSERT_EQ(layout.page_count, 8u);
-    for (std::uint64_t page = 0; page < layout.page_count; ++page) {
+    for (std::uint64_t page : pages_to_compare(layout)) {
         ASSERT_NO_FATAL_FAILURE(expect_block_page(bc1, rgba8, page));
     }
     // fill_tile writes what the page holds in the tile's slot.
@@ -295,7 +313,7 @@ TEST(ProceduralSourceTest, Bc3PagesEncodeTheRgba8TexelsInBc3Geometry) {
     const TextureLayout layout = bc3.layout();
     ASSERT_EQ(layout.mips[0].tiles_x, 9u);
     ASSERT_EQ(layout.page_count, 11u);
-    for (std::uint64_t page = 0; page < layout.page_count; ++page) {
+    for (std::uint64_t page : pages_to_compare(layout)) {
         ASSERT_NO_FATAL_FAILURE(expect_block_page(bc3, rgba8, page));
     }
     const ProceduralSource tiny({.seed = 8, .size_log2 = 6, .format = TileFormat::bc3});
