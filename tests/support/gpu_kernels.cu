@@ -146,4 +146,11 @@ std::string gpu_delay_stream(void* stream, unsigned milliseconds) {
                            reinterpret_cast<void*>(static_cast<std::uintptr_t>(milliseconds))));
 }
 
+std::string gpu_fill_words_async(void* stream, std::uint64_t address, std::size_t words,
+                                 std::uint32_t value) {
+    fill_words<<<128, 256, 0, static_cast<cudaStream_t>(stream)>>>(
+        reinterpret_cast<std::uint32_t*>(address), words, value);
+    return cudaGetErrorName(cudaGetLastError());
+}
+
 }  // namespace vtpage::test

@@ -27,5 +27,9 @@ std::string gpu_count_pattern_mismatches(std::uint64_t address, std::size_t word
 // Enqueues on `stream` (a cudaStream_t) a host function that sleeps `milliseconds`: work
 // enqueued after it waits that long. Returns without waiting.
 std::string gpu_delay_stream(void* stream, unsigned milliseconds);
+// Enqueues on `stream` (a cudaStream_t) a kernel that writes `value` to each of `words` words at
+// address. Returns without waiting: the launch's error only.
+std::string gpu_fill_words_async(void* stream, std::uint64_t address, std::size_t words,
+                                 std::uint32_t value);
 
 }  // namespace vtpage::test

@@ -7,6 +7,8 @@
 
 #include "vtpage/streaming/sources/device_fill_context.hpp"
 
+#include "base/test_points.hpp"
+
 namespace vtpage::vt {
 
 namespace {
@@ -115,6 +117,8 @@ void DeviceFillContext::copy_to_device(DeviceAddress destination, const std::byt
 }
 
 std::uint64_t DeviceFillContext::end_batch() {
+    // Tests make the end of a batch fail here, its work already enqueued.
+    VTPAGE_TEST_POINT("device_fill.end_batch");
     cudaEvent_t event = nullptr;
     if (!state_->spare_events.empty()) {
         event = state_->spare_events.back();

@@ -432,7 +432,9 @@ struct Streamer::State {
             async_ticket = 0;
             // Failed pages are unpinned and reused at once: nothing enqueued for them may run on.
             try {
-                context->synchronize();
+                if (!VTPAGE_TEST_SWITCH("defect.failed_device_batch_not_waited")) {
+                    context->synchronize();
+                }
             } catch (...) {
                 record_error(std::current_exception());
             }
