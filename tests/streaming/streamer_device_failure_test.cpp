@@ -7,6 +7,7 @@
 #include <atomic>
 #include <chrono>
 #include <memory>
+#include <set>
 #include <string>
 #include <string_view>
 #include <thread>
@@ -124,12 +125,17 @@ void StreamerDeviceFailureTest::fail_a_batch_then_reuse_its_page(std::uint64_t& 
         streamer.add_texture(std::make_shared<ConstantSource>(late, true, 300ms));
     const TextureId other =
         streamer.add_texture(std::make_shared<ConstantSource>(reused, false, 0ms));
-    // One page beyond what the tails pin: the failed page's memory is the only one left.
-    streamer.set_budget((streamer.pinned_pages().total() + 1) * page_bytes);
+    // One page beyond the tails' (as many as they were committed to: they may share pages):
+    // the failed page's memory is the only one left for the next page.
+    std::set<PageIndex> tail_pages;
+    for (const StreamerEvent& event : streamer.poll_events()) {
+        if (event.kind == StreamerEventKind::committed) tail_pages.insert(event.page.table_page);
+    }
+    ASSERT_FALSE(tail_pages.empty());
+    streamer.set_budget((tail_pages.size() + 1) * page_bytes);
     const PageIndex failed_page = streamer.textures().base_page(failing);
     const PageIndex next_page = streamer.textures().base_page(other);
     ASSERT_GT(streamer.textures().info(failing).layout.page_count, 1u) << "page 0 is the tail";
-    streamer.poll_events();
 
     {
         std::atomic<bool> armed{true};
