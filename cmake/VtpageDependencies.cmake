@@ -10,7 +10,9 @@
 #   LIBURING   FileReadQueue's io_uring backend (liburing-dev); threads read otherwise
 #   LIBVIPS    vtpage-bake's image input (libvips-dev 8.12 or later); no vtpage-bake otherwise
 #   GLFW_IMGUI the viewer's window and HUD (libglfw3-dev, libimgui-dev); no viewer otherwise
-# libvips and GLFW/ImGui are for the programs: looked for only where demos and tools are built.
+#   ASSIMP     the viewer's glTF scenes (libassimp-dev); no scene loading otherwise
+# libvips, GLFW/ImGui and assimp are for the programs: looked for only where demos and tools are
+# built.
 
 # Declares VTPAGE_WITH_<name> (AUTO, ON or OFF) and normalises what was given: a cache from
 # before these took AUTO held a BOOL option whose ON meant "where found", so it becomes AUTO.
@@ -145,7 +147,9 @@ vtpage_dependency_result(LIBURING "${VTPAGE_URING_FOUND}" "liburing (liburing-de
 # libvips and GLFW / Dear ImGui: the programs only.
 vtpage_dependency_option(LIBVIPS "vtpage-bake's image input (libvips 8.12 or later)")
 vtpage_dependency_option(GLFW_IMGUI "The viewer's window and HUD (GLFW and Dear ImGui)")
+vtpage_dependency_option(ASSIMP "The viewer's glTF scenes (assimp)")
 set(VIPS_FOUND OFF)
+set(VTPAGE_ASSIMP_FOUND OFF)
 set(glfw_imgui_found OFF)
 if(VTPAGE_BUILD_DEMOS)
   if(NOT VTPAGE_WITH_LIBVIPS STREQUAL "OFF")
@@ -159,11 +163,17 @@ if(VTPAGE_BUILD_DEMOS)
       set(glfw_imgui_found ON)
     endif()
   endif()
+  if(NOT VTPAGE_WITH_ASSIMP STREQUAL "OFF")
+    pkg_check_modules(VTPAGE_ASSIMP QUIET IMPORTED_TARGET GLOBAL assimp>=5.2)
+  endif()
   vtpage_dependency_result(LIBVIPS "${VIPS_FOUND}" "libvips 8.12 or later (libvips-dev) was not \
 found" "vtpage-bake and the out-of-core bake input are left out")
+  vtpage_dependency_result(ASSIMP "${VTPAGE_ASSIMP_FOUND}" "assimp 5.2 or later (libassimp-dev) \
+was not found" "the viewer's glTF scene loader and its tests are left out")
   vtpage_dependency_result(GLFW_IMGUI ${glfw_imgui_found} "GLFW (libglfw3-dev) or Dear ImGui \
 (libimgui-dev) was not found" "vtpage-viewer and the window tests are left out")
 else()
   set(VTPAGE_HAS_LIBVIPS OFF)
   set(VTPAGE_HAS_GLFW_IMGUI OFF)
+  set(VTPAGE_HAS_ASSIMP OFF)
 endif()
