@@ -45,7 +45,7 @@ struct StoredPage {
 // reports what is wrong).
 std::optional<StoredPage> stored_page_of(const TileSource* source, std::uint64_t layout_page);
 
-// How a batch item's bytes arrive. Each route has one finisher in the streamer.
+// How a batch item's bytes arrive. Each route has one finisher (BatchFinisher).
 enum class BatchRoute : std::uint8_t {
     host_fill,     // the source fills the page in host memory (or staging, then a copy)
     device_fill,   // the source fills the page on the worker's CUDA stream

@@ -6,8 +6,8 @@
 // - the placement lock (PlacementLock, taken first) serializes placing and shrinking, so that an
 //   eviction is reported before its place, or the evicted level itself, is placed again. The
 //   functions that need it take the guard as their first parameter;
-// - pool_mutex_ guards the pool, the hosts and the counts. The streamer calls touch, filled and
-//   release with its own state lock held, which comes before this one.
+// - pool_mutex_ guards the pool, the hosts and the counts. The streamer's parts call touch, filled
+//   and release with the request book's lock held, which comes before this one.
 #pragma once
 
 #include <atomic>
@@ -36,7 +36,7 @@ class LevelPlacement {
 public:
     using PlacementLock = std::unique_lock<detail::RankedMutex>;
     struct Hooks {
-        // Under the streamer's state lock, runs `evict` (which evicts levels from the pool),
+        // Under the request book's lock, runs `evict` (which evicts levels from the pool),
         // takes those levels out of the ready pages and takes the ticket of their evicted event;
         // returns the events of those that were ready. One critical section, so that a request
         // sees a level either placed and ready or evicted and not ready.
@@ -71,7 +71,7 @@ public:
     // are ripe. Call again until retiring() is false.
     void shrink(const PlacementLock&);
 
-    // With the streamer's state lock held (see above).
+    // With the request book's lock held (see above).
     void touch(PageIndex level, FrameId frame);
     void filled(PageIndex level, FrameId frame);
     void release(PageIndex level);
@@ -85,8 +85,8 @@ public:
 private:
     std::size_t host_cap() const;
     bool add_host(LevelShape shape);
-    // Evicts what `evict` picks (under the pool lock, inside the state lock), reports it, then
-    // frees the places for the frames begun until now. Returns how many levels left.
+    // Evicts what `evict` picks (under the pool lock, inside the request book's lock), reports it,
+    // then frees the places for the frames begun until now. Returns how many levels left.
     std::size_t evict_and_report(const std::function<std::vector<PageIndex>()>& evict);
 
     PageTable& table_;

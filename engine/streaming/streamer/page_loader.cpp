@@ -184,46 +184,62 @@ struct PageLoader::State {
         }
     }
 
+    // Throws the read's failure (cancelled, or an I/O error).
+    static void check_read(const Reading& reading) {
+        if (reading.completion.status == ReadStatus::ok) return;
+        throw Error(Errc::io_error, "PageLoader",
+                    reading.completion.status == ReadStatus::cancelled
+                        ? std::string("the read was cancelled")
+                        : reading.completion.message,
+                    detail::concat("source=", reading.load.source->name(),
+                                   ", page=", reading.load.layout_page));
+    }
+
     void decode(Reading& reading, DeviceFillContext* context, std::deque<PendingCopy>& copies,
                 PageLoadResult& result) {
-        if (reading.completion.status != ReadStatus::ok) {
-            throw Error(Errc::io_error, "PageLoader",
-                        reading.completion.status == ReadStatus::cancelled
-                            ? std::string("the read was cancelled")
-                            : reading.completion.message,
-                        detail::concat("source=", reading.load.source->name(),
-                                       ", page=", reading.load.layout_page));
-        }
+        check_read(reading);
         const std::span stored(buffers_at(reading.buffer), reading.stored.bytes);
+        if (!context) {
+            decode_on_host(reading, stored);
+        } else {
+            decode_to_device(reading, stored, *context, copies, result);
+        }
+    }
+
+    // Decoded in place (the page is filled as its decode ends), or whole, then its rows copied.
+    void decode_on_host(Reading& reading, std::span<const std::byte> stored) {
         const std::optional<PageRows>& rows = reading.load.rows;
         const TraceArgs args = page_args(reading.load);
-        if (!context) {
-            if (!rows) {
-                {
-                    VTPAGE_TRACE_SCOPE("page", "decode", args);
-                    reading.load.source->decode_stored(
-                        reading.load.layout_page, stored,
-                        std::span(reinterpret_cast<std::byte*>(reading.load.destination),
-                                  page_bytes));
-                }
-                // Decoded in place: the page is filled as its decode ends.
-                VTPAGE_TRACE_SCOPE("page", "fill", args);
-                return;
-            }
-            std::vector<std::byte> whole(page_bytes);
+        if (!rows) {
             {
                 VTPAGE_TRACE_SCOPE("page", "decode", args);
-                reading.load.source->decode_stored(reading.load.layout_page, stored, whole);
+                reading.load.source->decode_stored(
+                    reading.load.layout_page, stored,
+                    std::span(reinterpret_cast<std::byte*>(reading.load.destination), page_bytes));
             }
             VTPAGE_TRACE_SCOPE("page", "fill", args);
-            auto* destination = reinterpret_cast<std::byte*>(reading.load.destination);
-            rows->for_each([&](std::uint64_t offset, std::uint64_t bytes) {
-                std::memcpy(destination + offset, whole.data() + offset, bytes);
-            });
             return;
         }
-        context->begin_batch();
-        std::byte* staging = context->staging(page_bytes);
+        std::vector<std::byte> whole(page_bytes);
+        {
+            VTPAGE_TRACE_SCOPE("page", "decode", args);
+            reading.load.source->decode_stored(reading.load.layout_page, stored, whole);
+        }
+        VTPAGE_TRACE_SCOPE("page", "fill", args);
+        auto* destination = reinterpret_cast<std::byte*>(reading.load.destination);
+        rows->for_each([&](std::uint64_t offset, std::uint64_t bytes) {
+            std::memcpy(destination + offset, whole.data() + offset, bytes);
+        });
+    }
+
+    // Decoded into staging, then copied into the page (or its rows) on the stream.
+    void decode_to_device(Reading& reading, std::span<const std::byte> stored,
+                          DeviceFillContext& context, std::deque<PendingCopy>& copies,
+                          PageLoadResult& result) {
+        const std::optional<PageRows>& rows = reading.load.rows;
+        const TraceArgs args = page_args(reading.load);
+        context.begin_batch();
+        std::byte* staging = context.staging(page_bytes);
         {
             VTPAGE_TRACE_SCOPE("page", "decode", args);
             reading.load.source->decode_stored(reading.load.layout_page, stored,
@@ -232,28 +248,34 @@ struct PageLoader::State {
         // The copy into the page, and the wait for it where it is not fenced.
         VTPAGE_TRACE_SCOPE("page", "fill", args);
         if (!rows) {
-            context->copy_to_device(reading.load.destination, staging, page_bytes);
+            context.copy_to_device(reading.load.destination, staging, page_bytes);
         } else {
             rows->for_each([&](std::uint64_t offset, std::uint64_t bytes) {
-                context->copy_to_device(reading.load.destination + offset, staging + offset, bytes);
+                context.copy_to_device(reading.load.destination + offset, staging + offset, bytes);
             });
         }
+        end_copies(reading, context, copies, result);
+    }
+
+    // Fenced through on_copies_enqueued (released later), or waited for.
+    void end_copies(const Reading& reading, DeviceFillContext& context,
+                    std::deque<PendingCopy>& copies, PageLoadResult& result) {
         bool fenced = false;
-        if (settings.on_copies_enqueued && !rows) {
+        if (settings.on_copies_enqueued && !reading.load.rows) {
             try {
-                result.fence = settings.on_copies_enqueued(context->stream());
+                result.fence = settings.on_copies_enqueued(context.stream());
                 fenced = true;
             } catch (const std::exception& error) {
                 settings.log.error("page loader: on_copies_enqueued threw: ", error.what());
             }
         }
-        const std::uint64_t ticket = context->end_batch();
+        const std::uint64_t ticket = context.end_batch();
         if (fenced) {
             result.release_later = true;
             copies.push_back({ticket, reading.load.tag});
         } else {
             result.fence = 0;
-            context->wait(ticket);
+            context.wait(ticket);
         }
     }
 
@@ -300,20 +322,52 @@ struct PageLoader::State {
         return ++decoders_without_stream == settings.decode_threads;
     }
 
+    // The decode thread's stream; none on the host, or when it cannot be made (`no_stream` says
+    // why when no decode thread has one: this one then fails the pages). False: the thread ends
+    // (another has a stream and decodes).
+    bool make_context(std::unique_ptr<DeviceFillContext>& context, std::string& no_stream) {
+        if (!settings.device) return true;
+        try {
+            context = std::make_unique<DeviceFillContext>(*settings.device);
+        } catch (const std::exception& error) {
+            settings.log.error("page loader: a decode thread has no stream: ", error.what());
+            if (!last_without_stream()) return false;
+            no_stream = error.what();
+        }
+        return true;
+    }
+
+    // Decodes the page read, frees its buffer and reports it.
+    void decode_one(Reading& reading, DeviceFillContext* context, std::deque<PendingCopy>& copies,
+                    const std::string& no_stream) {
+        const auto start = Clock::now();
+        PageLoadResult result{.tag = reading.load.tag};
+        try {
+            if (!no_stream.empty()) {
+                throw Error(Errc::device_unavailable, "PageLoader",
+                            "no decode thread could make its CUDA stream: " + no_stream,
+                            detail::concat("source=", reading.load.source->name(),
+                                           ", page=", reading.load.layout_page));
+            }
+            decode(reading, context, copies, result);
+            result.ok = true;
+        } catch (...) {
+            result.error = std::current_exception();
+        }
+        release_buffer(reading.buffer);
+        {
+            std::lock_guard lock(mutex);
+            stats.decode_seconds += std::chrono::duration<double>(Clock::now() - start).count();
+        }
+        report(result);
+    }
+
     void decoder_main(std::size_t index) {
         trace::name_thread("vtpage decode " + std::to_string(index));
         std::unique_ptr<DeviceFillContext> context;
         std::deque<PendingCopy> copies;
-        std::string no_stream;  // why no decode thread has a stream: this one fails the pages
-        if (settings.device) {
-            try {
-                context = std::make_unique<DeviceFillContext>(*settings.device);
-            } catch (const std::exception& error) {
-                settings.log.error("page loader: a decode thread has no stream: ", error.what());
-                if (!last_without_stream()) return;  // another has one and decodes
-                no_stream = error.what();
-            }
-        }
+        std::string no_stream;
+        if (!make_context(context, no_stream)) return;
         while (true) {
             if (context) release_copies(*context, copies, false);
             std::optional<Reading> reading = next_decodable(!copies.empty());
@@ -322,35 +376,15 @@ struct PageLoader::State {
                 if (stopping) break;
                 continue;
             }
-            const auto start = Clock::now();
-            PageLoadResult result{.tag = reading->load.tag};
-            try {
-                if (!no_stream.empty()) {
-                    throw Error(Errc::device_unavailable, "PageLoader",
-                                "no decode thread could make its CUDA stream: " + no_stream,
-                                detail::concat("source=", reading->load.source->name(),
-                                               ", page=", reading->load.layout_page));
-                }
-                decode(*reading, context.get(), copies, result);
-                result.ok = true;
-            } catch (...) {
-                result.error = std::current_exception();
-            }
-            release_buffer(reading->buffer);
-            {
-                std::lock_guard lock(mutex);
-                stats.decode_seconds += std::chrono::duration<double>(Clock::now() - start).count();
-            }
-            report(result);
+            decode_one(*reading, context.get(), copies, no_stream);
         }
-        if (context) {
-            // Their pages stay pinned until on_released.
-            release_copies(*context, copies, true);
-            try {
-                context->synchronize();
-            } catch (const std::exception& error) {
-                settings.log.error("page loader: waiting for the copies: ", error.what());
-            }
+        if (!context) return;
+        // Their pages stay pinned until on_released.
+        release_copies(*context, copies, true);
+        try {
+            context->synchronize();
+        } catch (const std::exception& error) {
+            settings.log.error("page loader: waiting for the copies: ", error.what());
         }
     }
 };

@@ -1,7 +1,7 @@
 // Requests waiting for a worker, in priority order (coarse first, then how many asked, then who
 // asked first), at most a bound of them: beyond it the lowest-priority request is dropped.
 //
-// A plain structure: the streamer's state lock guards it, with the pages in flight and ready
+// A plain structure: the request book's lock guards it, with the pages in flight and ready
 // that a request is checked against in the same critical section.
 #pragma once
 

@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <mutex>
+#include <string>
 #include <thread>
 
 namespace vtpage::vt::streamer_detail {
@@ -143,6 +144,24 @@ std::optional<FileReadBackend> StoredPageRoute::backend() const {
     std::lock_guard lock(mutex_);
     if (!loader_) return std::nullopt;
     return loader_->backend();
+}
+
+void StoredPageRoute::report(StreamerStatistics::FileReads& reads) const {
+    reads.distinct_pages = distinct_pages();
+    const std::optional<PageLoaderStatistics> loaded = statistics();
+    if (!loaded) return;
+    const PageLoaderStatistics& loader = *loaded;
+    reads.loaded = loader.loaded;
+    reads.failed = loader.failed;
+    reads.outstanding = loader.outstanding;
+    reads.buffers_in_use = loader.buffers_in_use;
+    reads.buffers_peak = loader.buffers_peak;
+    reads.decode_queue = loader.decode_queue;
+    reads.reads_in_flight = loader.reads.in_flight_now;
+    reads.reads_peak_in_flight = loader.reads.max_in_flight;
+    reads.bytes_read = loader.reads.bytes_read;
+    reads.decode_seconds = loader.decode_seconds;
+    if (auto used = backend()) reads.backend = std::string(to_string(*used));
 }
 
 }  // namespace vtpage::vt::streamer_detail

@@ -3,8 +3,8 @@
 // stored pages were read at least once. Items leave through `finish` (the streamer's finisher),
 // called on a decode thread with no lock of this part held.
 //
-// Lock: mutex_ (rank streamer_stored_pages, after the streamer's state lock: the workers ask
-// for room while they hold theirs).
+// Lock: mutex_ (rank streamer_stored_pages, after the request book's lock: the workers ask
+// for room while they hold it).
 #pragma once
 
 #include <cstddef>
@@ -48,6 +48,8 @@ public:
     std::size_t distinct_pages() const;
     std::optional<PageLoaderStatistics> statistics() const;
     std::optional<FileReadBackend> backend() const;
+    // The file reads' statistics: the distinct pages and the loader's (if it was started).
+    void report(StreamerStatistics::FileReads& reads) const;
 
 private:
     void on_loaded(const PageLoadResult& result);

@@ -1,0 +1,50 @@
+#include "streaming/streamer/commit_stage.hpp"
+
+namespace vtpage::vt::streamer_detail {
+
+CommitOutcome CommitStage::commit(std::vector<PendingKey>& keys,
+                                  std::vector<PageMapping>& mappings) {
+    while (true) {
+        std::vector<PageIndex> pages;
+        pages.reserve(keys.size());
+        for (const PendingKey& key : keys) pages.push_back(key.page);
+        try {
+            mappings = table_.commit(pages, true);
+            return CommitOutcome::committed;
+        } catch (const Error& error) {
+            const bool no_room = error.code() == Errc::budget_exhausted;
+            if (no_room && keys.size() > 1) {
+                // Keep the higher-priority half and try again.
+                const std::size_t keep = keys.size() / 2;
+                const RequestBook::Lock lock = book_.lock();
+                book_.requeue(lock, std::span(keys).subspan(keep));
+                keys.resize(keep);
+                continue;
+            }
+            if (no_room || error.code() == Errc::busy) {
+                stall(keys);
+                return CommitOutcome::stalled;
+            }
+            fail(keys);
+            return CommitOutcome::failed;
+        }
+    }
+}
+
+void CommitStage::stall(const std::vector<PendingKey>& keys) {
+    const RequestBook::Lock lock = book_.lock();
+    book_.requeue(lock, keys);
+    ++book_.stats(lock).budget_stalls;
+}
+
+void CommitStage::fail(const std::vector<PendingKey>& keys) {
+    {
+        const RequestBook::Lock lock = book_.lock();
+        for (const PendingKey& key : keys) book_.leave_flight(lock, key.page);
+        book_.stats(lock).failed_pages += keys.size();
+        book_.notify_if_idle(lock);
+    }
+    errors_.record(std::current_exception());
+}
+
+}  // namespace vtpage::vt::streamer_detail

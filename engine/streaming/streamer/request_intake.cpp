@@ -1,0 +1,118 @@
+#include "streaming/streamer/request_intake.hpp"
+
+#include <algorithm>
+
+#include "base/test_points.hpp"
+
+namespace vtpage::vt::streamer_detail {
+
+StreamRequestResult RequestIntake::request(std::span<const PageRequest> requests) {
+    const std::vector<PendingKey> keys = keys_of(requests);
+    StreamRequestResult result;
+    TouchedPages touched;
+    const FrameId frame = parts_.table.current_frame();
+    TraceRecorder* const trace = trace::active();
+    const std::int64_t trace_start = trace ? trace->now() : 0;
+    std::int64_t trace_queued = 0;
+    const std::vector<PageIndex> traced = admit(keys, frame, result, touched, trace, trace_queued);
+    for (PageIndex page : traced) {
+        trace->complete("page", "request", trace_start, trace_queued,
+                        {.page = page, .frame = frame});
+    }
+    if (result.queued > 0) parts_.book.notify_workers();
+    if (!touched.pages.empty()) keep_touched(touched, result);
+    return result;
+}
+
+std::vector<PendingKey> RequestIntake::keys_of(std::span<const PageRequest> requests) const {
+    std::vector<PendingKey> keys;
+    keys.reserve(requests.size());
+    for (const PageRequest& request : requests) {
+        auto owner = parts_.textures.find(request.page);
+        if (!owner) {
+            throw Error(Errc::out_of_range, "Streamer::request", "the page belongs to no texture",
+                        detail::concat("page=", request.page));
+        }
+        keys.push_back(
+            {owner->position.mip, std::max<std::uint32_t>(request.count, 1), 0, request.page});
+    }
+    return keys;
+}
+
+std::vector<PageIndex> RequestIntake::admit(const std::vector<PendingKey>& keys, FrameId frame,
+                                            StreamRequestResult& result, TouchedPages& touched,
+                                            TraceRecorder* trace, std::int64_t& queued_at) {
+    std::vector<PageIndex> traced;
+    const RequestBook::Lock lock = parts_.book.lock();
+    for (const PendingKey& key : keys) {
+        if (admit_nolock(lock, key, frame, result, touched) && trace) traced.push_back(key.page);
+    }
+    // Before a worker can take them: a page's request precedes its commit.
+    if (trace) queued_at = trace->now();
+    return traced;
+}
+
+// Counts the request and queues it, unless its page is ready (then touched, to keep it for
+// this frame) or in flight (then asked again). True when newly queued.
+bool RequestIntake::admit_nolock(const RequestBook::Lock& lock, const PendingKey& key,
+                                 FrameId frame, StreamRequestResult& result,
+                                 TouchedPages& touched) {
+    RequestBook& book = parts_.book;
+    ++book.stats(lock).requests;
+    if (const StreamedPage* ready = book.find_ready(lock, key.page)) {
+        ++result.ready;
+        // A packed level is kept for this frame by the streamer; a packed tail is pinned in
+        // another texture's tail page, with nothing of its own to keep.
+        if (ready->packed()) {
+            parts_.placement.touch(key.page, frame);
+            return false;
+        }
+        touched.pages.push_back(key.page);
+        touched.keys.push_back(key);
+        touched.generations.push_back(ready->generation);
+        return false;
+    }
+    if (book.in_flight(lock, key.page)) {
+        book.ask_again(lock, key.page);
+        ++result.already_queued;
+        return false;
+    }
+    bool queued = false;
+    book.queue(lock, key, result, queued);
+    return queued;
+}
+
+// Keeps the touched pages from eviction until this frame completes. A page evicted since we
+// looked (its evicted event is on its way) was queued by the table instead: take it out of the
+// table's queue and into ours, so that the request is not lost.
+void RequestIntake::keep_touched(const TouchedPages& touched, StreamRequestResult& result) {
+    VTPAGE_TEST_POINT("streamer.request.before_touch");
+    const RequestResult touch = parts_.table.request(touched.pages);
+    if (touch.queued == 0 && touch.already_queued == 0) return;
+    parts_.table.cancel(touched.pages);
+    std::size_t requeued = 0;
+    for (std::size_t i = 0; i < touched.keys.size(); ++i) {
+        if (parts_.table.lookup(touched.keys[i].page)) continue;
+        VTPAGE_TEST_POINT("streamer.request.touched_page_gone");
+        const RequestBook::Lock lock = parts_.book.lock();
+        if (!requeue_gone_nolock(lock, touched.keys[i], touched.generations[i])) continue;
+        --result.ready;
+        ++result.queued;
+        ++requeued;
+    }
+    if (requeued > 0) parts_.book.notify_workers();
+}
+
+bool RequestIntake::requeue_gone_nolock(const RequestBook::Lock& lock, const PendingKey& key,
+                                        std::uint64_t generation) {
+    RequestBook& book = parts_.book;
+    // Only the entry seen above is stale: another thread may have committed and filled the
+    // page again since, and its entry stays.
+    book.unready(lock, key.page, generation);
+    if (book.find_ready(lock, key.page)) return false;
+    if (book.is_pending(lock, key.page) || book.in_flight(lock, key.page)) return false;
+    book.requeue_taken(lock, key);
+    return true;
+}
+
+}  // namespace vtpage::vt::streamer_detail

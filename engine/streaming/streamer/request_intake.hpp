@@ -1,0 +1,57 @@
+// The streamer's requests as they come in: each page's key (its priority), then in one critical
+// section of the request book each is counted and either touched (ready: kept for this frame),
+// asked again (in flight) or queued. Ready pages are then kept from eviction through the page
+// table; one evicted meanwhile is queued again, so that no request is lost.
+//
+// No lock of its own: it takes the request book's (and, inside it, the level pool's to touch a
+// packed level), never while calling the page table.
+#pragma once
+
+#include <cstdint>
+#include <span>
+#include <vector>
+
+#include "streaming/streamer/batch_item.hpp"
+#include "streaming/streamer/level_placement.hpp"
+#include "streaming/streamer/request_book.hpp"
+#include "vtpage/base/trace.hpp"
+
+namespace vtpage::vt::streamer_detail {
+
+class RequestIntake {
+public:
+    struct Parts {
+        PageTable& table;
+        const TextureSet& textures;
+        RequestBook& book;
+        LevelPlacement& placement;
+    };
+    explicit RequestIntake(Parts parts) : parts_(parts) {}
+
+    // Streamer::request: out_of_range for a page of no texture (nothing queued then).
+    StreamRequestResult request(std::span<const PageRequest> requests);
+
+private:
+    // Ready pages a request touched: kept for this frame through the table.
+    struct TouchedPages {
+        std::vector<PageIndex> pages;
+        std::vector<PendingKey> keys;
+        std::vector<std::uint64_t> generations;  // of the ready entries looked at
+    };
+
+    std::vector<PendingKey> keys_of(std::span<const PageRequest> requests) const;
+    // Newly queued pages (traced when a trace is recorded); `queued_at`: the trace's time once
+    // queued, before a worker can take them.
+    std::vector<PageIndex> admit(const std::vector<PendingKey>& keys, FrameId frame,
+                                 StreamRequestResult& result, TouchedPages& touched,
+                                 TraceRecorder* trace, std::int64_t& queued_at);
+    bool admit_nolock(const RequestBook::Lock& lock, const PendingKey& key, FrameId frame,
+                      StreamRequestResult& result, TouchedPages& touched);
+    void keep_touched(const TouchedPages& touched, StreamRequestResult& result);
+    bool requeue_gone_nolock(const RequestBook::Lock& lock, const PendingKey& key,
+                             std::uint64_t generation);
+
+    Parts parts_;
+};
+
+}  // namespace vtpage::vt::streamer_detail
