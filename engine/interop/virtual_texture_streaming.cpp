@@ -4,6 +4,7 @@
 
 #include "interop/streaming_governance.hpp"
 #include "interop/visible_latency.hpp"
+#include "streaming/feedback/stale_requests.hpp"
 #include "vtpage/backend/backend.hpp"
 #include "vtpage/base/trace.hpp"
 #include "vtpage/interop/vulkan_context.hpp"
@@ -101,7 +102,11 @@ void VirtualTextureStreaming::build(Backend& backend) {
         streamer_->page_table().pool().warm_up(pages, false);
     }
     feedback_ = std::make_unique<vt::FeedbackProcessor>(streamer_->textures(), s.feedback);
-    if (s.feedback_thread) start_feedback_thread();
+    if (s.feedback_thread) {
+        start_feedback_thread();
+    } else {
+        stale_ = std::make_unique<vt::StaleRequests>();
+    }
 }
 
 // Evictions reach the tracker from the streamer's workers (queued, applied later), after the
@@ -207,13 +212,14 @@ vt::StreamRequestResult VirtualTextureStreaming::complete_frame(
         std::lock_guard lock(statistics_mutex_);
         ++here_statistics_.posted;
         ++here_statistics_.processed;
+        here_statistics_.withdrawn += result.withdrawn;
         here_last_ = result;
         if (here_results_.size() < max_kept_results) here_results_.push_back(result);
     }
     return {.ready = result.ready, .queued = result.queued};
 }
 
-// As the worker does it, on the caller's thread, but without withdrawing.
+// As the worker does it, on the caller's thread.
 vt::FeedbackFrameResult VirtualTextureStreaming::process_feedback_here(
     FrameId frame, std::span<const vt::FeedbackEntry> feedback) {
     vt::FeedbackFrameResult result{.frame = frame};
@@ -224,6 +230,9 @@ vt::FeedbackFrameResult VirtualTextureStreaming::process_feedback_here(
     result.process_ms = milliseconds_since(start);
     start = std::chrono::steady_clock::now();
     if (!paused_.load(std::memory_order_relaxed)) {
+        const std::span<const PageIndex> withdrawn = stale_->withdraw(processed_, *streamer_, true);
+        result.withdrawn = withdrawn.size();
+        if (!withdrawn.empty()) latency_->note_withdrawn(withdrawn, *streamer_);
         latency_->note_requested(frame, processed_.requests, *indirection_);
         const vt::StreamRequestResult requested = streamer_->request(processed_.requests);
         result.ready = requested.ready;
@@ -323,6 +332,7 @@ void VirtualTextureStreaming::shutdown() noexcept {
     wait_for_frames();
     feedback_worker_.reset();  // completes the frames handed to it
     feedback_.reset();
+    stale_.reset();
     // The streamer's page table reports its evictions to the indirection table and destroys
     // every physical page through the importer: both must still be there.
     streamer_.reset();

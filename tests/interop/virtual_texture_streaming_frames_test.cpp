@@ -202,7 +202,8 @@ TEST_P(StreamingFramesTest, TheGovernorsDecisionsAreAppliedAndVisible) {
 }
 
 // The same feedback handled on the caller's thread and on the feedback thread: the statistics
-// count it either way; while requests are paused it is processed and nothing is queued.
+// count it either way; while requests are paused it is processed and nothing is queued; what
+// the view stops asking for is withdrawn.
 TEST_P(StreamingFramesTest, StatisticsCountFeedbackOnEitherThreadAndPausing) {
     VTPAGE_BACKEND_OR_SKIP(backend, GetParam());
     VTPAGE_VULKAN_OR_SKIP(app, *backend);
@@ -236,9 +237,13 @@ TEST_P(StreamingFramesTest, StatisticsCountFeedbackOnEitherThreadAndPausing) {
         ASSERT_FALSE(results.empty());
         EXPECT_EQ(results.back().frame, statistics.last_feedback.frame);
         EXPECT_TRUE(streaming_->take_feedback_results().empty());
-        frame(*app);  // publishes what the last feedback brought in
+        EXPECT_EQ(statistics.feedback.withdrawn, 0u) << "the view asked for the same pages";
+        frame(*app);  // publishes what the last feedback brought in, and asks for nothing
+        ASSERT_TRUE(streaming_->drain_feedback(idle_deadline()));
         const std::vector<PageIndex> pages = all_pages();
         EXPECT_EQ(visible(pages), pages.size());
+        EXPECT_EQ(streaming_->statistics().feedback.withdrawn, statistics.last_feedback.requests)
+            << "what the view no longer asks for is withdrawn";
         stop();
     }
     test::expect_no_validation_messages(*app);

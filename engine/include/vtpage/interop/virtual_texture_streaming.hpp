@@ -14,9 +14,9 @@
 //   once the frame's GPU work is done and its feedback read:
 //     streaming.complete_frame(frame.id(), feedback_entries);
 // With feedback_thread, complete_frame only copies the feedback and hands it to a thread of its
-// own (vt::FeedbackWorker), so that the render thread never processes feedback; there, requests
-// the newest feedback no longer makes are withdrawn. Without it, feedback is processed on the
-// caller's thread as complete_frame returns (nothing is withdrawn).
+// own (vt::FeedbackWorker), so that the render thread never processes feedback. Without it,
+// feedback is processed on the caller's thread before complete_frame returns. Either way the
+// requests the newest feedback no longer makes are withdrawn.
 //
 // Threads: begin_frame, complete_frame, wait_idle, drain_feedback and shutdown are called from
 // one thread at a time (the app's render thread); statistics(), lod_bias() and pause_requests()
@@ -75,6 +75,9 @@ namespace vtpage {
 class CudaVulkanTimeline;
 class StreamingGovernance;
 class VisibleLatency;
+namespace vt {
+class StaleRequests;
+}
 class VulkanContext;
 class VulkanTimeline;
 
@@ -137,7 +140,7 @@ struct VirtualTextureStreamingSettings {
 // What the streaming did so far (statistics(): any thread).
 struct StreamingStatistics {
     // Feedback: with feedback_thread the worker's figures; without, posted and processed count
-    // the feedbacks processed on the caller's thread (never coalesced, nothing withdrawn).
+    // the feedbacks processed on the caller's thread (never coalesced, no hand-off time).
     vt::FeedbackWorkerStatistics feedback;
     vt::FeedbackFrameResult last_feedback;  // the newest feedback processed
     std::size_t queue_depth = 0;  // the streamer's pending requests after the newest feedback
@@ -260,8 +263,10 @@ private:
     std::unique_ptr<StreamingGovernance> governance_;
     // Caller's thread: the uploads of frames begun and not yet completed (frame, pages).
     std::vector<std::pair<FrameId, std::vector<PageIndex>>> uploads_;
-    vt::FeedbackScratch scratch_;  // caller's thread, without feedback_thread
+    // Caller's thread, without feedback_thread.
+    vt::FeedbackScratch scratch_;
     vt::FeedbackResult processed_;
+    std::unique_ptr<vt::StaleRequests> stale_;
     std::atomic<bool> paused_{false};
     std::atomic<std::size_t> queue_depth_{0};     // written where feedback is processed
     std::atomic<std::uint64_t> made_visible_{0};  // written by begin_frame
