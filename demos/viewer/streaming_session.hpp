@@ -56,7 +56,7 @@ struct SessionSettings {
     std::uint32_t feedback_divisor = 4;
     bool deferred_texturing = true;
     // Feedback processed on the streaming's feedback thread; false: on the render thread as
-    // each frame completes (the synchronous handling, for comparison; nothing is withdrawn).
+    // each frame completes (the synchronous handling, for comparison).
     bool feedback_thread = true;
     // VulkanRendererSettings::identity_check on every textured frame (the identity texture).
     bool identity_check = false;

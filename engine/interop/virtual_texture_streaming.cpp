@@ -62,13 +62,8 @@ VirtualTextureStreaming::~VirtualTextureStreaming() { shutdown(); }
 // the streamer's events (connect), the CUDA timeline before the streamer's first fill.
 void VirtualTextureStreaming::build(Backend& backend) {
     VirtualTextureStreamingSettings& s = settings_;
-    vt::StreamerSettings& streamer = s.streamer;
-    if (streamer.table.region_size == 0) {
-        streamer.table.region_size =
-            s.page_count ? s.page_count * vt::page_bytes : PageTableSettings{}.region_size;
-    }
-    if (s.page_count == 0) s.page_count = streamer.table.region_size / vt::page_bytes;
-    streamer.log = streamer.log.or_else(s.log);
+    size_region();
+    s.streamer.log = s.streamer.log.or_else(s.log);
     s.importer.log = s.importer.log.or_else(s.log);
     importer_ = std::make_unique<VulkanPageImporter>(context_, backend, s.importer);
     indirection_ = std::make_unique<VulkanIndirectionTable>(
@@ -79,34 +74,48 @@ void VirtualTextureStreaming::build(Backend& backend) {
                                        .log = s.log});
     directory_ = std::make_unique<VulkanTextureDirectory>(context_, s.directory);
     frames_ = std::make_unique<VulkanTimeline>(context_, 0, false, "vtpage frame timeline");
-    importer_->attach(streamer.table.pool);
-    indirection_->connect(streamer);
-    wire_latency(streamer);
+    importer_->attach(s.streamer.table.pool);
+    indirection_->connect(s.streamer);
+    wire_latency(s.streamer);
     governance_ = std::make_unique<StreamingGovernance>(
         StreamingGovernanceSettings{.governor = s.governor,
                                     .publish_limit = s.publish_limit,
                                     .memory_probe = s.memory_probe,
                                     .on_governed = s.on_governed},
         backend);
-    if (backend.capabilities().gpu) {
-        fills_ = std::make_unique<CudaVulkanTimeline>(context_, backend.capabilities().device);
-        indirection_->set_fill_timeline(fills_->semaphore());
-        streamer.on_fills_enqueued = [fills = fills_.get()](vt::CudaStream stream) {
-            return fills->signal(static_cast<CUstream_st*>(stream));
-        };
-    }
-    streamer_ = std::make_unique<vt::Streamer>(backend, streamer);
+    if (backend.capabilities().gpu) wire_fill_timeline(backend);
+    streamer_ = std::make_unique<vt::Streamer>(backend, s.streamer);
     indirection_->check_against(&streamer_->page_table());
-    if (const std::size_t pages = std::min(s.warm_bytes, s.streamer.table.budget_bytes) /
-                                  streamer_->page_table().pool().page_size()) {
-        streamer_->page_table().pool().warm_up(pages, false);
-    }
+    warm_pool();
     feedback_ = std::make_unique<vt::FeedbackProcessor>(streamer_->textures(), s.feedback);
     if (s.feedback_thread) {
         start_feedback_thread();
     } else {
         stale_ = std::make_unique<vt::StaleRequests>();
     }
+}
+
+// An unset region is the indirection table's pages exactly, so that apps never multiply by
+// the page size; an unset page_count the whole region.
+void VirtualTextureStreaming::size_region() {
+    std::size_t& region = settings_.streamer.table.region_size;
+    std::uint64_t& pages = settings_.page_count;
+    if (region == 0) region = pages ? pages * vt::page_bytes : PageTableSettings{}.region_size;
+    if (pages == 0) pages = region / vt::page_bytes;
+}
+
+void VirtualTextureStreaming::wire_fill_timeline(Backend& backend) {
+    fills_ = std::make_unique<CudaVulkanTimeline>(context_, backend.capabilities().device);
+    indirection_->set_fill_timeline(fills_->semaphore());
+    settings_.streamer.on_fills_enqueued = [fills = fills_.get()](vt::CudaStream stream) {
+        return fills->signal(static_cast<CUstream_st*>(stream));
+    };
+}
+
+void VirtualTextureStreaming::warm_pool() {
+    PagePool& pool = streamer_->page_table().pool();
+    const std::size_t bytes = std::min(settings_.warm_bytes, settings_.streamer.table.budget_bytes);
+    if (const std::size_t pages = bytes / pool.page_size()) pool.warm_up(pages, false);
 }
 
 // Evictions reach the tracker from the streamer's workers (queued, applied later), after the

@@ -23,12 +23,20 @@
 // from any. "Where feedback is processed" below is the feedback thread with feedback_thread,
 // the caller of complete_frame without.
 //
+// Locks: begin_frame takes the indirection table's submission lock (below) and, under it,
+// applies the publish limit and records the uploads. The governor sets the publish limit under
+// the table's own short lock only, never the submission lock. Pages made visible (render thread)
+// and evicted (the streamer's workers) reach the latency tracking through a short queue lock of
+// its own and are applied where feedback is processed. on_governed, the worker's hooks and the
+// app's streamer callbacks run with none of this object's locks held.
+//
 // Around the frames, on request (all optional, all read through statistics()):
 //   publish_limit     at most that many newly ready pages made visible per frame (from the
 //                     first begin_frame on: the mip tails of textures added before it are not
 //                     limited), the smaller of it and the governor's limit when both are set.
 //   latency           request-to-visible latency of every page: from the frame whose feedback
-//                     first asked for it to the first frame that samples it (completed).
+//                     first asked for it to the first frame that samples it (completed);
+//                     pages evicted or withdrawn before that count as dropped.
 //   governor          a vt::StreamingGovernor run where feedback is processed, after each
 //                     feedback: it sets the streamer's budget, evicts over it, sets the publish
 //                     limit and a level-of-detail bias (lod_bias(), for the app's shaders);
@@ -234,6 +242,9 @@ public:
 
 private:
     void build(Backend& backend);
+    void size_region();
+    void wire_fill_timeline(Backend& backend);
+    void warm_pool();
     void wire_latency(vt::StreamerSettings& streamer);
     void start_feedback_thread();
     // Caller's thread, without feedback_thread.
