@@ -8,6 +8,12 @@ StreamingGovernance::StreamingGovernance(StreamingGovernanceSettings settings,
                                          const Backend& backend)
     : settings_(std::move(settings)), backend_(backend) {}
 
+void StreamingGovernance::streamer_made(vt::Streamer& streamer) {
+    std::lock_guard lock(mutex_);
+    decision_.budget_bytes =
+        streamer.page_table().budget_pages() * streamer.page_table().page_size();
+}
+
 void StreamingGovernance::frame_begun(VulkanIndirectionTable& indirection) {
     const auto now = Clock::now();
     if (!limit_applied_) {

@@ -31,6 +31,8 @@ public:
 
     StreamingGovernance(StreamingGovernanceSettings settings, const Backend& backend);
 
+    // Once the streamer exists: until the first decision, the decision read is its budget.
+    void streamer_made(vt::Streamer& streamer);
     // Render thread, before each frame's upload: measures the frame time and, for the first
     // frame, applies the app's publish limit (after the textures' mip tails became ready, which
     // it thus leaves unlimited).

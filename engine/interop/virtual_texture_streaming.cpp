@@ -86,6 +86,7 @@ void VirtualTextureStreaming::build(Backend& backend) {
     if (backend.capabilities().gpu) wire_fill_timeline(backend);
     streamer_ = std::make_unique<vt::Streamer>(backend, s.streamer);
     indirection_->check_against(&streamer_->page_table());
+    governance_->streamer_made(*streamer_);
     warm_pool();
     feedback_ = std::make_unique<vt::FeedbackProcessor>(streamer_->textures(), s.feedback);
     if (s.feedback_thread) {

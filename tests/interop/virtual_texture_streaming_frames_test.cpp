@@ -179,6 +179,7 @@ TEST_P(StreamingFramesTest, TheGovernorsDecisionsAreAppliedAndVisible) {
     settings.on_governed = [&heard](const GovernedFrame& frame) { heard.push_back(frame); };
     start(*app, *backend, settings);
     EXPECT_EQ(streaming_->lod_bias(), 0.0f);
+    EXPECT_EQ(streaming_->statistics().governor.budget_bytes, 64 * mib) << "no decision yet";
     frame(*app);  // no frame time yet: the memory alone
     frame(*app);  // one frame measured
     const StreamingStatistics statistics = streaming_->statistics();
