@@ -382,14 +382,13 @@ int run(const Options& options, std::vector<std::uint8_t>& image) {
          vtpage::BufferMemory::readback}};
     FrameLoop loop(app);
 
-    auto source = std::make_shared<vtpage::vt::ProceduralSource>(                        // vtpage
-        vtpage::vt::ProceduralSettings{.seed = 5, .size_log2 = texture_log2});           // vtpage
-    vtpage::VirtualTextureStreamingSettings settings;                                    // vtpage
-    settings.page_count = source->layout().page_count;                                   // vtpage
-    settings.frames_in_flight = 1;                                                       // vtpage
-    settings.streamer.table.region_size = settings.page_count * vtpage::vt::page_bytes;  // vtpage
-    settings.streamer.table.budget_bytes = 16 * vtpage::vt::page_bytes;                  // vtpage
-    vtpage::VirtualTextureStreaming streaming(context, *backend, settings);              // vtpage
+    auto source = std::make_shared<vtpage::vt::ProceduralSource>(               // vtpage
+        vtpage::vt::ProceduralSettings{.seed = 5, .size_log2 = texture_log2});  // vtpage
+    vtpage::VirtualTextureStreamingSettings settings;                           // vtpage
+    settings.page_count = source->layout().page_count;                          // vtpage
+    settings.frames_in_flight = 1;                                              // vtpage
+    settings.streamer.table.budget_bytes = std::size_t(32) << 20;               // vtpage
+    vtpage::VirtualTextureStreaming streaming(context, *backend, settings);     // vtpage
     const PushConstants push{streaming.indirection_address(),
                              streaming.directory_address(),                      // vtpage
                              streaming.add_texture(source), 1.0f / image_size};  // vtpage

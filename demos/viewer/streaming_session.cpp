@@ -16,12 +16,6 @@ namespace {
 
 using Clock = std::chrono::steady_clock;
 
-// Limits on the pages a frame makes visible, 0 meaning none: the smaller of those set.
-std::size_t combined_limit(std::size_t a, std::size_t b) {
-    if (a == 0 || b == 0) return std::max(a, b);
-    return std::min(a, b);
-}
-
 // A benchmark's timeline at a few thousand frames a second for minutes, no more.
 constexpr std::size_t max_governor_samples = 1 << 20;
 
@@ -124,15 +118,20 @@ StreamingSession::StreamingSession(SessionSettings settings) : settings_(std::mo
         VulkanContextSettings::for_backend(*backend_, std::move(context_settings)));
 
     VirtualTextureStreamingSettings streaming;
-    streaming.page_count = page_count;  // the textures one after another from the region's start
+    // The textures one after another from the region's start: the region is sized from it.
+    streaming.page_count = page_count;
     streaming.frames_in_flight = s.frames_in_flight;
+    streaming.feedback_thread = s.feedback_thread;
+    streaming.publish_limit = s.upload_pages_per_frame;  // the mip tails are not limited
+    streaming.governor = s.governor;
+    streaming.memory_probe = s.memory_probe;
+    streaming.on_governed = [this](const GovernedFrame& frame) { keep_governor_sample(frame); };
     streaming.directory.max_textures = static_cast<std::uint32_t>(sources.size());
     streaming.publish_when_filled = true;  // frames never wait for CUDA fills
     // Each physical page created and imported now, not while flying (vAttention's way).
     streaming.warm_bytes = s.warm_pool ? s.budget_bytes : 0;
     streaming.log = s.log;  // reaches the streamer, its table and pool, and the importer
     vt::StreamerSettings& streamer_settings = streaming.streamer;
-    streamer_settings.table.region_size = page_count * vt::page_bytes;
     streamer_settings.table.budget_bytes = s.budget_bytes;
     streamer_settings.table.evict_ahead_pages = s.evict_ahead_pages;
     streamer_settings.worker_threads = s.workers;
@@ -146,13 +145,6 @@ StreamingSession::StreamingSession(SessionSettings settings) : settings_(std::mo
     streamer_settings.on_error = [errors = &input_errors_](const Error& error) {
         errors->record(error);
     };
-    // A page evicted before it became visible will not be, for the request that tracked it.
-    streamer_settings.on_evicted = [this](std::span<const vt::StreamedPage> pages) {
-        LatencyEvent event;
-        event.pages.reserve(pages.size());
-        for (const vt::StreamedPage& page : pages) event.pages.push_back(page.page);
-        queue_latency_event(std::move(event));
-    };
     refuse_what_cannot_fit(sources, streaming.streamer);
     streaming_ =
         std::make_unique<VirtualTextureStreaming>(*context_, *backend_, std::move(streaming));
@@ -165,30 +157,8 @@ StreamingSession::StreamingSession(SessionSettings settings) : settings_(std::mo
                              .pages = vt::TextureLayout(shape).page_count});
     }
     scene_ = lay_out(textures_, planes_);
-    // After the tails: they are visible from the first frame on.
-    streaming_->indirection().set_publish_limit(s.upload_pages_per_frame);
-    vt::FeedbackWorkerSettings feedback;
-    feedback.on_requests = [this](FrameId frame, std::span<const vt::PageRequest> requests) {
-        note_requests(frame, requests);
-    };
-    feedback.on_withdrawn = [this](std::span<const PageIndex> pages) { note_withdrawn(pages); };
-    if (s.governor) {
-        vt::StreamingGovernorSettings governor = *s.governor;
-        vt::Streamer& streamer = streaming_->streamer();
-        governor.page_bytes = streamer.page_table().page_size();
-        governor.max_budget_bytes = streamer.page_table().budget_pages() * governor.page_bytes;
-        // Never below what the textures pin: the streamer would refuse that budget.
-        const std::size_t pinned =
-            std::min<std::size_t>(streamer.pinned_pages().bytes(), governor.max_budget_bytes);
-        governor.min_budget_bytes =
-            std::clamp<std::size_t>(governor.min_budget_bytes, pinned, governor.max_budget_bytes);
-        governor_ = std::make_unique<vt::StreamingGovernor>(governor);
-        governor_decision_ = governor_->current();
-        feedback.after_frame = [this](const vt::FeedbackFrameResult&) { govern(); };
-    }
-    feedback_ = std::make_unique<vt::FeedbackWorker>(streaming_->streamer(), feedback);
     renderer_ = std::make_unique<VulkanRenderer>(
-        *context_, streaming_->indirection(), streaming_->directory(),
+        *context_, *streaming_,
         VulkanRendererSettings{.width = s.width,
                                .height = s.height,
                                .feedback_divisor = s.feedback_divisor,
@@ -208,7 +178,6 @@ StreamingSession::~StreamingSession() {
     // The renderer reads the indirection table and the directory: it goes first. The
     // streaming takes its own parts down in order; the context outlives it.
     renderer_.reset();
-    feedback_.reset();
     streaming_.reset();
 }
 
@@ -220,10 +189,8 @@ std::optional<CompletedSummary> StreamingSession::render(const SessionFrame& fra
     desc.capture = frame.capture;
     desc.overlay = frame.overlay;
     desc.present_to = frame.present_to;
-    desc.lod_bias = lod_bias_.load(std::memory_order_relaxed);
-    desc.user_tag = streaming_->streamer().begin_frame();
+    desc.lod_bias = streaming_->lod_bias();  // the renderer begins the streaming's frame
     ++frames_;
-    note_frame_time();
     const auto start = Clock::now();
     std::optional<CompletedFrame> done = renderer_->render(desc);
     const auto rendered = Clock::now();
@@ -239,7 +206,6 @@ std::vector<CompletedSummary> StreamingSession::finish() {
     std::vector<CompletedSummary> completed;
     for (const CompletedFrame& done : renderer_->finish()) completed.push_back(consume(done));
     drain_feedback(std::chrono::seconds(10));
-    apply_latency_events();  // the feedback thread is idle now
     if (!completed.empty()) collect_feedback_results(completed.back());
     return completed;
 }
@@ -250,23 +216,8 @@ CompletedSummary StreamingSession::consume(const CompletedFrame& done) {
     summary.gpu_ms = done.gpu_ms;
     summary.textured_pass_ms = done.textured_pass_ms;
     summary.upload = done.upload;
-    // The frame the upload was recorded for is the first to sample its pages.
-    if (!done.upload.published_pages.empty()) {
-        queue_latency_event({.visible = true,
-                             .frame = done.user_tag,
-                             .time = vt::RequestLatencyTracker::Clock::now(),
-                             .pages = done.upload.published_pages});
-    }
-    // The trace's first-visible event of each page (docs/trace.md).
-    if (trace::active()) {
-        for (PageIndex page : done.upload.published_pages) trace::page_visible(page, done.user_tag);
-    }
     summary.made_visible = done.upload.published_pages.size();
-    made_visible_.fetch_add(summary.made_visible, std::memory_order_relaxed);
-    if (summary.made_visible > most_made_visible_.load(std::memory_order_relaxed)) {
-        most_made_visible_.store(summary.made_visible, std::memory_order_relaxed);
-    }
-    summary.queue_depth = queue_depth_.load(std::memory_order_relaxed);
+    summary.queue_depth = streaming_->streamer().pending_count();
     summary.identity = done.identity;
     count_identity_check(done);
     summary.quality = done.quality;
@@ -277,19 +228,18 @@ CompletedSummary StreamingSession::consume(const CompletedFrame& done) {
         capture_height_ = done.height;
     }
     // The readback buffer is device-visible memory, read once here (timed apart, so that a slow
-    // read shows as such); the worker's thread does the rest.
+    // read shows as such); the feedback thread does the rest (or this one, without it).
     const auto start = Clock::now();
-    feedback_->post(done.user_tag, done.feedback);
+    streaming_->complete_frame(done.user_tag, done.feedback);
     summary.copy_ms = std::chrono::duration<double, std::milli>(Clock::now() - start).count();
-    if (!settings_.feedback_thread) drain_feedback(std::chrono::seconds(10));
     collect_feedback_results(summary);
     return summary;
 }
 
 void StreamingSession::collect_feedback_results(CompletedSummary& summary) {
-    if (std::exception_ptr error = feedback_->take_error()) std::rethrow_exception(error);
-    summary.processed = feedback_->take_results();
-    const vt::FeedbackFrameResult newest = feedback_->last_result();
+    summary.processed = streaming_->take_feedback_results();
+    if (!summary.processed.empty()) last_feedback_ = summary.processed.back();
+    const vt::FeedbackFrameResult& newest = last_feedback_;
     summary.feedback_samples = newest.samples;
     summary.requests = newest.requests;
     summary.resident_requests = newest.ready;
@@ -297,96 +247,24 @@ void StreamingSession::collect_feedback_results(CompletedSummary& summary) {
 }
 
 bool StreamingSession::drain_feedback(std::chrono::milliseconds timeout) {
-    if (feedback_->drain(timeout)) return true;
+    if (streaming_->drain_feedback(timeout)) return true;
     settings_.log.error("viewer: the feedback worker did not finish in ", timeout.count(), " ms");
     return false;
 }
 
-void StreamingSession::note_frame_time() {
-    const auto now = Clock::now();
-    if (last_render_ == Clock::time_point{}) first_frame_ = now;  // before any feedback exists
-    if (last_render_ != Clock::time_point{}) {
-        const double ms = std::chrono::duration<double, std::milli>(now - last_render_).count();
-        double seen = slowest_frame_ms_.load(std::memory_order_relaxed);
-        while (ms > seen && !slowest_frame_ms_.compare_exchange_weak(seen, ms)) {}
-    }
-    last_render_ = now;
-}
-
-// On the feedback thread: evicting and trimming the pool (cuMemRelease, vkFreeMemory) never
-// runs on the render thread.
-void StreamingSession::govern() {
-    const double frame_ms = slowest_frame_ms_.exchange(-1.0);
-    const MemoryInfo memory =
-        settings_.memory_probe ? settings_.memory_probe() : backend_->memory_info();
-    vt::Streamer& streamer = streaming_->streamer();
-    const std::size_t held = streamer.page_table().pool().statistics().reserved_bytes;
-    const std::size_t budget_before = governor_->current().budget_bytes;
-    const vt::GovernorDecision decision = governor_->update({frame_ms, memory.free, held});
-    if (decision.budget_bytes != budget_before) streamer.set_budget(decision.budget_bytes);
-    if (decision.evict_pages > 0) streamer.evict_over_budget(decision.evict_pages);
-    streaming_->indirection().set_publish_limit(
-        combined_limit(decision.publish_limit, settings_.upload_pages_per_frame));
-    lod_bias_.store(decision.lod_bias, std::memory_order_relaxed);
+// Where feedback is processed: one sample of the pressure benchmark's timeline.
+void StreamingSession::keep_governor_sample(const GovernedFrame& frame) {
     GovernorSample sample;
-    sample.seconds = std::chrono::duration<double>(Clock::now() - first_frame_).count();
-    sample.frame_ms = frame_ms;
-    sample.budget_bytes = decision.budget_bytes;
-    sample.held_bytes = held;
-    sample.resident_pages = streamer.page_table().resident_count();
-    sample.device_free_bytes = memory.free;
-    sample.publish_limit = decision.publish_limit;
-    sample.lod_bias = decision.lod_bias;
+    sample.seconds = frame.seconds;
+    sample.frame_ms = frame.frame_ms;
+    sample.budget_bytes = frame.decision.budget_bytes;
+    sample.held_bytes = frame.held_bytes;
+    sample.resident_pages = frame.resident_pages;
+    sample.device_free_bytes = frame.device_free_bytes;
+    sample.publish_limit = frame.decision.publish_limit;
+    sample.lod_bias = frame.decision.lod_bias;
     std::lock_guard lock(governor_mutex_);
-    governor_decision_ = decision;
-    governor_statistics_ = governor_->statistics();
     if (governor_timeline_.size() < max_governor_samples) governor_timeline_.push_back(sample);
-}
-
-// Pages already visible are left out: their wait is over (the table is the judge, since a page
-// ready in the streamer may still be held back for its fill or the upload limit).
-void StreamingSession::note_requests(FrameId frame, std::span<const vt::PageRequest> requests) {
-    apply_latency_events();
-    queue_depth_.store(streaming_->streamer().pending_count(), std::memory_order_relaxed);
-    const VulkanIndirectionTable& indirection = streaming_->indirection();
-    not_visible_.clear();
-    for (const vt::PageRequest& request : requests) {
-        if (!indirection.slot_of(request.page)) not_visible_.push_back(request.page);
-    }
-    latency_.note_requested(frame, not_visible_);
-}
-
-// A withdrawn page still being filled, or filled and not yet published, becomes visible all the
-// same: it keeps its wait. Asked first whether it is queued (being filled), then whether it is
-// ready, so that a fill ending in between is not taken for a cancellation.
-void StreamingSession::note_withdrawn(std::span<const PageIndex> pages) {
-    apply_latency_events();
-    const vt::Streamer& streamer = streaming_->streamer();
-    cancelled_.clear();
-    for (PageIndex page : pages) {
-        if (!streamer.is_queued(page) && !streamer.is_ready(page)) cancelled_.push_back(page);
-    }
-    latency_.note_dropped(cancelled_);
-}
-
-void StreamingSession::queue_latency_event(LatencyEvent event) {
-    std::lock_guard lock(latency_events_mutex_);
-    latency_events_.push_back(std::move(event));
-}
-
-void StreamingSession::apply_latency_events() {
-    std::vector<LatencyEvent> taken;
-    {
-        std::lock_guard lock(latency_events_mutex_);
-        taken.swap(latency_events_);
-    }
-    for (const LatencyEvent& event : taken) {
-        if (event.visible) {
-            latency_.note_visible(event.frame, event.pages, event.time);
-        } else {
-            latency_.note_dropped(event.pages);
-        }
-    }
 }
 
 std::vector<GovernorSample> StreamingSession::governor_timeline() const {
@@ -495,18 +373,16 @@ SessionCounters StreamingSession::counters() const {
     counters.indirection = streaming_->indirection().statistics();
     counters.validation = context_->validation_messages();
     counters.frames = frames_;
-    counters.feedback = feedback_->statistics();
-    if (governor_) {
-        std::lock_guard lock(governor_mutex_);
-        counters.governed = true;
-        counters.governor = governor_decision_;
-        counters.governor_statistics = governor_statistics_;
-    }
-    counters.withdrawn_requests = counters.feedback.withdrawn;
-    counters.latency = latency_.statistics();
-    counters.pages_made_visible = made_visible_.load(std::memory_order_relaxed);
-    counters.most_made_visible = most_made_visible_.load(std::memory_order_relaxed);
-    counters.publish_limit = streaming_->indirection().publish_limit();
+    const StreamingStatistics streaming = streaming_->statistics();
+    counters.feedback = streaming.feedback;
+    counters.governed = streaming.governed;
+    counters.governor = streaming.governor;
+    counters.governor_statistics = streaming.governor_statistics;
+    counters.withdrawn_requests = streaming.feedback.withdrawn;
+    counters.latency = streaming.latency;
+    counters.pages_made_visible = streaming.pages_made_visible;
+    counters.most_made_visible = streaming.most_made_visible;
+    counters.publish_limit = streaming.publish_limit;
     counters.identity = identity_;
     return counters;
 }

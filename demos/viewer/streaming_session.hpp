@@ -1,29 +1,27 @@
 // Everything between the viewer's frame loop and the GPU: the backend, the Vulkan context, the
-// streamer with its page table, each physical page imported into Vulkan once, the indirection
-// table the shaders read, the texture directory, CUDA -> Vulkan ordering of the fills on the GPU
-// path, the feedback processor and the renderer, wired as docs/vulkan.md describes.
+// streaming (VirtualTextureStreaming: the streamer, its pages imported into Vulkan, the
+// indirection table and texture directory, CUDA -> Vulkan ordering of the fills, the feedback
+// thread, the governor, the publish limit, latency and statistics) and the renderer, wired as
+// docs/vulkan.md describes.
 //
-// Each frame: render() begins a streamer frame, renders it (frames in flight: nothing waits for
-// the GPU unless it is frames_in_flight behind), and hands the completed frame's feedback to
-// the feedback worker (vt::FeedbackWorker), whose thread turns it into requests: the render
-// thread only copies it out of the readback buffer. Requests the newest feedback no longer makes
-// are withdrawn, so that the workers stream what is in view now rather than what was a second
-// ago. Frames never wait for the streamer: ready pages are published once their fills are done
-// (CUDA) and the image falls back to coarser levels until then.
+// Each frame: render() renders (the renderer begins the streaming's frame in its command buffer;
+// frames in flight: nothing waits for the GPU unless it is frames_in_flight behind), and hands
+// the completed frame's feedback to the streaming's complete_frame, whose feedback thread turns
+// it into requests: the render thread only copies it out of the readback buffer. Requests the
+// newest feedback no longer makes are withdrawn, so that the workers stream what is in view now
+// rather than what was a second ago. Frames never wait for the streamer: ready pages are
+// published once their fills are done (CUDA) and the image falls back to coarser levels until
+// then.
 #pragma once
 
-#include <algorithm>
 #include <array>
-#include <atomic>
 #include <chrono>
 #include <cstdint>
 #include <functional>
 #include <memory>
 #include <mutex>
 #include <optional>
-#include <span>
 #include <string>
-#include <unordered_set>
 #include <vector>
 
 #include "camera.hpp"
@@ -57,8 +55,8 @@ struct SessionSettings {
     std::uint32_t height = 720;
     std::uint32_t feedback_divisor = 4;
     bool deferred_texturing = true;
-    // Feedback processed on the feedback worker's thread; false: the render thread waits for
-    // it after each hand-off (the synchronous handling, for comparison).
+    // Feedback processed on the streaming's feedback thread; false: on the render thread as
+    // each frame completes (the synchronous handling, for comparison).
     bool feedback_thread = true;
     // VulkanRendererSettings::identity_check on every textured frame (the identity texture).
     bool identity_check = false;
@@ -70,8 +68,8 @@ struct SessionSettings {
     std::size_t workers = 2;
     std::size_t batch_pages = 16;
     bool validation = false;
-    // The streaming governor (vt::StreamingGovernor), run on the feedback thread after each
-    // feedback; its max_budget_bytes and page_bytes are the session's. Off when empty.
+    // The streaming governor (VirtualTextureStreamingSettings::governor), run where feedback is
+    // processed; its max_budget_bytes and page_bytes are the session's. Off when empty.
     std::optional<vt::StreamingGovernorSettings> governor;
     // Pages a frame may make visible at most (0: no limit); with the governor's limit, the
     // smaller. The textures' mip tails, visible before the first frame, are not limited.
@@ -196,7 +194,7 @@ public:
     void preload_all(std::chrono::milliseconds stall);
     // While paused, feedback is still read and processed but nothing is requested: nothing new
     // streams (the floor a benchmark compares streaming with).
-    void pause_requests(bool paused) { feedback_->pause_requests(paused); }
+    void pause_requests(bool paused) { streaming_->pause_requests(paused); }
     // New image size (frames in flight are waited for first).
     void resize(std::uint32_t width, std::uint32_t height);
 
@@ -241,30 +239,14 @@ public:
 
 private:
     CompletedSummary consume(const CompletedFrame& done);
-    // The feedback the worker processed since the last call, into `summary`.
+    // The feedback the streaming processed since the last call, into `summary`.
     void collect_feedback_results(CompletedSummary& summary);
-    // Waits for the feedback worker (the end of a run, settling): false past the deadline.
+    // Waits for the feedback thread (the end of a run, settling): false past the deadline.
     bool drain_feedback(std::chrono::milliseconds timeout);
     void count_identity_check(const CompletedFrame& done);
     bool wait_idle_keeping_input_errors(std::chrono::milliseconds timeout);
-    // The feedback thread, after each feedback: measure, decide, apply.
-    void govern();
-    // A page made visible (render thread) or evicted (workers), for the latency tracker.
-    struct LatencyEvent {
-        bool visible = false;  // else evicted
-        FrameId frame = 0;
-        vt::RequestLatencyTracker::Clock::time_point time;
-        std::vector<PageIndex> pages;
-    };
-    // The feedback thread: the requested pages not visible yet start their wait.
-    void note_requests(FrameId frame, std::span<const vt::PageRequest> requests);
-    // The feedback thread: withdrawn requests that the streamer dropped end their wait.
-    void note_withdrawn(std::span<const PageIndex> pages);
-    void queue_latency_event(LatencyEvent event);
-    // Applies the queued events to the tracker, in order: on the feedback thread, or on the
-    // render thread while the feedback thread is idle (finish).
-    void apply_latency_events();
-    void note_frame_time();
+    // Where feedback is processed (on_governed): the governor's timeline.
+    void keep_governor_sample(const GovernedFrame& frame);
     // Throws the streamer's errors, other than the input errors kept in input_errors_.
     void rethrow_unless_input_error();
 
@@ -272,37 +254,17 @@ private:
     std::unique_ptr<Backend> backend_;
     std::unique_ptr<VulkanContext> context_;
     InputErrors input_errors_;           // outlives the streaming: its workers record into it
-    vt::RequestLatencyTracker latency_;  // likewise: evictions reach it from the workers
-    // What the tracker hears from the render thread (pages made visible) and the workers (pages
-    // evicted), in order: queued here under a short lock and applied on the feedback thread, so
-    // that neither waits for the tracker while it takes a frame's requests.
-    std::mutex latency_events_mutex_;
-    std::vector<LatencyEvent> latency_events_;
-    std::atomic<std::size_t> queue_depth_{0};  // the streamer's pending requests, sampled by
-                                               // the feedback thread
-    // note_requests' and note_withdrawn's scratch (feedback thread)
-    std::vector<PageIndex> not_visible_, cancelled_;
-    // The streamer wired to the context: importer, indirection table, directory, CUDA timeline.
-    std::unique_ptr<VirtualTextureStreaming> streaming_;
-    std::unique_ptr<vt::FeedbackWorker> feedback_;
-    std::unique_ptr<vt::StreamingGovernor> governor_;  // used on the feedback thread only
-    // The longest frame since the governor last looked (render thread -> feedback thread).
-    std::atomic<double> slowest_frame_ms_{-1.0};
-    std::atomic<float> lod_bias_{0.0f};  // the governor's, read by render()
-    std::chrono::steady_clock::time_point last_render_;
-    std::chrono::steady_clock::time_point first_frame_;
-    mutable std::mutex governor_mutex_;  // guards the two below
+    mutable std::mutex governor_mutex_;  // guards governor_timeline_
     std::vector<GovernorSample> governor_timeline_;
-    vt::GovernorDecision governor_decision_;
-    vt::StreamingGovernorStatistics governor_statistics_;
+    // The streamer wired to the context, with the frame protocol around it.
+    std::unique_ptr<VirtualTextureStreaming> streaming_;
     std::unique_ptr<VulkanRenderer> renderer_;
     std::vector<SessionTexture> textures_;  // in the order added: ids 0, 1, 2 ...
     bool texture_set_ = false;
     SceneLayout scene_;
     std::vector<PlaneDraw> planes_;  // the scene, as each frame draws it
     std::uint64_t frames_ = 0;
-    std::atomic<std::uint64_t> made_visible_{0};  // render thread; read by counters()
-    std::atomic<std::size_t> most_made_visible_{0};
+    vt::FeedbackFrameResult last_feedback_;  // render thread: the newest processed
     IdentityCheckTotals identity_;
     std::vector<std::uint8_t> capture_;
     std::uint32_t capture_width_ = 0;

@@ -2,7 +2,11 @@
 
 #include <algorithm>
 
+#include "interop/streaming_governance.hpp"
+#include "interop/visible_latency.hpp"
+#include "streaming/feedback/stale_requests.hpp"
 #include "vtpage/backend/backend.hpp"
+#include "vtpage/base/trace.hpp"
 #include "vtpage/interop/vulkan_context.hpp"
 #include "vtpage/interop/vulkan_cuda_timeline.hpp"
 #include "vtpage/interop/vulkan_timeline.hpp"
@@ -22,6 +26,14 @@ VkSemaphoreSubmitInfo semaphore_info(VkSemaphore semaphore, std::uint64_t value)
 
 // How long shutdown waits for submitted frames before it gives up (a lost device).
 constexpr std::uint64_t frame_wait_ns = 10'000'000'000;
+
+// The feedback results kept for take_feedback_results(), as the worker keeps them.
+constexpr std::size_t max_kept_results = 256;
+
+double milliseconds_since(std::chrono::steady_clock::time_point start) {
+    return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start)
+        .count();
+}
 
 }  // namespace
 
@@ -50,9 +62,8 @@ VirtualTextureStreaming::~VirtualTextureStreaming() { shutdown(); }
 // the streamer's events (connect), the CUDA timeline before the streamer's first fill.
 void VirtualTextureStreaming::build(Backend& backend) {
     VirtualTextureStreamingSettings& s = settings_;
-    vt::StreamerSettings& streamer = s.streamer;
-    if (s.page_count == 0) s.page_count = streamer.table.region_size / vt::page_bytes;
-    streamer.log = streamer.log.or_else(s.log);
+    size_region();
+    s.streamer.log = s.streamer.log.or_else(s.log);
     s.importer.log = s.importer.log.or_else(s.log);
     importer_ = std::make_unique<VulkanPageImporter>(context_, backend, s.importer);
     indirection_ = std::make_unique<VulkanIndirectionTable>(
@@ -63,26 +74,74 @@ void VirtualTextureStreaming::build(Backend& backend) {
                                        .log = s.log});
     directory_ = std::make_unique<VulkanTextureDirectory>(context_, s.directory);
     frames_ = std::make_unique<VulkanTimeline>(context_, 0, false, "vtpage frame timeline");
-    importer_->attach(streamer.table.pool);
-    indirection_->connect(streamer);
-    if (backend.capabilities().gpu) {
-        fills_ = std::make_unique<CudaVulkanTimeline>(context_, backend.capabilities().device);
-        indirection_->set_fill_timeline(fills_->semaphore());
-        streamer.on_fills_enqueued = [fills = fills_.get()](vt::CudaStream stream) {
-            return fills->signal(static_cast<CUstream_st*>(stream));
-        };
-    }
-    streamer_ = std::make_unique<vt::Streamer>(backend, streamer);
+    importer_->attach(s.streamer.table.pool);
+    indirection_->connect(s.streamer);
+    wire_latency(s.streamer);
+    governance_ = std::make_unique<StreamingGovernance>(
+        StreamingGovernanceSettings{.governor = s.governor,
+                                    .publish_limit = s.publish_limit,
+                                    .memory_probe = s.memory_probe,
+                                    .on_governed = s.on_governed},
+        backend);
+    if (backend.capabilities().gpu) wire_fill_timeline(backend);
+    streamer_ = std::make_unique<vt::Streamer>(backend, s.streamer);
     indirection_->check_against(&streamer_->page_table());
-    if (const std::size_t pages = std::min(s.warm_bytes, s.streamer.table.budget_bytes) /
-                                  streamer_->page_table().pool().page_size()) {
-        streamer_->page_table().pool().warm_up(pages, false);
-    }
+    governance_->streamer_made(*streamer_);
+    warm_pool();
     feedback_ = std::make_unique<vt::FeedbackProcessor>(streamer_->textures(), s.feedback);
     if (s.feedback_thread) {
-        feedback_worker_ = std::make_unique<vt::FeedbackWorker>(
-            *streamer_, vt::FeedbackWorkerSettings{s.feedback});
+        start_feedback_thread();
+    } else {
+        stale_ = std::make_unique<vt::StaleRequests>();
     }
+}
+
+// An unset region is the indirection table's pages exactly, so that apps never multiply by
+// the page size; an unset page_count the whole region.
+void VirtualTextureStreaming::size_region() {
+    std::size_t& region = settings_.streamer.table.region_size;
+    std::uint64_t& pages = settings_.page_count;
+    if (region == 0) region = pages ? pages * vt::page_bytes : PageTableSettings{}.region_size;
+    if (pages == 0) pages = region / vt::page_bytes;
+}
+
+void VirtualTextureStreaming::wire_fill_timeline(Backend& backend) {
+    fills_ = std::make_unique<CudaVulkanTimeline>(context_, backend.capabilities().device);
+    indirection_->set_fill_timeline(fills_->semaphore());
+    settings_.streamer.on_fills_enqueued = [fills = fills_.get()](vt::CudaStream stream) {
+        return fills->signal(static_cast<CUstream_st*>(stream));
+    };
+}
+
+void VirtualTextureStreaming::warm_pool() {
+    PagePool& pool = streamer_->page_table().pool();
+    const std::size_t bytes = std::min(settings_.warm_bytes, settings_.streamer.table.budget_bytes);
+    if (const std::size_t pages = bytes / pool.page_size()) pool.warm_up(pages, false);
+}
+
+// Evictions reach the tracker from the streamer's workers (queued, applied later), after the
+// indirection table and the app's callback have heard them.
+void VirtualTextureStreaming::wire_latency(vt::StreamerSettings& streamer) {
+    latency_ = std::make_unique<VisibleLatency>(settings_.latency);
+    streamer.on_evicted = [latency = latency_.get(), theirs = std::move(streamer.on_evicted)](
+                              std::span<const vt::StreamedPage> pages) {
+        if (theirs) theirs(pages);
+        latency->queue_evicted(pages);
+    };
+}
+
+// The worker's hooks run on its thread, with none of its locks held.
+void VirtualTextureStreaming::start_feedback_thread() {
+    vt::FeedbackWorkerSettings worker{settings_.feedback};
+    worker.on_requests = [this](FrameId frame, std::span<const vt::PageRequest> requests) {
+        latency_->note_requested(frame, requests, *indirection_);
+    };
+    worker.on_withdrawn = [this](std::span<const PageIndex> pages) {
+        latency_->note_withdrawn(pages, *streamer_);
+    };
+    worker.after_frame = [this](const vt::FeedbackFrameResult&) { after_feedback(); };
+    feedback_worker_ = std::make_unique<vt::FeedbackWorker>(*streamer_, std::move(worker));
+    if (paused_.load()) feedback_worker_->pause_requests(true);
 }
 
 vt::TextureId VirtualTextureStreaming::add_texture(
@@ -111,8 +170,10 @@ StreamingFrame VirtualTextureStreaming::begin_frame(VkCommandBuffer commands,
     StreamingFrame frame;
     frame.lock_ = indirection_->lock_submission();
     frame.id_ = streamer_->begin_frame();
+    governance_->frame_begun(*indirection_);
     directory_->record_upload(commands);
     frame.upload_ = indirection_->record_upload(commands, frame_slot);
+    count_upload(frame.id_, frame.upload_);
     if (frame.upload_.wait_semaphore) {  // CUDA fills of pages this frame may now reach
         frame.waits_.push_back(
             semaphore_info(frame.upload_.wait_semaphore, frame.upload_.wait_value));
@@ -122,8 +183,32 @@ StreamingFrame VirtualTextureStreaming::begin_frame(VkCommandBuffer commands,
     return frame;
 }
 
+void VirtualTextureStreaming::count_upload(FrameId frame, const IndirectionUpload& upload) {
+    const std::size_t pages = upload.published_pages.size();
+    made_visible_.fetch_add(pages, std::memory_order_relaxed);
+    if (pages > most_made_visible_.load(std::memory_order_relaxed)) {
+        most_made_visible_.store(pages, std::memory_order_relaxed);  // only begin_frame writes
+    }
+    if (pages) uploads_.emplace_back(frame, upload.published_pages);
+}
+
+// The pages of the uploads recorded up to `frame` are visible now that it is complete: their
+// wait ends (frames never completed, such as dropped ones, end with a later frame).
+void VirtualTextureStreaming::frame_completed(FrameId frame) {
+    const auto now = VisibleLatency::Clock::now();
+    auto done = uploads_.begin();
+    for (; done != uploads_.end() && done->first <= frame; ++done) {
+        if (trace::active()) {  // the trace's first-visible event of each page (docs/trace.md)
+            for (PageIndex page : done->second) trace::page_visible(page, done->first);
+        }
+        latency_->queue_visible(done->first, std::move(done->second), now);
+    }
+    uploads_.erase(uploads_.begin(), done);
+}
+
 vt::StreamRequestResult VirtualTextureStreaming::complete_frame(
     FrameId frame, std::span<const vt::FeedbackEntry> feedback) {
+    frame_completed(frame);
     if (feedback_worker_) {
         feedback_worker_->post(frame, feedback);
         if (std::exception_ptr error = feedback_worker_->take_error()) {
@@ -132,20 +217,96 @@ vt::StreamRequestResult VirtualTextureStreaming::complete_frame(
         const vt::FeedbackFrameResult newest = feedback_worker_->last_result();
         return {.ready = newest.ready, .queued = newest.queued};
     }
-    const vt::FeedbackResult result = feedback_->process(feedback);
-    const vt::StreamRequestResult requested = streamer_->request(result.requests);
+    const vt::FeedbackFrameResult result = process_feedback_here(frame, feedback);
+    {
+        std::lock_guard lock(statistics_mutex_);
+        ++here_statistics_.posted;
+        ++here_statistics_.processed;
+        here_statistics_.withdrawn += result.withdrawn;
+        here_last_ = result;
+        if (here_results_.size() < max_kept_results) here_results_.push_back(result);
+    }
+    return {.ready = result.ready, .queued = result.queued};
+}
+
+// As the worker does it, on the caller's thread.
+vt::FeedbackFrameResult VirtualTextureStreaming::process_feedback_here(
+    FrameId frame, std::span<const vt::FeedbackEntry> feedback) {
+    vt::FeedbackFrameResult result{.frame = frame};
+    auto start = std::chrono::steady_clock::now();
+    feedback_->process(feedback, scratch_, processed_);
+    result.samples = processed_.samples;
+    result.requests = processed_.requests.size();
+    result.process_ms = milliseconds_since(start);
+    start = std::chrono::steady_clock::now();
+    if (!paused_.load(std::memory_order_relaxed)) {
+        const std::span<const PageIndex> withdrawn = stale_->withdraw(processed_, *streamer_, true);
+        result.withdrawn = withdrawn.size();
+        if (!withdrawn.empty()) latency_->note_withdrawn(withdrawn, *streamer_);
+        latency_->note_requested(frame, processed_.requests, *indirection_);
+        const vt::StreamRequestResult requested = streamer_->request(processed_.requests);
+        result.ready = requested.ready;
+        result.queued = requested.queued;
+    }
+    result.request_ms = milliseconds_since(start);
+    start = std::chrono::steady_clock::now();
     streamer_->complete_frame(frame);
-    return requested;
+    result.complete_ms = milliseconds_since(start);
+    after_feedback();
+    return result;
+}
+
+void VirtualTextureStreaming::after_feedback() {
+    latency_->apply_events();
+    queue_depth_.store(streamer_->pending_count(), std::memory_order_relaxed);
+    governance_->govern(*streamer_, *indirection_);
+}
+
+bool VirtualTextureStreaming::drain_feedback(std::chrono::milliseconds timeout) {
+    if (!feedback_worker_) return true;
+    if (!feedback_worker_->drain(timeout)) return false;
+    latency_->apply_events();  // the feedback thread is idle now
+    if (std::exception_ptr error = feedback_worker_->take_error()) std::rethrow_exception(error);
+    return true;
+}
+
+void VirtualTextureStreaming::pause_requests(bool paused) {
+    paused_.store(paused);
+    if (feedback_worker_) feedback_worker_->pause_requests(paused);
+}
+
+float VirtualTextureStreaming::lod_bias() const noexcept { return governance_->lod_bias(); }
+
+std::vector<vt::FeedbackFrameResult> VirtualTextureStreaming::take_feedback_results() {
+    if (feedback_worker_) return feedback_worker_->take_results();
+    std::lock_guard lock(statistics_mutex_);
+    return std::exchange(here_results_, {});
+}
+
+StreamingStatistics VirtualTextureStreaming::statistics() const {
+    StreamingStatistics statistics;
+    if (feedback_worker_) {
+        statistics.feedback = feedback_worker_->statistics();
+        statistics.last_feedback = feedback_worker_->last_result();
+    } else {
+        std::lock_guard lock(statistics_mutex_);
+        statistics.feedback = here_statistics_;
+        statistics.last_feedback = here_last_;
+    }
+    statistics.queue_depth = queue_depth_.load(std::memory_order_relaxed);
+    statistics.pages_made_visible = made_visible_.load(std::memory_order_relaxed);
+    statistics.most_made_visible = most_made_visible_.load(std::memory_order_relaxed);
+    statistics.publish_limit = indirection_->publish_limit();
+    statistics.latency = latency_->statistics();
+    statistics.governed = governance_->governed();
+    statistics.governor = governance_->decision();
+    statistics.governor_statistics = governance_->statistics();
+    return statistics;
 }
 
 bool VirtualTextureStreaming::wait_idle(std::chrono::milliseconds timeout) {
     const auto deadline = std::chrono::steady_clock::now() + timeout;
-    if (feedback_worker_) {
-        if (!feedback_worker_->drain(timeout)) return false;
-        if (std::exception_ptr error = feedback_worker_->take_error()) {
-            std::rethrow_exception(error);
-        }
-    }
+    if (!drain_feedback(timeout)) return false;
     const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(
         deadline - std::chrono::steady_clock::now());
     if (!streamer_->wait_idle(std::max(left, std::chrono::milliseconds(0)))) return false;
@@ -181,10 +342,13 @@ void VirtualTextureStreaming::shutdown() noexcept {
     wait_for_frames();
     feedback_worker_.reset();  // completes the frames handed to it
     feedback_.reset();
+    stale_.reset();
     // The streamer's page table reports its evictions to the indirection table and destroys
     // every physical page through the importer: both must still be there.
     streamer_.reset();
-    fills_.reset();  // no fill is pending once the streamer's workers have stopped
+    governance_.reset();
+    latency_.reset();  // the streamer's workers, which report into it, are gone
+    fills_.reset();    // no fill is pending once the streamer's workers have stopped
     frames_.reset();
     directory_.reset();
     indirection_.reset();

@@ -10,6 +10,7 @@
 #include <chrono>
 
 #include "../support/backend_fixture.hpp"
+#include "streaming_test_frame.hpp"
 #include "vtpage/interop/virtual_texture_streaming.hpp"
 #include "vtpage/interop/vulkan_device_handles.hpp"
 #include "vtpage/interop/vulkan_error.hpp"
@@ -65,33 +66,9 @@ TEST_P(AppDeviceTest, AdoptingADeviceWithoutAFeatureNamesIt) {
     EXPECT_THROW(VulkanContext(handles, vulkan_device_requirements(*backend)), Error);
 }
 
-// Begins a frame in a one-off command buffer, submits it as an app would and waits for it.
 void run_frame(VulkanContext& context, VirtualTextureStreaming& streaming, VkCommandPool pool,
                std::span<const vt::FeedbackEntry> feedback = {}) {
-    VkCommandBufferAllocateInfo allocate{VK_STRUCTURE_TYPE_COMMAND_BUFFER_ALLOCATE_INFO};
-    allocate.commandPool = pool;
-    allocate.level = VK_COMMAND_BUFFER_LEVEL_PRIMARY;
-    allocate.commandBufferCount = 1;
-    VkCommandBuffer commands = VK_NULL_HANDLE;
-    vk_check(vkAllocateCommandBuffers(context.device(), &allocate, &commands), "test", "allocate");
-    VkCommandBufferBeginInfo begin{VK_STRUCTURE_TYPE_COMMAND_BUFFER_BEGIN_INFO};
-    vk_check(vkBeginCommandBuffer(commands, &begin), "test", "begin");
-    StreamingFrame frame = streaming.begin_frame(commands, 0);
-    vk_check(vkEndCommandBuffer(commands), "test", "end");
-    VkCommandBufferSubmitInfo buffer{VK_STRUCTURE_TYPE_COMMAND_BUFFER_SUBMIT_INFO};
-    buffer.commandBuffer = commands;
-    VkSubmitInfo2 submit{VK_STRUCTURE_TYPE_SUBMIT_INFO_2};
-    submit.waitSemaphoreInfoCount = std::uint32_t(frame.waits().size());
-    submit.pWaitSemaphoreInfos = frame.waits().data();
-    submit.commandBufferInfoCount = 1;
-    submit.pCommandBufferInfos = &buffer;
-    submit.signalSemaphoreInfoCount = std::uint32_t(frame.signals().size());
-    submit.pSignalSemaphoreInfos = frame.signals().data();
-    context.submit(submit);
-    frame.submitted();
-    context.wait_idle();
-    streaming.complete_frame(frame.id(), feedback);
-    vkFreeCommandBuffers(context.device(), pool, 1, &commands);
+    test::run_streaming_frame(context, streaming, pool, feedback);
 }
 
 TEST_P(AppDeviceTest, StreamingOnAnAdoptedDevicePublishesRequestedPages) {

@@ -11,6 +11,7 @@
 #include "renderer/vulkan_shade_pipeline.hpp"
 #include "renderer/vulkan_swapchain.hpp"
 #include "vtpage/base/trace.hpp"
+#include "vtpage/interop/virtual_texture_streaming.hpp"
 #include "vtpage/interop/vulkan_barrier.hpp"
 #include "vtpage/interop/vulkan_buffer.hpp"
 #include "vtpage/interop/vulkan_command_label.hpp"
@@ -150,6 +151,8 @@ struct VulkanRenderer::State {
     std::vector<FrameRecord> records;  // per slot
     std::vector<Readback> readbacks;   // frames_in_flight + 1: see render()
     std::uint64_t submitted = 0;
+    // Frames begun through the streaming facade, where the renderer was given one.
+    VirtualTextureStreaming* streaming = nullptr;
 
     State(VulkanContext& c, VulkanIndirectionTable& i, VulkanTextureDirectory& t,
           VulkanRendererSettings s)
@@ -167,6 +170,30 @@ struct VulkanRenderer::State {
             VK_BUFFER_USAGE_STORAGE_BUFFER_BIT | VK_BUFFER_USAGE_SHADER_DEVICE_ADDRESS_BIT |
                 VK_BUFFER_USAGE_TRANSFER_SRC_BIT | VK_BUFFER_USAGE_TRANSFER_DST_BIT,
             BufferMemory::device_local, "vtpage identity check counts");
+    }
+
+    // The frame's streaming part, recorded first: through the facade (its frame id, waits and
+    // signals, and its submission lock), or the uploads under the table's submission lock.
+    struct BegunFrame {
+        std::optional<StreamingFrame> streamed;
+        std::unique_lock<std::mutex> submission;
+        IndirectionUpload upload;
+        std::uint64_t user_tag = 0;
+    };
+    BegunFrame begin_streaming(VkCommandBuffer commands, std::uint32_t slot_index,
+                               std::uint64_t user_tag) {
+        BegunFrame begun;
+        if (streaming) {
+            begun.streamed.emplace(streaming->begin_frame(commands, slot_index));
+            begun.upload = begun.streamed->upload();
+            begun.user_tag = begun.streamed->id();
+            return begun;
+        }
+        begun.submission = indirection.lock_submission();
+        textures.record_upload(commands);
+        begun.upload = indirection.record_upload(commands, slot_index);
+        begun.user_tag = user_tag;
+        return begun;
     }
 
     VkExtent2D extent() const { return {settings.width, settings.height}; }
@@ -567,6 +594,12 @@ VulkanRenderer::VulkanRenderer(VulkanContext& context, VulkanIndirectionTable& i
     s.readbacks.resize(settings.frames_in_flight + 1);
 }
 
+VulkanRenderer::VulkanRenderer(VulkanContext& context, VirtualTextureStreaming& streaming,
+                               VulkanRendererSettings settings)
+    : VulkanRenderer(context, streaming.indirection(), streaming.directory(), settings) {
+    state_->streaming = &streaming;
+}
+
 VulkanRenderer::~VulkanRenderer() {
     try {
         state_->wait_for(state_->submitted);
@@ -577,7 +610,7 @@ VulkanRenderer::~VulkanRenderer() {
 }
 
 std::optional<CompletedFrame> VulkanRenderer::render(const FrameDesc& frame) {
-    VTPAGE_TRACE_SCOPE("viewer", "render", .frame = frame.user_tag);
+    trace::Scope trace_scope("viewer", "render", {.frame = frame.user_tag});
     State& s = *state_;
     const std::uint64_t number = s.submitted + 1;
     const std::uint32_t slot_index = std::uint32_t((number - 1) % s.settings.frames_in_flight);
@@ -624,10 +657,12 @@ std::optional<CompletedFrame> VulkanRenderer::render(const FrameDesc& frame) {
     VkCommandBuffer commands = slot.begin();
     slot.write_start_timestamp(commands);
     IndirectionUpload upload;
+    std::uint64_t user_tag = 0;
     {
-        auto submission = s.indirection.lock_submission();
-        s.textures.record_upload(commands);
-        upload = s.indirection.record_upload(commands, slot_index);
+        State::BegunFrame begun = s.begin_streaming(commands, slot_index, frame.user_tag);
+        upload = begun.upload;
+        user_tag = begun.user_tag;
+        trace_scope.set_frame(user_tag);
         s.record_frame(commands, slot, frame, readback, frame.present_to, image_index);
         slot.write_end_timestamp(commands);
         vk_check(vkEndCommandBuffer(commands), "VulkanRenderer::render", "vkEndCommandBuffer");
@@ -640,7 +675,10 @@ std::optional<CompletedFrame> VulkanRenderer::render(const FrameDesc& frame) {
             info.stageMask = wait.stages;
             waits.push_back(info);
         }
-        if (upload.wait_semaphore) {  // CUDA fills of the pages this frame may now reach
+        if (begun.streamed) {
+            const auto theirs = begun.streamed->waits();
+            waits.insert(waits.end(), theirs.begin(), theirs.end());
+        } else if (upload.wait_semaphore) {  // CUDA fills of the pages this frame may now reach
             VkSemaphoreSubmitInfo info{VK_STRUCTURE_TYPE_SEMAPHORE_SUBMIT_INFO};
             info.semaphore = upload.wait_semaphore;
             info.value = upload.wait_value;
@@ -653,15 +691,19 @@ std::optional<CompletedFrame> VulkanRenderer::render(const FrameDesc& frame) {
             info.stageMask = VK_PIPELINE_STAGE_2_BLIT_BIT;
             waits.push_back(info);
         }
-        VkSemaphoreSubmitInfo signals[2]{};
-        signals[0].sType = VK_STRUCTURE_TYPE_SEMAPHORE_SUBMIT_INFO;
+        std::vector<VkSemaphoreSubmitInfo> signals(1, {VK_STRUCTURE_TYPE_SEMAPHORE_SUBMIT_INFO});
         signals[0].semaphore = s.timeline.get();
         signals[0].value = number;
         signals[0].stageMask = VK_PIPELINE_STAGE_2_ALL_COMMANDS_BIT;
         if (image_index) {
-            signals[1].sType = VK_STRUCTURE_TYPE_SEMAPHORE_SUBMIT_INFO;
-            signals[1].semaphore = frame.present_to->render_finished(*image_index);
-            signals[1].stageMask = VK_PIPELINE_STAGE_2_ALL_COMMANDS_BIT;
+            VkSemaphoreSubmitInfo info{VK_STRUCTURE_TYPE_SEMAPHORE_SUBMIT_INFO};
+            info.semaphore = frame.present_to->render_finished(*image_index);
+            info.stageMask = VK_PIPELINE_STAGE_2_ALL_COMMANDS_BIT;
+            signals.push_back(info);
+        }
+        if (begun.streamed) {  // the streaming's frame timeline, which its shutdown waits for
+            const auto theirs = begun.streamed->signals();
+            signals.insert(signals.end(), theirs.begin(), theirs.end());
         }
         VkCommandBufferSubmitInfo buffer_info{VK_STRUCTURE_TYPE_COMMAND_BUFFER_SUBMIT_INFO};
         buffer_info.commandBuffer = commands;
@@ -670,13 +712,14 @@ std::optional<CompletedFrame> VulkanRenderer::render(const FrameDesc& frame) {
         submit.pWaitSemaphoreInfos = waits.data();
         submit.commandBufferInfoCount = 1;
         submit.pCommandBufferInfos = &buffer_info;
-        submit.signalSemaphoreInfoCount = image_index ? 2 : 1;
-        submit.pSignalSemaphoreInfos = signals;
+        submit.signalSemaphoreInfoCount = static_cast<std::uint32_t>(signals.size());
+        submit.pSignalSemaphoreInfos = signals.data();
         s.context.submit(submit, VK_NULL_HANDLE, "viewer frame");
+        if (begun.streamed) begun.streamed->submitted();  // else the lock ends with the scope
     }
     s.submitted = number;
     record.frame = number;
-    record.user_tag = frame.user_tag;
+    record.user_tag = user_tag;
     record.readback = readback_index;
     record.width = s.settings.width;
     record.height = s.settings.height;

@@ -16,7 +16,8 @@
 // waits for the rest. Every submission signals the renderer's timeline with its frame number.
 //
 // One frame, in order on the queue: the texture directory's and the indirection table's
-// uploads (under the table's submission lock, see vulkan_indirection_table.hpp), the colour
+// uploads (under the table's submission lock, see vulkan_indirection_table.hpp; given the
+// streaming facade, its begin_frame records them and holds that lock until the submit), the colour
 // pass, the identity check where asked, the app's overlay hook, the feedback pass, the copies to
 // the host, the blit to the swapchain image. The submission waits for FrameDesc::waits and for the
 // fill timeline value the indirection upload needs (CUDA fills).
@@ -38,6 +39,7 @@
 #include "vtpage/streaming/layout/feedback_entry.hpp"
 
 namespace vtpage {
+class VirtualTextureStreaming;
 class VulkanContext;
 class VulkanTextureDirectory;
 }  // namespace vtpage
@@ -161,6 +163,11 @@ class VulkanRenderer {
 public:
     VulkanRenderer(VulkanContext& context, VulkanIndirectionTable& indirection,
                    VulkanTextureDirectory& textures, VulkanRendererSettings settings = {});
+    // Frames begun through the facade (VirtualTextureStreaming::begin_frame, in each frame's
+    // command buffer, its waits and signals in the submission): FrameDesc::user_tag is then
+    // ignored and CompletedFrame::user_tag is the streaming's frame id, for complete_frame.
+    VulkanRenderer(VulkanContext& context, VirtualTextureStreaming& streaming,
+                   VulkanRendererSettings settings = {});
     // Waits for the frames in flight.
     ~VulkanRenderer();
     VulkanRenderer(const VulkanRenderer&) = delete;

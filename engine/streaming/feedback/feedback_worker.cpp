@@ -2,6 +2,7 @@
 
 #include <utility>
 
+#include "streaming/feedback/stale_requests.hpp"
 #include "vtpage/base/error.hpp"
 #include "vtpage/base/trace.hpp"
 
@@ -23,6 +24,7 @@ FeedbackWorker::FeedbackWorker(Streamer& streamer, FeedbackWorkerSettings settin
     : streamer_(streamer),
       settings_(std::move(settings)),
       processor_(streamer.textures(), settings_.feedback),
+      stale_(std::make_unique<StaleRequests>()),
       thread_([this] { run(); }) {}
 
 FeedbackWorker::~FeedbackWorker() {
@@ -178,21 +180,10 @@ FeedbackFrameResult FeedbackWorker::handle(const Handoff& work) {
 }
 
 std::size_t FeedbackWorker::withdraw_stale(const FeedbackResult& processed) {
-    std::unordered_set<PageIndex>& requested = requested_next_;
-    requested.clear();
-    for (const PageRequest& request : processed.requests) requested.insert(request.page);
-    withdrawn_.clear();
-    if (settings_.withdraw) {
-        for (PageIndex page : requested_) {
-            if (!requested.count(page)) withdrawn_.push_back(page);
-        }
-        if (!withdrawn_.empty()) {
-            streamer_.cancel(withdrawn_);
-            if (settings_.on_withdrawn) settings_.on_withdrawn(withdrawn_);
-        }
-    }
-    std::swap(requested_, requested_next_);
-    return withdrawn_.size();
+    const std::span<const PageIndex> withdrawn =
+        stale_->withdraw(processed, streamer_, settings_.withdraw);
+    if (!withdrawn.empty() && settings_.on_withdrawn) settings_.on_withdrawn(withdrawn);
+    return withdrawn.size();
 }
 
 void FeedbackWorker::keep_result_nolock(const FeedbackFrameResult& result) {

@@ -141,6 +141,8 @@ public:
     Scope& operator=(const Scope&) = delete;
 
     void set_count(std::uint64_t count) noexcept { args_.count = count; }
+    // The frame, once known after the scope began (a frame id handed out inside it).
+    void set_frame(std::uint64_t frame) noexcept { args_.frame = frame; }
     bool recording() const noexcept { return recorder_ != nullptr; }
 
 private:

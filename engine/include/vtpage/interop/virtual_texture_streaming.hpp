@@ -14,7 +14,34 @@
 //   once the frame's GPU work is done and its feedback read:
 //     streaming.complete_frame(frame.id(), feedback_entries);
 // With feedback_thread, complete_frame only copies the feedback and hands it to a thread of its
-// own (vt::FeedbackWorker), so that the render thread never processes feedback.
+// own (vt::FeedbackWorker), so that the render thread never processes feedback. Without it,
+// feedback is processed on the caller's thread before complete_frame returns. Either way the
+// requests the newest feedback no longer makes are withdrawn.
+//
+// Threads: begin_frame, complete_frame, wait_idle, drain_feedback and shutdown are called from
+// one thread at a time (the app's render thread); statistics(), lod_bias() and pause_requests()
+// from any. "Where feedback is processed" below is the feedback thread with feedback_thread,
+// the caller of complete_frame without.
+//
+// Locks: begin_frame takes the indirection table's submission lock (below) and, under it,
+// applies the publish limit and records the uploads. The governor sets the publish limit under
+// the table's own short lock only, never the submission lock. Pages made visible (render thread)
+// and evicted (the streamer's workers) reach the latency tracking through a short queue lock of
+// its own and are applied where feedback is processed. on_governed, the worker's hooks and the
+// app's streamer callbacks run with none of this object's locks held.
+//
+// Around the frames, on request (all optional, all read through statistics()):
+//   publish_limit     at most that many newly ready pages made visible per frame (from the
+//                     first begin_frame on: the mip tails of textures added before it are not
+//                     limited), the smaller of it and the governor's limit when both are set.
+//   latency           request-to-visible latency of every page: from the frame whose feedback
+//                     first asked for it to the first frame that samples it (completed);
+//                     pages evicted or withdrawn before that count as dropped.
+//   governor          a vt::StreamingGovernor run where feedback is processed, after each
+//                     feedback: it sets the streamer's budget, evicts over it, sets the publish
+//                     limit and a level-of-detail bias (lod_bias(), for the app's shaders);
+//                     on_governed hears each decision.
+//   pause_requests    feedback still processed and frames completed, nothing requested.
 //
 // GPU ordering it owns: the frame waits for the CUDA fills of the pages it may reach (none with
 // publish_when_filled, the default: such pages appear once their fill is done), and signals the
@@ -30,31 +57,60 @@
 
 #include <vulkan/vulkan.h>
 
+#include <atomic>
 #include <chrono>
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <span>
 #include <vector>
 
+#include "vtpage/backend/backend.hpp"
 #include "vtpage/base/log.hpp"
 #include "vtpage/interop/vulkan_indirection_table.hpp"
 #include "vtpage/interop/vulkan_page_importer.hpp"
 #include "vtpage/interop/vulkan_texture_directory.hpp"
 #include "vtpage/streaming/feedback/feedback_processor.hpp"
 #include "vtpage/streaming/feedback/feedback_worker.hpp"
+#include "vtpage/streaming/feedback/request_latency_tracker.hpp"
+#include "vtpage/streaming/governor/streaming_governor.hpp"
 #include "vtpage/streaming/streamer/streamer.hpp"
 
 namespace vtpage {
 
-class Backend;
 class CudaVulkanTimeline;
+class StreamingGovernance;
+class VisibleLatency;
+namespace vt {
+class StaleRequests;
+}
 class VulkanContext;
 class VulkanTimeline;
 
+// What one governed feedback decided, and what it was decided from (on_governed).
+struct GovernedFrame {
+    double seconds = 0;   // since the first frame began
+    double frame_ms = 0;  // the longest frame (begin to begin) since the last decision; -1: none
+    vt::GovernorDecision decision;
+    std::size_t held_bytes = 0;  // the page pool's reserved bytes
+    std::size_t resident_pages = 0;
+    std::size_t device_free_bytes = 0;
+};
+
+// The streamer's region defaults to none here: sized from page_count (see below).
+inline vt::StreamerSettings streamer_settings_sized_by_page_count() {
+    vt::StreamerSettings settings;
+    settings.table.region_size = 0;
+    return settings;
+}
+
 struct VirtualTextureStreamingSettings {
     // Entries of the indirection table: the pages of every texture that will be added (global
-    // page indices [0, page_count)); 0: the whole region of streamer.table.
+    // page indices [0, page_count)). With streamer.table.region_size 0 (the default here), the
+    // region is exactly those pages, so that an app never multiplies by the page size; with
+    // page_count 0, the whole region of streamer.table (1 TiB when neither is set).
     std::uint64_t page_count = 0;
     // The app's frames in flight (the indirection table keeps a staging buffer per slot).
     std::uint32_t frames_in_flight = 2;
@@ -64,17 +120,46 @@ struct VirtualTextureStreamingSettings {
     // Bytes of physical pages created and imported before the first frame, rounded down to
     // whole pages and at most the budget (0: pages are made as they are committed).
     std::size_t warm_bytes = 0;
-    // The streamer (budget, region, workers); callbacks set here still run, after ours.
-    vt::StreamerSettings streamer;
+    // The streamer (budget in bytes, region, workers); callbacks set here still run, after
+    // ours (on the streamer's threads, with none of this object's locks held).
+    vt::StreamerSettings streamer = streamer_settings_sized_by_page_count();
     VulkanPageImporterSettings importer;
     VulkanTextureDirectorySettings directory;
     vt::FeedbackSettings feedback;
     // Process feedback on a thread of its own (complete_frame copies it and returns at once,
     // with the newest result processed so far); false: on the caller's thread, as it returns.
     bool feedback_thread = false;
+    // Newly ready pages made visible per frame at most (0: no limit); see above.
+    std::size_t publish_limit = 0;
+    vt::RequestLatencySettings latency;
+    // The governor, run where feedback is processed (off when empty). Its page_bytes and
+    // max_budget_bytes are the streamer's; min_budget_bytes is raised to what the textures pin
+    // when it first runs (textures added later do not raise it).
+    std::optional<vt::StreamingGovernorSettings> governor;
+    // The device's memory as the governor sees it; empty: the backend's memory_info().
+    std::function<MemoryInfo()> memory_probe;
+    // Hears each decision, where feedback is processed, with none of this object's locks held.
+    std::function<void(const GovernedFrame&)> on_governed;
     // Reaches every part whose own settings left the default log (the streamer and its page
     // table and pool, the importer).
     Log log;
+};
+
+// What the streaming did so far (statistics(): any thread).
+struct StreamingStatistics {
+    // Feedback: with feedback_thread the worker's figures; without, posted and processed count
+    // the feedbacks processed on the caller's thread (never coalesced, no hand-off time).
+    vt::FeedbackWorkerStatistics feedback;
+    vt::FeedbackFrameResult last_feedback;  // the newest feedback processed
+    std::size_t queue_depth = 0;  // the streamer's pending requests after the newest feedback
+    // Uploads: pages made visible by begin_frame's indirection uploads.
+    std::uint64_t pages_made_visible = 0;
+    std::size_t most_made_visible = 0;  // by one frame's upload
+    std::size_t publish_limit = 0;      // the indirection table's now (0: none)
+    vt::RequestLatencyStatistics latency;
+    bool governed = false;
+    vt::GovernorDecision governor;  // the newest decision
+    vt::StreamingGovernorStatistics governor_statistics;
 };
 
 // One frame's part: what its submission waits for and signals, and the submission lock.
@@ -130,6 +215,18 @@ public:
     // Waits until the feedback handed over is processed, nothing is pending and every fill has
     // reached the device; false on timeout. Rethrows a worker's error.
     bool wait_idle(std::chrono::milliseconds timeout);
+    // Waits until the feedback handed over is processed (true at once without feedback_thread),
+    // without waiting for the streamer; false on timeout. Rethrows the feedback thread's error.
+    bool drain_feedback(std::chrono::milliseconds timeout);
+    // While paused, feedback is still processed and frames completed, but nothing is requested.
+    void pause_requests(bool paused);
+
+    // Not after shutdown().
+    StreamingStatistics statistics() const;
+    // The feedbacks processed since the last call, oldest first (at most 256 kept).
+    std::vector<vt::FeedbackFrameResult> take_feedback_results();
+    // The governor's level-of-detail bias for the app's shaders (0 without a governor).
+    float lod_bias() const noexcept;
 
     VkDeviceAddress indirection_address() const noexcept;
     VkDeviceAddress directory_address() const noexcept;
@@ -145,6 +242,19 @@ public:
 
 private:
     void build(Backend& backend);
+    void size_region();
+    void wire_fill_timeline(Backend& backend);
+    void warm_pool();
+    void wire_latency(vt::StreamerSettings& streamer);
+    void start_feedback_thread();
+    // Caller's thread, without feedback_thread.
+    vt::FeedbackFrameResult process_feedback_here(FrameId frame,
+                                                  std::span<const vt::FeedbackEntry> feedback);
+    // Where feedback is processed, after each: latency events, queue depth, the governor.
+    void after_feedback();
+    // begin_frame's upload, counted; its pages wait in uploads_ until their frame completes.
+    void count_upload(FrameId frame, const IndirectionUpload& upload);
+    void frame_completed(FrameId frame);
     void wait_for_frames() noexcept;
 
     VulkanContext& context_;
@@ -159,6 +269,25 @@ private:
     std::unique_ptr<VulkanTimeline> frames_;  // the frames signal it: shutdown waits for it
     std::uint64_t frames_begun_ = 0;
     std::uint64_t frames_submitted_ = 0;
+    // Made before the streamer (its workers report evictions into it), gone after it.
+    std::unique_ptr<VisibleLatency> latency_;
+    std::unique_ptr<StreamingGovernance> governance_;
+    // Caller's thread: the uploads of frames begun and not yet completed (frame, pages).
+    std::vector<std::pair<FrameId, std::vector<PageIndex>>> uploads_;
+    // Caller's thread, without feedback_thread.
+    vt::FeedbackScratch scratch_;
+    vt::FeedbackResult processed_;
+    std::unique_ptr<vt::StaleRequests> stale_;
+    std::atomic<bool> paused_{false};
+    std::atomic<std::size_t> queue_depth_{0};     // written where feedback is processed
+    std::atomic<std::uint64_t> made_visible_{0};  // written by begin_frame
+    std::atomic<std::size_t> most_made_visible_{0};
+    // Guards the caller's-thread feedback figures below (written by complete_frame without
+    // feedback_thread, read by statistics() and take_feedback_results()).
+    mutable std::mutex statistics_mutex_;
+    vt::FeedbackWorkerStatistics here_statistics_;
+    vt::FeedbackFrameResult here_last_;
+    std::vector<vt::FeedbackFrameResult> here_results_;
 };
 
 }  // namespace vtpage

@@ -26,6 +26,7 @@
 #include <cstdint>
 #include <exception>
 #include <functional>
+#include <memory>
 #include <mutex>
 #include <span>
 #include <thread>
@@ -37,6 +38,8 @@
 #include "vtpage/streaming/streamer/streamer.hpp"
 
 namespace vtpage::vt {
+
+class StaleRequests;
 
 // What the worker made of one feedback.
 struct FeedbackFrameResult {
@@ -117,8 +120,7 @@ private:
     FeedbackProcessor processor_;
     // Worker thread only, kept from feedback to feedback so that nothing large is allocated
     // and freed each frame: the last feedback's pages, the processor's tables, its result.
-    std::unordered_set<PageIndex> requested_, requested_next_;
-    std::vector<PageIndex> withdrawn_;
+    std::unique_ptr<StaleRequests> stale_;
     FeedbackScratch scratch_;
     FeedbackResult processed_;
 
