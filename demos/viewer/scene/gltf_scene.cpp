@@ -1,5 +1,7 @@
 #include "scene/gltf_scene.hpp"
 
+#include "scene/scene_wire.hpp"
+
 #include <assimp/DefaultIOSystem.h>
 #include <assimp/GltfMaterial.h>
 #include <assimp/material.h>
@@ -194,6 +196,7 @@ public:
         read_nodes();
         if (out_.instances.empty()) fail(name_, "the scene draws no triangles");
         compute_bounds();
+        check_scene(out_, limits_, name_);  // what every reader of a scene checks, once more
         return std::move(out_);
     }
 
