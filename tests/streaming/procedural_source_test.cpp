@@ -108,7 +108,7 @@ std::vector<std::uint64_t> pages_to_compare(const TextureLayout& layout) {
     for (std::uint64_t page = 0; page < layout.page_count; ++page) {
         const bool first_of_level =
             page == layout.tail_page() ||
-            std::any_of(layout.mips.begin(), layout.mips.end(),
+            std::any_of(layout.mips, layout.mips + std::min(layout.mip_count, max_mips),
                         [&](const MipLevel& level) { return level.first_page == page; });
         if (!test::under_sanitizer || first_of_level) pages.push_back(page);
     }
