@@ -2,8 +2,12 @@
 // format versions 1 and 2 (before version 3 existed), and prints the checksum64 of every page
 // as read back then (expected_pages.txt). Not part of the build: the files are kept as written
 // then, so that a later reader is tested against what an earlier writer made. Built once by hand
-// against that commit's libraries:
-//   c++ -std=c++20 -Iengine/include -Iengine make_files.cpp <its libvtpage_*.a> -lzstd
+// against that commit's libraries (from the repository's root, its build in build/):
+//   c++ -std=c++20 -Iengine/include -Iengine -Ibuild/include tests/streaming/files/make_files.cpp
+//       build/engine/{streaming,core,backend,base}/libvtpage_*.a -lzstd -luring
+//       (and CUDA's libcudart_static.a -ldl -lrt where the build has CUDA) -pthread
+//   ./a.out tests/streaming/files > tests/streaming/files/expected_pages.txt (then the header
+//   line, and zstd -19 on the version-1 file)
 #include <cstdio>
 #include <string>
 #include <vector>
