@@ -32,7 +32,7 @@ list(REVERSE VTPAGE_PC_LAYERS)  # each layer before the ones it calls
 foreach(layer IN LISTS VTPAGE_PC_LAYERS)
   string(APPEND VTPAGE_PC_LIBS "-l${layer} ")
 endforeach()
-set(VTPAGE_PC_REQUIRES libzstd)
+set(VTPAGE_PC_REQUIRES "libzstd libxxhash")
 if(VTPAGE_HAS_LIBURING)
   string(APPEND VTPAGE_PC_REQUIRES " liburing")
 endif()

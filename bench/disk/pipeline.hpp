@@ -1,7 +1,7 @@
 // The bare disk-to-device pipeline: a FileReadQueue reads each page's stored extent into a ring
 // of read buffers; CPU workers decode and verify each page (decode_page: the stored bytes'
-// checksum, the zstd frame, every tile's checksum) into pinned staging buffers (StagingRing) and
-// copy it into the device arena, pages written round robin.
+// checksum, the zstd frame, and in version 2 every tile's checksum) into pinned staging buffers
+// (StagingRing) and copy it into the device arena, pages written round robin.
 #pragma once
 
 #include <string>

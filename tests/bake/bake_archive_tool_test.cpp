@@ -1,4 +1,4 @@
-// vtpage-bake as a user runs it on version 2: every kind of input libvips reads, the formats
+// vtpage-bake as a user runs it on version 3: every kind of input libvips reads, the formats
 // `auto` chooses, corrupt files (exit 2, naming the page or field) and the memory of a bake at
 // two widths.
 #include <gtest/gtest.h>
@@ -12,7 +12,7 @@
 #include "bake_archive_test_support.hpp"
 #include "block_codec.hpp"
 #include "vips_under_thread_sanitizer.hpp"
-#include "vtpage/streaming/archive/checksum64.hpp"
+#include "vtpage/streaming/archive/format_checksum.hpp"
 #include "vtpage/streaming/sources/baked_texture.hpp"
 #include "vtpage/streaming/sources/baked_texture_archive.hpp"
 
@@ -32,13 +32,13 @@ protected:
             GTEST_FAIL() << "vtpage-bake not found at " << test::bake_tool_path();
         }
     }
-    // Bakes `input` with the flags; expects exit 0 and a file that checks and opens as v2.
+    // Bakes `input` with the flags; expects exit 0 and a file that checks and opens as v3.
     ToolRun bake_ok(const std::string& input, const std::string& flags, const std::string& out) {
         ToolRun run = run_bake_tool("-q " + flags + " " + input + " -o " + out);
         EXPECT_EQ(run.status, 0) << run.output;
         const ToolRun check = run_bake_tool("-q --check " + out);
         EXPECT_EQ(check.status, 0) << check.output;
-        EXPECT_NE(check.output.find("ok: version 2"), std::string::npos) << check.output;
+        EXPECT_NE(check.output.find("ok: version 3"), std::string::npos) << check.output;
         return run;
     }
     test::TemporaryFolder folder_;
@@ -70,7 +70,7 @@ TEST_F(BakeArchiveToolTest, PngJpegSixteenBitPngAndTiffBake) {
         const ToolRun run = bake_ok(input, "", out);
         const vt::BakedFileSource source(out);
         EXPECT_EQ(source.shape(), (vt::TextureShape{300, 260, vt::TileFormat::bc1})) << input;
-        EXPECT_EQ(source.version(), 2);
+        EXPECT_EQ(source.version(), 3);
         EXPECT_NE(run.output.find("mip  0      300 x 260      PSNR "), std::string::npos)
             << run.output;
         EXPECT_NE(run.output.find("mip  8        1 x 1 "), std::string::npos) << run.output;
@@ -127,6 +127,36 @@ TEST_F(BakeArchiveToolTest, AutoChoosesByAlphaAndChannels) {
     EXPECT_EQ(run_bake_tool("-q --quality best " + png + " -o " + out).status, 2);
 }
 
+// The address modes and colour space given are recorded in the file (linear and clamp to edge by
+// default); sRGB for a format without it is refused before anything is written.
+TEST_F(BakeArchiveToolTest, AddressModesAndColourSpaceAreRecorded) {
+    const std::string png = folder_.file("in.png");
+    test::save_image(test::photo_like(70, 90, 3, 3), png, test::save_png);
+    const std::string plain = folder_.file("plain.vtex"), marked = folder_.file("marked.vtex");
+    bake_ok(png, "--format bc1", plain);
+    EXPECT_EQ(vt::BakedFileSource(plain).sampling(), vt::TextureSampling{});
+    const ToolRun run =
+        bake_ok(png, "--format bc1 --address-u repeat --address-v mirror --srgb", marked);
+    EXPECT_NE(run.output.find("address repeat x mirrored_repeat, srgb"), std::string::npos)
+        << run.output;
+    const vt::TextureSampling sampling = vt::BakedFileSource(marked).sampling();
+    EXPECT_EQ(sampling,
+              (vt::TextureSampling{vt::AddressMode::repeat, vt::AddressMode::mirrored_repeat,
+                                   vt::ColorSpace::srgb}));
+    const ToolRun check = run_bake_tool("-q --check " + marked);
+    EXPECT_NE(check.output.find("address repeat x mirrored_repeat, srgb"), std::string::npos)
+        << check.output;
+    const std::string refused = folder_.file("bc4.vtex");
+    const ToolRun bc4 = run_bake_tool("-q --format bc4 --srgb " + png + " -o " + refused);
+    EXPECT_EQ(bc4.status, 2) << bc4.output;
+    EXPECT_NE(bc4.output.find("sRGB is only for rgba8, bc1 and bc3, and the format is bc4"),
+              std::string::npos)
+        << bc4.output;
+    EXPECT_FALSE(std::filesystem::exists(refused));
+    EXPECT_EQ(run_bake_tool("-q --srgb --linear " + png + " -o " + refused).status, 2);
+    EXPECT_EQ(run_bake_tool("-q --address-u wrap " + png + " -o " + refused).status, 2);
+}
+
 // A write that fails midway (a full disk; a file size limit stands in for it, its signal
 // ignored) while the workers add pages: exit 1 naming the output, and nothing left behind.
 TEST_F(BakeArchiveToolTest, AFailedWriteLeavesNothing) {
@@ -176,11 +206,13 @@ protected:
         auto region = [&](std::uint64_t offset, std::uint64_t size) {
             return std::as_bytes(std::span(bytes.data() + offset, size));
         };
-        h.descriptor_checksum = vt::checksum64(region(h.descriptor_offset, h.descriptor_bytes));
-        h.index_checksum =
-            vt::checksum64(region(h.index_offset, h.page_count * sizeof(vt::PageIndexEntry)));
+        const auto sum = [&](std::span<const std::byte> b) {
+            return vt::archive_checksum(h.version, b);
+        };
+        h.descriptor_checksum = sum(region(h.descriptor_offset, h.descriptor_bytes));
+        h.index_checksum = sum(region(h.index_offset, h.page_count * sizeof(vt::PageIndexEntry)));
         h.header_checksum = 0;
-        h.header_checksum = vt::checksum64(std::as_bytes(std::span(&h, 1)));
+        h.header_checksum = sum(std::as_bytes(std::span(&h, 1)));
         std::memcpy(bytes.data(), &h, sizeof(h));
     }
     std::vector<char> with_descriptor_field(std::size_t offset, std::uint32_t value) const {
@@ -215,8 +247,22 @@ TEST_F(CorruptArchiveTest, DescriptorFieldsRewrittenWithFreshChecksumsAreNamed) 
     expect_refused(with_descriptor_field(offsetof(D, width), 0),
                    "bad descriptor: width x height is 0 x 400", true);
     expect_refused(with_descriptor_field(offsetof(D, magic), 0), "bad descriptor: magic", true);
-    expect_refused(with_descriptor_field(offsetof(D, reserved) + 8, 1),
-                   "bad descriptor: a reserved byte is 1", true);
+    expect_refused(with_descriptor_field(offsetof(D, reserved1), 1),
+                   "bad descriptor: reserved1 is 1, expected 0", true);
+    expect_refused(with_descriptor_field(offsetof(D, address_u), 3),
+                   "bad descriptor: address_u, address_v are 3, 0", true);
+    expect_refused(with_descriptor_field(offsetof(D, address_v), 7),
+                   "bad descriptor: address_u, address_v are 0, 7", true);
+    expect_refused(with_descriptor_field(offsetof(D, color_space), 2),
+                   "bad descriptor: color_space is 2", true);
+    // bc4 has bc1's tiles and pages: the same file said to be bc4 in sRGB.
+    std::vector<char> bc4_srgb = with_descriptor_field(offsetof(D, format), 3);
+    const std::uint32_t srgb = 1;
+    std::memcpy(&bc4_srgb[header_.descriptor_offset + offsetof(D, color_space)], &srgb, 4);
+    expect_refused(bc4_srgb,
+                   "bad descriptor: color_space is srgb for bc4: sRGB is only for "
+                   "rgba8, bc1 and bc3",
+                   true);
     // Unchanged but for a stale checksum: the archive itself refuses it.
     std::vector<char> stale = with_descriptor_field(offsetof(D, source_bits), 16);
     expect_refused(stale, "descriptor checksum mismatch");

@@ -1,10 +1,12 @@
-// Fuzzes the check of a version-2 baked texture's descriptor (check_baked_texture_descriptor),
-// the part of BakedTextureArchive's open that page_archive_fuzz.cpp does not reach (there the
-// descriptor is opaque bytes). Input: the descriptor bytes (any length; 64 is right), checked
-// against the archive shape of a texture picked by the input's last byte, or, for inputs longer
-// than 64 bytes, the shape written in bytes 64.. (page count, page bytes, tile bytes, tiles per
-// page), so that lying archives are tried too. The check must either accept a descriptor whose
-// shape lays out to exactly that archive shape, or throw vtpage::Error.
+// Fuzzes the check of a baked texture's descriptor (check_baked_texture_descriptor), the part of
+// BakedTextureArchive's open that page_archive_fuzz.cpp does not reach (there the descriptor is
+// opaque bytes). Input: the descriptor bytes (any length; 64 is right), checked as one of an
+// archive of version 3, or of version 2 where the magic's last byte is '2', against the archive
+// shape of a texture picked by the input's last byte, or, for inputs longer than 64 bytes, the
+// shape written in bytes 64.. (page count, page bytes, tile bytes, tiles per page), so that lying
+// archives are tried too. The check must either accept a descriptor whose shape lays out to
+// exactly that archive shape and whose sampling is valid (sRGB only where the format has it;
+// the defaults in version 2), or throw vtpage::Error.
 #include <cstddef>
 #include <cstdint>
 #include <cstdlib>
@@ -43,10 +45,19 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     const PageArchiveShape archive = archive_shape(data, size);
     const auto bytes = std::as_bytes(std::span(data, size < 64 ? size : 64));
     try {
-        const BakedTextureDescriptor d = check_baked_texture_descriptor(bytes, archive, "input");
+        const std::uint32_t version = size >= 8 && data[7] == '2' ? 2 : 3;
+        const BakedTextureDescriptor d =
+            check_baked_texture_descriptor(bytes, archive, version, "input");
         // Accepted: the descriptor names a valid shape whose layout is the archive's.
         const TextureShape shape{d.width, d.height, TileFormat(d.format)};
         if (!shape.valid() || !(baked_archive_shape(shape) == archive)) std::abort();
+        const TextureSampling sampling = d.sampling();
+        if (d.address_u >= address_mode_count || d.address_v >= address_mode_count ||
+            d.color_space >= color_space_count ||
+            (sampling.color_space == ColorSpace::srgb && !srgb_allowed(shape.format)) ||
+            (version == 2 && !(sampling == TextureSampling{}))) {
+            std::abort();
+        }
     } catch (const Error&) {}
     return 0;
 }

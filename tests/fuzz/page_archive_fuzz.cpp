@@ -24,7 +24,7 @@
 
 #include "fuzz_files.hpp"
 #include "vtpage/base/error.hpp"
-#include "vtpage/streaming/archive/checksum64.hpp"
+#include "vtpage/streaming/archive/format_checksum.hpp"
 #include "vtpage/streaming/archive/page_archive.hpp"
 
 namespace {
@@ -56,11 +56,13 @@ const std::vector<std::uint8_t>& template_file() {
     return bytes;
 }
 
-// checksum64 of file[offset, offset + size), or `otherwise` where that is not inside the file.
-std::uint64_t checksum_of(const std::vector<std::uint8_t>& file, std::uint64_t offset,
-                          std::uint64_t size, std::uint64_t otherwise) {
+// The checksum of the header's version (archive_checksum) of file[offset, offset + size), or
+// `otherwise` where that is not inside the file.
+std::uint64_t checksum_of(std::uint32_t version, const std::vector<std::uint8_t>& file,
+                          std::uint64_t offset, std::uint64_t size, std::uint64_t otherwise) {
     if (offset > file.size() || size > file.size() - offset) return otherwise;
-    return checksum64(std::as_bytes(std::span(file.data() + offset, std::size_t(size))));
+    return archive_checksum(version,
+                            std::as_bytes(std::span(file.data() + offset, std::size_t(size))));
 }
 
 // Makes every checksum of the file right for the bytes it now has.
@@ -73,18 +75,21 @@ void fix_checksums(std::vector<std::uint8_t>& file) {
             if (at > file.size() || file.size() - at < sizeof(PageIndexEntry)) break;
             PageIndexEntry e;
             std::memcpy(&e, file.data() + at, sizeof(e));
-            e.stored_checksum = checksum_of(file, e.offset, e.stored_bytes, e.stored_checksum);
+            e.stored_checksum =
+                checksum_of(h.version, file, e.offset, e.stored_bytes, e.stored_checksum);
             std::memcpy(file.data() + at, &e, sizeof(e));
         }
-        h.index_checksum = checksum_of(file, h.index_offset, h.page_count * sizeof(PageIndexEntry),
-                                       h.index_checksum);
-        h.table_checksum = checksum_of(file, h.table_offset, h.page_count * h.tiles_per_page * 8,
-                                       h.table_checksum);
+        h.index_checksum = checksum_of(h.version, file, h.index_offset,
+                                       h.page_count * sizeof(PageIndexEntry), h.index_checksum);
+        if (h.version == 2) {
+            h.table_checksum = checksum_of(h.version, file, h.table_offset,
+                                           h.page_count * h.tiles_per_page * 8, h.table_checksum);
+        }
     }
-    h.descriptor_checksum =
-        checksum_of(file, h.descriptor_offset, h.descriptor_bytes, h.descriptor_checksum);
+    h.descriptor_checksum = checksum_of(h.version, file, h.descriptor_offset, h.descriptor_bytes,
+                                        h.descriptor_checksum);
     h.header_checksum = 0;
-    h.header_checksum = checksum64(std::as_bytes(std::span(&h, 1)));
+    h.header_checksum = archive_checksum(h.version, std::as_bytes(std::span(&h, 1)));
     std::memcpy(file.data(), &h, sizeof(h));
 }
 

@@ -2,7 +2,8 @@
 // opening it and checking every page (what `vtpage-bake --check` does). Every byte of the
 // header, the checksum table and the padding after it is flipped in turn; the data, 2 MiB a
 // page, is flipped at a stride that lands in every tile at varying offsets. A header rewritten
-// with a fresh checksum is caught by the fields that have one right value.
+// with a fresh checksum is caught by the fields that have one right value. The same for a baked
+// texture of version 3 (a page archive with XXH3 checksums and a descriptor): every byte of it.
 #include <gtest/gtest.h>
 
 #include <fcntl.h>
@@ -11,6 +12,7 @@
 #include "../support/expect_error.hpp"
 #include "streaming_test_support.hpp"
 #include "vtpage/streaming/sources/baked_texture.hpp"
+#include "vtpage/streaming/sources/baked_texture_archive.hpp"
 
 namespace vtpage::vt {
 namespace {
@@ -103,6 +105,37 @@ TEST_F(BakedFileEveryByteTest, HeaderFieldsWithAFreshChecksumAreStillChecked) {
     }
     rewrite_header([](BakedHeader&) {});
     EXPECT_FALSE(detected(path_));
+}
+
+// Version 3: one page of rgba8 (zstd-compressed to a few KiB), small enough to flip every byte.
+TEST(BakedArchiveEveryByteTest, EveryByteOfAVersion3FileIsCovered) {
+    test::TemporaryFolder folder;
+    const std::string path = folder.file("small-v3.vtex");
+    test::write_rgba8_archive(test::make_test_image(37, 23, 5), path);
+    ASSERT_EQ(baked_file_version(path), 3);
+    auto found = [&] {
+        try {
+            BakedTextureArchive(path).check_all();
+            return false;
+        } catch (const Error& error) {
+            return error.code() == Errc::corrupt_data;
+        }
+    };
+    ASSERT_FALSE(found());
+    const int fd = ::open(path.c_str(), O_RDWR);
+    ASSERT_GE(fd, 0);
+    const off_t size = ::lseek(fd, 0, SEEK_END);
+    ASSERT_LT(size, 64 * 1024) << "small enough to flip every byte";
+    for (off_t offset = 0; offset < size && !HasFailure(); ++offset) {
+        std::uint8_t byte = 0;
+        ASSERT_EQ(::pread(fd, &byte, 1, offset), 1);
+        const std::uint8_t flipped = byte ^ std::uint8_t(1u << (offset % 8));
+        ASSERT_EQ(::pwrite(fd, &flipped, 1, offset), 1);
+        EXPECT_TRUE(found()) << "byte " << offset << " bit " << offset % 8;
+        ASSERT_EQ(::pwrite(fd, &byte, 1, offset), 1);
+    }
+    ::close(fd);
+    EXPECT_FALSE(found());
 }
 
 }  // namespace

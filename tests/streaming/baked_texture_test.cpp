@@ -7,7 +7,9 @@
 #include <fstream>
 
 #include "streaming_test_support.hpp"
+#include "vtpage/streaming/archive/format_checksum.hpp"
 #include "vtpage/streaming/sources/baked_texture.hpp"
+#include "vtpage/streaming/sources/baked_texture_descriptor.hpp"
 
 namespace vtpage::vt {
 namespace {
@@ -178,6 +180,73 @@ TEST(ChecksumTest, SeesEveryBitAndEveryLength) {
     EXPECT_NE(checksum64(std::span(bytes).first(4098)), sum);
     const std::vector<std::byte> zeros_a(64), zeros_b(72);
     EXPECT_NE(checksum64(zeros_a), checksum64(zeros_b));
+}
+
+// XXH3-64 as xxhsum -H3 and Python's xxhash print it, for two inputs.
+TEST(BakedFormatChecksumTest, Xxh3IsTheReferenceValue) {
+    const std::string hello = "hello world";
+    EXPECT_EQ(xxh3_64(std::as_bytes(std::span(hello))), 0xd447b1ea40e6988bull);
+    EXPECT_EQ(archive_checksum(3, std::as_bytes(std::span(hello))), 0xd447b1ea40e6988bull);
+    EXPECT_EQ(archive_checksum(2, std::as_bytes(std::span(hello))),
+              checksum64(std::as_bytes(std::span(hello))));
+    EXPECT_EQ(xxh3_64({}), 0x2d06800538d394c2ull);
+}
+
+PageArchiveShape archive_of(TextureShape shape) { return baked_archive_shape(shape); }
+
+std::span<const std::byte> bytes_of(const BakedTextureDescriptor& d) {
+    return std::as_bytes(std::span(&d, 1));
+}
+
+TEST(BakedDescriptorSamplingTest, SrgbOnlyForFormatsThatHaveIt) {
+    const TextureSampling srgb{AddressMode::clamp_to_edge, AddressMode::clamp_to_edge,
+                               ColorSpace::srgb};
+    for (TileFormat format : {TileFormat::rgba8, TileFormat::bc1, TileFormat::bc3}) {
+        const BakedTextureDescriptor d = make_baked_texture_descriptor({100, 50, format}, 8, srgb);
+        EXPECT_EQ(d.sampling(), srgb);
+        EXPECT_EQ(check_baked_texture_descriptor(bytes_of(d), archive_of({100, 50, format}), 3, "f")
+                      .sampling(),
+                  srgb);
+    }
+    for (TileFormat format : {TileFormat::bc4, TileFormat::bc5}) {
+        try {
+            make_baked_texture_descriptor({100, 50, format}, 8, srgb);
+            ADD_FAILURE() << "sRGB accepted for " << tile_format_name(format);
+        } catch (const Error& error) {
+            EXPECT_EQ(error.code(), Errc::invalid_argument);
+            EXPECT_NE(error.detail().find(std::string("color_space is srgb for ") +
+                                          tile_format_name(format) +
+                                          ": sRGB is only for rgba8, bc1 and bc3"),
+                      std::string::npos)
+                << error.detail();
+        }
+    }
+    EXPECT_THROW(make_baked_texture_descriptor({100, 50, TileFormat::bc1}, 8,
+                                               {AddressMode(3), AddressMode::repeat}),
+                 Error);
+}
+
+TEST(BakedDescriptorSamplingTest, VersionTwoDescriptorsHaveNoSamplingFields) {
+    const TextureShape shape{100, 50, TileFormat::bc1};
+    BakedTextureDescriptor d = make_baked_texture_descriptor(
+        shape, 8, {AddressMode::repeat, AddressMode::mirrored_repeat, ColorSpace::srgb});
+    EXPECT_EQ(std::string(d.magic, 8), "VTPGTEX3");
+    // A version-3 descriptor in a version-2 archive, and the other way round.
+    EXPECT_THROW(check_baked_texture_descriptor(bytes_of(d), archive_of(shape), 2, "f"), Error);
+    std::memcpy(d.magic, baked_texture_descriptor_magic_v2, 8);
+    EXPECT_THROW(check_baked_texture_descriptor(bytes_of(d), archive_of(shape), 3, "f"), Error);
+    // Version 2 with sampling fields set is refused naming the field; zero reads as defaults.
+    try {
+        check_baked_texture_descriptor(bytes_of(d), archive_of(shape), 2, "f");
+        ADD_FAILURE() << "accepted";
+    } catch (const Error& error) {
+        EXPECT_EQ(error.code(), Errc::corrupt_data);
+        EXPECT_NE(error.detail().find("address_u (zero in version 2) is 1"), std::string::npos)
+            << error.detail();
+    }
+    d.address_u = d.address_v = d.color_space = 0;
+    EXPECT_EQ(check_baked_texture_descriptor(bytes_of(d), archive_of(shape), 2, "f").sampling(),
+              TextureSampling{});
 }
 
 }  // namespace

@@ -1,6 +1,7 @@
 // Damaged page archives: every byte flipped in turn, truncations, headers and index entries
 // rewritten with fresh checksums, and zstd frames that are valid but of the wrong size or not
-// frames at all. Each must be corrupt_data naming the page (and tile) where there is one.
+// frames at all. Each must be corrupt_data naming the page (and tile) where there is one. Every
+// test runs on an archive of version 2 (checksum64, tile table) and of version 3 (XXH3, none).
 #include <gtest/gtest.h>
 
 #include <zstd.h>
@@ -13,18 +14,23 @@ namespace {
 
 using test::detail_of;
 
-class PageArchiveCorruptionTest : public testing::Test {
+class PageArchiveCorruptionTest : public testing::TestWithParam<std::uint32_t> {
 protected:
     void SetUp() override {
         // Page 0 compresses, page 1 is random (raw), page 2 compresses; the descriptor's 11
         // bytes leave 5 bytes of padding before the index.
-        PageArchiveWriter writer(path_, test::small_shape(3), test::bytes_of("descriptor!"));
+        PageArchiveSettings settings;
+        settings.version = version();
+        PageArchiveWriter writer(path_, test::small_shape(3), test::bytes_of("descriptor!"),
+                                 settings);
         writer.add_page(0, test::smooth_page(4096, 0));
         writer.add_page(2, test::smooth_page(4096, 2));
         writer.add_page(1, test::random_page(4096, 1));
         writer.finish();
         good_.bytes = test::read_file(path_);
+        ASSERT_EQ(good_.header().version, version());
     }
+    std::uint32_t version() const { return GetParam(); }
     // The detail of the corrupt_data that opening and checking `file` throws.
     std::string damage(const test::ArchiveBytes& file) {
         test::write_file(path_, file.bytes);
@@ -59,7 +65,7 @@ protected:
     EXPECT_NE((detail).find(words), std::string::npos) << "detail: " << (detail)
 
 // Every byte of the file, each of two bits in turn (flipped in place, then back).
-TEST_F(PageArchiveCorruptionTest, EveryFlippedByteIsFound) {
+TEST_P(PageArchiveCorruptionTest, EveryFlippedByteIsFound) {
     ASSERT_FALSE(detected(good_));
     const int fd = ::open(path_.c_str(), O_RDWR);
     ASSERT_GE(fd, 0);
@@ -79,7 +85,7 @@ TEST_F(PageArchiveCorruptionTest, EveryFlippedByteIsFound) {
     EXPECT_FALSE(detected_in_place());
 }
 
-TEST_F(PageArchiveCorruptionTest, EachRegionNamesWhatIsWrong) {
+TEST_P(PageArchiveCorruptionTest, EachRegionNamesWhatIsWrong) {
     const PageArchiveHeader h = good_.header();
     auto flip = [&](std::uint64_t offset) {
         test::ArchiveBytes file = good_;
@@ -92,8 +98,13 @@ TEST_F(PageArchiveCorruptionTest, EachRegionNamesWhatIsWrong) {
     const std::uint64_t entry_1 = h.index_offset + sizeof(PageIndexEntry);
     EXPECT_MENTIONS(flip(entry_1 + 16), "index checksum mismatch");  // its stored checksum
     EXPECT_MENTIONS(flip(entry_1 + 1), "page 1: bad index entry");   // its offset
-    EXPECT_MENTIONS(flip(h.table_offset + 40), "tile checksum table checksum mismatch");
-    EXPECT_MENTIONS(flip(h.table_offset + 3 * 4 * 8), "after the tile checksum table");
+    if (version() == 2) {
+        EXPECT_MENTIONS(flip(h.table_offset + 40), "tile checksum table checksum mismatch");
+        EXPECT_MENTIONS(flip(h.table_offset + 3 * 4 * 8), "after the tile checksum table");
+    } else {
+        EXPECT_EQ(h.table_offset, h.index_offset + 3 * sizeof(PageIndexEntry));  // no table
+        EXPECT_MENTIONS(flip(h.table_offset + 8), "after the index");
+    }
     const PageIndexEntry zstd_page = good_.entry(0), raw_page = good_.entry(1);
     EXPECT_MENTIONS(flip(zstd_page.offset + zstd_page.stored_bytes / 2),
                     "page 0: stored bytes checksum mismatch");
@@ -102,7 +113,7 @@ TEST_F(PageArchiveCorruptionTest, EachRegionNamesWhatIsWrong) {
                     "between the stored pages");
 }
 
-TEST_F(PageArchiveCorruptionTest, TruncationAnywhereIsFound) {
+TEST_P(PageArchiveCorruptionTest, TruncationAnywhereIsFound) {
     const PageArchiveHeader h = good_.header();
     for (std::uint64_t size : {std::uint64_t(0), std::uint64_t(7), std::uint64_t(127),
                                std::uint64_t(128), h.index_offset + 5, h.table_offset + 9,
@@ -116,7 +127,7 @@ TEST_F(PageArchiveCorruptionTest, TruncationAnywhereIsFound) {
     EXPECT_MENTIONS(damage(longer), "size mismatch");
 }
 
-TEST_F(PageArchiveCorruptionTest, AFileCutShortAfterOpeningIsCorruptDataNamingThePage) {
+TEST_P(PageArchiveCorruptionTest, AFileCutShortAfterOpeningIsCorruptDataNamingThePage) {
     const PageArchive archive(path_);
     ASSERT_EQ(::truncate(path_.c_str(), off_t(good_.header().data_offset)), 0);
     std::vector<std::byte> page(4096);
@@ -124,7 +135,7 @@ TEST_F(PageArchiveCorruptionTest, AFileCutShortAfterOpeningIsCorruptDataNamingTh
                     "truncated: page 1 ends past the end of the file");
 }
 
-TEST_F(PageArchiveCorruptionTest, HeaderFieldsWithFreshChecksumsAreChecked) {
+TEST_P(PageArchiveCorruptionTest, HeaderFieldsWithFreshChecksumsAreChecked) {
     auto rewrite = [&](auto&& edit) {
         test::ArchiveBytes file = good_;
         PageArchiveHeader h = file.header();
@@ -134,6 +145,12 @@ TEST_F(PageArchiveCorruptionTest, HeaderFieldsWithFreshChecksumsAreChecked) {
         return damage(file);
     };
     EXPECT_MENTIONS(rewrite([](auto& h) { h.version = 1; }), "unsupported version 1");
+    EXPECT_MENTIONS(rewrite([](auto& h) { h.version = 4; }), "unsupported version 4");
+    if (version() == 3) {
+        EXPECT_MENTIONS(rewrite([](auto& h) { h.table_checksum = 1; }), "table_checksum");
+        // A version-3 header said to be version 2: the descriptor's XXH3 is not its checksum64.
+        EXPECT_MENTIONS(rewrite([](auto& h) { h.version = 2; }), "descriptor checksum mismatch");
+    }
     EXPECT_MENTIONS(rewrite([](auto& h) { h.data_offset += 4096; }), "data_offset");
     EXPECT_MENTIONS(rewrite([](auto& h) { h.page_count = 1000; }), "table_offset");
     EXPECT_MENTIONS(rewrite([](auto& h) { h.page_count = UINT64_MAX / 8; }), "pages of");
@@ -144,7 +161,7 @@ TEST_F(PageArchiveCorruptionTest, HeaderFieldsWithFreshChecksumsAreChecked) {
     EXPECT_MENTIONS(rewrite([](auto& h) { h.magic[0] = 'X'; }), "bad magic");
 }
 
-TEST_F(PageArchiveCorruptionTest, IndexEntriesWithFreshChecksumsAreChecked) {
+TEST_P(PageArchiveCorruptionTest, IndexEntriesWithFreshChecksumsAreChecked) {
     auto rewrite = [&](std::uint64_t page, auto&& edit) {
         test::ArchiveBytes file = good_;
         PageIndexEntry e = file.entry(page);
@@ -193,7 +210,7 @@ std::vector<std::byte> zstd_frame(std::span<const std::byte> bytes) {
     return frame;
 }
 
-TEST_F(PageArchiveCorruptionTest, BadZstdFramesAreCorruptDataNamingThePage) {
+TEST_P(PageArchiveCorruptionTest, BadZstdFramesAreCorruptDataNamingThePage) {
     const auto page = test::smooth_page(4096, 0);
     EXPECT_MENTIONS(damage(with_stored_page_0(good_, zstd_frame(std::span(page).first(2048)))),
                     "page 0: the zstd frame decodes to 2048 bytes, the page is 4096");
@@ -207,9 +224,15 @@ TEST_F(PageArchiveCorruptionTest, BadZstdFramesAreCorruptDataNamingThePage) {
     const auto second = zstd_frame(std::span(page).last(2048));
     two.insert(two.end(), second.begin(), second.end());
     EXPECT_MENTIONS(damage(with_stored_page_0(good_, two)), "page 0:");
-    // A frame of the right size with other bytes in it: the tile checksums catch it.
-    EXPECT_MENTIONS(damage(with_stored_page_0(good_, zstd_frame(test::smooth_page(4096, 5)))),
-                    "page 0, tile 0: tile checksum mismatch");
+    // A frame of the right size with other bytes in it: version 2's tile checksums catch it.
+    // Version 3 has only the stored bytes' checksum, rewritten here: such a file is a valid one
+    // with other content, as any file rewritten with fresh checksums.
+    const auto other = with_stored_page_0(good_, zstd_frame(test::smooth_page(4096, 5)));
+    if (version() == 2) {
+        EXPECT_MENTIONS(damage(other), "page 0, tile 0: tile checksum mismatch");
+    } else {
+        EXPECT_FALSE(detected(other));
+    }
     // The same frames through the split read.
     const test::ArchiveBytes bad = with_stored_page_0(good_, test::random_page(300, 9));
     test::write_file(path_, bad.bytes);
@@ -221,6 +244,11 @@ TEST_F(PageArchiveCorruptionTest, BadZstdFramesAreCorruptDataNamingThePage) {
                   Errc::corrupt_data),
         "page 0: bad zstd frame");
 }
+
+INSTANTIATE_TEST_SUITE_P(Versions, PageArchiveCorruptionTest, testing::Values(2u, 3u),
+                         [](const testing::TestParamInfo<std::uint32_t>& info) {
+                             return "v" + std::to_string(info.param);
+                         });
 
 }  // namespace
 }  // namespace vtpage::vt

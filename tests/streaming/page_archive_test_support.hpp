@@ -13,7 +13,7 @@
 #include <vector>
 
 #include "vtpage/base/error.hpp"
-#include "vtpage/streaming/archive/checksum64.hpp"
+#include "vtpage/streaming/archive/format_checksum.hpp"
 #include "vtpage/streaming/archive/page_archive.hpp"
 
 namespace vtpage::test {
@@ -109,18 +109,22 @@ struct ArchiveBytes {
     // Recomputes the checksum of page's stored bytes.
     void fix_stored_checksum(std::uint64_t page) {
         vt::PageIndexEntry e = entry(page);
-        e.stored_checksum = vt::checksum64(region(e.offset, e.stored_bytes));
+        e.stored_checksum =
+            vt::archive_checksum(header().version, region(e.offset, e.stored_bytes));
         set_entry(page, e);
     }
-    // Recomputes the index, table and header checksums.
+    // Recomputes the index, table (version 2) and header checksums, of the header's version.
     void fix_checksums() {
         vt::PageArchiveHeader h = header();
-        h.index_checksum =
-            vt::checksum64(region(h.index_offset, h.page_count * sizeof(vt::PageIndexEntry)));
-        h.table_checksum =
-            vt::checksum64(region(h.table_offset, h.page_count * h.tiles_per_page * 8));
+        const auto sum = [&](std::span<const std::byte> bytes) {
+            return vt::archive_checksum(h.version, bytes);
+        };
+        h.index_checksum = sum(region(h.index_offset, h.page_count * sizeof(vt::PageIndexEntry)));
+        if (h.version == 2) {
+            h.table_checksum = sum(region(h.table_offset, h.page_count * h.tiles_per_page * 8));
+        }
         h.header_checksum = 0;
-        h.header_checksum = vt::checksum64(std::as_bytes(std::span(&h, 1)));
+        h.header_checksum = sum(std::as_bytes(std::span(&h, 1)));
         set_header(h);
     }
 };

@@ -282,7 +282,7 @@ struct RouteCounts {
     }
 };
 
-// Baked files made once for the whole binary: version 1 and version 2.
+// Baked files made once for the whole binary: version 1 and a page archive (version 3).
 struct BakedFiles {
     test::TemporaryFolder folder;
     std::string v1, v2;
@@ -411,7 +411,7 @@ RunResult run_seed(std::uint64_t seed, const std::vector<std::string>& defects) 
         }
         auto v1 = std::make_shared<BakedFileSource>(baked_files().v1);
         auto v2 = std::make_shared<BakedFileSource>(baked_files().v2);
-        // One stored page of the version 2 file fails its reads every time.
+        // One stored page of the archive fails its reads every time.
         faults.fail_at(v2->stored_read(1)->fd, v2->stored_read(1)->offset, EIO, 0);
         add(v1, true);
         add(v2, true);

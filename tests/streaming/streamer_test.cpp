@@ -579,7 +579,7 @@ TEST_P(StreamerTest, BakedArchivesStreamAndADamagedPageIsMarkedFailed) {
     s.on_error = [&](const Error&) { ++reported; };
     Streamer streamer(*backend_, s);
     const auto source = std::make_shared<BakedFileSource>(path);
-    EXPECT_EQ(source->version(), 2);
+    EXPECT_EQ(source->version(), 3);
     const TextureId id = streamer.add_texture(source);
     const TextureLayout layout = streamer.textures().layout(id);
     ASSERT_EQ(layout.shape(), (TextureShape{1000, 700, TileFormat::rgba8}));

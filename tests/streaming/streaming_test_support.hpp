@@ -199,8 +199,9 @@ inline std::vector<std::vector<std::uint8_t>> reference_mips(const vt::RgbaImage
     return mips;
 }
 
-// A baked texture of version 2 in rgba8, W x H as the image, written here in core and page by
-// page (the bake tool's own tests are in tests/bake): what the streamer tests read.
+// A baked texture of version 3 (a page archive) in rgba8, W x H as the image, written here in
+// core and page by page (the bake tool's own tests are in tests/bake): what the streamer tests
+// read.
 inline void write_rgba8_archive(const vt::RgbaImage& image, const std::string& path) {
     const vt::TextureShape shape{image.width, image.height, vt::TileFormat::rgba8};
     const vt::TextureLayout layout(shape);

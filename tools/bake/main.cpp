@@ -1,8 +1,9 @@
 // vtpage-bake: turns an image (JPEG, PNG, WebP, TIFF and BigTIFF, GIF, HEIF, 8 or 16 bits; the
 // other formats libvips reads with --allow-untrusted-loaders) into a baked virtual texture of
-// version 2 (tiled, mip-mapped, bordered, encoded in a tile format, zstd-compressed, checksummed;
-// see vtpage/streaming/sources/baked_texture_archive.hpp), or checks a baked file of version 1
-// or 2. The image is read row by row, so memory follows its width and not its height, except where
+// version 3 (tiled, mip-mapped, bordered, encoded in a tile format, zstd-compressed, checksummed
+// with XXH3, its address modes and colour space recorded; see
+// vtpage/streaming/sources/baked_texture_archive.hpp), or checks a baked file of version 1, 2
+// or 3. The image is read row by row, so memory follows its width and not its height, except where
 // its format is decoded whole (a GIF, a progressive JPEG, an interlaced PNG, WebP, HEIF): what that
 // takes is checked from the header against
 // --max-memory-gib, and the process holds itself to that limit (RLIMIT_DATA) besides.
@@ -74,11 +75,37 @@ struct BakeFlags {
     double max_memory_gib = 4;
     std::uint64_t threads = 0;  // 0: one per core
     std::uint64_t zstd_level = 3;
+    std::string address_u = "clamp";
+    std::string address_v = "clamp";
+    bool srgb = false;
+    bool linear = false;
     bool allow_untrusted = false;
     bool quiet = false;
 };
 
 constexpr double gib = double(std::uint64_t(1) << 30);
+
+AddressMode parse_address_mode(const std::string& name) {
+    if (name == "repeat") return AddressMode::repeat;
+    if (name == "mirror") return AddressMode::mirrored_repeat;
+    return AddressMode::clamp_to_edge;  // "clamp": CLI11 has refused anything else
+}
+
+// The sampling the file records: the address modes as given; sRGB only where asked for and
+// only for a format that has it (a format chosen by auto included).
+TextureSampling sampling_for(const BakeFlags& flags, TileFormat format) {
+    TextureSampling sampling{parse_address_mode(flags.address_u),
+                             parse_address_mode(flags.address_v), ColorSpace::linear};
+    if (!flags.srgb) return sampling;
+    if (!srgb_allowed(format)) {
+        throw Error(
+            Errc::invalid_argument, "vtpage-bake",
+            detail::concat("--srgb: sRGB is only for rgba8, bc1 and bc3, and the format is ",
+                           tile_format_name(format)));
+    }
+    sampling.color_space = ColorSpace::srgb;
+    return sampling;
+}
 
 // The output may not be a folder, a device, a FIFO or a socket (the finished file would be
 // renamed over it), nor the image itself: said before any work, as bad flags (exit 2).
@@ -163,9 +190,13 @@ bake::TextureBakeSettings settings_for(const bake::VipsImageReader& reader,
     settings.max_memory_bytes = std::uint64_t(flags.max_memory_gib * gib);
     settings.threads = unsigned(flags.threads);
     settings.zstd_level = int(flags.zstd_level);
+    settings.sampling = sampling_for(flags, choice.format);
     bake::check_bake_limits(reader.info(), settings);
-    std::printf("format %s (%s), quality %s\n", tile_format_name(choice.format),
-                choice.reason.c_str(), flags.quality.c_str());
+    std::printf("format %s (%s), quality %s, address %s x %s, %s\n",
+                tile_format_name(choice.format), choice.reason.c_str(), flags.quality.c_str(),
+                address_mode_name(settings.sampling.address_u).data(),
+                address_mode_name(settings.sampling.address_v).data(),
+                color_space_name(settings.sampling.color_space).data());
     return settings;
 }
 
@@ -212,23 +243,28 @@ int check_v1(const std::string& path, app::ProgressBar& bar) {
     return 0;
 }
 
-int check_v2(const std::string& path, app::ProgressBar& bar) {
+int check_archive(const std::string& path, app::ProgressBar& bar) {
     const BakedTextureArchive file(path);
     file.check_all([&](double fraction) { bar.update(fraction, "checking pages"); });
     bar.finish("checked");
     const TextureShape shape = file.shape();
     const PageArchiveShape archive = file.archive().shape();
-    std::printf("%s: ok: version 2, %u x %u, %s, %llu pages, %llu tiles checked\n", path.c_str(),
-                shape.width, shape.height, tile_format_name(shape.format),
-                static_cast<unsigned long long>(archive.page_count),
-                static_cast<unsigned long long>(archive.page_count) * archive.tiles_per_page);
+    const TextureSampling sampling = file.sampling();
+    std::printf(
+        "%s: ok: version %u, %u x %u, %s, %llu pages, %llu tiles checked; address %s x "
+        "%s, %s\n",
+        path.c_str(), file.version(), shape.width, shape.height, tile_format_name(shape.format),
+        static_cast<unsigned long long>(archive.page_count),
+        static_cast<unsigned long long>(archive.page_count) * archive.tiles_per_page,
+        address_mode_name(sampling.address_u).data(), address_mode_name(sampling.address_v).data(),
+        color_space_name(sampling.color_space).data());
     return 0;
 }
 
 int check(const std::string& path, bool quiet) {
     app::ProgressBar bar({.enabled = !quiet});
     try {
-        return baked_file_version(path) == 1 ? check_v1(path, bar) : check_v2(path, bar);
+        return baked_file_version(path) == 1 ? check_v1(path, bar) : check_archive(path, bar);
     } catch (const Error& error) {
         bar.end();
         return fail(path, error);
@@ -310,6 +346,18 @@ static int run(int argc, char** argv) {
                    "zstd level of the pages (1 fastest .. 19 smallest)")
         ->check(app::count_in(1, 19))
         ->capture_default_str();
+    app.add_option("--address-u", flags.address_u,
+                   "Address mode along u recorded in the file: clamp (to edge), repeat or mirror "
+                   "(mirrored repeat); the borders are baked clamped whatever the mode")
+        ->check(CLI::IsMember({"clamp", "repeat", "mirror"}))
+        ->capture_default_str();
+    app.add_option("--address-v", flags.address_v, "Address mode along v, as --address-u")
+        ->check(CLI::IsMember({"clamp", "repeat", "mirror"}))
+        ->capture_default_str();
+    auto* srgb = app.add_flag("--srgb", flags.srgb,
+                              "Record the colour channels as sRGB-encoded (rgba8, bc1, bc3 only)");
+    app.add_flag("--linear", flags.linear, "Record the texels as linear (the default)")
+        ->excludes(srgb);
     app.add_flag("--allow-untrusted-loaders", flags.allow_untrusted,
                  "Also read the formats libvips marks untrusted (SVG, PDF, EXR, HDR, PPM/PGM, "
                  "BMP, PSD, FITS, JPEG 2000, JPEG XL, ...): they are neither fuzzed nor bounded "

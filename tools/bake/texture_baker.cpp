@@ -158,7 +158,7 @@ TextureBakeReport bake_texture_archive(VipsImageReader& reader, const std::strin
     const vt::TextureShape shape{reader.info().width, reader.info().height, settings.format};
     const vt::TextureLayout layout(shape);
     const vt::BakedTextureDescriptor descriptor =
-        vt::make_baked_texture_descriptor(shape, reader.info().bits_per_sample);
+        vt::make_baked_texture_descriptor(shape, reader.info().bits_per_sample, settings.sampling);
     // Told before the writer makes the file, so that no signal finds it unregistered.
     if (settings.partial_created) settings.partial_created(path + ".partial");
     vt::PageArchiveWriter writer(path, vt::baked_archive_shape(shape),

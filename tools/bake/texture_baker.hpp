@@ -1,7 +1,7 @@
 // The out-of-core bake: an image read row by row (VipsImageReader), its mip pyramid built in one
 // pass (MipPyramidBuilder, tiles of the chosen format), each band cut into tiles with clamped
 // borders, tiles encoded on every core, pages assembled and written to a baked texture of
-// version 2 (baked_texture_archive.hpp) as they complete. Memory follows the image's width, not
+// version 3 (baked_texture_archive.hpp) as they complete. Memory follows the image's width, not
 // its height: the pyramid's row rings, a page row per level and a bounded queue of tiles.
 //
 // Errors (vtpage::Error): invalid_argument for a shape past the limits or a bake that would need
@@ -21,6 +21,7 @@
 #include "tile_quality.hpp"
 #include "vips_image_reader.hpp"
 #include "vtpage/streaming/layout/texture_layout.hpp"
+#include "vtpage/streaming/layout/texture_sampling.hpp"
 
 namespace vtpage::bake {
 
@@ -34,6 +35,8 @@ struct TextureBakeSettings {
     std::uint64_t max_memory_bytes = std::uint64_t(4) << 30;
     unsigned threads = 0;  // 0: one per core
     int zstd_level = 3;
+    // Recorded in the file's descriptor (the borders are baked clamped whatever the modes).
+    vt::TextureSampling sampling;
     // Called now and then with the fraction done (0 .. 1) and what is being done.
     std::function<void(double fraction, std::string_view stage)> progress;
     // Called with the partial file's path just before it is created (a program removes it on

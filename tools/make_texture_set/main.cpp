@@ -1,4 +1,4 @@
-// vtpage-make-texture-set: writes a set of baked textures (page archives, version 2) quickly, for
+// vtpage-make-texture-set: writes a set of baked textures (page archives, version 3) quickly, for
 // streaming benchmarks from disk: every page distinct (procedural content of its own seed per
 // texture), checksummed and zstd-compressed as the bake tool writes them, on every core, with a
 // manifest for vtpage-viewer --texture.

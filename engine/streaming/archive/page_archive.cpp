@@ -1,6 +1,6 @@
-// PageArchive: opening checks every byte before the data and every index entry; reads decode
-// and check each tile. Nothing is allocated from a field before the field is checked against
-// the file's real size or the format's limits.
+// PageArchive: opening checks every byte before the data and every index entry; reads check the
+// stored bytes, decode, and in version 2 check each tile. Nothing is allocated from a field before
+// the field is checked against the file's real size or the format's limits.
 #include "vtpage/streaming/archive/page_archive.hpp"
 
 #include <algorithm>
@@ -11,7 +11,7 @@
 #include "streaming/archive/file_io.hpp"
 #include "streaming/archive/page_archive_format.hpp"
 #include "vtpage/base/error.hpp"
-#include "vtpage/streaming/archive/checksum64.hpp"
+#include "vtpage/streaming/archive/format_checksum.hpp"
 
 namespace vtpage::vt {
 
@@ -59,6 +59,9 @@ struct PageArchive::State {
     void decode_zstd(std::uint64_t page, std::span<const std::byte> stored,
                      std::span<std::byte> destination) const;
     void verify_tiles(std::uint64_t page, std::span<const std::byte> bytes) const;
+    std::uint64_t checksum(std::span<const std::byte> bytes) const {
+        return archive_checksum(header.version, bytes);
+    }
 };
 
 void PageArchive::State::read_header() {
@@ -70,9 +73,10 @@ void PageArchive::State::read_header() {
     if (std::memcmp(header.magic, page_archive_magic, sizeof(header.magic)) != 0) {
         corrupt("bad magic: not a vtpage page archive");
     }
-    if (header.version != page_archive_version) {
+    if (header.version < page_archive_oldest_version || header.version > page_archive_version) {
         corrupt(detail::concat("unsupported version ", header.version,
-                               " (this build reads version ", page_archive_version, ")"));
+                               " (this build reads versions ", page_archive_oldest_version, " to ",
+                               page_archive_version, ")"));
     }
     if (archive::header_checksum(header) != header.header_checksum) {
         corrupt("header checksum mismatch: the header is corrupt");
@@ -100,11 +104,13 @@ void PageArchive::State::check_header() const {
                                ", at most ", page_archive_max_descriptor_bytes));
     }
     const archive::ArchiveOffsets offsets =
-        archive::archive_offsets(shape, header.descriptor_bytes);
+        archive::archive_offsets(shape, header.descriptor_bytes, header.version);
     expect("descriptor_offset", header.descriptor_offset, sizeof(PageArchiveHeader));
     expect("index_offset", header.index_offset, offsets.index_offset);
     expect("table_offset", header.table_offset, offsets.table_offset);
     expect("data_offset", header.data_offset, offsets.data_offset);
+    if (header.version >= 3)
+        expect("table_checksum (no table in version 3)", header.table_checksum, 0);
     if (header.file_bytes % page_archive_alignment != 0 || header.file_bytes < header.data_offset) {
         corrupt(detail::concat("inconsistent header: file_bytes is ", header.file_bytes,
                                ", not a multiple of 4096 at or past data_offset ",
@@ -122,7 +128,7 @@ std::vector<std::byte> PageArchive::State::read_region(std::uint64_t offset, std
                                                        const char* what) const {
     std::vector<std::byte> region(bytes);  // inside the file: check_header saw to that
     read(region.data(), bytes, offset, detail::concat("the ", what));
-    if (checksum64(region) != checksum) {
+    if (this->checksum(region) != checksum) {
         corrupt(detail::concat(what, " checksum mismatch: the ", what, " is corrupt"));
     }
     return region;
@@ -191,17 +197,18 @@ void PageArchive::State::read_index() {
     const auto bytes = std::as_writable_bytes(std::span(index));
     read(bytes.data(), bytes.size(), header.index_offset, "the index");
     for (std::uint64_t page = 0; page < shape.page_count; ++page) check_entry(page, index[page]);
-    if (checksum64(bytes) != header.index_checksum) {
+    if (checksum(bytes) != header.index_checksum) {
         corrupt("index checksum mismatch: the page index is corrupt");
     }
     check_overlaps();
 }
 
 void PageArchive::State::read_table() {
+    if (header.version >= 3) return;  // no tile table
     table.resize(shape.page_count * shape.tiles_per_page);
     const auto bytes = std::as_writable_bytes(std::span(table));
     read(bytes.data(), bytes.size(), header.table_offset, "the tile checksum table");
-    if (checksum64(bytes) != header.table_checksum) {
+    if (checksum(bytes) != header.table_checksum) {
         corrupt("tile checksum table checksum mismatch: the tile checksum table is corrupt");
     }
 }
@@ -218,7 +225,8 @@ PageArchive::PageArchive(const std::string& path) : state_(std::make_unique<Stat
     s.read_index();
     s.read_table();
     s.check_zero(s.header.table_offset + s.table.size() * sizeof(std::uint64_t),
-                 s.header.data_offset, "after the tile checksum table");
+                 s.header.data_offset,
+                 s.header.version >= 3 ? "after the index" : "after the tile checksum table");
 }
 
 PageArchive::~PageArchive() = default;
@@ -226,6 +234,7 @@ PageArchive::~PageArchive() = default;
 const std::string& PageArchive::path() const noexcept { return state_->path; }
 int PageArchive::fd() const noexcept { return state_->fd.get(); }
 PageArchiveShape PageArchive::shape() const noexcept { return state_->shape; }
+std::uint32_t PageArchive::version() const noexcept { return state_->header.version; }
 std::span<const std::byte> PageArchive::descriptor() const noexcept { return state_->descriptor; }
 
 void PageArchive::State::check_page_argument(const char* operation, std::uint64_t page,
@@ -274,7 +283,7 @@ void PageArchive::State::decode_zstd(std::uint64_t page, std::span<const std::by
 void PageArchive::State::verify_tiles(std::uint64_t page, std::span<const std::byte> bytes) const {
     for (std::uint32_t t = 0; t < shape.tiles_per_page; ++t) {
         const auto tile = bytes.subspan(std::size_t(t) * shape.tile_bytes, shape.tile_bytes);
-        if (checksum64(tile) != table[page * shape.tiles_per_page + t]) {
+        if (checksum(tile) != table[page * shape.tiles_per_page + t]) {
             corrupt(detail::concat("page ", page, ", tile ", t,
                                    ": tile checksum mismatch: the data is corrupt"));
         }
@@ -283,7 +292,7 @@ void PageArchive::State::verify_tiles(std::uint64_t page, std::span<const std::b
 
 void PageArchive::State::decode(std::uint64_t page, std::span<const std::byte> stored,
                                 std::span<std::byte> destination) const {
-    if (checksum64(stored) != index[page].stored_checksum) {
+    if (checksum(stored) != index[page].stored_checksum) {
         corrupt(detail::concat("page ", page,
                                ": stored bytes checksum mismatch: the stored page is corrupt"));
     }
@@ -292,7 +301,8 @@ void PageArchive::State::decode(std::uint64_t page, std::span<const std::byte> s
     } else if (stored.data() != destination.data()) {
         std::memcpy(destination.data(), stored.data(), shape.page_bytes);
     }
-    verify_tiles(page, destination.first(shape.page_bytes));
+    // Version 3 stops here: the stored bytes are checked and zstd decodes them deterministically.
+    if (header.version == 2) verify_tiles(page, destination.first(shape.page_bytes));
 }
 
 StoredExtent PageArchive::stored_extent(std::uint64_t page) const {

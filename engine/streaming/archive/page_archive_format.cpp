@@ -2,17 +2,22 @@
 
 #include "streaming/archive/file_io.hpp"
 #include "vtpage/base/error.hpp"
-#include "vtpage/streaming/archive/checksum64.hpp"
+#include "vtpage/streaming/archive/format_checksum.hpp"
 
 namespace vtpage::vt::archive {
 
-ArchiveOffsets archive_offsets(const PageArchiveShape& shape, std::uint64_t descriptor_bytes) {
+std::uint64_t table_bytes(const PageArchiveShape& shape, std::uint32_t version) {
+    if (version >= 3) return 0;
+    return shape.page_count * shape.tiles_per_page * sizeof(std::uint64_t);
+}
+
+ArchiveOffsets archive_offsets(const PageArchiveShape& shape, std::uint64_t descriptor_bytes,
+                               std::uint32_t version) {
     ArchiveOffsets offsets;
     offsets.index_offset = file_io::align_up(sizeof(PageArchiveHeader) + descriptor_bytes, 8);
     offsets.table_offset = offsets.index_offset + shape.page_count * sizeof(PageIndexEntry);
-    offsets.data_offset = file_io::align_up(
-        offsets.table_offset + shape.page_count * shape.tiles_per_page * sizeof(std::uint64_t),
-        page_archive_alignment);
+    offsets.data_offset = file_io::align_up(offsets.table_offset + table_bytes(shape, version),
+                                            page_archive_alignment);
     return offsets;
 }
 
@@ -38,7 +43,7 @@ std::string shape_problem(const PageArchiveShape& shape) {
 
 std::uint64_t header_checksum(PageArchiveHeader header) {
     header.header_checksum = 0;
-    return checksum64(std::as_bytes(std::span(&header, 1)));
+    return archive_checksum(header.version, std::as_bytes(std::span(&header, 1)));
 }
 
 }  // namespace vtpage::vt::archive

@@ -21,12 +21,18 @@ struct ArchiveOffsets {
     std::uint64_t table_offset = 0;
     std::uint64_t data_offset = 0;
 };
-// The shape must have passed shape_problem and descriptor_bytes be at most 64 KiB.
-ArchiveOffsets archive_offsets(const PageArchiveShape& shape, std::uint64_t descriptor_bytes);
+// The shape must have passed shape_problem and descriptor_bytes be at most 64 KiB; version 3
+// has no tile table (table_offset is where it would start, and the data follows).
+ArchiveOffsets archive_offsets(const PageArchiveShape& shape, std::uint64_t descriptor_bytes,
+                               std::uint32_t version);
+
+// The bytes of the tile checksum table: page_count x tiles_per_page x 8 in version 2, none in 3.
+std::uint64_t table_bytes(const PageArchiveShape& shape, std::uint32_t version);
 
 // What is wrong with a shape ("" when nothing is): empty, inconsistent or past the limits.
 std::string shape_problem(const PageArchiveShape& shape);
 
+// The header's checksum, of its own version (archive_checksum), with header_checksum zero.
 std::uint64_t header_checksum(PageArchiveHeader header);
 
 // A pool of zstd contexts: take() lends one (made when none is free), the lease gives it back.

@@ -13,7 +13,7 @@
 #include "streaming/archive/page_archive_format.hpp"
 #include "vtpage/base/error.hpp"
 #include "vtpage/base/system_error.hpp"
-#include "vtpage/streaming/archive/checksum64.hpp"
+#include "vtpage/streaming/archive/format_checksum.hpp"
 #include "vtpage/streaming/archive/page_archive.hpp"
 
 namespace vtpage::vt {
@@ -38,6 +38,7 @@ struct PageArchiveWriter::State {
     PageArchiveShape shape;
     std::vector<std::byte> descriptor;
     int level = 3;
+    std::uint32_t version = page_archive_version;
     archive::ArchiveOffsets offsets;
     UniqueFd fd;
     archive::CompressionContexts contexts;
@@ -61,6 +62,11 @@ struct PageArchiveWriter::State {
     std::uint64_t reserve(std::uint64_t stored_bytes);
     EncodedPage encode(std::span<const std::byte> page);
     void write_tables_and_header();
+    // Each tile's checksum for the table: version 2 only (version 3 has none).
+    std::vector<std::uint64_t> tile_checksums(std::span<const std::byte> page) const;
+    std::uint64_t checksum(std::span<const std::byte> bytes) const {
+        return archive_checksum(version, bytes);
+    }
     void refuse_if_done(std::uint64_t page) const {
         if (finished) invalid("the archive is finished", page);
         if (failed || removed) invalid("an earlier write failed: the archive is abandoned", page);
@@ -118,6 +124,16 @@ EncodedPage PageArchiveWriter::State::encode(std::span<const std::byte> page) {
     return out;
 }
 
+std::vector<std::uint64_t> PageArchiveWriter::State::tile_checksums(
+    std::span<const std::byte> page) const {
+    if (version >= 3) return {};
+    std::vector<std::uint64_t> sums(shape.tiles_per_page);
+    for (std::uint32_t t = 0; t < shape.tiles_per_page; ++t) {
+        sums[t] = checksum(page.subspan(std::size_t(t) * shape.tile_bytes, shape.tile_bytes));
+    }
+    return sums;
+}
+
 void PageArchiveWriter::State::remove_partial() noexcept {
     if (!removed) ::unlink(temporary.c_str());
     removed = true;
@@ -139,13 +155,19 @@ PageArchiveWriter::PageArchiveWriter(const std::string& path, PageArchiveShape s
                                  page_archive_max_descriptor_bytes),
                   0);
     }
+    if (settings.version < page_archive_oldest_version || settings.version > page_archive_version) {
+        s.invalid(detail::concat("version ", settings.version, " is not one written (",
+                                 page_archive_oldest_version, " to ", page_archive_version, ")"),
+                  0);
+    }
     s.descriptor.assign(descriptor.begin(), descriptor.end());
     s.level = settings.zstd_level;
-    s.offsets = archive::archive_offsets(shape, descriptor.size());
+    s.version = settings.version;
+    s.offsets = archive::archive_offsets(shape, descriptor.size(), s.version);
     s.next_offset = s.offsets.data_offset;
     s.status.assign(shape.page_count, PageStatus::missing);
     s.index.resize(shape.page_count);
-    s.table.resize(shape.page_count * shape.tiles_per_page);
+    s.table.resize(archive::table_bytes(shape, s.version) / sizeof(std::uint64_t));
     s.fd = file_io::create_temporary(s.temporary, writer_operation);
 }
 
@@ -161,12 +183,8 @@ void PageArchiveWriter::add_page(std::uint64_t page, std::span<const std::byte> 
         const EncodedPage encoded = s.encode(bytes);
         const std::span<const std::byte> stored =
             encoded.encoding == PageEncoding::zstd ? std::span(encoded.frame) : bytes;
-        std::vector<std::uint64_t> sums(s.shape.tiles_per_page);
-        for (std::uint32_t t = 0; t < s.shape.tiles_per_page; ++t) {
-            sums[t] =
-                checksum64(bytes.subspan(std::size_t(t) * s.shape.tile_bytes, s.shape.tile_bytes));
-        }
-        const std::uint64_t checksum = checksum64(stored);
+        const std::vector<std::uint64_t> sums = s.tile_checksums(bytes);
+        const std::uint64_t checksum = s.checksum(stored);
         const std::uint64_t offset = s.reserve(stored.size());
         file_io::write_exact(s.fd.get(), stored.data(), stored.size(), offset, writer_operation,
                              s.temporary);
@@ -174,8 +192,10 @@ void PageArchiveWriter::add_page(std::uint64_t page, std::span<const std::byte> 
         s.index[page] = {
             offset, stored.size(), checksum, s.shape.page_bytes, std::uint32_t(encoded.encoding),
             0};
-        std::copy(sums.begin(), sums.end(),
-                  s.table.begin() + std::ptrdiff_t(page * s.shape.tiles_per_page));
+        if (!sums.empty()) {
+            std::copy(sums.begin(), sums.end(),
+                      s.table.begin() + std::ptrdiff_t(page * s.shape.tiles_per_page));
+        }
         s.status[page] = PageStatus::added;
     } catch (const Error& error) {
         std::lock_guard lock(s.mutex);
@@ -191,7 +211,7 @@ void PageArchiveWriter::add_page(std::uint64_t page, std::span<const std::byte> 
 void PageArchiveWriter::State::write_tables_and_header() {
     PageArchiveHeader header;
     std::memcpy(header.magic, page_archive_magic, sizeof(header.magic));
-    header.version = page_archive_version;
+    header.version = version;
     header.header_bytes = sizeof(PageArchiveHeader);
     header.page_count = shape.page_count;
     header.page_bytes = shape.page_bytes;
@@ -205,9 +225,9 @@ void PageArchiveWriter::State::write_tables_and_header() {
     header.file_bytes = next_offset;
     const auto index_bytes = std::as_bytes(std::span(index));
     const auto table_bytes = std::as_bytes(std::span(table));
-    header.descriptor_checksum = checksum64(descriptor);
-    header.index_checksum = checksum64(index_bytes);
-    header.table_checksum = checksum64(table_bytes);
+    header.descriptor_checksum = checksum(descriptor);
+    header.index_checksum = checksum(index_bytes);
+    header.table_checksum = version >= 3 ? 0 : checksum(table_bytes);
     header.header_checksum = archive::header_checksum(header);
     const int f = fd.get();
     file_io::write_exact(f, descriptor.data(), descriptor.size(), header.descriptor_offset,

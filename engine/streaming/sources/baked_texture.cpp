@@ -461,23 +461,29 @@ BakedFileSource::BakedFileSource(const std::string& path, BakedFileSettings sett
     if (baked_file_version(path) == 1) {
         v1_ = std::make_unique<BakedTextureFile>(path);
     } else {
-        v2_ = std::make_unique<BakedTextureArchive>(path);
+        archive_ = std::make_unique<BakedTextureArchive>(path);
     }
 }
 
 BakedFileSource::~BakedFileSource() = default;
 
-TextureShape BakedFileSource::shape() const noexcept {
-    return v1_ ? v1_->layout().shape() : v2_->shape();
+int BakedFileSource::version() const noexcept { return v1_ ? 1 : int(archive_->version()); }
+
+TextureSampling BakedFileSource::sampling() const noexcept {
+    return v1_ ? TextureSampling{} : archive_->sampling();
 }
 
-std::string BakedFileSource::name() const { return v1_ ? v1_->path() : v2_->path(); }
+TextureShape BakedFileSource::shape() const noexcept {
+    return v1_ ? v1_->layout().shape() : archive_->shape();
+}
+
+std::string BakedFileSource::name() const { return v1_ ? v1_->path() : archive_->path(); }
 
 void BakedFileSource::read(std::uint64_t page, std::span<std::byte> destination) const {
     if (v1_) {
         v1_->read_page(page, destination, settings_.verify_checksums);
     } else {
-        v2_->read_page(page, destination);
+        archive_->read_page(page, destination);
     }
 }
 
@@ -486,15 +492,15 @@ void BakedFileSource::fill_host(std::uint64_t page, std::span<std::byte> destina
 }
 
 std::optional<StoredPageRead> BakedFileSource::stored_read(std::uint64_t page) const {
-    if (!v2_) return std::nullopt;
-    const StoredExtent extent = v2_->archive().stored_extent(page);
-    return StoredPageRead{v2_->archive().fd(), extent.offset, extent.bytes};
+    if (!archive_) return std::nullopt;
+    const StoredExtent extent = archive_->archive().stored_extent(page);
+    return StoredPageRead{archive_->archive().fd(), extent.offset, extent.bytes};
 }
 
 void BakedFileSource::decode_stored(std::uint64_t page, std::span<const std::byte> stored,
                                     std::span<std::byte> destination) const {
-    if (!v2_) TileSource::decode_stored(page, stored, destination);
-    v2_->archive().decode_page(page, stored, destination);
+    if (!archive_) TileSource::decode_stored(page, stored, destination);
+    archive_->archive().decode_page(page, stored, destination);
 }
 
 bool BakedFileSource::fills_device() const noexcept { return device_fills_built(); }

@@ -1,24 +1,35 @@
-// Page archives: baked texture format version 2. N pages of page_bytes each (uncompressed), a
-// page made of tiles_per_page tiles of tile_bytes, each page stored zstd-compressed (or raw
-// where compression does not shrink it), plus an opaque descriptor that the caller defines (the
-// texture's description, at most 64 KiB). Every stored page starts on a 4 KiB boundary, so that
-// a reader can fetch stored_extent() with O_DIRECT and decode elsewhere (decode_page).
+// Page archives: baked texture format versions 2 and 3. N pages of page_bytes each
+// (uncompressed), a page made of tiles_per_page tiles of tile_bytes, each page stored
+// zstd-compressed (or raw where compression does not shrink it), plus an opaque descriptor that
+// the caller defines (the texture's description, at most 64 KiB). Every stored page starts on a
+// 4 KiB boundary, so that a reader can fetch stored_extent() with O_DIRECT and decode elsewhere
+// (decode_page).
 //
 // File layout (little-endian; every byte is covered by a checksum or must be zero, so that a
 // flipped bit anywhere is found, even one that zstd would ignore):
 //   offset          bytes                  what
-//   0               128                    PageArchiveHeader, magic "VTPGPACK", version 2; its
-//                                          own checksum and those of descriptor, index, table
+//   0               128                    PageArchiveHeader, magic "VTPGPACK", version 2 or 3;
+//                                          its own checksum and those of descriptor, index,
+//                                          table
 //   128             descriptor_bytes       the descriptor
 //                   0 .. 7                 zero padding to a multiple of 8
 //   index_offset    page_count x 40        the page index, PageIndexEntry per page, in page
 //                                          order: offset, stored bytes, their checksum, page
 //                                          bytes, encoding
-//   table_offset    page_count x tpp x 8   checksum64 of every uncompressed tile, page order
+//   table_offset    version 2: page_count  the checksum of every uncompressed tile, page order;
+//                   x tpp x 8; version 3:  version 3 has no tile table (table_checksum is 0)
+//                   none
 //                   0 .. 4095              zero padding to data_offset (a multiple of 4096)
 //   data_offset     ...                    the stored pages in any order, each at a multiple of
 //                                          4096, zero padding between them and to file_bytes
 //                                          (a multiple of 4096)
+//
+// Checksums (archive_checksum in format_checksum.hpp): version 2 uses checksum64 and checks a
+// page twice, its stored bytes before decoding and each decoded tile against the table. Version
+// 3 uses XXH3-64 (seed 0), which xxhsum -H3 and Python's xxhash compute, and checks a page once,
+// its stored bytes before decoding: a zstd frame that passes the check decodes to what was
+// written (zstd is deterministic), so a second hash of the decoded tiles finds nothing more.
+// Writers write version 3; readers read 2 and 3.
 //
 // zstd levels, measured on 16 pages of ProceduralSource::fill_host (2 MiB RGBA8 pages from mip 0
 // to the tail of a 16Ki x 16Ki texture) and 4 random pages, one thread of an x86-64 build
@@ -51,7 +62,9 @@
 namespace vtpage::vt {
 
 inline constexpr char page_archive_magic[8] = {'V', 'T', 'P', 'G', 'P', 'A', 'C', 'K'};
-inline constexpr std::uint32_t page_archive_version = 2;
+// The version writers write; readers also read page_archive_oldest_version.
+inline constexpr std::uint32_t page_archive_version = 3;
+inline constexpr std::uint32_t page_archive_oldest_version = 2;
 inline constexpr std::uint64_t page_archive_alignment = 4096;
 inline constexpr std::uint64_t page_archive_max_descriptor_bytes = 64ull * 1024;
 inline constexpr std::uint64_t page_archive_max_page_bytes = 64ull * 1024 * 1024;
@@ -74,8 +87,8 @@ struct PageArchiveHeader {
     std::uint64_t file_bytes = 0;
     std::uint64_t descriptor_checksum = 0;
     std::uint64_t index_checksum = 0;
-    std::uint64_t table_checksum = 0;
-    std::uint64_t header_checksum = 0;  // checksum64 of the header with this field zero
+    std::uint64_t table_checksum = 0;   // 0 in version 3 (no table)
+    std::uint64_t header_checksum = 0;  // of the header with this field zero
     std::uint8_t reserved[8] = {};
 };
 static_assert(sizeof(PageArchiveHeader) == 128, "the header is 128 bytes on disk");
@@ -85,7 +98,7 @@ enum class PageEncoding : std::uint32_t { raw = 0, zstd = 1 };
 struct PageIndexEntry {
     std::uint64_t offset = 0;           // a multiple of 4096, at or past data_offset
     std::uint64_t stored_bytes = 0;     // page_bytes when raw, a zstd frame's size otherwise
-    std::uint64_t stored_checksum = 0;  // checksum64 of the stored bytes
+    std::uint64_t stored_checksum = 0;  // archive_checksum of the stored bytes
     std::uint64_t page_bytes = 0;       // the page uncompressed: the header's page_bytes
     std::uint32_t encoding = 0;         // PageEncoding
     std::uint32_t reserved = 0;
@@ -102,6 +115,8 @@ struct PageArchiveShape {
 
 struct PageArchiveSettings {
     int zstd_level = 3;  // see the measurements at the top of this file
+    // 3, or 2 for a file that older readers open (tests of the version-2 reader).
+    std::uint32_t version = page_archive_version;
 };
 
 // Writes an archive as `<path>.partial` (created exclusively, never through a symbolic link)
@@ -110,7 +125,8 @@ struct PageArchiveSettings {
 class PageArchiveWriter {
 public:
     // invalid_argument for a shape that is empty, inconsistent (page_bytes is not tile_bytes x
-    // tiles_per_page) or past the limits above, or a descriptor over 64 KiB; io_error when the
+    // tiles_per_page) or past the limits above, a descriptor over 64 KiB or a version other
+    // than 2 or 3; io_error when the
     // partial file cannot be created.
     PageArchiveWriter(const std::string& path, PageArchiveShape shape,
                       std::span<const std::byte> descriptor, PageArchiveSettings settings = {});
@@ -137,14 +153,14 @@ struct StoredExtent {
     std::uint64_t offset = 0;
     std::uint64_t bytes = 0;
     PageEncoding encoding = PageEncoding::raw;
-    std::uint64_t checksum = 0;  // checksum64 of the stored bytes (decode_page checks it)
+    std::uint64_t checksum = 0;  // archive_checksum of the stored bytes (decode_page checks it)
 };
 
 // An archive opened for reading. Opening checks everything short of the pages: the header and
 // its checksum, every field against the others and the file's size, the descriptor, index and
 // table checksums, every index entry (inside the data, aligned, not overlapping, not larger
-// than zstd's bound) and the padding. Reads decode and check every tile's checksum.
-// Thread-safe (pread).
+// than zstd's bound) and the padding. Reads check the stored bytes' checksum, decode, and in
+// version 2 check every tile's checksum. Thread-safe (pread).
 class PageArchive {
 public:
     explicit PageArchive(const std::string& path);
@@ -156,12 +172,14 @@ public:
     // The open file (read-only), for readers that fetch stored_extent() themselves.
     int fd() const noexcept;
     PageArchiveShape shape() const noexcept;
+    // 2 or 3: the file's format version (its checksums: archive_checksum of this version).
+    std::uint32_t version() const noexcept;
     std::span<const std::byte> descriptor() const noexcept;
 
     // Reads, decodes and verifies one page into the first page_bytes of destination.
     void read_page(std::uint64_t page, std::span<std::byte> destination) const;
-    // The split read: where the stored bytes are, and their decoding (with the tile checks)
-    // once read. decode_page wants exactly stored_extent(page).bytes of stored bytes.
+    // The split read: where the stored bytes are, and their decoding (with the checks) once
+    // read. decode_page wants exactly stored_extent(page).bytes of stored bytes.
     StoredExtent stored_extent(std::uint64_t page) const;
     void decode_page(std::uint64_t page, std::span<const std::byte> stored,
                      std::span<std::byte> destination) const;

@@ -36,6 +36,7 @@
 
 #include "vtpage/streaming/archive/checksum64.hpp"  // the checksum of the format
 #include "vtpage/streaming/layout/texture_layout.hpp"
+#include "vtpage/streaming/layout/texture_sampling.hpp"
 #include "vtpage/streaming/sources/tile_source.hpp"
 
 namespace vtpage::vt {
@@ -140,30 +141,34 @@ private:
 };
 
 struct BakedFileSettings {
-    // Check each tile as it is streamed (about 0.3 ms a page). Version 2 files are always
-    // checked: their pages are decompressed, and the check comes with that.
+    // Check each tile as it is streamed (about 0.3 ms a page). Files of versions 2 and 3 are
+    // always checked: their pages are decompressed, and the check comes with that.
     bool verify_checksums = true;
 };
 
 class BakedTextureArchive;
 
-// Streams a baked file of version 1 (BakedTextureFile) or 2 (BakedTextureArchive), told apart by
-// the magic: on the host backend the page is read (and, for version 2, decompressed and
-// verified) into the destination; on CUDA into pinned staging, then cudaMemcpyAsync to the page.
+// Streams a baked file of version 1 (BakedTextureFile) or 2 and 3 (BakedTextureArchive), told
+// apart by the magic: on the host backend the page is read (and, for versions 2 and 3, verified
+// and decompressed) into the destination; on CUDA into pinned staging, then cudaMemcpyAsync to
+// the page.
 class BakedFileSource final : public TileSource {
 public:
     explicit BakedFileSource(const std::string& path, BakedFileSettings settings = {});
     ~BakedFileSource() override;
 
-    // 1 or 2: the file's format version.
-    int version() const noexcept { return v1_ ? 1 : 2; }
+    // 1, 2 or 3: the file's format version.
+    int version() const noexcept;
+    // How the texture is meant to be sampled: what a version-3 file records; files of versions
+    // 1 and 2 have the defaults (clamp to edge, linear).
+    TextureSampling sampling() const noexcept;
     TextureShape shape() const noexcept override;
     std::string name() const override;
     void fill_host(std::uint64_t page, std::span<std::byte> destination) const override;
     bool fills_device() const noexcept override;
     void fill_device(std::span<const DevicePageFill> fills,
                      DeviceFillContext& context) const override;
-    // Version 2 files: the page's compressed extent, decoded and verified by decode_stored.
+    // Files of versions 2 and 3: the page's stored extent, verified and decoded by decode_stored.
     // Version 1 files fill as before (nullopt).
     std::optional<StoredPageRead> stored_read(std::uint64_t page) const override;
     void decode_stored(std::uint64_t page, std::span<const std::byte> stored,
@@ -173,7 +178,7 @@ private:
     void read(std::uint64_t page, std::span<std::byte> destination) const;
 
     std::unique_ptr<BakedTextureFile> v1_;
-    std::unique_ptr<BakedTextureArchive> v2_;
+    std::unique_ptr<BakedTextureArchive> archive_;
     BakedFileSettings settings_;
 };
 

@@ -1,6 +1,7 @@
-// Baked textures of version 2: a page archive (page_archive.hpp, zstd-compressed pages with
-// checksummed tiles) whose descriptor is a BakedTextureDescriptor. The texture is the image's
-// W x H in any tile format (no padding), laid out by TextureLayout.
+// Baked textures of versions 2 and 3: a page archive (page_archive.hpp, checksummed
+// zstd-compressed pages) whose descriptor is a BakedTextureDescriptor. The texture is the
+// image's W x H in any tile format (no padding), laid out by TextureLayout; version 3 also
+// records how it is sampled (address modes, colour space).
 //
 // Errors: as PageArchive (io_error for a file that cannot be opened or is not a regular file,
 // corrupt_data naming the page for damaged bytes), and corrupt_data naming the field for a
@@ -19,9 +20,10 @@
 
 namespace vtpage::vt {
 
-// The version of the baked texture at path, from its first 8 bytes: 1 for "VTPGBAKE"
-// (BakedTextureFile), 2 for "VTPGPACK" (BakedTextureArchive). io_error when it cannot be opened
-// or is not a regular file, corrupt_data for a file too short or with another magic.
+// The version of the baked texture at path, from its first 12 bytes: 1 for "VTPGBAKE"
+// (BakedTextureFile), 2 or 3 for "VTPGPACK" of that version (BakedTextureArchive). io_error when
+// it cannot be opened or is not a regular file, corrupt_data for a file too short, with another
+// magic or another archive version.
 int baked_file_version(const std::string& path);
 
 class BakedTextureArchive {
@@ -31,12 +33,16 @@ public:
     const std::string& path() const noexcept { return archive_.path(); }
     const PageArchive& archive() const noexcept { return archive_; }
     const BakedTextureDescriptor& descriptor() const noexcept { return descriptor_; }
+    // 2 or 3: the archive's format version.
+    std::uint32_t version() const noexcept { return archive_.version(); }
+    // How the texture is sampled (version 2: clamp to edge, linear).
+    TextureSampling sampling() const noexcept { return descriptor_.sampling(); }
     TextureShape shape() const noexcept {
         return {descriptor_.width, descriptor_.height, TileFormat(descriptor_.format)};
     }
     TextureLayout layout() const noexcept { return TextureLayout(shape()); }
 
-    // Reads, decompresses and verifies one page (2 MiB) into destination.
+    // Reads, verifies and decompresses one page (2 MiB) into destination.
     void read_page(std::uint64_t page, std::span<std::byte> destination) const {
         archive_.read_page(page, destination);
     }
