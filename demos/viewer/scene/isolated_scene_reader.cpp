@@ -111,7 +111,9 @@ std::string how_it_ended(int status) {
         if (signal == SIGXCPU) return "reading it took more CPU time than allowed";
         return std::string("the scene reader crashed on it (") + strsignal(signal) + ")";
     }
-    return "the scene reader ended with status " + std::to_string(WEXITSTATUS(status));
+    // A sanitizer ends a crashed process with a status rather than the signal.
+    return "the scene reader crashed on it (it ended with status " +
+           std::to_string(WEXITSTATUS(status)) + ")";
 }
 
 }  // namespace
