@@ -36,7 +36,6 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
                 if (*slot && (*slot)->image >= scene.images.size()) std::abort();
             }
         }
-    } catch (const SceneError&) {
-    }
+    } catch (const SceneError&) {}
     return 0;
 }
