@@ -109,7 +109,9 @@ std::string how_it_ended(int status) {
     if (WIFSIGNALED(status)) {
         const int signal = WTERMSIG(status);
         if (signal == SIGXCPU) return "reading it took more CPU time than allowed";
-        return std::string("the scene reader crashed on it (") + strsignal(signal) + ")";
+        const char* description = sigdescr_np(signal);  // strsignal is not thread-safe
+        return "the scene reader crashed on it (signal " + std::to_string(signal) +
+               (description ? std::string(", ") + description : std::string()) + ")";
     }
     // A sanitizer ends a crashed process with a status rather than the signal.
     return "the scene reader crashed on it (it ended with status " +
