@@ -265,6 +265,26 @@ TEST_P(StreamerFileReadsTest, InstancesOfOneFileReadItsPagesEachAndCountThemOnce
     EXPECT_EQ(stats.file_reads.distinct_pages, per_texture);
 }
 
+// Two files of one shape but different texels, every page of both asked for at once: each
+// ready page, packed coarse levels included, holds its own file's bytes (a level's rows that
+// were not copied would show the other file's level, which held the same place before).
+TEST_P(StreamerFileReadsTest, FilesOfOneShapeEachHoldTheirOwnBytes) {
+    const std::string other = folder_.file("other.vtex");
+    test::write_rgba8_archive(test::make_test_image(1500, 1100, 23), other);
+    for (int round = 0; round < 4; ++round) {
+        Streamer streamer(*backend_, settings(4));
+        const TextureId first = streamer.add_texture(source_);
+        const TextureId second = streamer.add_texture(std::make_shared<BakedFileSource>(other));
+        auto pages = pages_of(streamer, first);
+        const auto more = pages_of(streamer, second);
+        pages.insert(pages.end(), more.begin(), more.end());
+        streamer.request(pages);
+        ASSERT_TRUE(streamer.wait_idle_while_progressing(60s));
+        expect_ready_pages_are_the_archive(streamer, first);
+        expect_ready_pages_are_the_archive(streamer, second);
+    }
+}
+
 // Short reads, EINTR and EAGAIN are continued and retried: the bytes are the same.
 TEST_P(StreamerFileReadsTest, ShortAndInterruptedReadsGiveTheSameBytes) {
     FaultInjectingFileLayer faults(
