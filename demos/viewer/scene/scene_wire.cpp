@@ -31,6 +31,7 @@ public:
     template <typename T>
     void put_vector(const std::vector<T>& values) {
         put(std::uint64_t(values.size()));
+        if (values.empty()) return;  // data() may be null
         const auto* bytes = reinterpret_cast<const std::uint8_t*>(values.data());
         out_.insert(out_.end(), bytes, bytes + values.size() * sizeof(T));
     }
@@ -63,7 +64,7 @@ public:
         if (count > most) fail(name_, "a list of ", count, " where at most ", most, " may be");
         need(count * sizeof(T));
         std::vector<T> values(count);
-        std::memcpy(values.data(), bytes_.data() + at_, count * sizeof(T));
+        if (count != 0) std::memcpy(values.data(), bytes_.data() + at_, count * sizeof(T));
         at_ += count * sizeof(T);
         return values;
     }
