@@ -492,7 +492,7 @@ GltfScene load_gltf_scene_from_memory(const void* bytes, std::size_t size, const
     const auto* data = static_cast<const std::uint8_t*>(bytes);
     check_glb_container(name, size, [&](std::uint64_t offset, std::uint8_t* into, std::size_t n) {
         const std::size_t available = offset < size ? std::min<std::size_t>(n, size - offset) : 0;
-        std::memcpy(into, data + offset, available);
+        if (available != 0) std::memcpy(into, data + offset, available);
         return available;
     });
     Assimp::Importer importer;
