@@ -196,7 +196,7 @@ public:
         read_nodes();
         if (out_.instances.empty()) fail(name_, "the scene draws no triangles");
         compute_bounds();
-        check_scene(out_, limits_, name_);  // what every reader of a scene checks, once more
+        check_scene(out_, limits_, name_);  // factors, references, indices: as every reader checks
         return std::move(out_);
     }
 
@@ -309,8 +309,6 @@ private:
             m.metallic_roughness_texture = slot(ai, aiTextureType_UNKNOWN, false);
             m.occlusion_texture = slot(ai, aiTextureType_LIGHTMAP, false);
             m.emissive_texture = slot(ai, aiTextureType_EMISSIVE, true);
-            if (!finite_factors(m))
-                fail(name_, "material \"", m.name, "\" has a factor that is not finite");
             out_.materials.push_back(std::move(m));
         }
         if (out_.materials.empty()) out_.materials.emplace_back();  // glTF's default material
@@ -324,17 +322,6 @@ private:
             if (text == "BLEND") m.alpha_mode = AlphaMode::blend;
         }
         ai.Get(AI_MATKEY_GLTF_ALPHACUTOFF, m.alpha_cutoff);
-    }
-
-    static bool finite_factors(const SceneMaterial& m) {
-        for (int i = 0; i < 4; ++i) {
-            if (!std::isfinite(m.base_colour[i])) return false;
-        }
-        for (int i = 0; i < 3; ++i) {
-            if (!std::isfinite(m.emissive[i])) return false;
-        }
-        return std::isfinite(m.metallic) && std::isfinite(m.roughness) &&
-               std::isfinite(m.alpha_cutoff);
     }
 
     void read_meshes() {
