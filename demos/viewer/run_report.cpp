@@ -216,6 +216,7 @@ RunReport make_report(const ViewerOptions& options, const StreamingSession& sess
     r.pool = streamer.table.pool;
     r.requests = streamer.requests;
     r.dropped_requests = streamer.dropped_requests;
+    r.superseded_requests = streamer.superseded_requests;
     r.withdrawn_requests = counters.withdrawn_requests;
     r.budget_stalls = streamer.budget_stalls;
     r.failed_pages = streamer.failed_pages;
@@ -315,6 +316,7 @@ nlohmann::json to_json(const RunReport& r) {
           {"releases", r.pool.releases}}},
         {"requests", r.requests},
         {"dropped_requests", r.dropped_requests},
+        {"superseded_requests", r.superseded_requests},
         {"withdrawn_requests", r.withdrawn_requests},
         {"budget_stalls", r.budget_stalls},
         {"failed_pages", r.failed_pages},
@@ -437,8 +439,9 @@ std::string summary_text(const RunReport& r) {
     row("held back for frames in flight: now / peak pages",
         detail::concat(r.deferred_pages, " / ", r.deferred_peak));
     row("pool hits / misses", detail::concat(r.pool.hits, " / ", r.pool.misses));
-    row("requests (dropped, withdrawn)",
-        detail::concat(r.requests, " (", r.dropped_requests, ", ", r.withdrawn_requests, ")"));
+    row("requests (dropped, withdrawn, superseded levels)",
+        detail::concat(r.requests, " (", r.dropped_requests, ", ", r.withdrawn_requests, ", ",
+                       r.superseded_requests, ")"));
     const vt::RequestLatencyStatistics& l = r.latency;
     row("request to visible: frames p50 / p99 / max, ms p50 / p99 / max (pages)",
         detail::concat(l.frames_p50, " / ", l.frames_p99, " / ", l.frames_max, ", ",

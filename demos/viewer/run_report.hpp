@@ -51,6 +51,7 @@ struct RunReport {
     std::uint64_t deferred_total = 0;
     PagePoolStatistics pool;
     std::uint64_t requests = 0, dropped_requests = 0, withdrawn_requests = 0;
+    std::uint64_t superseded_requests = 0;
     std::uint64_t budget_stalls = 0, failed_pages = 0;
     // Pages read from baked files through the streamer's read pipeline (zero for procedural
     // textures): read and decoded, stored bytes read, read buffers at their peak.

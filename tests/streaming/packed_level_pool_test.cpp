@@ -76,15 +76,37 @@ TEST(PackedLevelPoolTest, TakesFreePlacesThenEvictsTheLeastRecentlyUsedOfItsShap
     EXPECT_EQ(b->offset, 3 * std::uint64_t(tile_bytes));
     EXPECT_EQ(a->bytes, (2 * 8 + 3) * std::uint64_t(tile_bytes));
     // Reserved levels are not evictable until filled.
-    EXPECT_FALSE(pool.evict(shape, 10, 102));
-    pool.filled(100, 1);
-    pool.filled(101, 2);
+    EXPECT_FALSE(pool.evict(shape, 10, 102, 10).victim);
+    pool.filled(100, 1, 1);
+    pool.filled(101, 2, 2);
     EXPECT_EQ(pool.resident_levels(), 2u);
     pool.touch(100, 3);  // 101 is now the least recently used
-    EXPECT_FALSE(pool.evict(shape, 1, 102)) << "frame 2 is not complete";
-    EXPECT_EQ(pool.evict(shape, 2, 102), 101u);
+    EXPECT_FALSE(pool.evict(shape, 1, 102, 10).victim) << "frame 2 is not complete";
+    EXPECT_EQ(pool.evict(shape, 2, 102, 10).victim, 101u);
     EXPECT_FALSE(pool.holds(101));
     EXPECT_EQ(pool.resident_levels(), 1u);
+}
+
+// Recency is the frame that asked, not the frame that filled: a level asked for in frame N
+// takes the place of a level wanted before N only. When every level was wanted in N or later
+// the request is superseded (the view keeps what it samples); a fenced older level makes it
+// wait instead. Frame 0 (no frame begun) is plain LRU.
+TEST(PackedLevelPoolTest, ALevelTakesNoPlaceFromALevelWantedSinceItWasAskedFor) {
+    const LevelShape shape{TileFormat::rgba8, 3, 3};
+    PackedLevelPool pool;
+    pool.add_host(shape);
+    ASSERT_TRUE(pool.take(100, shape, 0) && pool.take(101, shape, 0));
+    pool.filled(100, 9, 3);  // asked for in frame 3, filled while frame 9 was current
+    pool.filled(101, 4, 4);
+    EXPECT_TRUE(pool.evict(shape, 9, 102, 3).superseded) << "both were wanted in frame 3 or later";
+    const auto waits = pool.evict(shape, 3, 102, 5);
+    EXPECT_FALSE(waits.victim) << "frames 4 and 9 may still sample them";
+    EXPECT_FALSE(waits.superseded) << "both are older than the request: wait for their frames";
+    EXPECT_EQ(pool.evict(shape, 8, 103, 5).victim, 101u)
+        << "100 is the least recently wanted, but frame 9 may sample it";
+    pool.touch(100, 12);
+    EXPECT_TRUE(pool.evict(shape, 12, 104, 12).superseded);
+    EXPECT_EQ(pool.evict(shape, 12, 104, 0).victim, 100u) << "frame 0: plain LRU";
 }
 
 TEST(PackedLevelPoolTest, AnEvictedPlaceWaitsForTheFramesBegunBeforeItsEvictionWasReported) {
@@ -93,9 +115,9 @@ TEST(PackedLevelPoolTest, AnEvictedPlaceWaitsForTheFramesBegunBeforeItsEvictionW
     pool.add_host(shape);
     for (PageIndex level = 0; level < 8; ++level) {
         ASSERT_TRUE(pool.take(level, shape, 0));
-        pool.filled(level, 1);
+        pool.filled(level, 1, 1);
     }
-    ASSERT_TRUE(pool.evict(shape, 4, 50));
+    ASSERT_TRUE(pool.evict(shape, 4, 50, 10).victim);
     EXPECT_FALSE(pool.take(50, shape, 100)) << "the eviction is not reported yet";
     pool.evictions_reported(6);  // frame 6 had begun when the event was delivered
     EXPECT_FALSE(pool.take(50, shape, 5));
@@ -117,17 +139,17 @@ TEST(PackedLevelPoolTest, ALevelWaitingForAnEvictedPlaceEvictsNoMore) {
     pool.add_host(shape);
     for (PageIndex level = 0; level < 8; ++level) {
         ASSERT_TRUE(pool.take(level, shape, 0));
-        pool.filled(level, 1);
+        pool.filled(level, 1, 1);
     }
-    ASSERT_EQ(pool.evict(shape, 4, 50), 0u);
-    EXPECT_FALSE(pool.evict(shape, 4, 50)) << "unreported yet";
+    ASSERT_EQ(pool.evict(shape, 4, 50, 10).victim, 0u);
+    EXPECT_FALSE(pool.evict(shape, 4, 50, 10).victim) << "unreported yet";
     pool.evictions_reported(6);
     for (int attempt = 0; attempt < 3; ++attempt) {
         EXPECT_FALSE(pool.take(50, shape, 5));
-        EXPECT_FALSE(pool.evict(shape, 5, 50)) << "its place waits for frame 6";
+        EXPECT_FALSE(pool.evict(shape, 5, 50, 10).victim) << "its place waits for frame 6";
     }
     EXPECT_EQ(pool.resident_levels(), 7u);
-    EXPECT_EQ(pool.evict(shape, 5, 51), 1u) << "another level is not held back";
+    EXPECT_EQ(pool.evict(shape, 5, 51, 10).victim, 1u) << "another level is not held back";
     pool.evictions_reported(7);
     EXPECT_TRUE(pool.take(50, shape, 6)) << "ripe now";
     EXPECT_FALSE(pool.take(52, shape, 6)) << "51's place waits for frame 7";
@@ -140,7 +162,7 @@ TEST(PackedLevelPoolTest, ARetiredHostTakesNoLevelAndIsReleasedOnceItsPlacesAreR
     pool.add_host(shape);
     for (PageIndex level = 0; level < 3; ++level) {
         ASSERT_TRUE(pool.take(level, shape, 0));
-        pool.filled(level, 2);
+        pool.filled(level, 2, 2);
     }
     // Host 1 holds one level, host 0 two: host 1 is retired.
     ASSERT_TRUE(pool.retire_host());

@@ -697,6 +697,50 @@ TEST_P(StreamerTest, CoarseLevelsOfManyTexturesShareEvictablePagesUnderFrameFenc
     streamer.page_table().check_invariants();
 }
 
+// A view that needs more coarse levels of one shape than their places hold keeps those it has:
+// a level asked for in a frame that also asks for the resident ones is superseded, not traded
+// for one of them (which the view would ask for again next frame, for ever). Asked for in a
+// frame that no longer wants the others, it takes a place.
+TEST_P(StreamerTest, ALevelAskedForBesideTheResidentOnesIsSupersededNotTradedForOne) {
+    auto s = settings(16);
+    s.packed_level_pages = 1;
+    Streamer streamer(*backend_, s);
+    std::vector<PageIndex> level;  // mip 2 (3 x 3 tiles) of three textures: a page holds two
+    for (std::uint32_t i = 0; i < 3; ++i) {
+        const TextureId id = streamer.add_texture(std::make_shared<test::PatternSource>(10, i));
+        level.push_back(streamer.textures().base_page(id) +
+                        streamer.textures().layout(id).mips[2].first_page);
+    }
+    const auto ask = [&](std::initializer_list<std::size_t> which) {
+        for (std::size_t i : which) streamer.request(std::span(&level[i], 1));
+    };
+    FrameId frame = streamer.begin_frame();
+    ask({0, 1});
+    ASSERT_TRUE(streamer.wait_idle_while_progressing(60s));
+    streamer.complete_frame(frame);
+    for (int round = 0; round < 3; ++round) {
+        frame = streamer.begin_frame();
+        ask({0, 1, 2});
+        ASSERT_TRUE(streamer.wait_idle_while_progressing(60s));
+        streamer.complete_frame(frame);
+        ASSERT_TRUE(streamer.wait_idle_while_progressing(60s));
+    }
+    EXPECT_TRUE(streamer.is_ready(level[0]));
+    EXPECT_TRUE(streamer.is_ready(level[1]));
+    EXPECT_FALSE(streamer.is_ready(level[2]));
+    EXPECT_EQ(streamer.statistics().superseded_requests, 3u);
+    EXPECT_EQ(streamer.statistics().evicted_levels, 0u);
+    frame = streamer.begin_frame();
+    ask({2});
+    streamer.complete_frame(frame);
+    ASSERT_TRUE(streamer.wait_idle_while_progressing(60s));
+    streamer.rethrow_error();
+    EXPECT_TRUE(streamer.is_ready(level[2]));
+    EXPECT_EQ(streamer.statistics().evicted_levels, 1u);
+    EXPECT_EQ(streamer.statistics().superseded_requests, 3u);
+    expect_ready_pages_match(streamer);
+}
+
 // A page each for tails, no packed levels: each texture pins one page. A budget of four takes
 // four textures; the fifth is refused before anything changes, saying both numbers.
 TEST_P(StreamerTest, ATextureThatWouldPinMoreThanTheBudgetIsRefusedWithTheNumbers) {

@@ -32,7 +32,9 @@ std::vector<PageIndex> BatchFinisher::finish(std::span<BatchItem> items, std::ui
     keep_asked_pages(landed.asked_again);
     unpin(landed.unpin_now);
     const RequestBook::Lock lock = parts_.book.lock();
-    for (PageIndex level : landed.filled_levels) parts_.placement.filled(level, frame);
+    for (const auto& [level, asked_in] : landed.filled_levels) {
+        parts_.placement.filled(level, frame, asked_in);
+    }
     parts_.book.end_report(lock);
     return std::move(landed.unpin_later);
 }
@@ -43,7 +45,9 @@ void BatchFinisher::report_after_evictable(Landed& landed, FrameId frame) {
     unpin(landed.unpin_now);
     {
         const RequestBook::Lock lock = parts_.book.lock();
-        for (PageIndex level : landed.filled_levels) parts_.placement.filled(level, frame);
+        for (const auto& [level, asked_in] : landed.filled_levels) {
+            parts_.placement.filled(level, frame, asked_in);
+        }
     }
     StreamerEvents::Ticket ticket;
     {
@@ -57,7 +61,7 @@ void BatchFinisher::report_after_evictable(Landed& landed, FrameId frame) {
 
 void BatchFinisher::land_nolock(const RequestBook::Lock& lock, BatchItem& item, std::uint64_t fence,
                                 bool fence_pending, Landed& landed) {
-    const bool asked = parts_.book.leave_flight(lock, item.mapping.page);
+    const bool asked = parts_.book.leave_flight(lock, item.mapping.page, item.key.asked_in);
     switch (item.route) {
         case BatchRoute::host_fill:
             land_page_nolock(lock, item, asked, false, fence, landed);
@@ -106,7 +110,7 @@ void BatchFinisher::land_level_nolock(const RequestBook::Lock& lock, BatchItem& 
         parts_.placement.release(item.mapping.page);
         return;
     }
-    landed.filled_levels.push_back(item.mapping.page);
+    landed.filled_levels.emplace_back(item.mapping.page, item.key.asked_in);
     parts_.book.set_ready(lock, item.mapping.page, item.page);
     landed.ready.push_back(item.page);
     ++stats.pages_filled;

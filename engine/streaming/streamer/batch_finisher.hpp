@@ -39,7 +39,8 @@ private:
     // What the items of a batch come to, gathered under the book's lock.
     struct Landed {
         std::vector<StreamedPage> ready;
-        std::vector<PageIndex> unpin_now, unpin_later, asked_again, filled_levels;
+        std::vector<PageIndex> unpin_now, unpin_later, asked_again;
+        std::vector<std::pair<PageIndex, FrameId>> filled_levels;  // each with its asked_in
     };
     void land_nolock(const RequestBook::Lock& lock, BatchItem& item, std::uint64_t fence,
                      bool fence_pending, Landed& landed);

@@ -20,6 +20,9 @@ struct PendingKey {
     std::uint32_t count = 0;
     std::uint64_t sequence = 0;
     PageIndex page = 0;
+    // The newest frame whose request asked for the page (0: no frame begun); not part of the
+    // order. A packed level takes no place from a level wanted in that frame or later.
+    FrameId asked_in = 0;
     bool operator<(const PendingKey& other) const {
         if (mip != other.mip) return mip > other.mip;
         if (count != other.count) return count > other.count;

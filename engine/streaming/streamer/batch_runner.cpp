@@ -34,46 +34,53 @@ bool BatchRunner::run(std::vector<PendingKey> keys, FillStage& fills) {
 std::vector<BatchItem> BatchRunner::place_levels(std::vector<PendingKey>& keys) {
     std::vector<BatchItem> items;
     if (!parts_.placement.enabled()) return items;
-    std::vector<PendingKey> rest, no_place;
+    std::vector<PendingKey> rest, no_place, superseded;
     const LevelPlacement::PlacementLock placing = parts_.placement.lock_placement();
     if (parts_.placement.retiring()) parts_.placement.shrink(placing);
     for (const PendingKey& key : keys) {
-        bool found_no_place = false;
-        if (std::optional<BatchItem> item = place_level(placing, key, found_no_place)) {
+        LevelOutcome outcome = LevelOutcome::not_a_level;
+        if (std::optional<BatchItem> item = place_level(placing, key, outcome)) {
             items.push_back(std::move(*item));
+        } else if (outcome == LevelOutcome::superseded) {
+            superseded.push_back(key);
         } else {
-            (found_no_place ? no_place : rest).push_back(key);
+            (outcome == LevelOutcome::waits ? no_place : rest).push_back(key);
         }
     }
     keys = std::move(rest);
-    if (!no_place.empty()) {
+    if (!no_place.empty() || !superseded.empty()) {
         const RequestBook::Lock lock = parts_.book.lock();
         parts_.book.requeue(lock, no_place);
+        parts_.book.supersede(lock, superseded);
     }
     return items;
 }
 
 // The key's level placed, as an item described as a packed page; nullopt for a page that is no
-// packable level, or one that found no place (`no_place`: its shape has a host, the level waits).
+// packable level, or one that found no place (`outcome` says whether it waits or is dropped).
 std::optional<BatchItem> BatchRunner::place_level(const LevelPlacement::PlacementLock& placing,
-                                                  const PendingKey& key, bool& no_place) {
+                                                  const PendingKey& key, LevelOutcome& outcome) {
     const TextureSet& textures = parts_.textures;
     const std::optional<PageOwner> owner = textures.find(key.page);
     const std::optional<LevelShape> shape =
         owner ? PackedLevelPool::packable(textures.layout(owner->texture), owner->position.mip)
               : std::nullopt;
     if (!shape) return std::nullopt;
-    const std::optional<PlacedLevel> placed = parts_.placement.place(placing, key.page, *shape);
-    if (!placed) {
+    const LevelPlacement::Placing found =
+        parts_.placement.place(placing, key.page, *shape, key.asked_in);
+    if (!found.placed) {
         // A shape that found no room for a page of its own (the budget's share is taken by
         // other shapes) is streamed a page a level.
-        no_place = parts_.placement.has_host(*shape);
+        outcome = found.superseded                    ? LevelOutcome::superseded
+                  : parts_.placement.has_host(*shape) ? LevelOutcome::waits
+                                                      : LevelOutcome::not_a_level;
         return std::nullopt;
     }
+    const PlacedLevel& placed = *found.placed;
     BatchItem item{.key = key, .owner = *owner, .source = textures.source(owner->texture)};
     item.route = BatchRoute::packed_level;
-    item.place = placed->place;
-    StreamedPage page = placed->host;
+    item.place = placed.place;
+    StreamedPage page = placed.host;
     item.mapping = {key.page, page.physical, page.generation};
     page.page = key.page;
     page.texture = owner->texture;

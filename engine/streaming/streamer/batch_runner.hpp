@@ -45,10 +45,13 @@ private:
     };
 
     // Takes the keys of packable coarse levels out of `keys` and places them; returns their
-    // items and puts back in pending those that found no place.
+    // items, puts back in pending those that wait for a place and drops the superseded ones.
     std::vector<BatchItem> place_levels(std::vector<PendingKey>& keys);
+    // A key that got no place: not a level with a host (streamed as a page), a level that waits
+    // (frames in flight), or a level superseded by those wanted since it was asked for.
+    enum class LevelOutcome { not_a_level, waits, superseded };
     std::optional<BatchItem> place_level(const LevelPlacement::PlacementLock& placing,
-                                         const PendingKey& key, bool& no_place);
+                                         const PendingKey& key, LevelOutcome& outcome);
     void add_committed(std::vector<BatchItem>& items, const std::vector<PendingKey>& keys,
                        const std::vector<PageMapping>& mappings);
     void fill_and_finish(std::vector<BatchItem>& items, FillStage& fills, Timing& timing);

@@ -40,7 +40,7 @@ void CommitStage::stall(const std::vector<PendingKey>& keys) {
 void CommitStage::fail(const std::vector<PendingKey>& keys) {
     {
         const RequestBook::Lock lock = book_.lock();
-        for (const PendingKey& key : keys) book_.leave_flight(lock, key.page);
+        for (PendingKey key : keys) book_.leave_flight(lock, key.page, key.asked_in);
         book_.stats(lock).failed_pages += keys.size();
         book_.notify_if_idle(lock);
     }

@@ -80,8 +80,8 @@ std::size_t LevelPlacement::evict_and_report(const std::function<std::vector<Pag
     return evicted;
 }
 
-std::optional<PlacedLevel> LevelPlacement::place(const PlacementLock&, PageIndex level,
-                                                 LevelShape shape) {
+LevelPlacement::Placing LevelPlacement::place(const PlacementLock&, PageIndex level,
+                                              LevelShape shape, FrameId asked_in) {
     bool may_grow = true;
     bool evicted_one = false;
     while (true) {
@@ -89,22 +89,25 @@ std::optional<PlacedLevel> LevelPlacement::place(const PlacementLock&, PageIndex
         {
             std::lock_guard lock(pool_mutex_);
             if (auto place = pool_.take(level, shape, completed)) {
-                return PlacedLevel{*place, hosts_.at(place->host)};
+                return {.placed = PlacedLevel{*place, hosts_.at(place->host)}};
             }
             may_grow =
                 may_grow && pool_.active_hosts() < host_cap() && pool_.host_count() < host_names_;
-            if (!may_grow && evicted_one) return std::nullopt;
+            if (!may_grow && evicted_one) return {};
         }
         if (may_grow) {
             may_grow = add_host(shape);
             continue;
         }
+        bool superseded = false;
         const std::size_t evicted = evict_and_report([&] {
-            std::vector<PageIndex> victims;
-            if (auto victim = pool_.evict(shape, completed, level)) victims.push_back(*victim);
-            return victims;
+            const PackedLevelPool::Eviction eviction =
+                pool_.evict(shape, completed, level, asked_in);
+            superseded = eviction.superseded;
+            return eviction.victim ? std::vector<PageIndex>{*eviction.victim}
+                                   : std::vector<PageIndex>{};
         });
-        if (evicted == 0) return std::nullopt;
+        if (evicted == 0) return {.placed = std::nullopt, .superseded = superseded};
         evicted_one = true;
     }
 }
@@ -149,9 +152,9 @@ void LevelPlacement::touch(PageIndex level, FrameId frame) {
     pool_.touch(level, frame);
 }
 
-void LevelPlacement::filled(PageIndex level, FrameId frame) {
+void LevelPlacement::filled(PageIndex level, FrameId frame, FrameId asked_in) {
     std::lock_guard lock(pool_mutex_);
-    pool_.filled(level, frame);
+    pool_.filled(level, frame, asked_in);
 }
 
 void LevelPlacement::release(PageIndex level) {

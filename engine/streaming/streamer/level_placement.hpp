@@ -60,11 +60,17 @@ public:
 
     PlacementLock lock_placement();
     PlacementLock try_lock_placement();
-    // A place for `level` of `shape`: a free one, else in a new host page (within the cap),
-    // else the place of the least recently used level of its shape, evicted and reported here.
-    // nullopt when nothing is free yet (frames in flight), or when the shape has no host and
-    // no room for one (has_host tells the two apart).
-    std::optional<PlacedLevel> place(const PlacementLock&, PageIndex level, LevelShape shape);
+    struct Placing {
+        std::optional<PlacedLevel> placed;
+        // Every level of the shape was wanted since `level` was asked for (PackedLevelPool).
+        bool superseded = false;
+    };
+    // A place for `level` of `shape`, asked for in `asked_in`: a free one, else in a new host
+    // page (within the cap), else the place of the least recently wanted level of its shape
+    // wanted before `asked_in`, evicted and reported here. No place when nothing is free yet
+    // (frames in flight), when the level is superseded, or when the shape has no host and no
+    // room for one (has_host tells the last apart).
+    Placing place(const PlacementLock&, PageIndex level, LevelShape shape, FrameId asked_in);
     bool has_host(LevelShape shape) const;
     // Gives back hosts beyond the cap (a lowered budget): they take no new level, their levels
     // are evicted as their frames complete, and each is unpinned and evicted once its places
@@ -73,7 +79,7 @@ public:
 
     // With the request book's lock held (see above).
     void touch(PageIndex level, FrameId frame);
-    void filled(PageIndex level, FrameId frame);
+    void filled(PageIndex level, FrameId frame, FrameId asked_in);
     void release(PageIndex level);
 
     // The host pages not given back (to unpin at destruction).

@@ -78,20 +78,30 @@ std::optional<LevelPlace> PackedLevelPool::take(PageIndex level, LevelShape shap
     if (!ripe) return std::nullopt;
     const Place place = *ripe;
     ++hosts_[place.host].levels;
-    levels_[level] = Level{shape, place, 0, false};
+    levels_[level] = Level{shape, place, 0, 0, false};
     evicted_for_.erase(level);
     return describe(shape, entry, place);
 }
 
-std::optional<PageIndex> PackedLevelPool::evict(LevelShape shape, FrameId completed,
-                                                PageIndex level) {
+PackedLevelPool::Eviction PackedLevelPool::evict(LevelShape shape, FrameId completed,
+                                                 PageIndex level, FrameId asked_in) {
     // Levels asked for and then abandoned leave their marks behind: drop the ripe ones.
     std::erase_if(evicted_for_, [&](const auto& mark) { return mark.second <= completed; });
-    if (evicted_for_.count(level)) return std::nullopt;
+    if (evicted_for_.count(level)) return {};
     Shape& entry = shape_entry(shape);
-    if (entry.lru.empty() || entry.lru.begin()->first > completed) return std::nullopt;
-    const PageIndex victim = entry.lru.begin()->second;
-    entry.lru.erase(entry.lru.begin());
+    if (entry.lru.empty()) return {};  // every place is being filled: wait for them
+    auto candidate = entry.lru.begin();
+    const auto older = [&](FrameId wanted) { return asked_in == 0 || wanted < asked_in; };
+    while (candidate != entry.lru.end() && older(candidate->first) &&
+           levels_.at(candidate->second).fence > completed) {
+        ++candidate;
+    }
+    if (candidate == entry.lru.end() || !older(candidate->first)) {
+        // Nothing older is left, or what is older waits for its frames.
+        return {.victim = std::nullopt, .superseded = !older(entry.lru.begin()->first)};
+    }
+    const PageIndex victim = candidate->second;
+    entry.lru.erase(candidate);
     auto found = levels_.find(victim);
     Place place = found->second.place;
     entry.free.hold_unreported(place);
@@ -99,7 +109,7 @@ std::optional<PageIndex> PackedLevelPool::evict(LevelShape shape, FrameId comple
     --resident_;
     --hosts_[place.host].levels;
     evicted_for_[level] = FrameFencedReuse<Place>::unreported;
-    return victim;
+    return {.victim = victim, .superseded = false};
 }
 
 void PackedLevelPool::evictions_reported(FrameId current) {
@@ -129,13 +139,14 @@ std::size_t PackedLevelPool::add_host(LevelShape shape) {
     return host;
 }
 
-void PackedLevelPool::filled(PageIndex level, FrameId frame) {
+void PackedLevelPool::filled(PageIndex level, FrameId frame, FrameId asked_in) {
     auto found = levels_.find(level);
     if (found == levels_.end() || found->second.resident) return;
     Level& entry = found->second;
     entry.resident = true;
-    entry.last_used = std::max(entry.last_used, frame);
-    shapes_.at(entry.shape).lru.emplace(entry.last_used, level);
+    entry.fence = std::max(entry.fence, frame);
+    entry.wanted_in = std::max(entry.wanted_in, asked_in);
+    shapes_.at(entry.shape).lru.emplace(entry.wanted_in, level);
     ++resident_;
 }
 
@@ -143,13 +154,14 @@ void PackedLevelPool::touch(PageIndex level, FrameId frame) {
     auto found = levels_.find(level);
     if (found == levels_.end()) return;
     Level& entry = found->second;
-    if (frame <= entry.last_used) return;
+    entry.fence = std::max(entry.fence, frame);
+    if (frame <= entry.wanted_in) return;
     if (entry.resident) {
         auto& lru = shapes_.at(entry.shape).lru;
-        lru.erase({entry.last_used, level});
+        lru.erase({entry.wanted_in, level});
         lru.emplace(frame, level);
     }
-    entry.last_used = frame;
+    entry.wanted_in = frame;
 }
 
 void PackedLevelPool::release(PageIndex level) {
@@ -178,14 +190,14 @@ bool PackedLevelPool::retire_host() {
 std::vector<PageIndex> PackedLevelPool::evict_retired(FrameId completed) {
     std::vector<PageIndex> victims;
     for (const auto& [page, level] : levels_) {
-        if (level.resident && level.last_used <= completed && hosts_[level.place.host].retired) {
+        if (level.resident && level.fence <= completed && hosts_[level.place.host].retired) {
             victims.push_back(page);
         }
     }
     for (PageIndex page : victims) {
         auto found = levels_.find(page);
         Shape& shape = shapes_.at(found->second.shape);
-        shape.lru.erase({found->second.last_used, page});
+        shape.lru.erase({found->second.wanted_in, page});
         Place place = found->second.place;
         shape.free.hold_unreported(place);
         --hosts_[place.host].levels;

@@ -18,6 +18,13 @@
 // reuse rule, FrameFencedReuse: a frame in flight may still sample it through the entry its
 // upload saw).
 //
+// Recency, apart from the fences: a level is as recent as the newest frame that asked for it
+// (not the frame it was filled in, which for a request left waiting can be much later). A level
+// asked for in frame N takes the place of one last wanted before N only: when every level of
+// its shape was wanted in N or later, the view needs more than the places hold, and the level
+// is superseded instead of evicting one the same view samples (and asks for again next frame,
+// for ever). Frame 0 (no frame begun) has no recency: plain LRU.
+//
 // Giving hosts back (a lowered budget): a retired host takes no new level; its levels are
 // evicted as their frames complete, and once all its places are free and ripe it is released
 // (its index is reused by the next add_host).
@@ -65,12 +72,18 @@ public:
     // A free place for `level` of `shape` whose frames are complete (reserved for it until
     // filled() or release()); nullopt when there is none.
     std::optional<LevelPlace> take(PageIndex level, LevelShape shape, FrameId completed);
-    // Evicts the least recently used resident level of `shape` whose frames are complete, if
-    // any, to make room for `level`. Its place is not free for take() until
-    // evictions_reported(): report the eviction first (clear its entry), then say which frame
-    // was current once it was reported. While a place evicted for `level` waits for its frames,
-    // nothing more is evicted for it (each try would otherwise take one more level).
-    std::optional<PageIndex> evict(LevelShape shape, FrameId completed, PageIndex level);
+    struct Eviction {
+        std::optional<PageIndex> victim;
+        // No level of the shape was last wanted before `asked_in`: `level` gets no place.
+        bool superseded = false;
+    };
+    // Evicts the least recently wanted resident level of `shape` whose frames are complete and
+    // that was last wanted before `asked_in` (see above), if any, to make room for `level`. Its
+    // place is not free for take() until evictions_reported(): report the eviction first (clear
+    // its entry), then say which frame was current once it was reported. While a place evicted
+    // for `level` waits for its frames, nothing more is evicted for it (each try would otherwise
+    // take one more level).
+    Eviction evict(LevelShape shape, FrameId completed, PageIndex level, FrameId asked_in);
     void evictions_reported(FrameId current);
     // A new host page of `shape`, all its places free; returns its index (a released one's
     // first).
@@ -90,8 +103,9 @@ public:
     }
     // The indices of the hosts not released (retired ones included).
     std::vector<std::size_t> hosts_held() const;
-    // The level's bytes are in place: evictable from now on, used in `frame`.
-    void filled(PageIndex level, FrameId frame);
+    // The level's bytes are in place: evictable from now on, visible from `frame` (its fence),
+    // wanted in `asked_in` (its recency).
+    void filled(PageIndex level, FrameId frame, FrameId asked_in);
     // Used in `frame` (a request): kept from eviction until that frame is complete.
     void touch(PageIndex level, FrameId frame);
     // A level whose fill failed: its place is free at once (it was never visible). Resident
@@ -115,7 +129,8 @@ private:
     struct Level {
         LevelShape shape;
         Place place;
-        FrameId last_used = 0;
+        FrameId fence = 0;      // the newest frame that may sample it: evictable once complete
+        FrameId wanted_in = 0;  // the newest frame that asked for it: its recency
         bool resident = false;  // filled: in its shape's LRU
     };
     struct Host {
@@ -129,7 +144,7 @@ private:
         std::size_t hosts = 0;
         // Places no level holds: new ones at once, evicted ones once their frames are complete.
         FrameFencedReuse<Place> free;
-        std::set<std::pair<FrameId, PageIndex>> lru;  // resident levels by last use
+        std::set<std::pair<FrameId, PageIndex>> lru;  // resident levels by wanted_in
     };
 
     LevelPlace describe(LevelShape shape, const Shape& entry, const Place& place) const;

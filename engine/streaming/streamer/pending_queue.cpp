@@ -1,5 +1,6 @@
 #include "streaming/streamer/pending_queue.hpp"
 
+#include <algorithm>
 #include <iterator>
 
 namespace vtpage::vt::streamer_detail {
@@ -20,12 +21,14 @@ bool PendingQueue::erase(PageIndex page) {
 PendingQueue::Added PendingQueue::add(PendingKey key, bool& replaced) {
     replaced = false;
     if (auto found = index_.find(key.page); found != index_.end()) {
-        if (key.count <= found->second.count) return Added::already_queued;
-        PendingKey raised = found->second;
-        raised.count = key.count;
+        PendingKey again = found->second;
+        const bool raise = key.count > again.count;
+        if (!raise && key.asked_in <= again.asked_in) return Added::already_queued;
+        again.count = std::max(again.count, key.count);
+        again.asked_in = std::max(again.asked_in, key.asked_in);
         erase(key.page);
-        insert(raised);
-        return Added::raised;
+        insert(again);
+        return raise ? Added::raised : Added::already_queued;
     }
     key.sequence = sequence_++;
     if (keys_.size() >= bound_) {

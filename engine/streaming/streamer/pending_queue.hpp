@@ -22,8 +22,8 @@ public:
 
     enum class Added { queued, raised, already_queued, dropped };
     // Queues a new request (its sequence assigned here), or raises the count of the one
-    // waiting. A full queue drops its lowest-priority request: the new one, or one it beats
-    // (which is then `replaced`: a drop too).
+    // waiting and moves its asked_in to the newer frame. A full queue drops its lowest-priority
+    // request: the new one, or one it beats (which is then `replaced`: a drop too).
     Added add(PendingKey key, bool& replaced);
     // Back after a batch could not take them (their priority kept), unless already waiting.
     void put_back(std::span<const PendingKey> keys);

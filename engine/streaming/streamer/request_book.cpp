@@ -34,17 +34,36 @@ void RequestBook::queue(const Lock&, const PendingKey& key, StreamRequestResult&
     }
 }
 
-void RequestBook::requeue(const Lock&, std::span<const PendingKey> keys) {
-    for (const PendingKey& key : keys) {
-        in_flight_.erase(key.page);
-        asked_in_flight_.erase(key.page);
-    }
-    pending_.put_back(keys);
+void RequestBook::ask_again(const Lock&, PageIndex page, FrameId frame) {
+    FrameId& asked = asked_in_flight_[page];
+    asked = std::max(asked, frame);
 }
 
-bool RequestBook::leave_flight(const Lock&, PageIndex page) {
+void RequestBook::requeue(const Lock& lock, std::span<const PendingKey> keys) {
+    std::vector<PendingKey> back(keys.begin(), keys.end());
+    for (PendingKey& key : back) leave_flight(lock, key.page, key.asked_in);
+    pending_.put_back(back);
+}
+
+void RequestBook::supersede(const Lock& lock, std::span<const PendingKey> keys) {
+    for (PendingKey key : keys) {
+        const FrameId asked_before = key.asked_in;
+        if (leave_flight(lock, key.page, key.asked_in) && key.asked_in > asked_before) {
+            pending_.put_back(std::span(&key, 1));
+        } else {
+            ++stats_.superseded_requests;
+        }
+    }
+    notify_if_idle(lock);
+}
+
+bool RequestBook::leave_flight(const Lock&, PageIndex page, FrameId& asked_in) {
     in_flight_.erase(page);
-    return asked_in_flight_.erase(page) != 0;
+    auto asked = asked_in_flight_.find(page);
+    if (asked == asked_in_flight_.end()) return false;
+    asked_in = std::max(asked_in, asked->second);
+    asked_in_flight_.erase(asked);
+    return true;
 }
 
 std::size_t RequestBook::cancel(const Lock& lock, std::span<const PageIndex> pages) {

@@ -43,16 +43,21 @@ public:
     // ---- requests (guard held) ----
     // Queues `key` (its page neither ready nor in flight); counts what was queued or dropped.
     void queue(const Lock&, const PendingKey& key, StreamRequestResult& result, bool& queued);
-    // Back to pending after a batch could not take them (their priority kept).
+    // Back to pending after a batch could not take them (their priority kept, asked_in moved to
+    // a frame that asked again while they were in flight).
     void requeue(const Lock&, std::span<const PendingKey> keys);
+    // Packed levels that found every place held by levels wanted since they were asked: dropped
+    // and counted, unless asked again in a later frame while in flight (then pending again).
+    void supersede(const Lock&, std::span<const PendingKey> keys);
     // A page taken again after the table evicted it under a request (a new sequence).
     void requeue_taken(const Lock&, const PendingKey& key) { pending_.requeue(key); }
     bool is_pending(const Lock&, PageIndex page) const { return pending_.contains(page); }
     bool in_flight(const Lock&, PageIndex page) const { return in_flight_.count(page) != 0; }
-    // A page asked for again while in flight: its batch keeps it for the frame then current.
-    void ask_again(const Lock&, PageIndex page) { asked_in_flight_.insert(page); }
-    // Takes the page out of flight; whether it was asked for again meanwhile.
-    bool leave_flight(const Lock&, PageIndex page);
+    // A page asked for again while in flight, in `frame`: its batch keeps it for that frame.
+    void ask_again(const Lock&, PageIndex page, FrameId frame);
+    // Takes the page out of flight; whether it was asked for again meanwhile (then `asked_in`
+    // moves to the newest frame that asked).
+    bool leave_flight(const Lock&, PageIndex page, FrameId& asked_in);
     std::size_t cancel(const Lock&, std::span<const PageIndex> pages);
     std::size_t clear_pending(const Lock&);
     std::size_t pending_count(const Lock&) const { return pending_.size(); }
@@ -104,7 +109,7 @@ private:
     // Pages requested again while in flight: their batch marks them used by the frame current
     // when it finishes, or a frame that asked for a page committed frames earlier could see it
     // evicted as soon as it is ready, its request lost. Guarded by mutex_.
-    std::unordered_set<PageIndex> asked_in_flight_;
+    std::unordered_map<PageIndex, FrameId> asked_in_flight_;  // page -> newest frame asking
     std::size_t reporting_ = 0;  // batches between leaving flight and their ready events
     std::unordered_map<PageIndex, StreamedPage> ready_;  // guarded by mutex_
     std::vector<PageIndex> tails_;                       // pinned tail pages; guarded by mutex_

@@ -54,10 +54,10 @@ std::vector<PageIndex> RequestIntake::admit(const std::vector<PendingKey>& keys,
 
 // Counts the request and queues it, unless its page is ready (then touched, to keep it for
 // this frame) or in flight (then asked again). True when newly queued.
-bool RequestIntake::admit_nolock(const RequestBook::Lock& lock, const PendingKey& key,
-                                 FrameId frame, StreamRequestResult& result,
-                                 TouchedPages& touched) {
+bool RequestIntake::admit_nolock(const RequestBook::Lock& lock, PendingKey key, FrameId frame,
+                                 StreamRequestResult& result, TouchedPages& touched) {
     RequestBook& book = parts_.book;
+    key.asked_in = frame;
     ++book.stats(lock).requests;
     if (const StreamedPage* ready = book.find_ready(lock, key.page)) {
         ++result.ready;
@@ -73,7 +73,7 @@ bool RequestIntake::admit_nolock(const RequestBook::Lock& lock, const PendingKey
         return false;
     }
     if (book.in_flight(lock, key.page)) {
-        book.ask_again(lock, key.page);
+        book.ask_again(lock, key.page, frame);
         ++result.already_queued;
         return false;
     }

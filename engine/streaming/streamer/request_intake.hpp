@@ -45,7 +45,7 @@ private:
     std::vector<PageIndex> admit(const std::vector<PendingKey>& keys, FrameId frame,
                                  StreamRequestResult& result, TouchedPages& touched,
                                  TraceRecorder* trace, std::int64_t& queued_at);
-    bool admit_nolock(const RequestBook::Lock& lock, const PendingKey& key, FrameId frame,
+    bool admit_nolock(const RequestBook::Lock& lock, PendingKey key, FrameId frame,
                       StreamRequestResult& result, TouchedPages& touched);
     void keep_touched(const TouchedPages& touched, StreamRequestResult& result);
     bool requeue_gone_nolock(const RequestBook::Lock& lock, const PendingKey& key,

@@ -187,6 +187,11 @@ struct StreamerStatistics {
     std::uint64_t batches = 0;
     std::uint64_t budget_stalls = 0;  // times nothing fitted (pinned or fenced pages)
     std::uint64_t dropped_requests = 0;
+    // Packed coarse levels not placed because every place of their shape held a level wanted in
+    // the frame they were asked in or later (the view needs more than the levels' share holds:
+    // it keeps the levels it has rather than trading them for ever). Asked again, they compete
+    // again.
+    std::uint64_t superseded_requests = 0;
     std::uint64_t cancelled_requests = 0;  // pending requests removed by cancel / clear_pending
     std::uint64_t failed_pages = 0;        // fills or commits that failed
     std::uint64_t errors = 0;
