@@ -34,6 +34,8 @@ std::string_view to_string(Errc code) noexcept {
             return "device_unavailable";
         case Errc::backend_failure:
             return "backend_failure";
+        case Errc::superseded:
+            return "superseded";
     }
     return "unknown";
 }

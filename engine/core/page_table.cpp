@@ -27,7 +27,8 @@ struct Entry {
     bool requested_while_evicting = false;  // queue it again once its eviction is done
     bool was_queued = false;                // before a commit() batch took it
     std::uint32_t pins = 0;
-    FrameId last_used = 0;
+    FrameId last_used = 0;  // the newest frame that may sample it: its fence
+    FrameId wanted_in = 0;  // the newest frame that asked for it: its recency (CommitOptions)
     PooledPage physical;
     std::uint64_t generation = 0;
 };
@@ -140,16 +141,37 @@ struct PageTable::State {
                         page_text(page));
         }
     }
-    // Chooses up to count victims and marks them evicting.
-    std::vector<PageMapping> take_victims_nolock(std::size_t count) {
+    // Whether a page wanted in `wanted` may make room for pages asked for in `asked_in`.
+    static bool older(FrameId wanted, FrameId asked_in) {
+        return asked_in == 0 || wanted < asked_in;
+    }
+    // Chooses up to count victims wanted before `asked_in` and marks them evicting.
+    std::vector<PageMapping> take_victims_nolock(std::size_t count, FrameId asked_in = 0) {
         std::vector<PageMapping> victims;
         if (count == 0) return victims;
-        auto pages = policy->choose_victims(count, [this](PageIndex page) {
+        auto pages = policy->choose_victims(count, [this, asked_in](PageIndex page) {
             auto found = entries.find(page);
-            return found != entries.end() && evictable(found->second);
+            return found != entries.end() && evictable(found->second) &&
+                   older(found->second.wanted_in, asked_in);
         });
         for (PageIndex page : pages) victims.push_back(mark_evicting_nolock(page));
         return victims;
+    }
+    // How many pages (up to `count`) wanted before `asked_in` and not pinned wait for their
+    // frames: evictable once those complete.
+    std::size_t older_fenced_nolock(std::size_t count, FrameId asked_in) {
+        if (count == 0) return 0;
+        return policy
+            ->choose_victims(count,
+                             [this, asked_in](PageIndex page) {
+                                 auto found = entries.find(page);
+                                 if (found == entries.end()) return false;
+                                 const Entry& entry = found->second;
+                                 return entry.state == PageState::resident && entry.pins == 0 &&
+                                        entry.last_used > completed_frame &&
+                                        older(entry.wanted_in, asked_in);
+                             })
+            .size();
     }
     // A resident page becomes a victim: out of the policy, counted as evicting.
     PageMapping mark_evicting_nolock(PageIndex page) {
@@ -338,6 +360,7 @@ struct PageTable::State {
         bool defer_victims = false;         // victims' pages are held back, not used here
         bool pin = false;
         bool from_queue = false;
+        FrameId wanted_in = 0;  // CommitOptions::wanted_in (0: the current frame)
     };
     std::vector<PageMapping> run_batch(std::unique_lock<StateMutex>& lock, Batch batch);
     // Held-back pages that are free again but beyond the budget (it was lowered) leave with
@@ -402,7 +425,7 @@ std::vector<PageMapping> PageTable::State::run_batch(std::unique_lock<StateMutex
                 frames_in_flight = defers();
                 if (!frames_in_flight) {
                     ++out_of_memory_retries;
-                    more = take_victims_nolock(wanted - pages.size());
+                    more = take_victims_nolock(wanted - pages.size(), batch.wanted_in);
                     if (!more.empty()) {
                         begin_reuse_at_once(more);
                         ++extra_gates;
@@ -477,6 +500,8 @@ std::vector<PageMapping> PageTable::State::run_batch(std::unique_lock<StateMutex
             entry.physical = pages[i];
             entry.generation = ++generation;
             entry.last_used = current_frame;
+            entry.wanted_in =
+                std::max(entry.wanted_in, batch.wanted_in != 0 ? batch.wanted_in : current_frame);
             entry.was_queued = false;
             if (batch.pin) {
                 if (entry.pins++ == 0) ++pinned;
@@ -651,12 +676,14 @@ RequestResult PageTable::request(std::span<const PageIndex> pages) {
         switch (entry.state) {
             case PageState::resident:
                 entry.last_used = state_->current_frame;
+                entry.wanted_in = state_->current_frame;
                 state_->policy->accessed(page);
                 ++state_->hits;
                 ++result.resident;
                 break;
             case PageState::committing:
                 entry.last_used = state_->current_frame;
+                entry.wanted_in = state_->current_frame;
                 ++result.already_queued;
                 break;
             case PageState::queued:
@@ -740,6 +767,13 @@ std::vector<PageMapping> PageTable::commit_queued(std::size_t max_pages) {
 }
 
 std::vector<PageMapping> PageTable::commit(std::span<const PageIndex> pages, bool pin) {
+    return commit(pages, CommitOptions{.pin = pin});
+}
+
+std::vector<PageMapping> PageTable::commit(std::span<const PageIndex> pages,
+                                           const CommitOptions& options) {
+    const bool pin = options.pin;
+    const FrameId asked_in = options.wanted_in;
     std::unique_lock lock(state_->mutex);
     State& s = *state_;
     for (PageIndex page : pages) s.check_page("commit", page);
@@ -749,6 +783,7 @@ std::vector<PageMapping> PageTable::commit(std::span<const PageIndex> pages, boo
     std::vector<PageIndex> resident_now;
     State::Batch batch;
     batch.pin = pin;
+    batch.wanted_in = asked_in;
     for (PageIndex page : unique) {
         auto found = s.entries.find(page);
         if (found == s.entries.end() || found->second.state == PageState::queued) {
@@ -778,7 +813,8 @@ std::vector<PageMapping> PageTable::commit(std::span<const PageIndex> pages, boo
         for (PageIndex page : resident_now) ++s.entries.at(page).pins;
         batch.victims = s.take_victims_nolock(
             static_cast<std::size_t>(needed + s.evict_ahead_nolock(std::ptrdiff_t(missing), needed,
-                                                                   free, batch.defer_victims)));
+                                                                   free, batch.defer_victims)),
+            asked_in);
         for (PageIndex page : resident_now) --s.entries.at(page).pins;
     }
     const std::ptrdiff_t room =
@@ -802,6 +838,16 @@ std::vector<PageMapping> PageTable::commit(std::span<const PageIndex> pages, boo
     }
     if (static_cast<std::ptrdiff_t>(batch.victims.size()) < needed) {
         for (const PageMapping& victim : batch.victims) s.restore_victim_nolock(victim);
+        const std::size_t short_by = static_cast<std::size_t>(needed) - batch.victims.size();
+        if (asked_in != 0 && s.older_fenced_nolock(short_by, asked_in) < short_by) {
+            // Waiting for frames would not free enough: the rest was wanted since.
+            throw Error(Errc::superseded, "commit",
+                        detail::concat(missing,
+                                       " pages fit only by evicting pages wanted since "
+                                       "frame ",
+                                       asked_in, ", when they were asked for"),
+                        detail::concat("pages=", unique.size()));
+        }
         throw Error(
             Errc::budget_exhausted, "commit",
             detail::concat(missing, " pages do not fit: the budget holds ", s.budget_pages,
@@ -815,6 +861,7 @@ std::vector<PageMapping> PageTable::commit(std::span<const PageIndex> pages, boo
     for (PageIndex page : resident_now) {
         Entry& entry = s.entries.at(page);
         entry.last_used = s.current_frame;
+        entry.wanted_in = std::max(entry.wanted_in, asked_in != 0 ? asked_in : s.current_frame);
         s.policy->accessed(page);
         if (pin && entry.pins++ == 0) ++s.pinned;
     }

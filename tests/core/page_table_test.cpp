@@ -187,6 +187,54 @@ TEST_P(PageTableTest, FramesFenceEviction) {
     table.check_invariants();
 }
 
+// A commit for pages asked for in frame N takes the room of pages wanted before N only. When
+// what could go was wanted in N or later it is superseded and nothing changes; pages fenced by
+// frames in flight make it wait instead. wanted_in 0 keeps plain LRU.
+TEST_P(PageTableTest, ACommitTakesNoRoomFromPagesWantedSinceItWasAskedFor) {
+    auto settings = small_table(2);
+    settings.defer_reuse = false;
+    PageTable table(*backend_, settings);
+    const FrameId frame1 = table.begin_frame();
+    table.commit(pages_of(1, 2), CommitOptions{.wanted_in = frame1});
+    const FrameId frame2 = table.begin_frame();
+    EXPECT_EQ(
+        test::error_code_of([&] { table.commit(pages_of(3), CommitOptions{.wanted_in = frame2}); }),
+        Errc::budget_exhausted)
+        << "wanted before frame 2, but frame 1 may still sample them: wait";
+    table.complete_frame(frame1);
+    table.request(pages_of(1, 2));  // the view samples both in frame 2
+    EXPECT_EQ(
+        test::error_code_of([&] { table.commit(pages_of(3), CommitOptions{.wanted_in = frame2}); }),
+        Errc::superseded)
+        << "wanted in frame 2: waiting for it would not help";
+    table.complete_frame(frame2);
+    EXPECT_EQ(
+        test::error_code_of([&] { table.commit(pages_of(3), CommitOptions{.wanted_in = frame2}); }),
+        Errc::superseded)
+        << "both were wanted in frame 2, when page 3 was asked for";
+    EXPECT_TRUE(table.is_resident(1) && table.is_resident(2));
+    EXPECT_FALSE(table.is_resident(3));
+    const FrameId frame3 = table.begin_frame();
+    table.request(pages_of(2));  // frame 3 no longer wants page 1
+    table.complete_frame(frame3);
+    ASSERT_EQ(table.commit(pages_of(3), CommitOptions{.wanted_in = frame3}).size(), 1u);
+    EXPECT_FALSE(table.is_resident(1));
+    EXPECT_TRUE(table.is_resident(2));
+    // Committed for frame 3's request, page 3 is as recent as frame 3 (not as the frame
+    // current when it was committed), and without the rule LRU evicts as before.
+    const FrameId frame4 = table.begin_frame();
+    table.request(pages_of(2));
+    table.complete_frame(frame4);
+    EXPECT_EQ(
+        test::error_code_of([&] { table.commit(pages_of(4), CommitOptions{.wanted_in = frame3}); }),
+        Errc::superseded);
+    ASSERT_EQ(table.commit(pages_of(4), CommitOptions{.wanted_in = frame4}).size(), 1u);
+    EXPECT_FALSE(table.is_resident(3));
+    ASSERT_EQ(table.commit(pages_of(5)).size(), 1u);
+    EXPECT_FALSE(table.is_resident(2)) << "plain LRU: page 2 was used longest ago";
+    table.check_invariants();
+}
+
 TEST_P(PageTableTest, EvictedPagesAreReusedOnlyOnceTheirFramesComplete) {
     Backend& backend = *backend_;
     auto settings = small_table(2);

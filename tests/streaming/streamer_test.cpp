@@ -741,6 +741,65 @@ TEST_P(StreamerTest, ALevelAskedForBesideTheResidentOnesIsSupersededNotTradedFor
     expect_ready_pages_match(streamer);
 }
 
+// A view that needs more pages than the budget holds keeps the pages it has: the pages it asks
+// for beyond them are superseded (dropped and counted), not traded for pages it samples, which
+// it would ask for again the next frame, for ever. Reads stay bounded and the resident set
+// settles; once the view shrinks to what fits, every page it asks for becomes ready.
+TEST_P(StreamerTest, AViewBeyondTheBudgetSettlesInsteadOfThrashing) {
+    auto s = settings(8);
+    s.packed_level_pages = 1;
+    Streamer streamer(*backend_, s);
+    const TextureId id = streamer.add_texture(std::make_shared<test::PatternSource>(12, 7));
+    const PageIndex base = streamer.textures().base_page(id);
+    std::vector<PageIndex> view;  // 12 pages of mip 0: more than the budget's 8
+    for (PageIndex i = 0; i < 12; ++i) view.push_back(base + i);
+    FrameId previous = 0;
+    const auto frame_asking = [&](std::span<const PageIndex> pages) {
+        const FrameId frame = streamer.begin_frame();
+        streamer.request(pages);
+        if (previous != 0) streamer.complete_frame(previous);
+        previous = frame;
+        // Idle once every page asked for is ready, superseded or waiting for `previous`.
+        return streamer.wait_idle(std::chrono::milliseconds(50));
+    };
+    // Frames until one ends with nothing pending (the view has taken what fits).
+    const auto deadline = std::chrono::steady_clock::now() + 60s;
+    std::size_t frames = 0;
+    while (!frame_asking(view) || streamer.statistics().superseded_requests == 0) {
+        ASSERT_LT(std::chrono::steady_clock::now(), deadline)
+            << "the view never settled: " << streamer.statistics().pages_filled << " pages read in "
+            << frames << " frames";
+        ++frames;
+    }
+    streamer.rethrow_error();
+    const StreamerStatistics settled = streamer.statistics();
+    std::vector<PageIndex> resident;
+    for (PageIndex page : view) {
+        if (streamer.is_ready(page)) resident.push_back(page);
+    }
+    EXPECT_GE(resident.size(), 3u) << "what the budget holds beside the tail and a level host";
+    EXPECT_LE(settled.pages_filled, view.size() + 2) << "after " << frames << " frames";
+    for (int frame = 0; frame < 20; ++frame) frame_asking(view);
+    ASSERT_TRUE(streamer.wait_idle_while_progressing(60s));
+    const StreamerStatistics after = streamer.statistics();
+    EXPECT_EQ(after.pages_filled, settled.pages_filled) << "no page read again";
+    EXPECT_GE(after.superseded_requests, settled.superseded_requests + 20);
+    for (PageIndex page : resident) EXPECT_TRUE(streamer.is_ready(page)) << page;
+    // The view shrinks to pages that fit, most of them not resident: they take the room of
+    // those the view no longer wants.
+    std::vector<PageIndex> smaller;
+    for (PageIndex page : view) {
+        if (!streamer.is_ready(page) && smaller.size() < 3) smaller.push_back(page);
+    }
+    ASSERT_FALSE(smaller.empty());
+    for (int frame = 0; frame < 3; ++frame) frame_asking(smaller);
+    streamer.complete_frame(previous);
+    ASSERT_TRUE(streamer.wait_idle_while_progressing(60s));
+    for (PageIndex page : smaller) EXPECT_TRUE(streamer.is_ready(page)) << page;
+    expect_ready_pages_match(streamer);
+    streamer.page_table().check_invariants();
+}
+
 // A page each for tails, no packed levels: each texture pins one page. A budget of four takes
 // four textures; the fifth is refused before anything changes, saying both numbers.
 TEST_P(StreamerTest, ATextureThatWouldPinMoreThanTheBudgetIsRefusedWithTheNumbers) {

@@ -16,7 +16,7 @@ bool BatchRunner::run(std::vector<PendingKey> keys, FillStage& fills) {
     if (!keys.empty()) {
         const CommitOutcome outcome = parts_.commits.commit(keys, mappings);
         if (outcome != CommitOutcome::committed && items.empty()) {
-            return outcome == CommitOutcome::failed;
+            return outcome == CommitOutcome::failed || outcome == CommitOutcome::superseded;
         }
     } else if (items.empty()) {
         const RequestBook::Lock lock = parts_.book.lock();

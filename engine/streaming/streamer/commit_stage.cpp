@@ -1,5 +1,7 @@
 #include "streaming/streamer/commit_stage.hpp"
 
+#include <algorithm>
+
 namespace vtpage::vt::streamer_detail {
 
 CommitOutcome CommitStage::commit(std::vector<PendingKey>& keys,
@@ -9,10 +11,11 @@ CommitOutcome CommitStage::commit(std::vector<PendingKey>& keys,
         pages.reserve(keys.size());
         for (const PendingKey& key : keys) pages.push_back(key.page);
         try {
-            mappings = table_.commit(pages, true);
+            mappings = table_.commit(pages, {.pin = true, .wanted_in = oldest_ask(keys)});
             return CommitOutcome::committed;
         } catch (const Error& error) {
-            const bool no_room = error.code() == Errc::budget_exhausted;
+            const bool no_room =
+                error.code() == Errc::budget_exhausted || error.code() == Errc::superseded;
             if (no_room && keys.size() > 1) {
                 // Keep the higher-priority half and try again.
                 const std::size_t keep = keys.size() / 2;
@@ -20,6 +23,11 @@ CommitOutcome CommitStage::commit(std::vector<PendingKey>& keys,
                 book_.requeue(lock, std::span(keys).subspan(keep));
                 keys.resize(keep);
                 continue;
+            }
+            if (error.code() == Errc::superseded) {
+                const RequestBook::Lock lock = book_.lock();
+                book_.supersede(lock, keys);
+                return CommitOutcome::superseded;
             }
             if (no_room || error.code() == Errc::busy) {
                 stall(keys);
@@ -29,6 +37,13 @@ CommitOutcome CommitStage::commit(std::vector<PendingKey>& keys,
             return CommitOutcome::failed;
         }
     }
+}
+
+// The rule of the batch's oldest request (the strictest); 0 when one was asked before any frame.
+FrameId CommitStage::oldest_ask(const std::vector<PendingKey>& keys) {
+    FrameId oldest = keys.empty() ? 0 : keys.front().asked_in;
+    for (const PendingKey& key : keys) oldest = std::min(oldest, key.asked_in);
+    return oldest;
 }
 
 void CommitStage::stall(const std::vector<PendingKey>& keys) {

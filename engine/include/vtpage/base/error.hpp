@@ -27,6 +27,7 @@ enum class Errc {
     corrupt_data,        // a file or message failed its format or checksum checks
     device_unavailable,  // no driver or device to run on
     backend_failure,     // any other failure reported by the backend
+    superseded,          // fits only by evicting what was wanted since it was asked for
 };
 
 std::string_view to_string(Errc code) noexcept;

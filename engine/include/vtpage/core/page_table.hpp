@@ -58,6 +58,13 @@ struct PageMapping {
 
 using PageMappingCallback = std::function<void(std::span<const PageMapping>)>;
 
+struct CommitOptions {
+    bool pin = false;
+    // The frame the pages were asked for in (0: no rule). A page is as recent as the newest
+    // frame that asked for it (request, or a commit's wanted_in), apart from its frame fence.
+    FrameId wanted_in = 0;
+};
+
 struct PageTableSettings {
     std::size_t region_size = 1_TiB;
     std::size_t budget_bytes = 1_GiB;  // rounded down to whole pages, at least one
@@ -192,6 +199,12 @@ public:
     // that with frames in flight the victims they need are evicted and held back, so that a
     // later call finds room once those frames complete.
     std::vector<PageMapping> commit(std::span<const PageIndex> pages, bool pin = false);
+    // The same, for pages asked for in frame `options.wanted_in` (a request that waited): they
+    // take the room of pages wanted before that frame only. When they would fit now but only by
+    // evicting pages wanted in that frame or later, `superseded`, and nothing changes: the
+    // view needs more than the budget holds, and trading the pages it samples for these would
+    // have it ask for them again next frame, for ever. 0: any page, as above.
+    std::vector<PageMapping> commit(std::span<const PageIndex> pages, const CommitOptions& options);
     bool maps_into_region() const noexcept;
     // Where a resident page's bytes can be reached: its place in the region, or its window when
     // the table does not map into the region. not_mapped when the page is not resident;
