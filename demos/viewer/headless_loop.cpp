@@ -4,6 +4,7 @@
 #include <cmath>
 #include <cstdio>
 #include <memory>
+#include <string>
 
 #include "camera_path.hpp"
 #include "frame_stats.hpp"
@@ -25,14 +26,19 @@ double seconds_between(Clock::time_point a, Clock::time_point b) {
 void print_progress(std::uint64_t frame, std::uint64_t frames, const FrameStats& stats,
                     const SessionCounters& counters, std::size_t budget_pages) {
     const Rates rates = stats.rates();
+    std::string over_budget;
+    if (rates.over_budget_pages > 0) {
+        over_budget = "  over budget by ~" + std::to_string(std::lround(rates.over_budget_pages)) +
+                      " pages a frame";
+    }
     std::fprintf(stderr,
                  "frame %llu/%llu  %.1f fps  %.2f ms/frame  streamed %llu pages (%.0f/s)  "
-                 "resident %zu/%zu  queued %zu\n",
+                 "resident %zu/%zu  queued %zu%s\n",
                  static_cast<unsigned long long>(frame), static_cast<unsigned long long>(frames),
                  rates.frames, rates.frames > 0 ? 1000.0 / rates.frames : 0.0,
                  static_cast<unsigned long long>(counters.streamer.pages_filled),
                  rates.pages_streamed, counters.streamer.table.resident_pages, budget_pages,
-                 counters.streamer.pending + counters.streamer.in_flight);
+                 counters.streamer.pending + counters.streamer.in_flight, over_budget.c_str());
 }
 
 // --pressure-mib: another process takes device memory at one time into the flight and gives

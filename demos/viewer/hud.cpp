@@ -213,6 +213,11 @@ void Hud::build(const HudData& d) {
                 double(streamer.bytes_filled) / (mib * 1024.0));
     ImGui::Text("queue %zu pending, %zu in flight, %llu dropped", streamer.pending,
                 streamer.in_flight, static_cast<unsigned long long>(streamer.dropped_requests));
+    if (rates.over_budget_pages > 0) {
+        ImGui::TextColored(ImVec4(1.0f, 0.6f, 0.2f, 1.0f),
+                           "over budget: the view wants ~%.0f pages a frame more than fit",
+                           rates.over_budget_pages);
+    }
     const vt::RequestLatencyStatistics& latency = d.counters.latency;
     ImGui::Text("request to visible p50 %llu / p99 %llu frames, %llu cancelled",
                 static_cast<unsigned long long>(latency.frames_p50),

@@ -287,6 +287,9 @@ TEST_P(ViewerHeadlessTest, TheIdentityCheckFindsNoViolationOnAFastFlightAtTheSma
     // Streaming all the way: physical pages given to other pages again and again.
     const std::uint64_t committed = stats["pages_committed"], evicted = stats["pages_evicted"];
     EXPECT_GE(evicted, 10u);
+    // Close to the plane the view asks for more than 8 pages: over budget, it keeps the pages
+    // it samples and the requests beyond them are superseded (not traded for them).
+    EXPECT_GT(stats["superseded_requests"].get<std::uint64_t>(), 0u);
     EXPECT_GE(committed, 8u + 10u);
     EXPECT_GT(stats["deferred_pages"]["total"].get<std::uint64_t>(), 0u)
         << "evicted pages were held back for frames in flight";
@@ -368,6 +371,7 @@ TEST_P(ViewerCutsTest, AStreamedRunReportsEachCut) {
     }
     EXPECT_EQ(quality["time_to_full_detail"]["reached"], reached);
     EXPECT_EQ(quality["time_to_full_detail"]["over_budget"], 0);
+    EXPECT_EQ(stats["superseded_requests"], 0) << "the view always fits: never over budget";
     RecordProperty("cuts_reached", reached);
 }
 
