@@ -187,10 +187,10 @@ struct StreamerStatistics {
     std::uint64_t batches = 0;
     std::uint64_t budget_stalls = 0;  // times nothing fitted (pinned or fenced pages)
     std::uint64_t dropped_requests = 0;
-    // Packed coarse levels not placed because every place of their shape held a level wanted in
-    // the frame they were asked in or later (the view needs more than the levels' share holds:
-    // it keeps the levels it has rather than trading them for ever). Asked again, they compete
-    // again.
+    // Requests dropped because their page (or packed level) fits only by evicting pages (or
+    // levels) wanted in the frame they were asked in or later: the view needs more than the
+    // budget holds, and keeps what it samples rather than trading it for ever. Asked again, they
+    // compete again; superseded requests a frame tell how far over budget the view is.
     std::uint64_t superseded_requests = 0;
     std::uint64_t cancelled_requests = 0;  // pending requests removed by cancel / clear_pending
     std::uint64_t failed_pages = 0;        // fills or commits that failed
