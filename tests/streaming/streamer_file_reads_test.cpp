@@ -107,7 +107,7 @@ protected:
         s.file_reads.backend = std::get<1>(GetParam());
         s.file_reads.read_buffers = read_buffers;
         s.file_reads.depth = read_buffers;
-        s.file_reads.decode_threads = 2;
+        s.file_reads.decode_threads = test::copy_threads(2);
         s.file_reads.layer = layer;
         return s;
     }
@@ -283,6 +283,36 @@ TEST_P(StreamerFileReadsTest, FilesOfOneShapeEachHoldTheirOwnBytes) {
         expect_ready_pages_are_the_archive(streamer, first);
         expect_ready_pages_are_the_archive(streamer, second);
     }
+}
+
+// Instances of one file have the same texels, and each round below makes the same placements,
+// so a packed level whose rows were not all copied could still read right: its place may hold
+// the same level from an earlier placement, in memory the driver hands out again. Here every
+// ready page's bytes are overwritten with a poison pattern before its streamer goes, so each
+// placement must write every row of its own: a row it left out reads as poison (or as whatever
+// fresh memory holds).
+TEST_P(StreamerFileReadsTest, EveryPlacementOfAPackedLevelWritesAllItsRows) {
+    std::uint64_t poisoned_levels = 0;
+    for (int round = 0; round < 6; ++round) {
+        Streamer streamer(*backend_, settings(4));
+        const TextureId first = streamer.add_texture(source_);
+        const TextureId second = streamer.add_texture(std::make_shared<BakedFileSource>(path_));
+        auto pages = pages_of(streamer, first);
+        const auto more = pages_of(streamer, second);
+        pages.insert(pages.end(), more.begin(), more.end());
+        streamer.request(pages);
+        ASSERT_TRUE(streamer.wait_idle_while_progressing(60s));
+        expect_ready_pages_are_the_archive(streamer, first);
+        expect_ready_pages_are_the_archive(streamer, second);
+        const std::vector<std::byte> poison(page_bytes, std::byte{0xCD});
+        for (PageIndex page : pages) {
+            const auto ready = streamer.ready_page(page);
+            if (!ready) continue;
+            backend_->write(ready->data, poison.data(), ready->bytes);
+            poisoned_levels += ready->packed() ? 1 : 0;
+        }
+    }
+    EXPECT_GT(poisoned_levels, 0u) << "no packed coarse level was ready";
 }
 
 // Short reads, EINTR and EAGAIN are continued and retried: the bytes are the same.

@@ -183,7 +183,7 @@ TEST_P(StreamerTest, TailsOfManyTexturesShareTheirPages) {
 // GPU's do. Every request is served or still queued, never lost, and what is ready is right.
 TEST_P(StreamerTest, SmallBudgetMovingCameraNeverLosesARequest) {
     auto s = settings(24);
-    s.worker_threads = 2;
+    s.worker_threads = test::copy_threads(2);
     s.batch_pages = 4;
     Streamer streamer(*backend_, s);
     auto source = std::make_shared<test::PatternSource>(14, 9);
@@ -891,7 +891,7 @@ TEST_P(StreamerTest, APackedLevelIsReportedReadyBeforeItsPlaceCanBeTaken) {
     constexpr std::size_t textures = 24;  // their 2 x 2 levels take turns in one page of eight
     auto s = settings(16);
     s.packed_level_pages = 1;
-    s.worker_threads = 4;
+    s.worker_threads = test::copy_threads(4);
     s.batch_pages = 1;
     std::mutex mutex;
     std::map<PageIndex, bool> shown;                                  // level -> ready now
@@ -1069,7 +1069,7 @@ TEST_P(StreamerTest, EvictingOverBudgetWhileWorkersStreamKeepsEveryEventMatched)
     // Fewer pages under ThreadSanitizer, where a procedural page takes seconds to fill.
     constexpr std::size_t low = 4, high = test::under_thread_sanitizer ? 12 : 24, seen = high / 2;
     auto s = settings(high);
-    s.worker_threads = 2;
+    s.worker_threads = test::copy_threads(2);
     s.batch_pages = 4;
     s.queue_events = false;
     std::mutex events_mutex;
