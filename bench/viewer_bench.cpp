@@ -40,6 +40,7 @@ struct Flight {
     double seconds = 0;
     double pages_per_second = 0;
     std::uint64_t validation_messages = 0;
+    ResidencyTotals residency;  // how much of what is resident the view sampled
 };
 
 enum class FlightKind { floor, benchmark, cuts };
@@ -79,6 +80,7 @@ Flight fly(ViewerOptions options, FlightKind kind, const Log& log) {
     flight.resident_pages = counters.streamer.table.resident_pages;
     flight.pages_per_second = double(flight.pages_streamed) / flight.seconds;
     flight.validation_messages = counters.validation.warnings + counters.validation.errors;
+    flight.residency = counters.residency;
     return flight;
 }
 
@@ -98,6 +100,15 @@ std::string full_detail_cell(const FullDetailFigures& f) {
     return cell;
 }
 
+// The mean share of tiles the view sampled of those resident and of those in the pages it
+// samples, and the MiB that residency by tile would have needed beside the pages in use.
+std::string residency_cell(const ResidencyTotals& r) {
+    if (r.samples == 0) return "not measured";
+    const auto mib = [](double bytes) { return fixed(bytes / double(1 << 20), 0); };
+    return percent(r.mean_share()) + " / " + percent(r.mean_in_use_share()) + " (" +
+           mib(r.mean_tile_granular_bytes()) + " of " + mib(r.mean_in_use_bytes()) + ")";
+}
+
 nlohmann::json flight_json(const Flight& f) {
     return {{"flight", f.name},
             {"frames", f.frames},
@@ -107,6 +118,11 @@ nlohmann::json flight_json(const Flight& f) {
             {"gpu_ms_p50", f.gpu_ms.p50},
             {"pages_streamed", f.pages_streamed},
             {"pages_streamed_per_second", f.pages_per_second},
+            {"resident_tiles_sampled_mean", f.residency.mean_share()},
+            {"in_use_tiles_sampled_mean", f.residency.mean_in_use_share()},
+            {"in_use_mib_mean", f.residency.mean_in_use_bytes() / double(1 << 20)},
+            {"tile_granular_mib_mean", f.residency.mean_tile_granular_bytes() / double(1 << 20)},
+            {"resident_mib_mean", f.residency.mean_resident_bytes() / double(1 << 20)},
             {"share_at_wanted_level_p50", f.quality.share_p50},
             {"share_at_wanted_level_min", f.quality.share_min},
             {"mean_levels_missing_mean", f.quality.missing_mean},
@@ -204,13 +220,16 @@ int main(int argc, char** argv) {
                 " frames, budget " + std::to_string(options.budget_mib) + " MiB",
             {"flight", "frame ms p50", "frame ms p99", "frame ms max", "GPU ms p50",
              "pages streamed/s", "at wanted level p50 / min", "levels missing mean",
-             "full detail after a cut, frames p50 / max", "p50 vs floor", "p99 vs floor"});
+             "full detail after a cut, frames p50 / max",
+             "tiles sampled: of resident / of pages in use (MiB by tile of in use)", "p50 vs floor",
+             "p99 vs floor"});
         nlohmann::json rows = nlohmann::json::array();
         for (const Flight* f : {&floor, &streamed, &cuts}) {
             table.add_row({f->name, fixed(f->frame_ms.p50, 2), fixed(f->frame_ms.p99, 2),
                            fixed(f->frame_ms.max, 2), fixed(f->gpu_ms.p50, 2),
                            fixed(f->pages_per_second, 0), quality_cell(f->quality),
                            fixed(f->quality.missing_mean, 3), full_detail_cell(f->full_detail),
+                           residency_cell(f->residency),
                            fixed(f->frame_ms.p50 / floor.frame_ms.p50, 2) + "x",
                            fixed(f->frame_ms.p99 / floor.frame_ms.p99, 2) + "x"});
             rows.push_back(flight_json(*f));

@@ -218,6 +218,14 @@ void Hud::build(const HudData& d) {
                            "over budget: the view wants ~%.0f pages a frame more than fit",
                            rates.over_budget_pages);
     }
+    const vt::ResidencySample& residency = d.counters.residency.newest;
+    if (residency.frame != 0) {
+        ImGui::Text(
+            "tiles sampled: %.0f%% of resident, %.0f%% of pages in use (%.0f MiB; "
+            "by tile %.0f)",
+            100 * residency.sampled_share(), 100 * residency.in_use_share(),
+            double(residency.in_use_bytes) / mib, double(residency.tile_granular_bytes) / mib);
+    }
     const vt::RequestLatencyStatistics& latency = d.counters.latency;
     ImGui::Text("request to visible p50 %llu / p99 %llu frames, %llu cancelled",
                 static_cast<unsigned long long>(latency.frames_p50),

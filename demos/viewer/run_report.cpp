@@ -217,6 +217,7 @@ RunReport make_report(const ViewerOptions& options, const StreamingSession& sess
     r.requests = streamer.requests;
     r.dropped_requests = streamer.dropped_requests;
     r.superseded_requests = streamer.superseded_requests;
+    r.residency = counters.residency;
     r.withdrawn_requests = counters.withdrawn_requests;
     r.budget_stalls = streamer.budget_stalls;
     r.failed_pages = streamer.failed_pages;
@@ -317,6 +318,19 @@ nlohmann::json to_json(const RunReport& r) {
         {"requests", r.requests},
         {"dropped_requests", r.dropped_requests},
         {"superseded_requests", r.superseded_requests},
+        {"residency",
+         {{"samples", r.residency.samples},
+          {"sampled_share_mean", r.residency.mean_share()},
+          {"sampled_share_last", r.residency.newest.sampled_share()},
+          {"resident_tiles_last", r.residency.newest.resident_tiles},
+          {"sampled_tiles_last", r.residency.newest.sampled_tiles},
+          {"asked_tiles_last", r.residency.newest.asked_tiles},
+          {"in_use_share_mean", r.residency.mean_in_use_share()},
+          {"in_use_share_last", r.residency.newest.in_use_share()},
+          {"in_use_tiles_last", r.residency.newest.in_use_tiles},
+          {"resident_mib_mean", r.residency.mean_resident_bytes() / double(1 << 20)},
+          {"in_use_mib_mean", r.residency.mean_in_use_bytes() / double(1 << 20)},
+          {"tile_granular_mib_mean", r.residency.mean_tile_granular_bytes() / double(1 << 20)}}},
         {"withdrawn_requests", r.withdrawn_requests},
         {"budget_stalls", r.budget_stalls},
         {"failed_pages", r.failed_pages},
@@ -439,6 +453,14 @@ std::string summary_text(const RunReport& r) {
     row("held back for frames in flight: now / peak pages",
         detail::concat(r.deferred_pages, " / ", r.deferred_peak));
     row("pool hits / misses", detail::concat(r.pool.hits, " / ", r.pool.misses));
+    const ResidencyTotals& residency = r.residency;
+    const auto mib = [](double bytes) { return fixed(bytes / double(1 << 20), 0); };
+    row("tiles sampled in 8 feedbacks: of the resident / of the pages in use (MiB each; by tile)",
+        detail::concat(fixed(100 * residency.mean_share(), 1), "% / ",
+                       fixed(100 * residency.mean_in_use_share(), 1), "% (",
+                       mib(residency.mean_resident_bytes()), " / ",
+                       mib(residency.mean_in_use_bytes()), "; ",
+                       mib(residency.mean_tile_granular_bytes()), ")"));
     row("requests (dropped, withdrawn, superseded levels)",
         detail::concat(r.requests, " (", r.dropped_requests, ", ", r.withdrawn_requests, ", ",
                        r.superseded_requests, ")"));

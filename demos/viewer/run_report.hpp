@@ -52,6 +52,7 @@ struct RunReport {
     PagePoolStatistics pool;
     std::uint64_t requests = 0, dropped_requests = 0, withdrawn_requests = 0;
     std::uint64_t superseded_requests = 0;
+    ResidencyTotals residency;  // how much of what is resident the view sampled
     std::uint64_t budget_stalls = 0, failed_pages = 0;
     // Pages read from baked files through the streamer's read pipeline (zero for procedural
     // textures): read and decoded, stored bytes read, read buffers at their peak.

@@ -238,6 +238,8 @@ CompletedSummary StreamingSession::consume(const CompletedFrame& done) {
 
 void StreamingSession::collect_feedback_results(CompletedSummary& summary) {
     summary.processed = streaming_->take_feedback_results();
+    for (const vt::FeedbackFrameResult& result : summary.processed)
+        residency_.add(result.residency);
     if (!summary.processed.empty()) last_feedback_ = summary.processed.back();
     const vt::FeedbackFrameResult& newest = last_feedback_;
     summary.feedback_samples = newest.samples;
@@ -384,6 +386,7 @@ SessionCounters StreamingSession::counters() const {
     counters.most_made_visible = streaming.most_made_visible;
     counters.publish_limit = streaming.publish_limit;
     counters.identity = identity_;
+    counters.residency = residency_;
     return counters;
 }
 

@@ -27,6 +27,7 @@
 #include "camera.hpp"
 #include "input_errors.hpp"
 #include "renderer/vulkan_renderer.hpp"
+#include "residency_totals.hpp"
 #include "scene_layout.hpp"
 #include "usage_error.hpp"
 #include "vtpage/backend/backend.hpp"
@@ -170,6 +171,7 @@ struct SessionCounters {
     std::uint64_t pages_made_visible = 0;  // by every frame's upload, settling included
     std::size_t most_made_visible = 0;     // by one frame's upload
     std::size_t publish_limit = 0;         // the indirection table's now (0: none)
+    ResidencyTotals residency;             // how much of what is resident the view samples
 };
 
 class StreamingSession {
@@ -265,6 +267,7 @@ private:
     std::vector<PlaneDraw> planes_;  // the scene, as each frame draws it
     std::uint64_t frames_ = 0;
     vt::FeedbackFrameResult last_feedback_;  // render thread: the newest processed
+    ResidencyTotals residency_;              // render thread: the samples of the run
     IdentityCheckTotals identity_;
     std::vector<std::uint8_t> capture_;
     std::uint32_t capture_width_ = 0;

@@ -93,6 +93,7 @@ void VirtualTextureStreaming::build(Backend& backend) {
         start_feedback_thread();
     } else {
         stale_ = std::make_unique<vt::StaleRequests>();
+        residency_ = vt::ResidencyEfficiency(s.residency_window_frames);
     }
 }
 
@@ -132,7 +133,7 @@ void VirtualTextureStreaming::wire_latency(vt::StreamerSettings& streamer) {
 
 // The worker's hooks run on its thread, with none of its locks held.
 void VirtualTextureStreaming::start_feedback_thread() {
-    vt::FeedbackWorkerSettings worker{settings_.feedback};
+    vt::FeedbackWorkerSettings worker{settings_.feedback, settings_.residency_window_frames};
     worker.on_requests = [this](FrameId frame, std::span<const vt::PageRequest> requests) {
         latency_->note_requested(frame, requests, *indirection_);
     };
@@ -238,6 +239,10 @@ vt::FeedbackFrameResult VirtualTextureStreaming::process_feedback_here(
     result.samples = processed_.samples;
     result.requests = processed_.requests.size();
     result.process_ms = milliseconds_since(start);
+    if (settings_.residency_window_frames > 0) {
+        residency_.add_frame(frame, scratch_.tiles);
+        result.residency = residency_.measure_when_due(*streamer_);
+    }
     start = std::chrono::steady_clock::now();
     if (!paused_.load(std::memory_order_relaxed)) {
         const std::span<const PageIndex> withdrawn = stale_->withdraw(processed_, *streamer_, true);

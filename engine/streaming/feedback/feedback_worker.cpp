@@ -25,6 +25,7 @@ FeedbackWorker::FeedbackWorker(Streamer& streamer, FeedbackWorkerSettings settin
       settings_(std::move(settings)),
       processor_(streamer.textures(), settings_.feedback),
       stale_(std::make_unique<StaleRequests>()),
+      residency_(settings_.residency_window_frames),
       thread_([this] { run(); }) {}
 
 FeedbackWorker::~FeedbackWorker() {
@@ -144,6 +145,10 @@ FeedbackFrameResult FeedbackWorker::handle(const Handoff& work) {
     result.samples = processed.samples;
     result.requests = processed.requests.size();
     result.process_ms = milliseconds_since(start);
+    if (settings_.residency_window_frames > 0) {
+        residency_.add_frame(work.frame, scratch_.tiles);
+        result.residency = residency_.measure_when_due(streamer_);
+    }
     start = Clock::now();
     if (!paused) {
         try {

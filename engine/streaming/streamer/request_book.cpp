@@ -87,6 +87,13 @@ const StreamedPage* RequestBook::find_ready(const Lock&, PageIndex page) const {
     return found == ready_.end() ? nullptr : &found->second;
 }
 
+std::vector<StreamedPage> RequestBook::all_ready(const Lock&) const {
+    std::vector<StreamedPage> pages;
+    pages.reserve(ready_.size());
+    for (const auto& [page, ready] : ready_) pages.push_back(ready);
+    return pages;
+}
+
 void RequestBook::unready(const Lock&, PageIndex page, std::uint64_t generation) {
     auto found = ready_.find(page);
     if (found != ready_.end() && found->second.generation == generation) ready_.erase(found);

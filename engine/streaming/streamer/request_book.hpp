@@ -64,6 +64,7 @@ public:
 
     // ---- ready pages (guard held) ----
     const StreamedPage* find_ready(const Lock&, PageIndex page) const;
+    std::vector<StreamedPage> all_ready(const Lock&) const;
     void set_ready(const Lock&, PageIndex page, const StreamedPage& ready) { ready_[page] = ready; }
     // Takes the page out of ready if its entry is of `generation` (a later one stays).
     void unready(const Lock&, PageIndex page, std::uint64_t generation);

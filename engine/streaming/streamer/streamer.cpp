@@ -373,6 +373,11 @@ std::optional<StreamedPage> Streamer::ready_page(PageIndex page) const {
     return *found;
 }
 
+std::vector<StreamedPage> Streamer::ready_pages() const {
+    const RequestBook::Lock lock = state_->book.lock();
+    return state_->book.all_ready(lock);
+}
+
 bool Streamer::is_queued(PageIndex page) const {
     const RequestBook::Lock lock = state_->book.lock();
     return state_->book.is_pending(lock, page) || state_->book.in_flight(lock, page);

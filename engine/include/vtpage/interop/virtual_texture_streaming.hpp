@@ -126,6 +126,9 @@ struct VirtualTextureStreamingSettings {
     VulkanPageImporterSettings importer;
     VulkanTextureDirectorySettings directory;
     vt::FeedbackSettings feedback;
+    // How much of what is resident the view samples (vt::ResidencyEfficiency): measured every
+    // this many feedbacks over as many frames, in last_feedback.residency (0: not measured).
+    std::uint32_t residency_window_frames = 8;
     // Process feedback on a thread of its own (complete_frame copies it and returns at once,
     // with the newest result processed so far); false: on the caller's thread, as it returns.
     bool feedback_thread = false;
@@ -278,6 +281,7 @@ private:
     vt::FeedbackScratch scratch_;
     vt::FeedbackResult processed_;
     std::unique_ptr<vt::StaleRequests> stale_;
+    vt::ResidencyEfficiency residency_;
     std::atomic<bool> paused_{false};
     std::atomic<std::size_t> queue_depth_{0};     // written where feedback is processed
     std::atomic<std::uint64_t> made_visible_{0};  // written by begin_frame

@@ -35,6 +35,7 @@
 
 #include "vtpage/core/latency_histogram.hpp"
 #include "vtpage/streaming/feedback/feedback_processor.hpp"
+#include "vtpage/streaming/feedback/residency_efficiency.hpp"
 #include "vtpage/streaming/streamer/streamer.hpp"
 
 namespace vtpage::vt {
@@ -53,10 +54,15 @@ struct FeedbackFrameResult {
     double process_ms = 0, request_ms = 0, complete_ms = 0;
     // From post() to the end of processing: how far the worker trails the render loop.
     double handoff_ms = 0;
+    // The newest measure of how much of what is resident the view samples, taken every
+    // residency_window_frames feedbacks (frame 0 before the first).
+    ResidencySample residency;
 };
 
 struct FeedbackWorkerSettings {
     FeedbackSettings feedback;
+    // The window of ResidencyEfficiency, and how often it is measured (0: never).
+    std::uint32_t residency_window_frames = 8;
     // Cancel pending requests that the newest feedback no longer makes, before they take a
     // worker's time: stream what is in view now rather than what was a second ago.
     bool withdraw = true;
@@ -123,6 +129,7 @@ private:
     std::unique_ptr<StaleRequests> stale_;
     FeedbackScratch scratch_;
     FeedbackResult processed_;
+    ResidencyEfficiency residency_;
 
     mutable std::mutex mutex_;
     std::condition_variable wake_;  // work posted, or stopping

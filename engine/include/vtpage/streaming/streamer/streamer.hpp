@@ -273,6 +273,8 @@ public:
 
     bool is_ready(PageIndex page) const;
     std::optional<StreamedPage> ready_page(PageIndex page) const;
+    // Every ready page, packed tails and levels included, in no order (a copy, taken at once).
+    std::vector<StreamedPage> ready_pages() const;
     // Pending, or being committed and filled.
     bool is_queued(PageIndex page) const;
     std::size_t pending_count() const;
