@@ -79,6 +79,22 @@ void DeviceFillContext::make_current() const {
           state_->device);
 }
 
+void DeviceFillContext::reserve_staging(std::size_t bytes) {
+    make_current();
+    const std::size_t capacity = std::max(bytes, min_arena_bytes);
+    for (State::Arena& arena : state_->arenas) {
+        if (arena.capacity >= capacity) continue;
+        void* memory = nullptr;
+        check(cudaHostAlloc(&memory, capacity, cudaHostAllocPortable),
+              "DeviceFillContext::reserve_staging", "cudaHostAlloc of pinned staging memory failed",
+              state_->device);
+        if (arena.memory) cudaFreeHost(arena.memory);  // nothing is staged in it yet
+        arena.memory = static_cast<std::byte*>(memory);
+        arena.capacity = capacity;
+        arena.used = 0;
+    }
+}
+
 void DeviceFillContext::begin_batch() {
     make_current();
     state_->current ^= 1;

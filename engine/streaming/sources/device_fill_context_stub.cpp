@@ -15,6 +15,7 @@ DeviceFillContext::~DeviceFillContext() = default;
 int DeviceFillContext::device() const noexcept { return 0; }
 CudaStream DeviceFillContext::stream() const noexcept { return nullptr; }
 void DeviceFillContext::make_current() const {}
+void DeviceFillContext::reserve_staging(std::size_t) {}
 void DeviceFillContext::begin_batch() {}
 std::byte* DeviceFillContext::staging(std::size_t) { return nullptr; }
 void DeviceFillContext::copy_to_device(DeviceAddress, const std::byte*, std::size_t) {}

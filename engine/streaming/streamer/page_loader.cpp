@@ -75,6 +75,8 @@ struct PageLoader::State {
     std::deque<Reading> decodable;
     std::uint64_t next_read_tag = 1;
     std::size_t decoders_without_stream = 0;
+    std::condition_variable ready_cv;  // the constructor's: a decode thread is ready
+    std::size_t decoders_ready = 0;    // with their stream and staging, or ended
     bool stopping = false;
     PageLoaderStatistics stats;
     // Destroyed first: it waits for the reads in flight, up to its shutdown_timeout. A read
@@ -362,12 +364,34 @@ struct PageLoader::State {
         report(result);
     }
 
+    // The decode thread's staging pinned before its first page (the constructor waits for it):
+    // the first pages read do not wait for pinned memory.
+    void reserve_staging(DeviceFillContext* context) {
+        if (!context) return;
+        try {
+            context->reserve_staging(page_bytes);
+        } catch (const std::exception& error) {
+            settings.log.error("page loader: pinning staging memory ahead: ", error.what());
+        }
+    }
+
+    void decoder_ready() {
+        {
+            std::lock_guard lock(mutex);
+            ++decoders_ready;
+        }
+        ready_cv.notify_all();
+    }
+
     void decoder_main(std::size_t index) {
         trace::name_thread("vtpage decode " + std::to_string(index));
         std::unique_ptr<DeviceFillContext> context;
         std::deque<PendingCopy> copies;
         std::string no_stream;
-        if (!make_context(context, no_stream)) return;
+        const bool decodes = make_context(context, no_stream);
+        if (decodes) reserve_staging(context.get());
+        decoder_ready();
+        if (!decodes) return;
         while (true) {
             if (context) release_copies(*context, copies, false);
             std::optional<Reading> reading = next_decodable(!copies.empty());
@@ -405,6 +429,11 @@ PageLoader::PageLoader(PageLoaderSettings settings) {
         for (std::size_t i = 0; i < s.settings.decode_threads; ++i) {
             s.decoders.emplace_back([&s, i] { s.decoder_main(i); });
         }
+        // Until every decode thread has its stream and staging (a bounded wait on our own
+        // threads: past it, the pages wait for them instead).
+        std::unique_lock lock(s.mutex);
+        s.ready_cv.wait_for(lock, std::chrono::seconds(10),
+                            [&s] { return s.decoders_ready == s.settings.decode_threads; });
     } catch (...) {
         {
             std::lock_guard lock(s.mutex);

@@ -36,6 +36,10 @@ public:
     // Makes the device current on the calling thread (cudaSetDevice: its primary context).
     void make_current() const;
 
+    // Pins both staging arenas now, each of at least `bytes`, so that the first batches do not
+    // wait for pinned memory (cudaHostAlloc takes milliseconds and the driver serialises it).
+    // Before the first batch; out_of_memory when the memory cannot be pinned.
+    void reserve_staging(std::size_t bytes);
     // Starts a batch: waits until the staging arena it will use is no longer read by the GPU.
     void begin_batch();
     // Pinned host memory of `bytes` for this batch's copies (16-byte aligned).
