@@ -124,6 +124,19 @@ protected:
         ASSERT_TRUE(test::ready_pages_hold_their_source(*backend_, streamer, id, checked));
     }
 
+    // Asks for every page of both textures at once, waits and checks that each ready page holds
+    // its archive's bytes; `pages` gets what was asked for.
+    void stream_every_page(Streamer& streamer, TextureId first, TextureId second,
+                           std::vector<PageIndex>& pages) {
+        pages = pages_of(streamer, first);
+        const auto more = pages_of(streamer, second);
+        pages.insert(pages.end(), more.begin(), more.end());
+        streamer.request(pages);
+        ASSERT_TRUE(streamer.wait_idle_while_progressing(60s));
+        expect_ready_pages_are_the_archive(streamer, first);
+        expect_ready_pages_are_the_archive(streamer, second);
+    }
+
     std::uint64_t stored_offset(std::uint64_t page) const {
         return source_->stored_read(page).value().offset;
     }
@@ -275,13 +288,8 @@ TEST_P(StreamerFileReadsTest, FilesOfOneShapeEachHoldTheirOwnBytes) {
         Streamer streamer(*backend_, settings(4));
         const TextureId first = streamer.add_texture(source_);
         const TextureId second = streamer.add_texture(std::make_shared<BakedFileSource>(other));
-        auto pages = pages_of(streamer, first);
-        const auto more = pages_of(streamer, second);
-        pages.insert(pages.end(), more.begin(), more.end());
-        streamer.request(pages);
-        ASSERT_TRUE(streamer.wait_idle_while_progressing(60s));
-        expect_ready_pages_are_the_archive(streamer, first);
-        expect_ready_pages_are_the_archive(streamer, second);
+        std::vector<PageIndex> pages;
+        ASSERT_NO_FATAL_FAILURE(stream_every_page(streamer, first, second, pages));
     }
 }
 
@@ -297,13 +305,8 @@ TEST_P(StreamerFileReadsTest, EveryPlacementOfAPackedLevelWritesAllItsRows) {
         Streamer streamer(*backend_, settings(4));
         const TextureId first = streamer.add_texture(source_);
         const TextureId second = streamer.add_texture(std::make_shared<BakedFileSource>(path_));
-        auto pages = pages_of(streamer, first);
-        const auto more = pages_of(streamer, second);
-        pages.insert(pages.end(), more.begin(), more.end());
-        streamer.request(pages);
-        ASSERT_TRUE(streamer.wait_idle_while_progressing(60s));
-        expect_ready_pages_are_the_archive(streamer, first);
-        expect_ready_pages_are_the_archive(streamer, second);
+        std::vector<PageIndex> pages;
+        ASSERT_NO_FATAL_FAILURE(stream_every_page(streamer, first, second, pages));
         const std::vector<std::byte> poison(page_bytes, std::byte{0xCD});
         for (PageIndex page : pages) {
             const auto ready = streamer.ready_page(page);
