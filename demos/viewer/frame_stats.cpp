@@ -66,7 +66,7 @@ void FrameStats::record_completed(const CompletedSummary& completed) {
 void FrameStats::record_counters(double seconds, const SessionCounters& counters) {
     samples_.push_back({seconds, counters.frames, counters.streamer.table.commits,
                         counters.streamer.table.evictions, counters.streamer.pages_filled,
-                        counters.streamer.bytes_filled, counters.streamer.superseded_requests});
+                        counters.streamer.bytes_filled});
     // Keep what the next rates() needs: the newest sample older than a second, and newer ones.
     while (samples_.size() > 2 && samples_[1].seconds <= seconds - 1.0) samples_.pop_front();
 }
@@ -151,9 +151,6 @@ Rates FrameStats::rates() const {
     rates.evictions = double(b.evictions - a.evictions) / dt;
     rates.pages_streamed = double(b.pages - a.pages) / dt;
     rates.bytes_streamed = double(b.bytes - a.bytes) / dt;
-    if (b.frames > a.frames) {
-        rates.over_budget_pages = double(b.superseded - a.superseded) / double(b.frames - a.frames);
-    }
     return rates;
 }
 

@@ -31,9 +31,6 @@ struct Rates {
     double evictions = 0;
     double pages_streamed = 0;
     double bytes_streamed = 0;
-    // Requests superseded a frame: about how many pages the view asks for beyond what the
-    // budget holds (it asks for them again every frame). 0 when the view fits.
-    double over_budget_pages = 0;
 };
 
 // The sample quality of the frames (SampleQuality) over a run.
@@ -111,7 +108,6 @@ private:
         std::uint64_t evictions = 0;
         std::uint64_t pages = 0;
         std::uint64_t bytes = 0;
-        std::uint64_t superseded = 0;
     };
     std::uint64_t warmup_;
     std::size_t history_length_;

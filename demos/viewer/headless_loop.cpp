@@ -27,9 +27,9 @@ void print_progress(std::uint64_t frame, std::uint64_t frames, const FrameStats&
                     const SessionCounters& counters, std::size_t budget_pages) {
     const Rates rates = stats.rates();
     std::string over_budget;
-    if (rates.over_budget_pages > 0) {
-        over_budget = "  over budget by ~" + std::to_string(std::lround(rates.over_budget_pages)) +
-                      " pages a frame";
+    if (counters.budget.newest.over_budget()) {
+        over_budget = "  over budget by " +
+                      std::to_string(counters.budget.newest.over_budget_pages) + " pages";
     }
     std::fprintf(stderr,
                  "frame %llu/%llu  %.1f fps  %.2f ms/frame  streamed %llu pages (%.0f/s)  "

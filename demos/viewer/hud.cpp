@@ -213,10 +213,13 @@ void Hud::build(const HudData& d) {
                 double(streamer.bytes_filled) / (mib * 1024.0));
     ImGui::Text("queue %zu pending, %zu in flight, %llu dropped", streamer.pending,
                 streamer.in_flight, static_cast<unsigned long long>(streamer.dropped_requests));
-    if (rates.over_budget_pages > 0) {
+    if (const vt::BudgetDemand& demand = d.counters.budget.newest; demand.over_budget()) {
         ImGui::TextColored(ImVec4(1.0f, 0.6f, 0.2f, 1.0f),
-                           "over budget: the view wants ~%.0f pages a frame more than fit",
-                           rates.over_budget_pages);
+                           "over budget by %zu pages (%.0f MiB): the view wants %zu, %zu fit; the "
+                           "finest levels that fit are kept, the rest drawn coarser",
+                           demand.over_budget_pages,
+                           double(demand.over_budget_pages * vt::page_bytes) / mib,
+                           demand.recent_pages, demand.free_pages);
     }
     const vt::ResidencySample& residency = d.counters.residency.newest;
     if (residency.frame != 0) {

@@ -218,6 +218,8 @@ RunReport make_report(const ViewerOptions& options, const StreamingSession& sess
     r.dropped_requests = streamer.dropped_requests;
     r.superseded_requests = streamer.superseded_requests;
     r.residency = counters.residency;
+    r.budget = counters.budget;
+    r.refaulted_pages = streamer.refaulted_pages;
     r.withdrawn_requests = counters.withdrawn_requests;
     r.budget_stalls = streamer.budget_stalls;
     r.failed_pages = streamer.failed_pages;
@@ -318,6 +320,16 @@ nlohmann::json to_json(const RunReport& r) {
         {"requests", r.requests},
         {"dropped_requests", r.dropped_requests},
         {"superseded_requests", r.superseded_requests},
+        {"over_budget",
+         {{"frames", r.budget.frames},
+          {"over_budget_frames", r.budget.over_budget_frames},
+          {"most_over_budget_pages", r.budget.most_over_budget_pages},
+          {"over_budget_pages_last", r.budget.newest.over_budget_pages},
+          {"recent_pages_last", r.budget.newest.recent_pages},
+          {"free_pages_last", r.budget.newest.free_pages},
+          {"sampled_budget_share_mean", r.budget.mean_sampled_budget_share()},
+          {"sampled_budget_samples", r.budget.over_budget_samples},
+          {"refaulted_pages", r.refaulted_pages}}},
         {"residency",
          {{"samples", r.residency.samples},
           {"sampled_share_mean", r.residency.mean_share()},
@@ -461,6 +473,11 @@ std::string summary_text(const RunReport& r) {
                        mib(residency.mean_resident_bytes()), " / ",
                        mib(residency.mean_in_use_bytes()), "; ",
                        mib(residency.mean_tile_granular_bytes()), ")"));
+    row("over budget: frames / most pages / free pages held by sampled ones; refaults",
+        detail::concat(r.budget.over_budget_frames, " of ", r.budget.frames, " / ",
+                       r.budget.most_over_budget_pages, " / ",
+                       fixed(100 * r.budget.mean_sampled_budget_share(), 1), "%; ",
+                       r.refaulted_pages));
     row("requests (dropped, withdrawn, superseded levels)",
         detail::concat(r.requests, " (", r.dropped_requests, ", ", r.withdrawn_requests, ", ",
                        r.superseded_requests, ")"));

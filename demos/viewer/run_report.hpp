@@ -52,7 +52,9 @@ struct RunReport {
     PagePoolStatistics pool;
     std::uint64_t requests = 0, dropped_requests = 0, withdrawn_requests = 0;
     std::uint64_t superseded_requests = 0;
-    ResidencyTotals residency;  // how much of what is resident the view sampled
+    ResidencyTotals residency;          // how much of what is resident the view sampled
+    BudgetTotals budget;                // the view against the budget, frame by frame
+    std::uint64_t refaulted_pages = 0;  // asked for again within 8 frames of their eviction
     std::uint64_t budget_stalls = 0, failed_pages = 0;
     // Pages read from baked files through the streamer's read pipeline (zero for procedural
     // textures): read and decoded, stored bytes read, read buffers at their peak.

@@ -134,6 +134,7 @@ StreamingSession::StreamingSession(SessionSettings settings) : settings_(std::mo
     vt::StreamerSettings& streamer_settings = streaming.streamer;
     streamer_settings.table.budget_bytes = s.budget_bytes;
     streamer_settings.table.evict_ahead_pages = s.evict_ahead_pages;
+    streamer_settings.recent_frames = s.recent_frames;
     streamer_settings.worker_threads = s.workers;
     streamer_settings.pack_tails = s.pack_tails;
     streamer_settings.pack_levels = s.pack_levels;
@@ -238,8 +239,13 @@ CompletedSummary StreamingSession::consume(const CompletedFrame& done) {
 
 void StreamingSession::collect_feedback_results(CompletedSummary& summary) {
     summary.processed = streaming_->take_feedback_results();
-    for (const vt::FeedbackFrameResult& result : summary.processed)
-        residency_.add(result.residency);
+    for (const vt::FeedbackFrameResult& result : summary.processed) {
+        budget_.add_frame(result.budget);
+        const vt::ResidencySample& sample = result.residency;
+        if (sample.frame != 0 && sample.frame != residency_.newest.frame)
+            budget_.add_residency(sample, vt::page_bytes);
+        residency_.add(sample);
+    }
     if (!summary.processed.empty()) last_feedback_ = summary.processed.back();
     const vt::FeedbackFrameResult& newest = last_feedback_;
     summary.feedback_samples = newest.samples;
@@ -387,6 +393,7 @@ SessionCounters StreamingSession::counters() const {
     counters.publish_limit = streaming.publish_limit;
     counters.identity = identity_;
     counters.residency = residency_;
+    counters.budget = budget_;
     return counters;
 }
 

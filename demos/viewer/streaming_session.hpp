@@ -24,6 +24,7 @@
 #include <string>
 #include <vector>
 
+#include "budget_totals.hpp"
 #include "camera.hpp"
 #include "input_errors.hpp"
 #include "renderer/vulkan_renderer.hpp"
@@ -62,6 +63,7 @@ struct SessionSettings {
     // VulkanRendererSettings::identity_check on every textured frame (the identity texture).
     bool identity_check = false;
     std::size_t evict_ahead_pages = 64;  // PageTableSettings::evict_ahead_pages
+    std::uint64_t recent_frames = 8;     // StreamerSettings::recent_frames
     bool pack_tails = true;              // StreamerSettings::pack_tails
     bool pack_levels = true;             // StreamerSettings::pack_levels
     std::size_t decode_threads = 0;      // StreamerFileReads::decode_threads (0: the default)
@@ -172,6 +174,7 @@ struct SessionCounters {
     std::size_t most_made_visible = 0;     // by one frame's upload
     std::size_t publish_limit = 0;         // the indirection table's now (0: none)
     ResidencyTotals residency;             // how much of what is resident the view samples
+    BudgetTotals budget;                   // the view against the budget, frame by frame
 };
 
 class StreamingSession {
@@ -268,6 +271,7 @@ private:
     std::uint64_t frames_ = 0;
     vt::FeedbackFrameResult last_feedback_;  // render thread: the newest processed
     ResidencyTotals residency_;              // render thread: the samples of the run
+    BudgetTotals budget_;                    // render thread: each processed feedback's
     IdentityCheckTotals identity_;
     std::vector<std::uint8_t> capture_;
     std::uint32_t capture_width_ = 0;

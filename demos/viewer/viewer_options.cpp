@@ -97,8 +97,9 @@ const std::vector<std::pair<std::string, std::vector<std::string>>> option_group
     {"Checks and output",
      {"--screenshot", "--stats", "--trace", "--trace-events", "--validation", "--identity-check"}},
     {"Streaming",
-     {"--backend", "--workers", "--batch-pages", "--evict-ahead", "--no-pack-tails",
-      "--no-pack-levels", "--decode-threads", "--preload-all", "--upload-pages-per-frame"}},
+     {"--backend", "--workers", "--batch-pages", "--evict-ahead", "--recent-frames",
+      "--no-pack-tails", "--no-pack-levels", "--decode-threads", "--preload-all",
+      "--upload-pages-per-frame"}},
     {"Feedback", {"--feedback-divisor", "--feedback-on-render-thread"}},
 };
 
@@ -257,6 +258,12 @@ ParsedOptions parse_viewer_options(int argc, const char* const* argv) {
                    "Pages evicted ahead while streaming at a full budget, so that they have "
                    "ripened (no frame in flight reaches them) when the next commits need them")
         ->check(app::count_in(0, 1 << 20))
+        ->capture_default_str();
+    app.add_option("--recent-frames", o.recent_frames,
+                   "The view keeps the pages it asked for in this many frames: new requests do "
+                   "not evict them (a coarser level may evict a finer one), so that a view over "
+                   "budget keeps what it samples instead of reading its pages again and again")
+        ->check(app::count_in(1, 1024))
         ->capture_default_str();
     app.add_flag("!--no-pack-tails", o.pack_tails,
                  "Give each texture's mip tail a page of its own instead of packing the tails of "

@@ -32,6 +32,7 @@ SessionSettings session_settings(const ViewerOptions& o, const Log& log) {
     s.upload_pages_per_frame = o.upload_pages_per_frame;
     s.identity_check = o.identity_check;
     s.evict_ahead_pages = o.evict_ahead_pages;
+    s.recent_frames = o.recent_frames;
     s.pack_tails = o.pack_tails;
     s.pack_levels = o.pack_levels;
     s.decode_threads = o.decode_threads;

@@ -4,6 +4,7 @@
 #include <chrono>
 #include <condition_variable>
 #include <deque>
+#include <limits>
 #include <mutex>
 #include <unordered_map>
 #include <unordered_set>
@@ -29,11 +30,27 @@ struct Entry {
     std::uint32_t pins = 0;
     FrameId last_used = 0;  // the newest frame that may sample it: its fence
     FrameId wanted_in = 0;  // the newest frame that asked for it: its recency (CommitOptions)
+    std::uint32_t precedence = 0;  // CommitOptions::precedence
     PooledPage physical;
     std::uint64_t generation = 0;
 };
 
 std::string page_text(PageIndex page) { return detail::concat("page=", page); }
+
+// The lowest precedence among the pages a commit must bring in (0 when none is given).
+std::uint32_t lowest_missing_precedence(
+    const std::vector<PageIndex>& unique, const std::vector<PageIndex>& resident_now,
+    const std::unordered_map<PageIndex, std::uint32_t>& precedence_of) {
+    if (precedence_of.empty()) return 0;
+    std::uint32_t lowest = std::numeric_limits<std::uint32_t>::max();
+    bool any = false;
+    for (PageIndex page : unique) {
+        if (std::binary_search(resident_now.begin(), resident_now.end(), page)) continue;
+        lowest = std::min(lowest, precedence_of.at(page));
+        any = true;
+    }
+    return any ? lowest : 0;
+}
 
 // The table's log reaches its pool unless the pool was given one of its own.
 PageTableSettings with_pool_log(PageTableSettings settings) {
@@ -97,8 +114,8 @@ struct PageTable::State {
                                       std::ptrdiff_t free, bool deferring) const {
         if (!deferring || settings.evict_ahead_pages == 0 || free > 0) return 0;
         const std::ptrdiff_t held_back = static_cast<std::ptrdiff_t>(deferred.size());
-        const std::ptrdiff_t target =
-            missing + static_cast<std::ptrdiff_t>(settings.evict_ahead_pages);
+        const std::ptrdiff_t target = missing + static_cast<std::ptrdiff_t>(std::min(
+                                                    settings.evict_ahead_pages, budget_pages / 8));
         return std::max<std::ptrdiff_t>(0, target - held_back - needed);
     }
     // Victims to be reused at once: begin_frame waits for their report.
@@ -141,35 +158,59 @@ struct PageTable::State {
                         page_text(page));
         }
     }
-    // Whether a page wanted in `wanted` may make room for pages asked for in `asked_in`.
-    static bool older(FrameId wanted, FrameId asked_in) {
-        return asked_in == 0 || wanted < asked_in;
+    // Which resident pages may make room for a commit (CommitOptions): those wanted before
+    // `asked_in` (any, when 0), and those of a precedence below `precedence`.
+    struct VictimRule {
+        FrameId asked_in = 0;
+        std::uint32_t precedence = 0;
+        static VictimRule of(const CommitOptions& options, std::uint32_t precedence) {
+            if (options.wanted_in == 0) return {};
+            const FrameId window = std::max<FrameId>(options.recent_frames, 1);
+            return {options.wanted_in > window ? options.wanted_in - (window - 1) : 1, precedence};
+        }
+        bool allows(const Entry& entry) const {
+            return asked_in == 0 || entry.wanted_in < asked_in || entry.precedence < precedence;
+        }
+        // The same without the precedence: for pages evicted ahead of need.
+        VictimRule by_recency_only() const { return {asked_in, 0}; }
+    };
+    // Chooses up to count victims (any evictable page) and marks them evicting.
+    std::vector<PageMapping> take_victims_nolock(std::size_t count) {
+        return take_victims_nolock(count, VictimRule{.asked_in = 0, .precedence = 0});
     }
-    // Chooses up to count victims wanted before `asked_in` and marks them evicting.
-    std::vector<PageMapping> take_victims_nolock(std::size_t count, FrameId asked_in = 0) {
+    // The same, among the pages the rule allows.
+    std::vector<PageMapping> take_victims_nolock(std::size_t count, VictimRule rule) {
         std::vector<PageMapping> victims;
         if (count == 0) return victims;
-        auto pages = policy->choose_victims(count, [this, asked_in](PageIndex page) {
+        auto pages = policy->choose_victims(count, [this, rule](PageIndex page) {
             auto found = entries.find(page);
-            return found != entries.end() && evictable(found->second) &&
-                   older(found->second.wanted_in, asked_in);
+            return found != entries.end() && evictable(found->second) && rule.allows(found->second);
         });
         for (PageIndex page : pages) victims.push_back(mark_evicting_nolock(page));
         return victims;
     }
-    // How many pages (up to `count`) wanted before `asked_in` and not pinned wait for their
-    // frames: evictable once those complete.
-    std::size_t older_fenced_nolock(std::size_t count, FrameId asked_in) {
+    // Victims for a commit: `needed` by the rule, then up to `ahead` more by its recency alone
+    // (never a page the view wants now, whatever its precedence).
+    std::vector<PageMapping> take_victims_nolock(std::size_t needed, std::size_t ahead,
+                                                 VictimRule rule) {
+        std::vector<PageMapping> victims = take_victims_nolock(needed, rule);
+        if (victims.size() < needed || ahead == 0) return victims;
+        std::vector<PageMapping> more = take_victims_nolock(ahead, rule.by_recency_only());
+        victims.insert(victims.end(), more.begin(), more.end());
+        return victims;
+    }
+    // How many pages (up to `count`) the rule allows and not pinned wait for their frames:
+    // evictable once those complete.
+    std::size_t older_fenced_nolock(std::size_t count, VictimRule rule) {
         if (count == 0) return 0;
         return policy
             ->choose_victims(count,
-                             [this, asked_in](PageIndex page) {
+                             [this, rule](PageIndex page) {
                                  auto found = entries.find(page);
                                  if (found == entries.end()) return false;
                                  const Entry& entry = found->second;
                                  return entry.state == PageState::resident && entry.pins == 0 &&
-                                        entry.last_used > completed_frame &&
-                                        older(entry.wanted_in, asked_in);
+                                        entry.last_used > completed_frame && rule.allows(entry);
                              })
             .size();
     }
@@ -361,6 +402,7 @@ struct PageTable::State {
         bool pin = false;
         bool from_queue = false;
         FrameId wanted_in = 0;  // CommitOptions::wanted_in (0: the current frame)
+        VictimRule rule;        // who may make room for it
     };
     std::vector<PageMapping> run_batch(std::unique_lock<StateMutex>& lock, Batch batch);
     // Held-back pages that are free again but beyond the budget (it was lowered) leave with
@@ -425,7 +467,7 @@ std::vector<PageMapping> PageTable::State::run_batch(std::unique_lock<StateMutex
                 frames_in_flight = defers();
                 if (!frames_in_flight) {
                     ++out_of_memory_retries;
-                    more = take_victims_nolock(wanted - pages.size(), batch.wanted_in);
+                    more = take_victims_nolock(wanted - pages.size(), batch.rule);
                     if (!more.empty()) {
                         begin_reuse_at_once(more);
                         ++extra_gates;
@@ -745,8 +787,10 @@ std::vector<PageMapping> PageTable::commit_queued(std::size_t max_pages) {
     const std::ptrdiff_t ripe = static_cast<std::ptrdiff_t>(s.ripe_count_nolock());
     const std::ptrdiff_t needed = std::max<std::ptrdiff_t>(0, wanted - free - deferred);
     batch.defer_victims = s.defers();
-    batch.victims = s.take_victims_nolock(static_cast<std::size_t>(
-        needed + s.evict_ahead_nolock(wanted, needed, free, batch.defer_victims)));
+    batch.victims = s.take_victims_nolock(
+        static_cast<std::size_t>(needed),
+        static_cast<std::size_t>(s.evict_ahead_nolock(wanted, needed, free, batch.defer_victims)),
+        batch.rule);
     if (!batch.defer_victims) s.begin_reuse_at_once(batch.victims);
     const std::ptrdiff_t usable_victims =
         batch.defer_victims ? 0 : static_cast<std::ptrdiff_t>(batch.victims.size());
@@ -777,6 +821,16 @@ std::vector<PageMapping> PageTable::commit(std::span<const PageIndex> pages,
     std::unique_lock lock(state_->mutex);
     State& s = *state_;
     for (PageIndex page : pages) s.check_page("commit", page);
+    if (!options.precedence.empty() && options.precedence.size() != pages.size()) {
+        throw Error(
+            Errc::invalid_argument, "commit", "one precedence a page, or none",
+            detail::concat("pages=", pages.size(), ", precedences=", options.precedence.size()));
+    }
+    std::unordered_map<PageIndex, std::uint32_t> precedence_of;
+    for (std::size_t i = 0; i < options.precedence.size(); ++i) {
+        std::uint32_t& precedence = precedence_of[pages[i]];
+        precedence = std::max(precedence, options.precedence[i]);
+    }
     std::vector<PageIndex> unique(pages.begin(), pages.end());
     std::sort(unique.begin(), unique.end());
     unique.erase(std::unique(unique.begin(), unique.end()), unique.end());
@@ -798,6 +852,8 @@ std::vector<PageMapping> PageTable::commit(std::span<const PageIndex> pages,
         }
     }
     std::size_t missing = unique.size() - resident_now.size();
+    batch.rule = State::VictimRule::of(
+        options, lowest_missing_precedence(unique, resident_now, precedence_of));
     const std::ptrdiff_t free = static_cast<std::ptrdiff_t>(s.budget_pages) -
                                 static_cast<std::ptrdiff_t>(s.held_pages_nolock());
     const std::ptrdiff_t deferred = static_cast<std::ptrdiff_t>(s.deferred.size());
@@ -811,10 +867,11 @@ std::vector<PageMapping> PageTable::commit(std::span<const PageIndex> pages,
         // The resident pages of this call must not be chosen as victims: pin them for the
         // choice.
         for (PageIndex page : resident_now) ++s.entries.at(page).pins;
-        batch.victims = s.take_victims_nolock(
-            static_cast<std::size_t>(needed + s.evict_ahead_nolock(std::ptrdiff_t(missing), needed,
-                                                                   free, batch.defer_victims)),
-            asked_in);
+        batch.victims =
+            s.take_victims_nolock(static_cast<std::size_t>(needed),
+                                  static_cast<std::size_t>(s.evict_ahead_nolock(
+                                      std::ptrdiff_t(missing), needed, free, batch.defer_victims)),
+                                  batch.rule);
         for (PageIndex page : resident_now) --s.entries.at(page).pins;
     }
     const std::ptrdiff_t room =
@@ -839,7 +896,7 @@ std::vector<PageMapping> PageTable::commit(std::span<const PageIndex> pages,
     if (static_cast<std::ptrdiff_t>(batch.victims.size()) < needed) {
         for (const PageMapping& victim : batch.victims) s.restore_victim_nolock(victim);
         const std::size_t short_by = static_cast<std::size_t>(needed) - batch.victims.size();
-        if (asked_in != 0 && s.older_fenced_nolock(short_by, asked_in) < short_by) {
+        if (asked_in != 0 && s.older_fenced_nolock(short_by, batch.rule) < short_by) {
             // Waiting for frames would not free enough: the rest was wanted since.
             throw Error(Errc::superseded, "commit",
                         detail::concat(missing,
@@ -873,6 +930,7 @@ std::vector<PageMapping> PageTable::commit(std::span<const PageIndex> pages,
             it->second.was_queued = true;
         }
         it->second.state = PageState::committing;
+        it->second.precedence = precedence_of.contains(page) ? precedence_of[page] : 0;
         ++s.committing;
         batch.candidates.push_back(page);
     }

@@ -235,6 +235,58 @@ TEST_P(PageTableTest, ACommitTakesNoRoomFromPagesWantedSinceItWasAskedFor) {
     table.check_invariants();
 }
 
+// With recent_frames, pages wanted in the frames before the request's are kept too; pages of a
+// lower precedence are not, whenever they were wanted: a coarser level takes a finer one's room.
+TEST_P(PageTableTest, RecentFramesKeepPagesAndPrecedenceMayTakeTheirRoom) {
+    auto settings = small_table(2);
+    settings.defer_reuse = false;
+    PageTable table(*backend_, settings);
+    const FrameId frame1 = table.begin_frame();
+    const std::uint32_t fine[] = {0, 0};
+    table.commit(pages_of(1, 2), CommitOptions{.wanted_in = frame1, .precedence = fine});
+    table.complete_frame(frame1);
+    const FrameId frame2 = table.begin_frame();
+    table.request(pages_of(2));
+    table.complete_frame(frame2);
+    const FrameId frame3 = table.begin_frame();
+    table.complete_frame(frame3);
+    // Page 1 was wanted in frame 1, page 2 in frame 2: with a window of 3 frames both are kept.
+    EXPECT_EQ(test::error_code_of([&] {
+                  table.commit(pages_of(3), CommitOptions{.wanted_in = frame3, .recent_frames = 3});
+              }),
+              Errc::superseded);
+    // With a window of 2, page 1 (frame 1) may go; page 2 stays.
+    ASSERT_EQ(
+        table.commit(pages_of(3), CommitOptions{.wanted_in = frame3, .recent_frames = 2}).size(),
+        1u);
+    EXPECT_FALSE(table.is_resident(1));
+    EXPECT_TRUE(table.is_resident(2));
+    // Page 4 of precedence 1 takes the room of page 2 (precedence 0), wanted or not; page 3
+    // (committed without a precedence: 0) goes first only if it is older, so say both wanted.
+    table.request(pages_of(2, 3));
+    const std::uint32_t coarse[] = {1};
+    EXPECT_EQ(test::error_code_of([&] {
+                  table.commit(pages_of(4), CommitOptions{.wanted_in = frame3, .recent_frames = 8});
+              }),
+              Errc::superseded)
+        << "precedence 0 takes no room of recent pages";
+    ASSERT_EQ(
+        table
+            .commit(pages_of(4),
+                    CommitOptions{.wanted_in = frame3, .recent_frames = 8, .precedence = coarse})
+            .size(),
+        1u);
+    EXPECT_TRUE(table.is_resident(4));
+    EXPECT_EQ(int(table.is_resident(2)) + int(table.is_resident(3)), 1);
+    const std::uint32_t two[] = {1, 1};
+    EXPECT_EQ(test::error_code_of([&] {
+                  table.commit(pages_of(5), CommitOptions{.wanted_in = frame3, .precedence = two});
+              }),
+              Errc::invalid_argument)
+        << "one precedence a page";
+    table.check_invariants();
+}
+
 TEST_P(PageTableTest, EvictedPagesAreReusedOnlyOnceTheirFramesComplete) {
     Backend& backend = *backend_;
     auto settings = small_table(2);
@@ -298,25 +350,61 @@ TEST_P(PageTableTest, CommitWithFramesInFlightEvictsAheadAndSucceedsLater) {
     table.check_invariants();
 }
 
-TEST_P(PageTableTest, EvictingAheadKeepsPagesRipeningForTheNextCommits) {
-    Backend& backend = *backend_;
+// A small budget evicts at most an eighth of itself ahead, whatever the setting: at 8 pages a
+// commit of two evicts one more, not 64 (which would empty the budget of what the view has).
+// And a page wanted since the commit's window is never evicted ahead.
+TEST_P(PageTableTest, EvictingAheadTakesAtMostAnEighthOfTheBudgetAndNoRecentPage) {
     PageTableSettings settings = small_table(8);
-    settings.evict_ahead_pages = 4;
-    PageTable table(backend, settings);
+    settings.evict_ahead_pages = 64;
+    PageTable table(*backend_, settings);
     FrameId frame = table.begin_frame();
     table.commit(range(1, 8));
     table.complete_frame(frame);
     frame = table.begin_frame();
+    EXPECT_EQ(test::error_code_of([&] { table.commit(range(20, 2)); }), Errc::budget_exhausted);
+    EXPECT_EQ(table.statistics().evictions, 3u);
+    table.complete_frame(frame);
+
+    // Pages 4 .. 8 wanted in the last 4 frames: a commit asked for now with a 4-frame window
+    // takes its victim and the one it evicts ahead from pages 1 .. 3 only.
+    PageTable kept(*backend_, settings);
+    frame = kept.begin_frame();
+    kept.commit(range(1, 8));
+    for (int i = 0; i < 4; ++i) {
+        kept.complete_frame(frame);
+        frame = kept.begin_frame();
+        kept.request(range(4 + PageIndex(i), 1));
+    }
+    kept.request(range(4, 5));
+    EXPECT_EQ(test::error_code_of([&] {
+                  kept.commit(range(20, 1), CommitOptions{.wanted_in = frame, .recent_frames = 4});
+              }),
+              Errc::budget_exhausted);
+    for (PageIndex page = 4; page <= 8; ++page) EXPECT_TRUE(kept.is_resident(page)) << page;
+    EXPECT_EQ(kept.statistics().evictions, 2u);
+    kept.complete_frame(frame);
+    kept.check_invariants();
+}
+
+TEST_P(PageTableTest, EvictingAheadKeepsPagesRipeningForTheNextCommits) {
+    Backend& backend = *backend_;
+    PageTableSettings settings = small_table(32);  // an eighth of it: the 4 asked for
+    settings.evict_ahead_pages = 4;
+    PageTable table(backend, settings);
+    FrameId frame = table.begin_frame();
+    table.commit(range(1, 32));
+    table.complete_frame(frame);
+    frame = table.begin_frame();
     // The budget is full and a frame is in flight: the commit waits, and evicts its two
     // victims and four more, which ripen together.
-    EXPECT_EQ(test::error_code_of([&] { table.commit(range(20, 2)); }), Errc::budget_exhausted);
+    EXPECT_EQ(test::error_code_of([&] { table.commit(range(100, 2)); }), Errc::budget_exhausted);
     EXPECT_EQ(table.statistics().evictions, 6u);
     EXPECT_EQ(table.statistics().deferred_pages, 6u);
     table.complete_frame(frame);
     frame = table.begin_frame();
     // Three commits of two pages find ripe pages without waiting for another frame; each
     // tops the pages ripening back up to four beyond its own.
-    for (PageIndex first : {30, 40, 50}) {
+    for (PageIndex first : {130, 140, 150}) {
         EXPECT_EQ(table.commit(range(first, 2)).size(), 2u) << "pages " << first;
         const auto stats = table.statistics();
         EXPECT_LE(stats.resident_pages + stats.deferred_pages, stats.budget_pages);

@@ -185,6 +185,9 @@ TEST_P(StreamerTest, SmallBudgetMovingCameraNeverLosesARequest) {
     auto s = settings(24);
     s.worker_threads = test::copy_threads(2);
     s.batch_pages = 4;
+    // Each frame's pages are its whole view: only they are kept (a longer window would keep
+    // the frames before too, and drop requests the moving view no longer fits).
+    s.recent_frames = 1;
     Streamer streamer(*backend_, s);
     auto source = std::make_shared<test::PatternSource>(14, 9);
     const TextureId id = streamer.add_texture(source);
@@ -260,7 +263,9 @@ TEST_P(StreamerTest, SmallBudgetMovingCameraNeverLosesARequest) {
 }
 
 TEST_P(StreamerTest, FramesThatAreNotCompleteKeepTheirPages) {
-    Streamer streamer(*backend_, settings(8));
+    auto s = settings(8);
+    s.recent_frames = 1;  // the frame fence alone keeps the first frame's pages
+    Streamer streamer(*backend_, s);
     const TextureId id = streamer.add_texture(std::make_shared<test::PatternSource>(13, 2));
     const auto pages = all_pages(streamer.textures(), id);
     const std::vector<PageIndex> first(pages.begin(), pages.begin() + 7);
@@ -622,6 +627,7 @@ TEST_P(StreamerTest, CoarseLevelsOfManyTexturesShareEvictablePagesUnderFrameFenc
     constexpr std::size_t textures = 12;
     auto s = settings(16);
     s.packed_level_pages = 2;
+    s.recent_frames = 1;  // levels of earlier frames are fair victims: the fences are tested
     std::mutex mutex;
     // level -> the last frame whose request found it ready and kept it: recorded only then,
     // since a level that the request found evicted was a fair victim before it was asked for.
@@ -704,6 +710,7 @@ TEST_P(StreamerTest, CoarseLevelsOfManyTexturesShareEvictablePagesUnderFrameFenc
 TEST_P(StreamerTest, ALevelAskedForBesideTheResidentOnesIsSupersededNotTradedForOne) {
     auto s = settings(16);
     s.packed_level_pages = 1;
+    s.recent_frames = 1;  // the rule within one frame
     Streamer streamer(*backend_, s);
     std::vector<PageIndex> level;  // mip 2 (3 x 3 tiles) of three textures: a page holds two
     for (std::uint32_t i = 0; i < 3; ++i) {
@@ -792,12 +799,185 @@ TEST_P(StreamerTest, AViewBeyondTheBudgetSettlesInsteadOfThrashing) {
         if (!streamer.is_ready(page) && smaller.size() < 3) smaller.push_back(page);
     }
     ASSERT_FALSE(smaller.empty());
-    for (int frame = 0; frame < 3; ++frame) frame_asking(smaller);
+    // Pages the larger view asked for stay its own for recent_frames frames.
+    for (FrameId frame = 0; frame <= s.recent_frames + 2; ++frame) frame_asking(smaller);
     streamer.complete_frame(previous);
     ASSERT_TRUE(streamer.wait_idle_while_progressing(60s));
     for (PageIndex page : smaller) EXPECT_TRUE(streamer.is_ready(page)) << page;
     expect_ready_pages_match(streamer);
     streamer.page_table().check_invariants();
+}
+
+// A view runs its frames against the streamer as a renderer does: each frame asks for some
+// pages, the frame before completes, and the streamer gets a moment to work.
+class ViewFrames {
+public:
+    explicit ViewFrames(Streamer& streamer) : streamer_(streamer) {}
+    ~ViewFrames() {
+        if (previous_ != 0) streamer_.complete_frame(previous_);
+    }
+    void ask(std::span<const PageIndex> pages) {
+        const FrameId frame = streamer_.begin_frame();
+        streamer_.request(pages);
+        if (previous_ != 0) streamer_.complete_frame(previous_);
+        previous_ = frame;
+        streamer_.wait_idle(std::chrono::milliseconds(50));
+    }
+
+private:
+    Streamer& streamer_;
+    FrameId previous_ = 0;
+};
+
+// Mip-0 pages [first, first + count) of a texture.
+std::vector<PageIndex> mip0_pages(const Streamer& streamer, TextureId id, PageIndex first,
+                                  std::size_t count) {
+    std::vector<PageIndex> pages(count);
+    std::iota(pages.begin(), pages.end(), streamer.textures().base_page(id) + first);
+    return pages;
+}
+
+// What 40 frames of a view of 10 pages cost when each frame's feedback names only half of them
+// (a feedback pass at a fraction of the resolution samples a different pixel of each block every
+// frame), beside a budget that holds 6 of them.
+struct HalfViewRun {
+    StreamerStatistics statistics;
+    std::size_t free_pages = 0;  // the budget's pages beside the pinned ones
+    std::size_t view_pages_ready = 0;
+    std::uint64_t filled_in_last_20_frames = 0;
+};
+
+HalfViewRun run_half_view(Backend& backend, StreamerSettings s) {
+    s.packed_level_pages = 1;  // pinned: the tail's page and one level host; 6 pages left
+    Streamer streamer(backend, s);
+    const TextureId id = streamer.add_texture(std::make_shared<test::PatternSource>(12, 7));
+    const std::vector<PageIndex> view = mip0_pages(streamer, id, 0, 10);
+    HalfViewRun run;
+    {
+        ViewFrames frames(streamer);
+        for (int frame = 0; frame < 40; ++frame) {
+            if (frame == 20) run.filled_in_last_20_frames = streamer.statistics().pages_filled;
+            frames.ask(std::span(view).subspan(frame % 2 == 0 ? 0 : 5, 5));
+        }
+    }
+    EXPECT_TRUE(streamer.wait_idle_while_progressing(60s));
+    streamer.rethrow_error();
+    run.statistics = streamer.statistics();
+    run.free_pages = 8 - run.statistics.tail_pages - run.statistics.level_pages;
+    run.filled_in_last_20_frames = run.statistics.pages_filled - run.filled_in_last_20_frames;
+    for (PageIndex page : view) run.view_pages_ready += streamer.is_ready(page) ? 1 : 0;
+    streamer.page_table().check_invariants();
+    return run;
+}
+
+// The view keeps what it asked for in its last recent_frames frames: half a view named each
+// frame does not evict the other half. Each page is read about once, the budget holds the
+// view's pages, and the statistics say the view is over budget by the 4 pages that do not fit.
+// With recent_frames = 1 the same view evicts and reads its pages again for ever.
+TEST_P(StreamerTest, AViewWhoseFeedbackNamesHalfItsPagesEachFrameSettles) {
+    const HalfViewRun kept = run_half_view(*backend_, settings(8));
+    EXPECT_LE(kept.statistics.pages_filled, 10u + 2u) << "pages read for a view of 10";
+    EXPECT_EQ(kept.filled_in_last_20_frames, 0u) << "the view settled";
+    ASSERT_GE(kept.free_pages, 6u);
+    EXPECT_EQ(kept.view_pages_ready, kept.free_pages) << "the free pages all hold view pages";
+    EXPECT_EQ(kept.statistics.over_budget_pages, 10u - kept.free_pages);
+    EXPECT_EQ(kept.statistics.recent_pages, 10u);
+    EXPECT_LE(kept.statistics.refaulted_pages, 2u);
+
+    StreamerSettings one_frame = settings(8);
+    one_frame.recent_frames = 1;
+    const HalfViewRun traded = run_half_view(*backend_, one_frame);
+    EXPECT_GE(traded.statistics.pages_filled, 30u) << "a view trading its pages for each other";
+    EXPECT_GE(traded.filled_in_last_20_frames, 20u);
+    EXPECT_GE(traded.statistics.refaulted_pages, 20u);
+}
+
+// Over budget is reported while the view needs more than the budget holds beside its pinned
+// pages, and not once the view shrinks to what fits or the budget grows to hold it.
+TEST_P(StreamerTest, OverBudgetEndsWhenTheViewShrinksOrTheBudgetGrows) {
+    auto s = settings(8);
+    s.packed_level_pages = 1;
+    Streamer streamer(*backend_, s);
+    const TextureId id = streamer.add_texture(std::make_shared<test::PatternSource>(12, 3));
+    const std::vector<PageIndex> view = mip0_pages(streamer, id, 0, 10);
+    ViewFrames frames(streamer);
+    for (int frame = 0; frame < 4; ++frame) frames.ask(view);
+    const StreamerStatistics over = streamer.statistics();
+    EXPECT_EQ(over.over_budget_pages, 10u - (8u - over.tail_pages - over.level_pages));
+
+    // Four pages, two of them not resident: they fit once the rest leave the window.
+    std::vector<PageIndex> smaller;
+    for (PageIndex page : view) {
+        if (streamer.is_ready(page) ? smaller.size() < 2 : smaller.size() < 4)
+            smaller.push_back(page);
+    }
+    ASSERT_EQ(smaller.size(), 4u);
+    for (FrameId frame = 0; frame < s.recent_frames + 2; ++frame) frames.ask(smaller);
+    EXPECT_EQ(streamer.statistics().over_budget_pages, 0u);
+    EXPECT_EQ(streamer.statistics().recent_pages, 4u);
+    for (PageIndex page : smaller) EXPECT_TRUE(streamer.is_ready(page)) << page;
+
+    // The whole view again, then a budget that holds it: every page comes in.
+    for (int frame = 0; frame < 3; ++frame) frames.ask(view);
+    EXPECT_GT(streamer.statistics().over_budget_pages, 0u);
+    streamer.set_budget(12 * page_bytes);
+    for (int frame = 0; frame < 4; ++frame) frames.ask(view);
+    ASSERT_TRUE(streamer.wait_idle_while_progressing(60s));
+    frames.ask(view);
+    EXPECT_EQ(streamer.statistics().over_budget_pages, 0u);
+    for (PageIndex page : view) EXPECT_TRUE(streamer.is_ready(page)) << page;
+    streamer.rethrow_error();
+}
+
+// A view over budget gets its coarser levels first: a page of mip 1 takes the room of a mip-0
+// page that the same frame asked for, and that page, asked for again, does not take it back.
+TEST_P(StreamerTest, ACoarserLevelTakesTheRoomOfAFinerOneTheViewAlsoWants) {
+    auto s = settings(8);
+    s.packed_level_pages = 1;
+    Streamer streamer(*backend_, s);
+    const TextureId id = streamer.add_texture(std::make_shared<test::PatternSource>(12, 5));
+    const TextureSet& set = streamer.textures();
+    const StreamerStatistics pinned = streamer.statistics();
+    const std::size_t free = 8 - pinned.tail_pages - pinned.level_pages;
+    const std::vector<PageIndex> fine = mip0_pages(streamer, id, 0, free);
+    ASSERT_GT(set.layout(id).mips[1].pages_x * set.layout(id).mips[1].pages_y, 1u)
+        << "mip 1 is streamed a page at a time, not packed";
+    const PageIndex coarse = set.base_page(id) + set.layout(id).mips[1].first_page;
+    std::uint64_t filled = 0;
+    {
+        ViewFrames frames(streamer);
+        for (int frame = 0; frame < 3; ++frame) frames.ask(fine);
+        for (PageIndex page : fine) ASSERT_TRUE(streamer.is_ready(page)) << page;
+        filled = streamer.statistics().pages_filled;
+        std::vector<PageIndex> both = fine;
+        both.insert(both.begin(), coarse);  // coarse first, as the feedback orders them
+        for (int frame = 0; frame < 12; ++frame) frames.ask(both);
+    }
+    ASSERT_TRUE(streamer.wait_idle_while_progressing(60s));
+    EXPECT_TRUE(streamer.is_ready(coarse));
+    std::size_t fine_ready = 0;
+    for (PageIndex page : fine) fine_ready += streamer.is_ready(page) ? 1 : 0;
+    EXPECT_EQ(fine_ready, free - 1);
+    EXPECT_EQ(streamer.statistics().pages_filled, filled + 1) << "the coarse page alone";
+    streamer.rethrow_error();
+}
+
+// A view that moves within what the budget holds is never over budget and never reads a page
+// it evicted within its recent frames.
+TEST_P(StreamerTest, AMovingViewThatFitsIsNeverOverBudget) {
+    Streamer streamer(*backend_, settings(32));
+    const TextureId id = streamer.add_texture(std::make_shared<test::PatternSource>(12, 9));
+    ViewFrames frames(streamer);
+    for (PageIndex first = 0; first + 4 <= 40; ++first) {
+        frames.ask(mip0_pages(streamer, id, first, 4));
+        EXPECT_EQ(streamer.statistics().over_budget_pages, 0u) << "frame " << first;
+    }
+    ASSERT_TRUE(streamer.wait_idle_while_progressing(60s));
+    const StreamerStatistics stats = streamer.statistics();
+    EXPECT_EQ(stats.refaulted_pages, 0u);
+    EXPECT_EQ(stats.superseded_requests, 0u);
+    EXPECT_LE(stats.recent_pages, 4u + 7u);
+    streamer.rethrow_error();
 }
 
 // A page each for tails, no packed levels: each texture pins one page. A budget of four takes

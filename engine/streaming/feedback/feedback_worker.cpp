@@ -157,6 +157,7 @@ FeedbackFrameResult FeedbackWorker::handle(const Handoff& work) {
             const StreamRequestResult requested = streamer_.request(processed.requests);
             result.ready = requested.ready;
             result.queued = requested.queued;
+            result.budget = streamer_.budget_demand();
         } catch (...) {
             failure = std::current_exception();
         }

@@ -3,6 +3,7 @@
 #include <unordered_map>
 
 #include "streaming/streamer/page_description.hpp"
+#include "streaming/streamer/recent_demand.hpp"
 
 namespace vtpage::vt::streamer_detail {
 
@@ -66,8 +67,8 @@ std::optional<BatchItem> BatchRunner::place_level(const LevelPlacement::Placemen
         owner ? PackedLevelPool::packable(textures.layout(owner->texture), owner->position.mip)
               : std::nullopt;
     if (!shape) return std::nullopt;
-    const LevelPlacement::Placing found =
-        parts_.placement.place(placing, key.page, *shape, key.asked_in);
+    const LevelPlacement::Placing found = parts_.placement.place(
+        placing, key.page, *shape, first_kept_frame(key.asked_in, parts_.book.recent_frames()));
     if (!found.placed) {
         // A shape that found no room for a page of its own (the budget's share is taken by
         // other shapes) is streamed a page a level.

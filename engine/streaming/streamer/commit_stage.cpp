@@ -8,10 +8,18 @@ CommitOutcome CommitStage::commit(std::vector<PendingKey>& keys,
                                   std::vector<PageMapping>& mappings) {
     while (true) {
         std::vector<PageIndex> pages;
+        std::vector<std::uint32_t> levels;  // coarser levels take the room of finer ones
         pages.reserve(keys.size());
-        for (const PendingKey& key : keys) pages.push_back(key.page);
+        levels.reserve(keys.size());
+        for (const PendingKey& key : keys) {
+            pages.push_back(key.page);
+            levels.push_back(key.mip);
+        }
         try {
-            mappings = table_.commit(pages, {.pin = true, .wanted_in = oldest_ask(keys)});
+            mappings = table_.commit(pages, {.pin = true,
+                                             .wanted_in = oldest_ask(keys),
+                                             .recent_frames = book_.recent_frames(),
+                                             .precedence = levels});
             return CommitOutcome::committed;
         } catch (const Error& error) {
             const bool no_room =

@@ -3,7 +3,9 @@
 // pending; when it has room for none (or the table is busy) the batch stalls, all its keys back
 // to pending. Pages are committed for the frame their oldest request was asked in
 // (CommitOptions::wanted_in): a page that fits only by evicting pages wanted since is superseded
-// (RequestBook::supersede), so that a view needing more than the budget keeps what it samples.
+// (RequestBook::supersede), so that a view needing more than the budget keeps what it samples;
+// "since" reaches back StreamerSettings::recent_frames frames, and a page's level is its
+// precedence (CommitOptions): a coarser level may take the room of a finer one the view wants.
 // Other errors fail the batch's pages.
 //
 // No lock of its own: it takes the request book's to put keys back, never while committing.

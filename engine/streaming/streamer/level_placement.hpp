@@ -65,11 +65,11 @@ public:
         // Every level of the shape was wanted since `level` was asked for (PackedLevelPool).
         bool superseded = false;
     };
-    // A place for `level` of `shape`, asked for in `asked_in`: a free one, else in a new host
-    // page (within the cap), else the place of the least recently wanted level of its shape
-    // wanted before `asked_in`, evicted and reported here. No place when nothing is free yet
-    // (frames in flight), when the level is superseded, or when the shape has no host and no
-    // room for one (has_host tells the last apart).
+    // A place for `level` of `shape`: a free one, else in a new host page (within the cap), else
+    // the place of the least recently wanted level of its shape wanted before `asked_in` (the
+    // first frame the request keeps: first_kept_frame), evicted and reported here. No place when
+    // nothing is free yet (frames in flight), when the level is superseded, or when the shape has
+    // no host and no room for one (has_host tells the last apart).
     Placing place(const PlacementLock&, PageIndex level, LevelShape shape, FrameId asked_in);
     bool has_host(LevelShape shape) const;
     // Gives back hosts beyond the cap (a lowered budget): they take no new level, their levels

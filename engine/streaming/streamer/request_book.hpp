@@ -22,6 +22,7 @@
 #include "base/ranked_mutex.hpp"
 #include "streaming/streamer/batch_item.hpp"
 #include "streaming/streamer/pending_queue.hpp"
+#include "streaming/streamer/recent_demand.hpp"
 
 namespace vtpage::vt::streamer_detail {
 
@@ -36,7 +37,8 @@ struct WorkerStall {
 class RequestBook {
 public:
     using Lock = std::unique_lock<detail::RankedMutex>;
-    explicit RequestBook(std::size_t max_pending) : pending_(max_pending) {}
+    RequestBook(std::size_t max_pending, FrameId recent_frames)
+        : pending_(max_pending), demand_(recent_frames) {}
 
     Lock lock() const { return Lock(mutex_); }
 
@@ -74,6 +76,10 @@ public:
 
     // ---- reports and statistics (guard held) ----
     StreamerStatistics& stats(const Lock&) { return stats_; }
+    // Const too: reading it forgets frames that left the window.
+    RecentDemand& demand(const Lock&) const { return demand_; }
+    // StreamerSettings::recent_frames (fixed: no guard).
+    FrameId recent_frames() const noexcept { return demand_.window(); }
     // A batch between leaving flight and its ready event: the book is not idle meanwhile.
     void begin_report(const Lock&) { ++reporting_; }
     void end_report(const Lock&);
@@ -118,6 +124,7 @@ private:
     std::uint64_t wake_epoch_ = 0;  // guarded by mutex_
     bool stopping_ = false;         // guarded by mutex_
     StreamerStatistics stats_;      // guarded by mutex_
+    mutable RecentDemand demand_;   // guarded by mutex_
 };
 
 }  // namespace vtpage::vt::streamer_detail

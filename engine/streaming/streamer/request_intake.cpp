@@ -7,14 +7,16 @@
 namespace vtpage::vt::streamer_detail {
 
 StreamRequestResult RequestIntake::request(std::span<const PageRequest> requests) {
-    const std::vector<PendingKey> keys = keys_of(requests);
+    std::vector<TextureId> owners;
+    const std::vector<PendingKey> keys = keys_of(requests, owners);
     StreamRequestResult result;
     TouchedPages touched;
     const FrameId frame = parts_.table.current_frame();
     TraceRecorder* const trace = trace::active();
     const std::int64_t trace_start = trace ? trace->now() : 0;
     std::int64_t trace_queued = 0;
-    const std::vector<PageIndex> traced = admit(keys, frame, result, touched, trace, trace_queued);
+    const std::vector<PageIndex> traced =
+        admit(keys, owners, frame, result, touched, trace, trace_queued);
     for (PageIndex page : traced) {
         trace->complete("page", "request", trace_start, trace_queued,
                         {.page = page, .frame = frame});
@@ -24,9 +26,11 @@ StreamRequestResult RequestIntake::request(std::span<const PageRequest> requests
     return result;
 }
 
-std::vector<PendingKey> RequestIntake::keys_of(std::span<const PageRequest> requests) const {
+std::vector<PendingKey> RequestIntake::keys_of(std::span<const PageRequest> requests,
+                                               std::vector<TextureId>& owners) const {
     std::vector<PendingKey> keys;
     keys.reserve(requests.size());
+    owners.reserve(requests.size());
     for (const PageRequest& request : requests) {
         auto owner = parts_.textures.find(request.page);
         if (!owner) {
@@ -35,17 +39,23 @@ std::vector<PendingKey> RequestIntake::keys_of(std::span<const PageRequest> requ
         }
         keys.push_back(
             {owner->position.mip, std::max<std::uint32_t>(request.count, 1), 0, request.page});
+        owners.push_back(owner->texture);
     }
     return keys;
 }
 
-std::vector<PageIndex> RequestIntake::admit(const std::vector<PendingKey>& keys, FrameId frame,
+std::vector<PageIndex> RequestIntake::admit(const std::vector<PendingKey>& keys,
+                                            const std::vector<TextureId>& owners, FrameId frame,
                                             StreamRequestResult& result, TouchedPages& touched,
                                             TraceRecorder* trace, std::int64_t& queued_at) {
     std::vector<PageIndex> traced;
     const RequestBook::Lock lock = parts_.book.lock();
-    for (const PendingKey& key : keys) {
-        if (admit_nolock(lock, key, frame, result, touched) && trace) traced.push_back(key.page);
+    for (std::size_t i = 0; i < keys.size(); ++i) {
+        if (whole_page_nolock(lock, owners[i], keys[i].mip) &&
+            parts_.book.demand(lock).asked(keys[i].page, frame))
+            ++parts_.book.stats(lock).refaulted_pages;
+        if (admit_nolock(lock, keys[i], frame, result, touched) && trace)
+            traced.push_back(keys[i].page);
     }
     // Before a worker can take them: a page's request precedes its commit.
     if (trace) queued_at = trace->now();
@@ -80,6 +90,24 @@ bool RequestIntake::admit_nolock(const RequestBook::Lock& lock, PendingKey key, 
     bool queued = false;
     book.queue(lock, key, result, queued);
     return queued;
+}
+
+// Whether the streamer streams this level of the texture a page at a time (not packed with
+// others' levels): what counts toward the view's recent pages. Known per texture once, as
+// textures never change and are never removed.
+bool RequestIntake::whole_page_nolock(const RequestBook::Lock&, TextureId texture,
+                                      std::uint32_t mip) {
+    if (!parts_.placement.enabled()) return true;
+    if (texture >= packed_mips_.size()) packed_mips_.resize(texture + 1, unknown_mips);
+    std::uint32_t& packed = packed_mips_[texture];
+    if (packed == unknown_mips) {
+        const TextureLayout layout = parts_.textures.layout(texture);
+        packed = 0;
+        for (std::uint32_t m = 0; m < layout.mip_count && m < 32; ++m) {
+            if (PackedLevelPool::packable(layout, m)) packed |= 1u << m;
+        }
+    }
+    return mip >= 32 || (packed & (1u << mip)) == 0;
 }
 
 // Keeps the touched pages from eviction until this frame completes. A page evicted since we

@@ -39,10 +39,14 @@ private:
         std::vector<std::uint64_t> generations;  // of the ready entries looked at
     };
 
-    std::vector<PendingKey> keys_of(std::span<const PageRequest> requests) const;
+    // `owners`: each key's texture.
+    std::vector<PendingKey> keys_of(std::span<const PageRequest> requests,
+                                    std::vector<TextureId>& owners) const;
+    bool whole_page_nolock(const RequestBook::Lock& lock, TextureId texture, std::uint32_t mip);
     // Newly queued pages (traced when a trace is recorded); `queued_at`: the trace's time once
     // queued, before a worker can take them.
-    std::vector<PageIndex> admit(const std::vector<PendingKey>& keys, FrameId frame,
+    std::vector<PageIndex> admit(const std::vector<PendingKey>& keys,
+                                 const std::vector<TextureId>& owners, FrameId frame,
                                  StreamRequestResult& result, TouchedPages& touched,
                                  TraceRecorder* trace, std::int64_t& queued_at);
     bool admit_nolock(const RequestBook::Lock& lock, PendingKey key, FrameId frame,
@@ -52,6 +56,10 @@ private:
                              std::uint64_t generation);
 
     Parts parts_;
+    // Per texture, a bit for each level packed with others' (PackedLevelPool::packable), or
+    // unknown_mips before its first request. Guarded by the request book's lock.
+    static constexpr std::uint32_t unknown_mips = ~0u;
+    std::vector<std::uint32_t> packed_mips_;
 };
 
 }  // namespace vtpage::vt::streamer_detail

@@ -14,6 +14,10 @@ std::size_t most_pages(const PageTableSettings& table) {
 }
 
 void check_counts(const StreamerSettings& settings) {
+    if (settings.recent_frames == 0 || settings.recent_frames > 1024) {
+        throw Error(Errc::invalid_argument, "Streamer", "recent_frames must be 1 to 1024",
+                    detail::concat("recent_frames=", settings.recent_frames));
+    }
     if (settings.worker_threads != 0 && settings.batch_pages != 0 && settings.max_pending != 0)
         return;
     throw Error(Errc::invalid_argument, "Streamer",

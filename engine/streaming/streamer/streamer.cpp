@@ -46,7 +46,7 @@ struct Streamer::State {
     std::size_t host_names = 0;
 
     ErrorLog errors{settings};
-    RequestBook book{settings.max_pending};
+    RequestBook book{settings.max_pending, settings.recent_frames};
     StreamerEvents events{settings};
     std::unique_ptr<PageTable> table;
     std::unique_ptr<TextureSet> textures;
@@ -93,6 +93,7 @@ void Streamer::State::on_committed(std::span<const PageMapping> mappings) {
 
 void Streamer::State::on_evicted(std::span<const PageMapping> mappings) {
     StreamerEvents::Ticket ticket;
+    const FrameId frame = table->current_frame();
     {
         const RequestBook::Lock lock = book.lock();
         for (const PageMapping& mapping : mappings) {
@@ -101,6 +102,7 @@ void Streamer::State::on_evicted(std::span<const PageMapping> mappings) {
                 continue;
             }
             book.unready(lock, mapping.page, mapping.generation);
+            book.demand(lock).evicted(mapping.page, frame);
         }
         ticket = events.take();
     }
@@ -417,6 +419,23 @@ void Streamer::rethrow_error() {
     if (std::exception_ptr error = take_error()) std::rethrow_exception(error);
 }
 
+BudgetDemand Streamer::budget_demand() const {
+    const State& s = *state_;
+    const FrameId frame = s.table->current_frame();
+    const std::size_t budget = s.table->budget_pages();
+    BudgetDemand demand;
+    std::size_t pinned = 0;
+    {
+        const RequestBook::Lock lock = s.book.lock();
+        demand.recent_pages = s.book.demand(lock).pages(frame);
+        pinned = s.book.tails(lock).size() + s.placement->host_count();
+    }
+    demand.free_pages = budget - std::min(budget, pinned);
+    demand.over_budget_pages =
+        demand.recent_pages - std::min(demand.recent_pages, demand.free_pages);
+    return demand;
+}
+
 StreamerStatistics Streamer::statistics() const {
     const State& s = *state_;
     StreamerStatistics result;
@@ -427,6 +446,9 @@ StreamerStatistics Streamer::statistics() const {
         result.packed_levels = s.placement->resident_levels();
         result.evicted_levels = s.placement->evicted_levels();
     }
+    const BudgetDemand demand = budget_demand();
+    result.recent_pages = demand.recent_pages;
+    result.over_budget_pages = demand.over_budget_pages;
     result.errors = s.errors.count();
     s.stored->report(result.file_reads);
     result.textures = s.textures->texture_count();

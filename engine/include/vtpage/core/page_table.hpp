@@ -63,6 +63,15 @@ struct CommitOptions {
     // The frame the pages were asked for in (0: no rule). A page is as recent as the newest
     // frame that asked for it (request, or a commit's wanted_in), apart from its frame fence.
     FrameId wanted_in = 0;
+    // With wanted_in: the pages wanted in this many frames up to it are kept too (1: only those
+    // wanted in it or later). A view's feedback need not ask for every page it samples every
+    // frame; pages it asked for a few frames ago are still its own.
+    FrameId recent_frames = 1;
+    // Each page's precedence (one per page given, or empty: all 0), kept with it while it is
+    // resident. Pages may take the room of pages of a lower precedence even when those were
+    // wanted since wanted_in: a streamer's coarser levels come before its finer ones, so that
+    // a view needing more than the budget holds gets its coarse levels everywhere first.
+    std::span<const std::uint32_t> precedence;
 };
 
 struct PageTableSettings {
@@ -89,6 +98,8 @@ struct PageTableSettings {
     // each commit needs (taken when a commit finds the budget full and frames in flight), so
     // that the next commits find ripe pages instead of waiting: streaming throughput, at the
     // cost of that many fewer resident pages while streaming. 0: evict only what is needed.
+    // At most an eighth of the budget is evicted ahead (a small budget keeps what it holds),
+    // and only pages not wanted since the commit's wanted_in (CommitOptions).
     std::size_t evict_ahead_pages = 0;
     // How many times a commit that hits out_of_memory evicts more pages and tries again. Those
     // pages are reused at once, so only while no frame is in flight, and begin_frame waits until

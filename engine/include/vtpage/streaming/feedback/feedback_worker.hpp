@@ -57,6 +57,8 @@ struct FeedbackFrameResult {
     // The newest measure of how much of what is resident the view samples, taken every
     // residency_window_frames feedbacks (frame 0 before the first).
     ResidencySample residency;
+    // The view against the budget after its requests (Streamer::budget_demand).
+    BudgetDemand budget;
 };
 
 struct FeedbackWorkerSettings {

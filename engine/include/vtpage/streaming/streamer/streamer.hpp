@@ -144,6 +144,12 @@ struct StreamerSettings {
     std::size_t worker_threads = 2;
     std::size_t batch_pages = 64;     // pages committed and filled together
     std::size_t max_pending = 65536;  // requests waiting beyond this are dropped
+    // The view keeps the pages it asked for in its last recent_frames frames: a request takes
+    // the room of pages wanted before them only (or of finer levels than its own), so that a
+    // view needing more pages than the budget holds keeps what it samples instead of trading
+    // its pages for each other, and its feedback, which need not name every page it samples
+    // every frame, does not lose them between two frames. 1 to 1024.
+    FrameId recent_frames = 8;
     StreamerFileReads file_reads;
     // Pack the mip tails of many textures into shared pages (see above); false: a page each.
     bool pack_tails = true;
@@ -192,6 +198,16 @@ struct StreamerStatistics {
     // budget holds, and keeps what it samples rather than trading it for ever. Asked again, they
     // compete again; superseded requests a frame tell how far over budget the view is.
     std::uint64_t superseded_requests = 0;
+    // Pages asked for again within recent_frames frames of their eviction: a view trading its
+    // own pages for each other (thrashing). Few, with recent_frames above 1.
+    std::uint64_t refaulted_pages = 0;
+    // Pages the view asked for in its last recent_frames frames (packed levels and tails left
+    // out), and how many of them the budget cannot hold beside the pinned pages: the view is
+    // over budget by that many. The streamer then keeps the finest levels that fit where they
+    // are and the rest of the view shows coarser levels, instead of evicting and reading pages
+    // again for ever; it is back to 0 once the view shrinks or the budget grows.
+    std::size_t recent_pages = 0;
+    std::size_t over_budget_pages = 0;
     std::uint64_t cancelled_requests = 0;  // pending requests removed by cancel / clear_pending
     std::uint64_t failed_pages = 0;        // fills or commits that failed
     std::uint64_t errors = 0;
@@ -215,6 +231,15 @@ struct StreamerStatistics {
         std::string backend;           // io_uring or threads
     } file_reads;
     PageTableStatistics table;
+};
+
+// How far the pages the view asked for in its last recent_frames frames exceed what the
+// budget holds beside the pinned pages (StreamerStatistics::recent_pages, over_budget_pages).
+struct BudgetDemand {
+    std::size_t recent_pages = 0;
+    std::size_t free_pages = 0;  // the budget less the pinned tails and packed-level pages
+    std::size_t over_budget_pages = 0;
+    bool over_budget() const noexcept { return over_budget_pages > 0; }
 };
 
 class Streamer {
@@ -294,6 +319,8 @@ public:
     // Throws take_error() if there is one.
     void rethrow_error();
 
+    // The view's recent pages against the budget: cheaper than statistics(), for every frame.
+    BudgetDemand budget_demand() const;
     StreamerStatistics statistics() const;
 
 private:

@@ -1,0 +1,46 @@
+#include "streaming/streamer/recent_demand.hpp"
+
+namespace vtpage::vt::streamer_detail {
+
+bool RecentDemand::asked(PageIndex page, FrameId frame) {
+    forget_before(frame);
+    FrameId& last = last_asked_[page];
+    if (last != frame) {
+        last = std::max(last, frame);
+        asks_.emplace_back(frame, page);
+    }
+    auto evicted = evicted_in_.find(page);
+    if (evicted == evicted_in_.end()) return false;
+    evicted_in_.erase(evicted);
+    return true;
+}
+
+void RecentDemand::evicted(PageIndex page, FrameId frame) {
+    forget_before(frame);
+    evicted_in_[page] = frame;
+    evictions_.emplace_back(frame, page);
+}
+
+std::size_t RecentDemand::pages(FrameId frame) {
+    forget_before(frame);
+    return last_asked_.size();
+}
+
+// Drops the asks that left the window ending with `frame`, and the evictions older than
+// refault_frames; an entry renewed since stays.
+void RecentDemand::forget_before(FrameId frame) {
+    const FrameId first_asked = first_kept_frame(frame, window_);
+    while (!asks_.empty() && asks_.front().first < first_asked) {
+        auto found = last_asked_.find(asks_.front().second);
+        if (found != last_asked_.end() && found->second < first_asked) last_asked_.erase(found);
+        asks_.pop_front();
+    }
+    const FrameId first_evicted = first_kept_frame(frame, refault_frames);
+    while (!evictions_.empty() && evictions_.front().first < first_evicted) {
+        auto found = evicted_in_.find(evictions_.front().second);
+        if (found != evicted_in_.end() && found->second < first_evicted) evicted_in_.erase(found);
+        evictions_.pop_front();
+    }
+}
+
+}  // namespace vtpage::vt::streamer_detail

@@ -1,0 +1,54 @@
+// What the view asked for in its last few frames (StreamerSettings::recent_frames): the pages
+// it samples, though its feedback need not name each of them every frame. From it the streamer
+// tells how far the view's pages exceed what the budget can hold for them, and counts refaults:
+// pages asked for again within those frames of their eviction, the mark of a view that trades
+// its own pages for each other.
+//
+// Not thread-safe: the request book's lock guards it (RequestBook::demand).
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <deque>
+#include <unordered_map>
+#include <utility>
+
+#include "vtpage/core/page_table.hpp"
+
+namespace vtpage::vt::streamer_detail {
+
+// The first frame whose wants a request asked for in `asked_in` must leave alone, when the view
+// keeps what it asked for in its last `recent_frames` frames (0 for 0: no rule).
+constexpr FrameId first_kept_frame(FrameId asked_in, FrameId recent_frames) {
+    if (asked_in == 0) return 0;
+    const FrameId window = recent_frames == 0 ? 1 : recent_frames;
+    return asked_in > window ? asked_in - (window - 1) : 1;
+}
+
+class RecentDemand {
+public:
+    explicit RecentDemand(FrameId recent_frames)
+        : window_(recent_frames == 0 ? 1 : recent_frames) {}
+
+    // The view asked for `page` in `frame`; true when it was evicted within the window before
+    // (a refault).
+    bool asked(PageIndex page, FrameId frame);
+    void evicted(PageIndex page, FrameId frame);
+    // Distinct pages asked for in the window that ends with `frame`.
+    std::size_t pages(FrameId frame);
+    FrameId window() const noexcept { return window_; }
+    // A page asked for again within this many frames of its eviction is a refault, whatever
+    // the window.
+    static constexpr FrameId refault_frames = 8;
+
+private:
+    void forget_before(FrameId frame);
+
+    FrameId window_;
+    std::unordered_map<PageIndex, FrameId> last_asked_;
+    std::deque<std::pair<FrameId, PageIndex>> asks_;  // in frame order; stale once asked again
+    std::unordered_map<PageIndex, FrameId> evicted_in_;
+    std::deque<std::pair<FrameId, PageIndex>> evictions_;
+};
+
+}  // namespace vtpage::vt::streamer_detail
