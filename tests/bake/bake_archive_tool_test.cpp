@@ -127,13 +127,30 @@ TEST_F(BakeArchiveToolTest, AutoChoosesByAlphaAndChannels) {
     EXPECT_EQ(run_bake_tool("-q --quality best " + png + " -o " + out).status, 2);
 }
 
-// The address modes and colour space given are recorded in the file (linear and clamp to edge by
-// default); sRGB for a format without it is refused before anything is written.
+// The address modes and colour space given are recorded in the file (clamp to edge by default;
+// sRGB by default for the formats that have it, linear for the others and with --linear); sRGB
+// asked for a format without it is refused before anything is written.
 TEST_F(BakeArchiveToolTest, AddressModesAndColourSpaceAreRecorded) {
     const std::string png = folder_.file("in.png");
     test::save_image(test::photo_like(70, 90, 3, 3), png, test::save_png);
     const std::string plain = folder_.file("plain.vtex"), marked = folder_.file("marked.vtex");
-    bake_ok(png, "--format bc1", plain);
+    const vt::TextureSampling srgb{vt::AddressMode::clamp_to_edge, vt::AddressMode::clamp_to_edge,
+                                   vt::ColorSpace::srgb};
+    for (const char* format : {"rgba8", "bc1", "bc3"}) {
+        const ToolRun run = bake_ok(png, std::string("--format ") + format, plain);
+        EXPECT_NE(run.output.find("address clamp_to_edge x clamp_to_edge, srgb"), std::string::npos)
+            << run.output;
+        EXPECT_EQ(vt::BakedFileSource(plain).sampling(), srgb) << format;
+        bake_ok(png, std::string("--linear --format ") + format, plain);
+        EXPECT_EQ(vt::BakedFileSource(plain).sampling(), vt::TextureSampling{}) << format;
+    }
+    for (const char* format : {"bc4", "bc5"}) {
+        bake_ok(png, std::string("--format ") + format, plain);
+        EXPECT_EQ(vt::BakedFileSource(plain).sampling(), vt::TextureSampling{}) << format;
+    }
+    const std::string grey = folder_.file("grey.png");
+    test::save_image(test::photo_like(70, 90, 1, 3), grey, test::save_png);
+    bake_ok(grey, "", plain);  // auto: bc4, which has no sRGB
     EXPECT_EQ(vt::BakedFileSource(plain).sampling(), vt::TextureSampling{});
     const ToolRun run =
         bake_ok(png, "--format bc1 --address-u repeat --address-v mirror --srgb", marked);

@@ -22,16 +22,18 @@ std::uint64_t align_up(std::uint64_t value, std::uint64_t alignment) {
     return (value + alignment - 1) / alignment * alignment;
 }
 
-// Tile x of a band: its rows are the band's, its columns clamped to the level (level_texel).
+// Tile x of a band: its rows are the band's, its columns mapped into the level by the address
+// mode along u (vt::address_texel), so that the edge tiles' borders hold what sampling reads there.
 std::vector<std::uint8_t> cut_tile(const MipBand& band, std::uint32_t x,
-                                   const vt::TileFormatInfo& info) {
+                                   const vt::TileFormatInfo& info, vt::AddressMode address_u) {
     std::vector<std::uint8_t> tile(std::size_t(info.tile_size) * info.tile_size * 4);
     for (std::uint32_t ty = 0; ty < info.tile_size; ++ty) {
         const std::uint8_t* row = band.rows[ty];
         std::uint8_t* out = tile.data() + std::size_t(ty) * info.tile_size * 4;
         for (std::uint32_t tx = 0; tx < info.tile_size; ++tx) {
-            const std::uint32_t lx =
-                vt::level_texel(x, tx, band.level_width, info.tile_payload(), info.tile_border);
+            const std::int64_t texel =
+                std::int64_t(x) * info.tile_payload() + std::int64_t(tx) - info.tile_border;
+            const std::uint32_t lx = vt::address_texel(address_u, texel, band.level_width);
             std::copy_n(row + std::size_t(lx) * 4, 4, out + std::size_t(tx) * 4);
         }
     }
@@ -117,15 +119,19 @@ namespace {
 void encode_every_tile(VipsImageReader& reader, const Bake& bake, BoundedThreadPool& pool) {
     const VipsImageInfo& image = reader.info();
     const vt::TileFormatInfo info = bake.layout.tile_format();
+    const vt::TextureSampling sampling = bake.settings.sampling;
     MipPyramidBuilder pyramid(
-        image.width, image.height, info.tile_payload(), info.tile_border, [&](const MipBand& band) {
+        image.width, image.height, info.tile_payload(), info.tile_border,
+        [&](const MipBand& band) {
             for (std::uint32_t x = 0; x < bake.layout.mips[band.mip].tiles_x; ++x) {
-                auto tile = std::make_shared<std::vector<std::uint8_t>>(cut_tile(band, x, info));
+                auto tile = std::make_shared<std::vector<std::uint8_t>>(
+                    cut_tile(band, x, info, sampling.address_u));
                 pool.submit([&bake, tile, mip = band.mip, x, y = band.tile_row] {
                     bake.encode(mip, x, y, *tile);
                 });
             }
-        });
+        },
+        sampling);
     std::vector<std::uint8_t> rows(std::size_t(rows_a_read) * image.width * 4);
     for (std::uint32_t y = 0; y < image.height; y += rows_a_read) {
         const std::uint32_t count = std::min(rows_a_read, image.height - y);

@@ -1,8 +1,9 @@
 // The out-of-core bake: an image read row by row (VipsImageReader), its mip pyramid built in one
-// pass (MipPyramidBuilder, tiles of the chosen format), each band cut into tiles with clamped
-// borders, tiles encoded on every core, pages assembled and written to a baked texture of
-// version 3 (baked_texture_archive.hpp) as they complete. Memory follows the image's width, not
-// its height: the pyramid's row rings, a page row per level and a bounded queue of tiles.
+// pass (MipPyramidBuilder, tiles of the chosen format; sRGB colour filtered in linear light),
+// each band cut into tiles whose borders at the texture's edges follow the address modes, tiles
+// encoded on every core, pages assembled and written to a baked texture of version 3
+// (baked_texture_archive.hpp) as they complete. Memory follows the image's width, not its
+// height: the pyramid's row rings, a page row per level and a bounded queue of tiles.
 //
 // Errors (vtpage::Error): invalid_argument for a shape past the limits or a bake that would need
 // more memory than allowed (both checked from the header, before any row is decoded); corrupt_data
@@ -35,7 +36,8 @@ struct TextureBakeSettings {
     std::uint64_t max_memory_bytes = std::uint64_t(4) << 30;
     unsigned threads = 0;  // 0: one per core
     int zstd_level = 3;
-    // Recorded in the file's descriptor (the borders are baked clamped whatever the modes).
+    // Recorded in the file's descriptor, and baked: the tiles' borders at the texture's edges
+    // follow the address modes, and an sRGB texture's levels are filtered in linear light.
     vt::TextureSampling sampling;
     // Called now and then with the fraction done (0 .. 1) and what is being done.
     std::function<void(double fraction, std::string_view stage)> progress;
