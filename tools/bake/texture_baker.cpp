@@ -76,11 +76,14 @@ std::uint64_t baked_archive_bytes_bound(vt::TextureShape shape) {
     return align_up(head, vt::page_archive_alignment) + n * vt::format_page_bytes;
 }
 
-std::uint64_t bake_memory_bytes(std::uint32_t width, vt::TileFormat format) {
+std::uint64_t bake_memory_bytes(std::uint32_t width, vt::TileFormat format,
+                                vt::AddressMode address_v) {
     const vt::TileFormatInfo info = vt::tile_format_info(format);
-    const std::uint64_t rings = std::uint64_t(info.tile_size) * 4 * 2;  // every level: twice 0's
+    const std::uint64_t held = address_v == vt::AddressMode::repeat ? 2 : 1;
+    const std::uint64_t rings = held * info.tile_size * 4 * 2;  // every level: twice 0's
     const std::uint64_t reads = std::uint64_t(rows_a_read) * 4;
-    const std::uint64_t pages = 4 * std::uint64_t(info.tile_bytes()) * info.tiles_per_page() /
+    const std::uint64_t pages = (2 + 2 * held) * std::uint64_t(info.tile_bytes()) *
+                                info.tiles_per_page() /
                                 (std::uint64_t(info.page_tiles_x) * info.tile_payload());
     const std::uint64_t loader = 4096;  // libvips' buffers, and a margin over what was measured
     return (std::uint64_t(256) << 20) + std::uint64_t(width) * (rings + reads + pages + loader);
@@ -101,7 +104,8 @@ void check_bake_limits(const VipsImageInfo& image, const TextureBakeSettings& se
                                    " could take up to ", bound, " bytes, more than the limit of ",
                                    settings.max_output_bytes, " (--max-output-gib)"));
     }
-    const std::uint64_t bake = bake_memory_bytes(image.width, settings.format);
+    const std::uint64_t bake =
+        bake_memory_bytes(image.width, settings.format, settings.sampling.address_v);
     const std::uint64_t memory = bake + image.decode_bytes;
     if (memory > settings.max_memory_bytes) {
         throw Error(Errc::invalid_argument, "bake_texture_archive",

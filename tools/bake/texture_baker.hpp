@@ -60,8 +60,10 @@ std::uint64_t baked_archive_bytes_bound(vt::TextureShape shape);
 
 // The memory the bake itself takes for an image this wide, at most (a bound measured on bakes of
 // every format): the pyramid's row rings, the rows read, a page row per level in flight, the
-// loader's row buffers, and a fixed part (threads, libraries, the queue of tiles).
-std::uint64_t bake_memory_bytes(std::uint32_t width, vt::TileFormat format);
+// loader's row buffers, and a fixed part (threads, libraries, the queue of tiles). Repeat along
+// v adds each level's first rows and first page row, held to the level's end.
+std::uint64_t bake_memory_bytes(std::uint32_t width, vt::TileFormat format,
+                                vt::AddressMode address_v = vt::AddressMode::clamp_to_edge);
 
 // invalid_argument naming the numbers and the limit when the image's texture would pass the
 // settings' output limit or the bake would need more than their memory limit.
