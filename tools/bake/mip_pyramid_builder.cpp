@@ -92,8 +92,9 @@ private:
     // The last row of the level that the band reads, its wrapped border rows included.
     std::uint32_t last_needed_row(std::uint32_t band) const {
         std::uint32_t last = 0;
-        for (std::size_t i = 0; i < band_rows_.size(); ++i)
+        for (std::size_t i = 0; i < band_rows_.size(); ++i) {
             last = std::max(last, band_row(band, i));
+        }
         return last;
     }
 
