@@ -127,14 +127,15 @@ namespace {
 void downsample_row(const std::uint8_t* top, const std::uint8_t* bottom, std::uint32_t width,
                     std::uint8_t* out, std::uint32_t out_width, vt::ColorSpace color_space) {
     const std::size_t colour_channels = color_space == vt::ColorSpace::srgb ? 3 : 0;
+    const SrgbTransfer& srgb = SrgbTransfer::tables();
     for (std::uint32_t x = 0; x < out_width; ++x) {
         const std::size_t left = std::size_t(2 * x) * 4;
         const std::size_t right = std::size_t(std::min(2 * x + 1, width - 1)) * 4;
         std::uint8_t* texel = out + std::size_t(x) * 4;
         for (std::size_t c = 0; c < colour_channels; ++c) {
-            const double sum = srgb_to_linear(top[left + c]) + srgb_to_linear(top[right + c]) +
-                               srgb_to_linear(bottom[left + c]) + srgb_to_linear(bottom[right + c]);
-            texel[c] = linear_to_srgb(sum / 4);
+            const double sum = srgb.to_linear(top[left + c]) + srgb.to_linear(top[right + c]) +
+                               srgb.to_linear(bottom[left + c]) + srgb.to_linear(bottom[right + c]);
+            texel[c] = srgb.to_srgb(sum / 4);
         }
         for (std::size_t c = colour_channels; c < 4; ++c) {
             const unsigned sum =

@@ -1,7 +1,5 @@
 #include "srgb_transfer.hpp"
 
-#include <algorithm>
-#include <array>
 #include <cmath>
 
 namespace vtpage::bake {
@@ -13,35 +11,26 @@ double decode(double encoded) {
     return encoded <= 0.04045 ? encoded / 12.92 : std::pow((encoded + 0.055) / 1.055, 2.4);
 }
 
-const std::array<double, 256>& decoded_values() {
-    static const std::array<double, 256> table = [] {
-        std::array<double, 256> values{};
-        for (std::size_t i = 0; i < values.size(); ++i) values[i] = decode(double(i) / 255.0);
-        return values;
-    }();
-    return table;
-}
-
-// The linear light at which the nearest code steps from k to k + 1: the decoding of k + 1/2.
-// Encoding is monotonic, so the nearest code is the count of these at or below a value.
-const std::array<double, 255>& rounding_thresholds() {
-    static const std::array<double, 255> table = [] {
-        std::array<double, 255> values{};
-        for (std::size_t k = 0; k < values.size(); ++k)
-            values[k] = decode((double(k) + 0.5) / 255.0);
-        return values;
-    }();
-    return table;
-}
-
 }  // namespace
 
-double srgb_to_linear(std::uint8_t encoded) { return decoded_values()[encoded]; }
+SrgbTransfer::SrgbTransfer() {
+    for (std::size_t i = 0; i < decoded_.size(); ++i) decoded_[i] = decode(double(i) / 255.0);
+    for (std::size_t k = 0; k < thresholds_.size(); ++k) {
+        thresholds_[k] = decode((double(k) + 0.5) / 255.0);
+    }
+    // Encoding is monotonic: the nearest code of a value is the count of thresholds at or below
+    // it, and at a bucket's start that count is a lower bound for the whole bucket.
+    std::uint32_t code = 0;
+    for (std::size_t b = 0; b <= buckets; ++b) {
+        const double start = double(b) / buckets;
+        while (code < 255 && thresholds_[code] <= start) ++code;
+        first_code_[b] = std::uint8_t(code);
+    }
+}
 
-std::uint8_t linear_to_srgb(double linear) {
-    const auto& thresholds = rounding_thresholds();
-    return std::uint8_t(std::upper_bound(thresholds.begin(), thresholds.end(), linear) -
-                        thresholds.begin());
+const SrgbTransfer& SrgbTransfer::tables() {
+    static const SrgbTransfer transfer;
+    return transfer;
 }
 
 }  // namespace vtpage::bake
