@@ -80,7 +80,7 @@ std::uint64_t bake_memory_bytes(std::uint32_t width, vt::TileFormat format,
                                 vt::AddressMode address_v) {
     const vt::TileFormatInfo info = vt::tile_format_info(format);
     const std::uint64_t held = address_v == vt::AddressMode::repeat ? 2 : 1;
-    const std::uint64_t rings = held * info.tile_size * 4 * 2;  // every level: twice 0's
+    const std::uint64_t rings = held * info.tile_size * 4 * 2;  // all levels: twice 0's, each held
     const std::uint64_t reads = std::uint64_t(rows_a_read) * 4;
     const std::uint64_t pages = (2 + 2 * held) * std::uint64_t(info.tile_bytes()) *
                                 info.tiles_per_page() /
