@@ -127,13 +127,30 @@ TEST_F(BakeArchiveToolTest, AutoChoosesByAlphaAndChannels) {
     EXPECT_EQ(run_bake_tool("-q --quality best " + png + " -o " + out).status, 2);
 }
 
-// The address modes and colour space given are recorded in the file (linear and clamp to edge by
-// default); sRGB for a format without it is refused before anything is written.
+// The address modes and colour space given are recorded in the file (clamp to edge by default;
+// sRGB by default for the formats that have it, linear for the others and with --linear); sRGB
+// asked for a format without it is refused before anything is written.
 TEST_F(BakeArchiveToolTest, AddressModesAndColourSpaceAreRecorded) {
     const std::string png = folder_.file("in.png");
     test::save_image(test::photo_like(70, 90, 3, 3), png, test::save_png);
     const std::string plain = folder_.file("plain.vtex"), marked = folder_.file("marked.vtex");
-    bake_ok(png, "--format bc1", plain);
+    const vt::TextureSampling srgb{vt::AddressMode::clamp_to_edge, vt::AddressMode::clamp_to_edge,
+                                   vt::ColorSpace::srgb};
+    for (const char* format : {"rgba8", "bc1", "bc3"}) {
+        const ToolRun run = bake_ok(png, std::string("--format ") + format, plain);
+        EXPECT_NE(run.output.find("address clamp_to_edge x clamp_to_edge, srgb"), std::string::npos)
+            << run.output;
+        EXPECT_EQ(vt::BakedFileSource(plain).sampling(), srgb) << format;
+        bake_ok(png, std::string("--linear --format ") + format, plain);
+        EXPECT_EQ(vt::BakedFileSource(plain).sampling(), vt::TextureSampling{}) << format;
+    }
+    for (const char* format : {"bc4", "bc5"}) {
+        bake_ok(png, std::string("--format ") + format, plain);
+        EXPECT_EQ(vt::BakedFileSource(plain).sampling(), vt::TextureSampling{}) << format;
+    }
+    const std::string grey = folder_.file("grey.png");
+    test::save_image(test::photo_like(70, 90, 1, 3), grey, test::save_png);
+    bake_ok(grey, "", plain);  // auto: bc4, which has no sRGB
     EXPECT_EQ(vt::BakedFileSource(plain).sampling(), vt::TextureSampling{});
     const ToolRun run =
         bake_ok(png, "--format bc1 --address-u repeat --address-v mirror --srgb", marked);
@@ -323,23 +340,31 @@ TEST_F(BakeArchiveToolTest, MemoryFollowsTheWidthNotTheImage) {
                     "peaks measured here";
 #endif
     const std::uint32_t height = 16384;
-    long peaks[2] = {};
-    const std::uint32_t widths[2] = {4096, 16384};
-    for (int i = 0; i < 2; ++i) {
+    struct Case {
+        std::uint32_t width;
+        const char* flags;
+        long peak_kib = 0;
+    };
+    // Repeat along v holds band 0 of each level, and its page row, until the level's last row.
+    Case cases[] = {{4096, ""}, {16384, ""}, {4096, "--address-v repeat"}};
+    for (Case& c : cases) {
         const std::string tiff = folder_.file("wide.tif"), out = folder_.file("wide.vtex");
-        test::save_pattern_tiff(tiff, widths[i], height);
-        const ToolRun run = run_bake_tool("-q --format bc1 --quality fast " + tiff + " -o " + out);
+        test::save_pattern_tiff(tiff, c.width, height);
+        const ToolRun run = run_bake_tool(std::string("-q --format bc1 --quality fast ") + c.flags +
+                                          " " + tiff + " -o " + out);
         ASSERT_EQ(run.status, 0) << run.output;
-        peaks[i] = peak_kib_of(run);
-        ASSERT_GT(peaks[i], 0) << run.output;
-        const double in_core_mib = double(widths[i]) * height * 4 / 1048576;
-        std::printf("%u x %u: peak %.1f MiB; in core its level 0 alone is %.0f MiB\n", widths[i],
-                    height, peaks[i] / 1024.0, in_core_mib);
-        EXPECT_LT(peaks[i] / 1024.0, in_core_mib / 2) << run.output;
+        c.peak_kib = peak_kib_of(run);
+        ASSERT_GT(c.peak_kib, 0) << run.output;
+        const double in_core_mib = double(c.width) * height * 4 / 1048576;
+        std::printf("%u x %u%s%s: peak %.1f MiB; in core its level 0 alone is %.0f MiB\n", c.width,
+                    height, *c.flags ? ", " : "", c.flags, c.peak_kib / 1024.0, in_core_mib);
+        EXPECT_LT(c.peak_kib / 1024.0, in_core_mib / 2) << run.output;
         std::filesystem::remove(tiff);
         std::filesystem::remove(out);
     }
-    EXPECT_GT(peaks[1], peaks[0]) << "four times the width took no more memory";
+    EXPECT_GT(cases[1].peak_kib, cases[0].peak_kib) << "four times the width took no more memory";
+    EXPECT_LT(cases[2].peak_kib, cases[0].peak_kib + 48 * 1024)
+        << "repeat along v held more than a page row and a band a level";
 }
 
 }  // namespace

@@ -1,7 +1,8 @@
 // vtpage-bake: turns an image (JPEG, PNG, WebP, TIFF and BigTIFF, GIF, HEIF, 8 or 16 bits; the
 // other formats libvips reads with --allow-untrusted-loaders) into a baked virtual texture of
 // version 3 (tiled, mip-mapped, bordered, encoded in a tile format, zstd-compressed, checksummed
-// with XXH3, its address modes and colour space recorded; see
+// with XXH3, its address modes and colour space recorded and followed: edge borders as the modes
+// sample, sRGB levels filtered in linear light, sRGB the default for rgba8, bc1 and bc3; see
 // vtpage/streaming/sources/baked_texture_archive.hpp), or checks a baked file of version 1, 2
 // or 3. The image is read row by row, so memory follows its width and not its height, except where
 // its format is decoded whole (a GIF, a progressive JPEG, an interlaced PNG, WebP, HEIF): what that
@@ -91,19 +92,19 @@ AddressMode parse_address_mode(const std::string& name) {
     return AddressMode::clamp_to_edge;  // "clamp": CLI11 has refused anything else
 }
 
-// The sampling the file records: the address modes as given; sRGB only where asked for and
-// only for a format that has it (a format chosen by auto included).
+// The sampling the file records and the bake follows: the address modes as given; the colour
+// space sRGB for a format that has it (a format chosen by auto included) unless --linear, linear
+// otherwise. --srgb for a format without sRGB is refused.
 TextureSampling sampling_for(const BakeFlags& flags, TileFormat format) {
     TextureSampling sampling{parse_address_mode(flags.address_u),
                              parse_address_mode(flags.address_v), ColorSpace::linear};
-    if (!flags.srgb) return sampling;
-    if (!srgb_allowed(format)) {
+    if (flags.srgb && !srgb_allowed(format)) {
         throw Error(
             Errc::invalid_argument, "vtpage-bake",
             detail::concat("--srgb: sRGB is only for rgba8, bc1 and bc3, and the format is ",
                            tile_format_name(format)));
     }
-    sampling.color_space = ColorSpace::srgb;
+    if (!flags.linear && srgb_allowed(format)) sampling.color_space = ColorSpace::srgb;
     return sampling;
 }
 
@@ -347,16 +348,21 @@ static int run(int argc, char** argv) {
         ->check(app::count_in(1, 19))
         ->capture_default_str();
     app.add_option("--address-u", flags.address_u,
-                   "Address mode along u recorded in the file: clamp (to edge), repeat or mirror "
-                   "(mirrored repeat); the borders are baked clamped whatever the mode")
+                   "Address mode along u: clamp (to edge), repeat or mirror (mirrored repeat); "
+                   "recorded in the file, and the tiles' borders at the texture's edges hold what "
+                   "the mode samples there (the opposite edge for repeat)")
         ->check(CLI::IsMember({"clamp", "repeat", "mirror"}))
         ->capture_default_str();
     app.add_option("--address-v", flags.address_v, "Address mode along v, as --address-u")
         ->check(CLI::IsMember({"clamp", "repeat", "mirror"}))
         ->capture_default_str();
     auto* srgb = app.add_flag("--srgb", flags.srgb,
-                              "Record the colour channels as sRGB-encoded (rgba8, bc1, bc3 only)");
-    app.add_flag("--linear", flags.linear, "Record the texels as linear (the default)")
+                              "The colour channels are sRGB-encoded: recorded so, and the levels "
+                              "filtered in linear light (the default for rgba8, bc1 and bc3; "
+                              "refused for bc4 and bc5)");
+    app.add_flag("--linear", flags.linear,
+                 "The texels are values (data, normals, linear colour): recorded so, and the "
+                 "levels filtered as stored (always so for bc4 and bc5)")
         ->excludes(srgb);
     app.add_flag("--allow-untrusted-loaders", flags.allow_untrusted,
                  "Also read the formats libvips marks untrusted (SVG, PDF, EXR, HDR, PPM/PGM, "

@@ -2,19 +2,28 @@
 // width and not with its height, so that an image larger than memory can be baked.
 //
 // Level m + 1 is max(1, w / 2) x max(1, h / 2) of level m (Vulkan's mip chain, down to 1 x 1);
-// each of its texels is the rounded box mean (a + b + c + d + 2) / 4 per channel of level-m
-// texels (2x, 2y), (2x + 1, 2y), (2x, 2y + 1), (2x + 1, 2y + 1), coordinates clamped to the
-// level. Every level is cut into bands, one per row of tiles: band ty holds the level's rows
+// each of its texels is the box mean of level-m texels (2x, 2y), (2x + 1, 2y), (2x, 2y + 1),
+// (2x + 1, 2y + 1), coordinates clamped to the level: per channel (a + b + c + d + 2) / 4 of the
+// stored values, except the colour channels of an sRGB texture, whose mean is taken in linear
+// light (decoded exactly, averaged, encoded back and rounded to nearest; alpha as stored).
+// Every level is cut into bands, one per row of tiles: band ty holds the level's rows
 // [ty * P - B, ty * P + P + B) (P the tile payload, B its border), rows outside the level
-// clamped to its first or last row as vt::level_texel clamps. The sink gets each band once, as
-// soon as its last row exists; one level's bands come in order, the levels' bands interleave.
+// mapped into it by the address mode along v (vt::address_texel: clamped, wrapped or mirrored).
+// The sink gets each band once, as soon as every row it holds exists. One level's bands come in
+// order, but for those whose border wraps to rows still to come (with repeat along v, band 0's
+// top border is the level's last rows), which come once the level's last row exists; the levels'
+// bands interleave.
 //
 // Each level keeps a ring of its last P + 2B rows (fewer where the level is shorter), so the
-// buffers total about 2 x (P + 2B) x width x 4 bytes whatever the height.
+// buffers total about 2 x (P + 2B) x width x 4 bytes whatever the height. With repeat along v a
+// level taller than its ring also keeps its first P + B rows (B rounded up to whole payloads
+// where the border is wider than the payload): the held bands' own rows, and the rows the last
+// bands' bottom borders wrap to. That is at most as much again: the buffers still follow the
+// width alone.
 //
-// Errors (vtpage::Error, invalid_argument): a size of 0 or above 2^20, a payload of 0, rows that
-// are not whole rows or more than the image has, finish() before the last row, any call after
-// finish() or after the sink threw.
+// Errors (vtpage::Error, invalid_argument): a size of 0 or above 2^20, a payload of 0, an address
+// mode or colour space that is not one, rows that are not whole rows or more than the image has,
+// finish() before the last row, any call after finish() or after the sink threw.
 #pragma once
 
 #include <cstddef>
@@ -23,6 +32,8 @@
 #include <memory>
 #include <span>
 #include <vector>
+
+#include "vtpage/streaming/layout/texture_sampling.hpp"
 
 namespace vtpage::bake {
 
@@ -47,7 +58,8 @@ public:
     static constexpr std::uint32_t max_side = 1u << 20;
 
     MipPyramidBuilder(std::uint32_t width, std::uint32_t height, std::uint32_t tile_payload,
-                      std::uint32_t tile_border, MipBandSink sink);
+                      std::uint32_t tile_border, MipBandSink sink,
+                      vt::TextureSampling sampling = {});
     ~MipPyramidBuilder();
     MipPyramidBuilder(const MipPyramidBuilder&) = delete;
     MipPyramidBuilder& operator=(const MipPyramidBuilder&) = delete;
@@ -70,6 +82,7 @@ private:
 
     std::uint32_t width_;
     std::uint32_t height_;
+    vt::TextureSampling sampling_;  // address_v and color_space; address_u is the sink's
     MipBandSink sink_;
     std::vector<std::unique_ptr<Level>> levels_;
     std::uint32_t rows_added_ = 0;

@@ -22,16 +22,18 @@ std::uint64_t align_up(std::uint64_t value, std::uint64_t alignment) {
     return (value + alignment - 1) / alignment * alignment;
 }
 
-// Tile x of a band: its rows are the band's, its columns clamped to the level (level_texel).
+// Tile x of a band: its rows are the band's, its columns mapped into the level by the address
+// mode along u (vt::address_texel), so that the edge tiles' borders hold what sampling reads there.
 std::vector<std::uint8_t> cut_tile(const MipBand& band, std::uint32_t x,
-                                   const vt::TileFormatInfo& info) {
+                                   const vt::TileFormatInfo& info, vt::AddressMode address_u) {
     std::vector<std::uint8_t> tile(std::size_t(info.tile_size) * info.tile_size * 4);
     for (std::uint32_t ty = 0; ty < info.tile_size; ++ty) {
         const std::uint8_t* row = band.rows[ty];
         std::uint8_t* out = tile.data() + std::size_t(ty) * info.tile_size * 4;
         for (std::uint32_t tx = 0; tx < info.tile_size; ++tx) {
-            const std::uint32_t lx =
-                vt::level_texel(x, tx, band.level_width, info.tile_payload(), info.tile_border);
+            const std::int64_t texel =
+                std::int64_t(x) * info.tile_payload() + std::int64_t(tx) - info.tile_border;
+            const std::uint32_t lx = vt::address_texel(address_u, texel, band.level_width);
             std::copy_n(row + std::size_t(lx) * 4, 4, out + std::size_t(tx) * 4);
         }
     }
@@ -74,11 +76,14 @@ std::uint64_t baked_archive_bytes_bound(vt::TextureShape shape) {
     return align_up(head, vt::page_archive_alignment) + n * vt::format_page_bytes;
 }
 
-std::uint64_t bake_memory_bytes(std::uint32_t width, vt::TileFormat format) {
+std::uint64_t bake_memory_bytes(std::uint32_t width, vt::TileFormat format,
+                                vt::AddressMode address_v) {
     const vt::TileFormatInfo info = vt::tile_format_info(format);
-    const std::uint64_t rings = std::uint64_t(info.tile_size) * 4 * 2;  // every level: twice 0's
+    const std::uint64_t held = address_v == vt::AddressMode::repeat ? 2 : 1;
+    const std::uint64_t rings = held * info.tile_size * 4 * 2;  // all levels: twice 0's, each held
     const std::uint64_t reads = std::uint64_t(rows_a_read) * 4;
-    const std::uint64_t pages = 4 * std::uint64_t(info.tile_bytes()) * info.tiles_per_page() /
+    const std::uint64_t pages = (2 + 2 * held) * std::uint64_t(info.tile_bytes()) *
+                                info.tiles_per_page() /
                                 (std::uint64_t(info.page_tiles_x) * info.tile_payload());
     const std::uint64_t loader = 4096;  // libvips' buffers, and a margin over what was measured
     return (std::uint64_t(256) << 20) + std::uint64_t(width) * (rings + reads + pages + loader);
@@ -99,7 +104,8 @@ void check_bake_limits(const VipsImageInfo& image, const TextureBakeSettings& se
                                    " could take up to ", bound, " bytes, more than the limit of ",
                                    settings.max_output_bytes, " (--max-output-gib)"));
     }
-    const std::uint64_t bake = bake_memory_bytes(image.width, settings.format);
+    const std::uint64_t bake =
+        bake_memory_bytes(image.width, settings.format, settings.sampling.address_v);
     const std::uint64_t memory = bake + image.decode_bytes;
     if (memory > settings.max_memory_bytes) {
         throw Error(Errc::invalid_argument, "bake_texture_archive",
@@ -117,15 +123,19 @@ namespace {
 void encode_every_tile(VipsImageReader& reader, const Bake& bake, BoundedThreadPool& pool) {
     const VipsImageInfo& image = reader.info();
     const vt::TileFormatInfo info = bake.layout.tile_format();
+    const vt::TextureSampling sampling = bake.settings.sampling;
     MipPyramidBuilder pyramid(
-        image.width, image.height, info.tile_payload(), info.tile_border, [&](const MipBand& band) {
+        image.width, image.height, info.tile_payload(), info.tile_border,
+        [&](const MipBand& band) {
             for (std::uint32_t x = 0; x < bake.layout.mips[band.mip].tiles_x; ++x) {
-                auto tile = std::make_shared<std::vector<std::uint8_t>>(cut_tile(band, x, info));
+                auto tile = std::make_shared<std::vector<std::uint8_t>>(
+                    cut_tile(band, x, info, sampling.address_u));
                 pool.submit([&bake, tile, mip = band.mip, x, y = band.tile_row] {
                     bake.encode(mip, x, y, *tile);
                 });
             }
-        });
+        },
+        sampling);
     std::vector<std::uint8_t> rows(std::size_t(rows_a_read) * image.width * 4);
     for (std::uint32_t y = 0; y < image.height; y += rows_a_read) {
         const std::uint32_t count = std::min(rows_a_read, image.height - y);

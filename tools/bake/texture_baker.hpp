@@ -1,8 +1,9 @@
 // The out-of-core bake: an image read row by row (VipsImageReader), its mip pyramid built in one
-// pass (MipPyramidBuilder, tiles of the chosen format), each band cut into tiles with clamped
-// borders, tiles encoded on every core, pages assembled and written to a baked texture of
-// version 3 (baked_texture_archive.hpp) as they complete. Memory follows the image's width, not
-// its height: the pyramid's row rings, a page row per level and a bounded queue of tiles.
+// pass (MipPyramidBuilder, tiles of the chosen format; sRGB colour filtered in linear light),
+// each band cut into tiles whose borders at the texture's edges follow the address modes, tiles
+// encoded on every core, pages assembled and written to a baked texture of version 3
+// (baked_texture_archive.hpp) as they complete. Memory follows the image's width, not its
+// height: the pyramid's row rings, a page row per level and a bounded queue of tiles.
 //
 // Errors (vtpage::Error): invalid_argument for a shape past the limits or a bake that would need
 // more memory than allowed (both checked from the header, before any row is decoded); corrupt_data
@@ -35,7 +36,8 @@ struct TextureBakeSettings {
     std::uint64_t max_memory_bytes = std::uint64_t(4) << 30;
     unsigned threads = 0;  // 0: one per core
     int zstd_level = 3;
-    // Recorded in the file's descriptor (the borders are baked clamped whatever the modes).
+    // Recorded in the file's descriptor, and baked: the tiles' borders at the texture's edges
+    // follow the address modes, and an sRGB texture's levels are filtered in linear light.
     vt::TextureSampling sampling;
     // Called now and then with the fraction done (0 .. 1) and what is being done.
     std::function<void(double fraction, std::string_view stage)> progress;
@@ -58,8 +60,10 @@ std::uint64_t baked_archive_bytes_bound(vt::TextureShape shape);
 
 // The memory the bake itself takes for an image this wide, at most (a bound measured on bakes of
 // every format): the pyramid's row rings, the rows read, a page row per level in flight, the
-// loader's row buffers, and a fixed part (threads, libraries, the queue of tiles).
-std::uint64_t bake_memory_bytes(std::uint32_t width, vt::TileFormat format);
+// loader's row buffers, and a fixed part (threads, libraries, the queue of tiles). Repeat along
+// v adds each level's first rows and first page row, held to the level's end.
+std::uint64_t bake_memory_bytes(std::uint32_t width, vt::TileFormat format,
+                                vt::AddressMode address_v = vt::AddressMode::clamp_to_edge);
 
 // invalid_argument naming the numbers and the limit when the image's texture would pass the
 // settings' output limit or the bake would need more than their memory limit.

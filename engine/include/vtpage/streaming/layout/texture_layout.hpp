@@ -230,7 +230,7 @@ VTPAGE_HOST_DEVICE constexpr std::uint32_t texel_offset(std::uint32_t tx, std::u
 
 // The texel of a mip level (one axis) that texel t (border included) of tile `tile` shows. Tile
 // n's payload starts at level texel n * payload, so its border repeats the neighbours' texels; at
-// the texture's edge the border repeats the edge texel (clamp). Tail levels are tile 0.
+// the edge it clamps (tail levels are tile 0): address_texel(clamp_to_edge) of the same texel.
 VTPAGE_HOST_DEVICE constexpr std::uint32_t level_texel(std::uint32_t tile, std::uint32_t t,
                                                        std::uint32_t level_size,
                                                        std::uint32_t payload = tile_payload,

@@ -6,18 +6,10 @@
 #include <cstdint>
 #include <string_view>
 
+#include "vtpage/streaming/layout/address_mode.hpp"
 #include "vtpage/streaming/layout/tile_format.hpp"
 
 namespace vtpage::vt {
-
-// The values stored in a file (not Vulkan's VkSamplerAddressMode numbers: zero is the default
-// so that a descriptor with zero there means what older files meant).
-enum class AddressMode : std::uint32_t {
-    clamp_to_edge = 0,    // VK_SAMPLER_ADDRESS_MODE_CLAMP_TO_EDGE
-    repeat = 1,           // VK_SAMPLER_ADDRESS_MODE_REPEAT
-    mirrored_repeat = 2,  // VK_SAMPLER_ADDRESS_MODE_MIRRORED_REPEAT
-};
-inline constexpr std::uint32_t address_mode_count = 3;
 
 enum class ColorSpace : std::uint32_t {
     linear = 0,  // texels are the values (data, normals, or colour stored linear)
