@@ -75,8 +75,8 @@ void check_sampling(std::uint32_t id, vt::TextureShape shape, vt::TextureSamplin
 
 }  // namespace
 
-void VulkanTextureDirectory::set(std::uint32_t id, std::uint32_t base_page,
-                                 vt::TextureShape shape, vt::TextureSampling sampling) {
+void VulkanTextureDirectory::set(std::uint32_t id, std::uint32_t base_page, vt::TextureShape shape,
+                                 vt::TextureSampling sampling) {
     State& s = *state_;
     if (id >= s.settings.max_textures || !shape.valid()) {
         throw Error(Errc::out_of_range, "VulkanTextureDirectory::set",

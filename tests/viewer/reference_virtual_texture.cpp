@@ -224,8 +224,8 @@ vt::FeedbackEntry ReferenceSampler::feedback(std::uint32_t texture, float u, flo
     const std::uint32_t mip = std::uint32_t(std::floor(lod(dudx, dvdx, dudy, dvdy, bias)));
     float cx = 0, cy = 0;
     level_position(mip, u, v, cx, cy);
-    return vt::FeedbackEntry::make(
-        {texture, mip, tile_of(cx, layout_.mips[mip].width), tile_of(cy, layout_.mips[mip].height)});
+    return vt::FeedbackEntry::make({texture, mip, tile_of(cx, layout_.mips[mip].width),
+                                    tile_of(cy, layout_.mips[mip].height)});
 }
 
 Colour output_colour(const Colour& sampled, const vt::TextureSampling& sampling) {

@@ -76,12 +76,10 @@ constexpr std::uint32_t wrap_texel(std::int64_t texel, std::uint32_t size, Addre
 // The sRGB transfer function (IEC 61966-2-1, exactly piecewise), one colour channel in [0, 1]:
 // what a *_SRGB Vulkan format applies to each texel before filtering, and its inverse.
 inline float srgb_to_linear(float encoded) {
-    return encoded <= 0.04045f ? encoded / 12.92f
-                               : std::pow((encoded + 0.055f) / 1.055f, 2.4f);
+    return encoded <= 0.04045f ? encoded / 12.92f : std::pow((encoded + 0.055f) / 1.055f, 2.4f);
 }
 inline float linear_to_srgb(float linear) {
-    return linear <= 0.0031308f ? linear * 12.92f
-                                : 1.055f * std::pow(linear, 1.0f / 2.4f) - 0.055f;
+    return linear <= 0.0031308f ? linear * 12.92f : 1.055f * std::pow(linear, 1.0f / 2.4f) - 0.055f;
 }
 
 // Known address modes and colour space, and sRGB only where the format has it.
