@@ -153,9 +153,11 @@ vec2 vt_wrap(vec2 uv, uvec2 address) {
 
 // One axis of the continuous position: a clamped edge keeps the footprint on the level's edge
 // texels; a wrapped one lets it reach half a texel past the edge, into the edge tile's border.
+// The clamp of a wrapped position changes no finite uv: it keeps a NaN or infinite one (whose
+// wrap is NaN) in the level, as the clamped mode does.
 float vt_axis_position(float u, float level, uint mode) {
     if (mode == VT_ADDRESS_CLAMP_TO_EDGE) return clamp(u * level, 0.5, level - 0.5);
-    return vt_wrap(u, mode) * level;
+    return clamp(vt_wrap(u, mode) * level, 0.0, level);
 }
 
 VtLevelPosition vt_level_position(uvec2 size, uint payload, uvec2 address, uint mip, vec2 uv) {

@@ -170,12 +170,12 @@ std::vector<GridSample> grid_samples(std::span<const GridTexture> textures) {
     return samples;
 }
 
-// clamp(uv * level, 0.5, level - 0.5) at a clamped edge, wrap_uv(uv) * level at a wrapped one,
-// in floats, as vt_level_position computes it.
+// clamp(uv * level, 0.5, level - 0.5) at a clamped edge, wrap_uv(uv) * level at a wrapped one
+// (its clamp to [0, level] changes nothing here), in floats, as vt_level_position computes it.
 float continuous_position(float uv, std::uint32_t level_size, AddressMode mode) {
     const float level = float(level_size);
     if (mode == AddressMode::clamp_to_edge) return std::clamp(uv * level, 0.5f, level - 0.5f);
-    return vt::wrap_uv(uv, mode) * level;
+    return std::clamp(vt::wrap_uv(uv, mode) * level, 0.0f, level);
 }
 
 // The level texel of the bilinear footprint's top-left corner: -1 half a texel before a wrapped

@@ -25,7 +25,7 @@ Colour unpack(std::uint32_t texel) {
 float axis_position(float u, std::uint32_t size, vt::AddressMode mode) {
     const float level = float(size);
     if (mode == vt::AddressMode::clamp_to_edge) return std::clamp(u * level, 0.5f, level - 0.5f);
-    return vt::wrap_uv(u, mode) * level;
+    return std::clamp(vt::wrap_uv(u, mode) * level, 0.0f, level);
 }
 
 Colour srgb_to_linear(const Colour& c) {
