@@ -10,6 +10,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstring>
+#include <limits>
 #include <span>
 #include <tuple>
 #include <vector>
@@ -249,6 +250,28 @@ TEST_P(VulkanSamplingModesTest, NearTheSeamTheSampleBlendsTheOppositeEdgeAsTheRe
     if (content.sampling.address_u == AddressMode::repeat ||
         content.sampling.address_v == AddressMode::repeat) {
         EXPECT_GT(largest_from_clamp, 20 / 255.0f) << "the seams must show what wrapping changes";
+    }
+}
+
+// A uv that is infinite or NaN (whose wrap is NaN) stays in the texture as a clamped one does:
+// the sample reads a tile of the texture and the feedback names one.
+TEST_P(VulkanSamplingModesTest, NonFiniteUvStaysInTheTexture) {
+    const float infinity = std::numeric_limits<float>::infinity();
+    const float nan = std::numeric_limits<float>::quiet_NaN();
+    std::vector<SamplePoint> points;
+    for (const float u : {infinity, -infinity, nan, 0.5f}) {
+        for (const float v : {infinity, -infinity, nan, 0.5f}) {
+            points.push_back(point_at(u, v, 0.0f, shape));
+        }
+    }
+    const std::vector<PointResult> found = sample_on_device(*this, points);
+    for (std::size_t i = 0; i < points.size(); ++i) {
+        const vt::TileId tile = found[i].feedback.tile();
+        EXPECT_EQ(tile.texture, test::rig_texture_id);
+        EXPECT_TRUE(layout.has_tile(tile.mip, tile.x, tile.y))
+            << "uv (" << points[i].u << ", " << points[i].v << ") asks for tile " << tile.x << ", "
+            << tile.y << " of level " << tile.mip;
+        EXPECT_EQ(found[i].resident_mip, found[i].wanted_mip) << "every page is resident";
     }
 }
 
