@@ -253,6 +253,40 @@ TEST_P(VulkanSamplingModesTest, NearTheSeamTheSampleBlendsTheOppositeEdgeAsTheRe
     }
 }
 
+// With level 0's first page and level 1 gone, the fallback walks the wrapped uv: shifted by
+// whole periods a sample falls back to the same level and colour, the reference's.
+TEST_P(VulkanSamplingModesTest, FallbackFollowsTheWrappedUv) {
+    if (layout.tail_first_mip < 2) GTEST_SKIP() << "too few levels outside the tail";
+    evict({layout.mips[0].first_page});
+    evict(level_pages(1));
+    const std::vector<SamplePoint> base = base_points(shape);
+    std::vector<SamplePoint> points = base;
+    for (SamplePoint p : base) {
+        p.u = shifted(p.u, -7, content.sampling.address_u);
+        p.v = shifted(p.v, 5, content.sampling.address_v);
+        points.push_back(p);
+    }
+    const std::vector<PointResult> found = sample_on_device(*this, points);
+    const test::ReferenceSampler sampler(
+        shape, [this](std::uint64_t page) { return resident(page); }, texels, content.sampling);
+    std::size_t fell_back = 0;
+    for (std::size_t i = 0; i < points.size(); ++i) {
+        const SamplePoint& p = points[i];
+        std::uint32_t wanted = 0, got = 0;
+        const Colour expected =
+            sampler.sample(p.u, p.v, p.dudx, p.dvdx, p.dudy, p.dvdy, 0, &wanted, &got);
+        EXPECT_EQ(found[i].resident_mip, got) << "uv (" << p.u << ", " << p.v << ")";
+        EXPECT_LE(largest_difference(found[i].colour, expected), test::rig_tolerance / 255.0f)
+            << "uv (" << p.u << ", " << p.v << ")";
+        fell_back += got != wanted;
+    }
+    for (std::size_t i = 0; i < base.size(); ++i) {
+        EXPECT_TRUE(same(found[i].colour, found[base.size() + i].colour));
+        EXPECT_EQ(found[i].resident_mip, found[base.size() + i].resident_mip);
+    }
+    EXPECT_GT(fell_back, 0u);
+}
+
 // A uv that is infinite or NaN (whose wrap is NaN) stays in the texture as a clamped one does:
 // the sample reads a tile of the texture and the feedback names one.
 TEST_P(VulkanSamplingModesTest, NonFiniteUvStaysInTheTexture) {
