@@ -381,7 +381,8 @@ TEST_P(VulkanSrgbTest, SrgbTexelsAreFilteredInLinearLight) {
 }
 
 // The viewer's image of an sRGB texture (the pattern marked sRGB, BC1 too) is the reference's
-// linear-light sample encoded back (vt_output_colour), at several levels and magnified.
+// linear-light sample encoded back (vt_output_colour), at several levels and magnified, from the
+// deferred textured pass (a compute pass) and from the forward one (the fragment shader).
 TEST_P(VulkanSrgbTest, ViewerImageOfAnSrgbTextureIsTheReferenceEncodedBack) {
     for (const TileFormat format : {TileFormat::rgba8, TileFormat::bc1}) {
         SCOPED_TRACE(vt::tile_format_name(format));
@@ -393,14 +394,22 @@ TEST_P(VulkanSrgbTest, ViewerImageOfAnSrgbTextureIsTheReferenceEncodedBack) {
             GTEST_SKIP() << GetParam() << ": " << reason;
         }
         rig.make_all_resident();
-        for (const OrthoView& view :
-             {OrthoView{0, 0, 1, 1}, OrthoView::at_lod(0.5f, 0.3f, 0.2f),
-              OrthoView::at_lod(-1.0f, 0.5f, 0.5f), OrthoView::at_lod(2.3f, 0.1f, 0.1f)}) {
-            const test::Frame frame = rig.render(view);
-            const test::Difference d = test::compare(frame.colour, rig.reference(view));
-            EXPECT_LE(d.largest, test::rig_tolerance)
-                << d.differing << " channels differ; view " << view.u0 << "," << view.v0 << " "
-                << view.su << "x" << view.sv;
+        for (const bool deferred : {true, false}) {
+            rig.renderer = std::make_unique<viewer::VulkanRenderer>(
+                *rig.context, *rig.indirection, *rig.textures,
+                viewer::VulkanRendererSettings{.width = test::rig_width,
+                                               .height = test::rig_height,
+                                               .feedback_divisor = test::rig_divisor,
+                                               .deferred_texturing = deferred});
+            for (const OrthoView& view :
+                 {OrthoView{0, 0, 1, 1}, OrthoView::at_lod(0.5f, 0.3f, 0.2f),
+                  OrthoView::at_lod(-1.0f, 0.5f, 0.5f), OrthoView::at_lod(2.3f, 0.1f, 0.1f)}) {
+                const test::Frame frame = rig.render(view);
+                const test::Difference d = test::compare(frame.colour, rig.reference(view));
+                EXPECT_LE(d.largest, test::rig_tolerance)
+                    << d.differing << " channels differ; view " << view.u0 << "," << view.v0 << " "
+                    << view.su << "x" << view.sv << (deferred ? " deferred" : " forward");
+            }
         }
         rig.tear_down();
     }
