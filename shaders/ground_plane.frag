@@ -17,7 +17,9 @@ vec3 mip_colour(uint mip) {
 void main() {
     VtTexture t = vt_texture(frame.directory, frame.indirection, frame.texture_id);
     VtSampleInfo info;
-    const vec4 texel = vt_sample_grad_info(t, uv, dFdx(uv), dFdy(uv), frame.lod_bias, info);
+    // The target is UNORM: an sRGB texture's linear sample is encoded back for it.
+    const vec4 texel =
+        vt_output_colour(t, vt_sample_grad_info(t, uv, dFdx(uv), dFdy(uv), frame.lod_bias, info));
     if (frame.mode == 0u) {
         colour = texel;
         return;

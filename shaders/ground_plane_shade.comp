@@ -70,7 +70,7 @@ void main() {
         // The positions hold the unbiased level: a pixel at its wanted level is one sampled at
         // that level, so a bias shows as levels missing.
         const float lod = clamp(position.z + shade.lod_bias, 0.0, float(t.mip_count - 1u));
-        colour = packUnorm4x8(vt_sample_lod_info(t, position.xy, lod, info));
+        colour = packUnorm4x8(vt_output_colour(t, vt_sample_lod_info(t, position.xy, lod, info)));
         const uint missing = info.resident_mip - uint(floor(position.z));
         counts = uvec3(1u, missing == 0u ? 1u : 0u, missing);
     }

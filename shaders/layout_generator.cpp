@@ -7,6 +7,7 @@
 #include "vtpage/interop/vulkan_texture_info.hpp"
 #include "vtpage/streaming/layout/feedback_entry.hpp"
 #include "vtpage/streaming/layout/texture_layout.hpp"
+#include "vtpage/streaming/layout/texture_sampling.hpp"
 
 namespace vt = vtpage::vt;
 
@@ -52,8 +53,9 @@ int main(int argc, char** argv) {
         return 1;
     }
     std::fprintf(out,
-                 "// Generated at build time from texture_layout.hpp, feedback_entry.hpp and\n"
-                 "// vulkan_texture_info.hpp by shaders/layout_generator.cpp. Do not edit.\n"
+                 "// Generated at build time from texture_layout.hpp, feedback_entry.hpp,\n"
+                 "// texture_sampling.hpp and vulkan_texture_info.hpp by\n"
+                 "// shaders/layout_generator.cpp. Do not edit.\n"
                  "#ifndef VTPAGE_LAYOUT_GLSL\n#define VTPAGE_LAYOUT_GLSL\n\n");
     auto define = [&](const char* name, unsigned long long value) {
         std::fprintf(out, "#define %s %lluu\n", name, value);
@@ -86,6 +88,11 @@ int main(int argc, char** argv) {
     define("VT_FORMAT_BC3", std::uint32_t(vt::TileFormat::bc3));
     define("VT_FORMAT_BC4", std::uint32_t(vt::TileFormat::bc4));
     define("VT_FORMAT_BC5", std::uint32_t(vt::TileFormat::bc5));
+    define("VT_ADDRESS_CLAMP_TO_EDGE", std::uint32_t(vt::AddressMode::clamp_to_edge));
+    define("VT_ADDRESS_REPEAT", std::uint32_t(vt::AddressMode::repeat));
+    define("VT_ADDRESS_MIRRORED_REPEAT", std::uint32_t(vt::AddressMode::mirrored_repeat));
+    define("VT_COLOR_SPACE_LINEAR", std::uint32_t(vt::ColorSpace::linear));
+    define("VT_COLOR_SPACE_SRGB", std::uint32_t(vt::ColorSpace::srgb));
     std::fprintf(out, "\n#endif\n");
     if (std::fclose(out) != 0) {
         std::perror(argv[1]);

@@ -16,6 +16,6 @@ layout(location = 1) out uvec2 feedback;
 void main() {
     vec2 uv = gl_FragCoord.xy * frame.uv_per_pixel;
     VtTexture t = vt_texture(frame.directory, frame.indirection, frame.texture_id);
-    colour = vt_sample_grad(t, uv, dFdx(uv), dFdy(uv), 0.0);
+    colour = vt_output_colour(t, vt_sample_grad(t, uv, dFdx(uv), dFdy(uv), 0.0));  // UNORM target
     feedback = vt_feedback(t, uv, dFdx(uv), dFdy(uv), 0.0);
 }

@@ -152,6 +152,13 @@ vt::TextureId VirtualTextureStreaming::add_texture(
     }
     // Checked before the streamer has it: its tail page is committed and published at once.
     const vt::TextureShape shape = source->shape();
+    const vt::TextureSampling sampling = source->sampling();
+    if (!vt::sampling_valid(sampling, shape.format)) {
+        throw Error(Errc::invalid_argument, "VirtualTextureStreaming::add_texture",
+                    "the source's sampling is not one the shaders know (sRGB is for rgba8, bc1 "
+                    "and bc3)",
+                    source->name());
+    }
     const vt::TextureSet& set = streamer_->textures();
     const PageIndex base = set.first_page() + set.pages_used();
     const std::uint64_t pages = vt::TextureLayout(shape).page_count;
@@ -162,7 +169,7 @@ vt::TextureId VirtualTextureStreaming::add_texture(
                                    " page_count=", indirection_->page_count()));
     }
     const vt::TextureId id = streamer_->add_texture(source);
-    directory_->set(id, static_cast<std::uint32_t>(set.base_page(id)), shape);
+    directory_->set(id, static_cast<std::uint32_t>(set.base_page(id)), shape, sampling);
     return id;
 }
 

@@ -60,8 +60,23 @@ void VulkanTextureDirectory::set(std::uint32_t id, std::uint32_t base_page,
     set(id, base_page, vt::TextureShape::square(size_log2));
 }
 
-void VulkanTextureDirectory::set(std::uint32_t id, std::uint32_t base_page,
-                                 vt::TextureShape shape) {
+namespace {
+
+void check_sampling(std::uint32_t id, vt::TextureShape shape, vt::TextureSampling sampling) {
+    if (vt::sampling_valid(sampling, shape.format)) return;
+    throw Error(Errc::invalid_argument, "VulkanTextureDirectory::set",
+                "address modes are clamp_to_edge, repeat or mirrored_repeat; sRGB is for rgba8, "
+                "bc1 and bc3",
+                detail::concat("id=", id, " address_u=", std::uint32_t(sampling.address_u),
+                               " address_v=", std::uint32_t(sampling.address_v),
+                               " color_space=", std::uint32_t(sampling.color_space),
+                               " format=", std::uint32_t(shape.format)));
+}
+
+}  // namespace
+
+void VulkanTextureDirectory::set(std::uint32_t id, std::uint32_t base_page, vt::TextureShape shape,
+                                 vt::TextureSampling sampling) {
     State& s = *state_;
     if (id >= s.settings.max_textures || !shape.valid()) {
         throw Error(Errc::out_of_range, "VulkanTextureDirectory::set",
@@ -70,7 +85,8 @@ void VulkanTextureDirectory::set(std::uint32_t id, std::uint32_t base_page,
                     detail::concat("id=", id, " width=", shape.width, " height=", shape.height,
                                    " format=", std::uint32_t(shape.format)));
     }
-    const VulkanTextureInfo info = VulkanTextureInfo::make(base_page, shape);
+    check_sampling(id, shape, sampling);
+    const VulkanTextureInfo info = VulkanTextureInfo::make(base_page, shape, sampling);
     if (std::uint64_t(base_page) + vt::TextureLayout(shape).page_count > UINT32_MAX) {
         throw Error(Errc::out_of_range, "VulkanTextureDirectory::set",
                     "the texture's pages go beyond 32-bit page indices",

@@ -9,12 +9,24 @@
 //   vec4 colour = vt_sample_grad(t, uv, dx, dy, 0.0);   // anywhere
 //   vec4 colour = vt_sample_lod(t, uv, vt_clamped_lod(t, dx, dy, 0.0));   // lod worked out before
 //   uvec2 request = vt_feedback(t, uv, dFdx(uv), dFdy(uv), lod_bias);  // a FeedbackEntry
+//   out_colour = vt_output_colour(t, colour);   // for an 8-bit UNORM target (see there)
 //
 // Sampling is trilinear: bilinear inside one tile of each of the two nearest mip levels (the
 // tile's 4-texel border holds its neighbours' texels, so the 2 x 2 footprint never leaves the
 // tile), blended by the fractional level of detail. A level whose page is not resident falls
 // back to the finest coarser level that is; the packed mip tail must always be resident
-// (magenta shows where it is not). Addressing is clamp-to-edge, uv in [0, 1].
+// (magenta shows where it is not).
+//
+// Addressing follows the texture's address modes (TileSource::sampling()), per axis, as Vulkan
+// samplers do: clamp to edge, repeat or mirrored repeat. uv is wrapped into the texture before
+// any level's texel position is found (vt_wrap), so a uv of 37.25 samples, falls back and asks
+// for the pages that 0.25 needs; the level of detail comes from the unwrapped uv's derivatives.
+// At a repeating or mirrored edge the bilinear footprint reads the edge tile's border, which
+// holds the texels beyond the edge as the mode wraps them.
+//
+// Colour: texels of an sRGB texture are decoded to linear (the exact piecewise transfer
+// function, alpha untouched) before they are filtered, as *_SRGB formats are: vt_sample* return
+// linear values. vt_output_colour encodes them back for a UNORM target.
 #ifndef VTPAGE_VIRTUAL_TEXTURE_GLSL
 #define VTPAGE_VIRTUAL_TEXTURE_GLSL
 
@@ -37,6 +49,9 @@ struct VtTextureInfo {
     uint tile_bytes;
     uint page_tiles_x;
     uint page_tiles_y;
+    uint address_u;    // VT_ADDRESS_*
+    uint address_v;
+    uint color_space;  // VT_COLOR_SPACE_*
     uint mip_first_page[VT_MAX_MIPS];  // relative to base_page
     uint mip_pages_x[VT_MAX_MIPS];
 };
@@ -78,6 +93,8 @@ struct VtTexture {
     uint tile_payload;  // 120 or 248: vt_div_payload divides by constants
     uint tile_bytes;
     uvec2 page_tiles_log2;  // tiles per page are powers of two: shifts and masks
+    uvec2 address;          // VT_ADDRESS_* of u and v
+    uint color_space;       // VT_COLOR_SPACE_*
 };
 
 VtTexture vt_texture(uint64_t directory, uint64_t indirection, uint id) {
@@ -96,6 +113,8 @@ VtTexture vt_texture(uint64_t directory, uint64_t indirection, uint id) {
     t.tile_bytes = t.directory.textures[id].tile_bytes;
     t.page_tiles_log2 = uvec2(findLSB(t.directory.textures[id].page_tiles_x),
                               findLSB(t.directory.textures[id].page_tiles_y));
+    t.address = uvec2(t.directory.textures[id].address_u, t.directory.textures[id].address_v);
+    t.color_space = t.directory.textures[id].color_space;
     return t;
 }
 
@@ -105,8 +124,8 @@ uvec2 vt_div_payload(uvec2 v, uint payload) {
     return payload == 120u ? v / 120u : v / 248u;
 }
 
-// Where one mip level is sampled: the continuous texel position c (clamped so that the
-// bilinear footprint stays inside the level) and the tile that holds it.
+// Where one mip level is sampled: the continuous texel position c (clamped to the texel centres
+// at a clamped edge, in [0, level] at a wrapped one) and the tile that holds it.
 struct VtLevelPosition {
     vec2 c;
     uvec2 tile;
@@ -116,16 +135,43 @@ struct VtLevelPosition {
 // Texels of a mip level: Vulkan's chain, each side max(1, side >> mip).
 vec2 vt_level_size(uvec2 size, uint mip) { return vec2(max(size >> mip, uvec2(1u))); }
 
-VtLevelPosition vt_level_position(uvec2 size, uint payload, uint mip, vec2 uv) {
+// u (or v) wrapped into the texture by an axis's address mode: repeat keeps u - floor(u) (1
+// only where the subtraction rounds up), mirrored repeat folds every other period back, clamp
+// leaves u alone. vt::wrap_uv (texture_sampling.hpp) is the same arithmetic on the CPU.
+float vt_wrap(float u, uint mode) {
+    if (mode == VT_ADDRESS_REPEAT) return u - floor(u);
+    if (mode == VT_ADDRESS_MIRRORED_REPEAT) {
+        const float folded = u - 2.0 * floor(u * 0.5);  // in [0, 2]
+        return folded > 1.0 ? 2.0 - folded : folded;
+    }
+    return u;
+}
+
+vec2 vt_wrap(vec2 uv, uvec2 address) {
+    return vec2(vt_wrap(uv.x, address.x), vt_wrap(uv.y, address.y));
+}
+
+// One axis of the continuous position: a clamped edge keeps the footprint on the level's edge
+// texels; a wrapped one lets it reach half a texel past the edge, into the edge tile's border.
+// The clamp of a wrapped position changes no finite uv: it keeps a NaN or infinite one (whose
+// wrap is NaN) in the level, as the clamped mode does.
+float vt_axis_position(float u, float level, uint mode) {
+    if (mode == VT_ADDRESS_CLAMP_TO_EDGE) return clamp(u * level, 0.5, level - 0.5);
+    return clamp(vt_wrap(u, mode) * level, 0.0, level);
+}
+
+VtLevelPosition vt_level_position(uvec2 size, uint payload, uvec2 address, uint mip, vec2 uv) {
     const vec2 level = vt_level_size(size, mip);
     VtLevelPosition position;
-    position.c = clamp(uv * level, vec2(0.5), level - 0.5);
-    position.tile = vt_div_payload(uvec2(floor(position.c)), payload);
+    position.c = vec2(vt_axis_position(uv.x, level.x, address.x),
+                      vt_axis_position(uv.y, level.y, address.y));
+    // c = level (a wrapped edge) belongs to the last tile, whose border holds what lies beyond.
+    position.tile = vt_div_payload(uvec2(min(floor(position.c), level - 1.0)), payload);
     return position;
 }
 
 VtLevelPosition vt_level_position(VtTexture t, uint mip, vec2 uv) {
-    return vt_level_position(t.size, t.tile_payload, mip, uv);
+    return vt_level_position(t.size, t.tile_payload, t.address, mip, uv);
 }
 
 // The level of detail for uv derivatives (in uv units per pixel), before clamping.
@@ -222,17 +268,35 @@ VtFootprint vt_bilinear_footprint(VtLevelPosition position, uint payload, uint b
     return footprint;
 }
 
+// The sRGB transfer function (IEC 61966-2-1, exactly piecewise) on the colour channels; alpha
+// is linear in *_SRGB formats and stays as it is.
+vec4 vt_srgb_to_linear(vec4 encoded) {
+    const vec3 low = encoded.rgb / 12.92;
+    const vec3 high = pow((encoded.rgb + 0.055) / 1.055, vec3(2.4));
+    return vec4(mix(high, low, lessThanEqual(encoded.rgb, vec3(0.04045))), encoded.a);
+}
+
+vec4 vt_linear_to_srgb(vec4 linear) {
+    const vec3 low = linear.rgb * 12.92;
+    const vec3 high = 1.055 * pow(linear.rgb, vec3(1.0 / 2.4)) - 0.055;
+    return vec4(mix(high, low, lessThanEqual(linear.rgb, vec3(0.0031308))), linear.a);
+}
+
+// A texel as the filter sees it: decoded to linear first where the texture is sRGB.
+vec4 vt_filter_texel(VtTexture t, uint64_t tile_address, uvec2 p) {
+    const vec4 texel = vt_tile_texel(tile_address, t.format, t.tile_size, p);
+    return t.color_space == VT_COLOR_SPACE_SRGB ? vt_srgb_to_linear(texel) : texel;
+}
+
 // Bilinear inside the tile that holds position.c.
 vec4 vt_bilinear(VtTexture t, uint64_t tile_address, VtLevelPosition position) {
-    const uint format = t.format;
-    const uint tile_size = t.tile_size;
     const VtFootprint footprint = vt_bilinear_footprint(position, t.tile_payload, t.tile_border);
     const uvec2 local = footprint.local;
     const vec2 weight = footprint.weight;
-    const vec4 t00 = vt_tile_texel(tile_address, format, tile_size, local);
-    const vec4 t10 = vt_tile_texel(tile_address, format, tile_size, local + uvec2(1u, 0u));
-    const vec4 t01 = vt_tile_texel(tile_address, format, tile_size, local + uvec2(0u, 1u));
-    const vec4 t11 = vt_tile_texel(tile_address, format, tile_size, local + uvec2(1u, 1u));
+    const vec4 t00 = vt_filter_texel(t, tile_address, local);
+    const vec4 t10 = vt_filter_texel(t, tile_address, local + uvec2(1u, 0u));
+    const vec4 t01 = vt_filter_texel(t, tile_address, local + uvec2(0u, 1u));
+    const vec4 t11 = vt_filter_texel(t, tile_address, local + uvec2(1u, 1u));
     return mix(mix(t00, t10, weight.x), mix(t01, t11, weight.x), weight.y);
 }
 
@@ -293,6 +357,14 @@ uvec2 vt_feedback(VtTexture t, vec2 uv, vec2 duv_dx, vec2 duv_dy, float lod_bias
                      (mip & VT_FEEDBACK_MIP_MASK) << VT_FEEDBACK_MIP_SHIFT,
                  (position.tile.x & VT_FEEDBACK_TILE_X_MASK) << VT_FEEDBACK_TILE_X_SHIFT |
                      (position.tile.y & VT_FEEDBACK_TILE_Y_MASK) << VT_FEEDBACK_TILE_Y_SHIFT);
+}
+
+// What a shader writes to an 8-bit UNORM target whose values are shown as stored (the viewer's
+// and the embedding example's): an sRGB texture's linear sample encoded back to sRGB, a linear
+// texture's as sampled, bit for bit. Shading that mixes textures should work on vt_sample's
+// linear values and encode once (or write to an *_SRGB target and skip this).
+vec4 vt_output_colour(VtTexture t, vec4 sampled) {
+    return t.color_space == VT_COLOR_SPACE_SRGB ? vt_linear_to_srgb(sampled) : sampled;
 }
 
 #ifdef VT_FRAGMENT_SHADER

@@ -1,8 +1,9 @@
 #version 460
 // Addresses a list of (texture, level, uv) samples with shaders/vtpage/virtual_texture.glsl's
 // own functions, as vt_sample does, and writes what each one found: the continuous position,
-// the tile, the global page and the tile's slot in it, and the bilinear footprint's top-left
-// texel in the tile. shader_layout_grid_test.cpp compares them with TextureLayout.
+// the tile, the global page and the tile's slot in it, the bilinear footprint's top-left texel
+// in the tile, and uv wrapped by the texture's address modes. shader_layout_grid_test.cpp
+// compares them with TextureLayout and vt::wrap_uv.
 #extension GL_EXT_buffer_reference2 : require
 #extension GL_EXT_shader_explicit_arithmetic_types_int64 : require
 
@@ -23,6 +24,7 @@ struct SampleAddress {
     uint page;
     uint tile_in_page;
     uvec2 local;
+    vec2 wrapped;
 };
 
 layout(buffer_reference, std430, buffer_reference_align = 16) readonly buffer Samples {
@@ -53,5 +55,6 @@ void main() {
     found.tile = position.tile;
     found.page = vt_tile_page(t, s.mip, position.tile, found.tile_in_page);
     found.local = vt_bilinear_footprint(position, t.tile_payload, t.tile_border).local;
+    found.wrapped = vt_wrap(s.uv, t.address);
     Addresses(grid.addresses).addresses[i] = found;
 }

@@ -8,6 +8,8 @@
 #include <span>
 
 #include <chrono>
+#include <cstring>
+#include <memory>
 
 #include "../support/backend_fixture.hpp"
 #include "streaming_test_frame.hpp"
@@ -161,6 +163,56 @@ TEST_P(AppDeviceTest, AddingATexturePastTheTableIsOutOfRange) {
         } catch (const Error& error) {
             EXPECT_EQ(error.code(), Errc::out_of_range);
         }
+    }
+    test::expect_no_validation_messages(*app);
+}
+
+// A source that says how it is sampled; its pages are zeros.
+class MarkedSource final : public vt::TileSource {
+public:
+    MarkedSource(vt::TextureShape shape, vt::TextureSampling sampling)
+        : shape_(shape), sampling_(sampling) {}
+    vt::TextureShape shape() const noexcept override { return shape_; }
+    vt::TextureSampling sampling() const noexcept override { return sampling_; }
+    std::string name() const override { return "marked"; }
+    void fill_host(std::uint64_t, std::span<std::byte> destination) const override {
+        std::memset(destination.data(), 0, destination.size());
+    }
+
+private:
+    vt::TextureShape shape_;
+    vt::TextureSampling sampling_;
+};
+
+// The shaders learn a source's address modes and colour space through the directory; sRGB in a
+// format without an sRGB variant is refused before the streamer has the texture.
+TEST_P(AppDeviceTest, TheDirectoryLearnsHowASourceIsSampled) {
+    VTPAGE_BACKEND_OR_SKIP(backend, GetParam());
+    VTPAGE_VULKAN_OR_SKIP(app, *backend);
+    {
+        VirtualTextureStreamingSettings settings;
+        settings.page_count = 16;
+        settings.streamer.table.region_size = 64 * vt::page_bytes;
+        settings.streamer.table.budget_bytes = 32 * vt::page_bytes;
+        VirtualTextureStreaming streaming(*app, *backend, settings);
+        const vt::TextureSampling marked{vt::AddressMode::repeat, vt::AddressMode::mirrored_repeat,
+                                         vt::ColorSpace::srgb};
+        const vt::TextureId id = streaming.add_texture(std::make_shared<MarkedSource>(
+            vt::TextureShape{256, 128, vt::TileFormat::bc1}, marked));
+        const VulkanTextureInfo info = streaming.directory().get(id);
+        EXPECT_EQ(info.address_u, std::uint32_t(vt::AddressMode::repeat));
+        EXPECT_EQ(info.address_v, std::uint32_t(vt::AddressMode::mirrored_repeat));
+        EXPECT_EQ(info.color_space, std::uint32_t(vt::ColorSpace::srgb));
+        const std::size_t textures = streaming.streamer().textures().texture_count();
+        try {
+            streaming.add_texture(std::make_shared<MarkedSource>(
+                vt::TextureShape{256, 128, vt::TileFormat::bc4}, marked));
+            FAIL() << "sRGB BC4 was taken";
+        } catch (const Error& error) {
+            EXPECT_EQ(error.code(), Errc::invalid_argument);
+        }
+        EXPECT_EQ(streaming.streamer().textures().texture_count(), textures);
+        streaming.shutdown();
     }
     test::expect_no_validation_messages(*app);
 }

@@ -21,6 +21,17 @@ Colour unpack(std::uint32_t texel) {
             float((texel >> 16) & 255) / 255.0f, float(texel >> 24) / 255.0f};
 }
 
+// vt_axis_position: clamped to the texel centres, or wrapped into [0, size].
+float axis_position(float u, std::uint32_t size, vt::AddressMode mode) {
+    const float level = float(size);
+    if (mode == vt::AddressMode::clamp_to_edge) return std::clamp(u * level, 0.5f, level - 0.5f);
+    return std::clamp(vt::wrap_uv(u, mode) * level, 0.0f, level);
+}
+
+Colour srgb_to_linear(const Colour& c) {
+    return {vt::srgb_to_linear(c.r), vt::srgb_to_linear(c.g), vt::srgb_to_linear(c.b), c.a};
+}
+
 // GLSL mix(): x * (1 - a) + y * a.
 Colour mix(const Colour& x, const Colour& y, float a) {
     return {x.r * (1 - a) + y.r * a, x.g * (1 - a) + y.g * a, x.b * (1 - a) + y.b * a,
@@ -38,19 +49,23 @@ std::uint32_t pattern_texel(std::uint32_t mip, std::uint32_t x, std::uint32_t y)
 }
 
 std::vector<std::uint8_t> pattern_tile(const vt::TextureLayout& layout, std::uint32_t mip,
-                                       std::uint32_t tile_x, std::uint32_t tile_y) {
+                                       std::uint32_t tile_x, std::uint32_t tile_y,
+                                       const TextureContent& content) {
     const vt::TileFormatInfo info = layout.tile_format();
     const std::uint32_t size = info.tile_size;
     std::vector<std::uint8_t> rgba(std::size_t(size) * size * 4);
     const vt::MipLevel& level = layout.mips[mip];
     for (std::uint32_t ty = 0; ty < size; ++ty) {
-        // The border repeats the neighbours' texels; beyond the level's edge, the edge's.
+        // The border repeats the neighbours' texels; beyond the level's edge, those the address
+        // mode wraps to (the edge's for clamp, as vt::level_texel).
         const std::uint32_t y =
-            vt::level_texel(tile_y, ty, level.height, info.tile_payload(), info.tile_border);
+            vt::wrap_texel(std::int64_t(tile_y) * info.tile_payload() + ty - info.tile_border,
+                           level.height, content.sampling.address_v);
         for (std::uint32_t tx = 0; tx < size; ++tx) {
             const std::uint32_t x =
-                vt::level_texel(tile_x, tx, level.width, info.tile_payload(), info.tile_border);
-            const std::uint32_t texel = pattern_texel(mip, x, y);
+                vt::wrap_texel(std::int64_t(tile_x) * info.tile_payload() + tx - info.tile_border,
+                               level.width, content.sampling.address_u);
+            const std::uint32_t texel = content.texel(mip, x, y);
             std::memcpy(&rgba[(std::size_t(ty) * size + tx) * 4], &texel, 4);
         }
     }
@@ -58,12 +73,13 @@ std::vector<std::uint8_t> pattern_tile(const vt::TextureLayout& layout, std::uin
 }
 
 void fill_tile(const vt::TextureLayout& layout, std::uint32_t mip, std::uint32_t tile_x,
-               std::uint32_t tile_y, std::span<std::byte> out) {
-    const std::vector<std::uint8_t> rgba = pattern_tile(layout, mip, tile_x, tile_y);
+               std::uint32_t tile_y, std::span<std::byte> out, const TextureContent& content) {
+    const std::vector<std::uint8_t> rgba = pattern_tile(layout, mip, tile_x, tile_y, content);
     bake::encode_tile(layout.format, rgba, out, bake::EncodeQuality::fast);
 }
 
-void fill_page(const vt::TextureLayout& layout, std::uint64_t page, void* memory) {
+void fill_page(const vt::TextureLayout& layout, std::uint64_t page, void* memory,
+               const TextureContent& content) {
     auto* bytes = static_cast<std::byte*>(memory);
     const vt::TileFormatInfo info = layout.tile_format();
     std::memset(bytes, 0, vt::page_bytes);
@@ -74,7 +90,7 @@ void fill_page(const vt::TextureLayout& layout, std::uint64_t page, void* memory
     const std::uint32_t mip = layout.mip_of_page(page);
     if (layout.in_tail(mip)) {
         for (std::uint32_t level = layout.tail_first_mip; level < layout.mip_count; ++level) {
-            fill_tile(layout, level, 0, 0, slot(level - layout.tail_first_mip));
+            fill_tile(layout, level, 0, 0, slot(level - layout.tail_first_mip), content);
         }
         return;
     }
@@ -85,7 +101,7 @@ void fill_page(const vt::TextureLayout& layout, std::uint64_t page, void* memory
             const std::uint32_t tile_x = position.x * info.page_tiles_x + i;
             const std::uint32_t tile_y = position.y * info.page_tiles_y + j;
             if (tile_x >= level.tiles_x || tile_y >= level.tiles_y) continue;
-            fill_tile(layout, mip, tile_x, tile_y, slot(j * info.page_tiles_x + i));
+            fill_tile(layout, mip, tile_x, tile_y, slot(j * info.page_tiles_x + i), content);
         }
     }
 }
@@ -113,11 +129,11 @@ TexelFunction decoded_tiles(const vt::TextureLayout& layout, TileFunction tile) 
     };
 }
 
-TexelFunction decoded_pattern(const vt::TextureLayout& layout) {
-    if (layout.format == vt::TileFormat::rgba8) return pattern_texel;
-    return decoded_tiles(layout, [layout](std::uint32_t mip, std::uint32_t tile_x,
-                                          std::uint32_t tile_y, std::span<std::byte> out) {
-        fill_tile(layout, mip, tile_x, tile_y, out);
+TexelFunction decoded_pattern(const vt::TextureLayout& layout, const TextureContent& content) {
+    if (layout.format == vt::TileFormat::rgba8) return content.texel;
+    return decoded_tiles(layout, [layout, content](std::uint32_t mip, std::uint32_t tile_x,
+                                                   std::uint32_t tile_y, std::span<std::byte> out) {
+        fill_tile(layout, mip, tile_x, tile_y, out, content);
     });
 }
 
@@ -126,8 +142,12 @@ std::uint8_t to_unorm8(float value) {
 }
 
 ReferenceSampler::ReferenceSampler(vt::TextureShape shape,
-                                   std::function<bool(std::uint64_t)> resident, TexelFunction texel)
-    : layout_(shape), resident_(std::move(resident)), texel_(std::move(texel)) {}
+                                   std::function<bool(std::uint64_t)> resident, TexelFunction texel,
+                                   vt::TextureSampling sampling)
+    : layout_(shape),
+      resident_(std::move(resident)),
+      texel_(std::move(texel)),
+      sampling_(sampling) {}
 
 ReferenceSampler::ReferenceSampler(std::uint32_t size_log2,
                                    std::function<bool(std::uint64_t)> resident, TexelFunction texel)
@@ -146,10 +166,14 @@ float ReferenceSampler::lod(float dudx, float dvdx, float dudy, float dvdy, floa
 
 void ReferenceSampler::level_position(std::uint32_t mip, float u, float v, float& cx,
                                       float& cy) const {
-    const float width = float(layout_.mips[mip].width);
-    const float height = float(layout_.mips[mip].height);
-    cx = std::clamp(u * width, 0.5f, width - 0.5f);
-    cy = std::clamp(v * height, 0.5f, height - 0.5f);
+    cx = axis_position(u, layout_.mips[mip].width, sampling_.address_u);
+    cy = axis_position(v, layout_.mips[mip].height, sampling_.address_v);
+}
+
+std::uint32_t ReferenceSampler::tile_of(float c, std::uint32_t size) const {
+    // c = size (a wrapped edge) belongs to the last tile, whose border holds what lies beyond.
+    const std::uint32_t texel = std::min(std::uint32_t(std::floor(c)), size - 1);
+    return texel / layout_.tile_format().tile_payload();
 }
 
 Colour ReferenceSampler::sample_level(std::uint32_t wanted, float u, float v,
@@ -158,22 +182,22 @@ Colour ReferenceSampler::sample_level(std::uint32_t wanted, float u, float v,
     float cx = 0, cy = 0;
     for (;; ++mip) {
         level_position(mip, u, v, cx, cy);
-        const std::uint32_t tile_x =
-            std::uint32_t(std::floor(cx)) / layout_.tile_format().tile_payload();
-        const std::uint32_t tile_y =
-            std::uint32_t(std::floor(cy)) / layout_.tile_format().tile_payload();
+        const std::uint32_t tile_x = tile_of(cx, layout_.mips[mip].width);
+        const std::uint32_t tile_y = tile_of(cy, layout_.mips[mip].height);
         const std::uint64_t page = layout_.locate(mip, tile_x, tile_y).page;
         if (layout_.in_tail(mip) || resident_(page)) break;
     }
     resident_mip = mip;
-    const std::int64_t last_x = std::int64_t(layout_.mips[mip].width) - 1;
-    const std::int64_t last_y = std::int64_t(layout_.mips[mip].height) - 1;
+    const std::uint32_t width = layout_.mips[mip].width, height = layout_.mips[mip].height;
     const float px = cx - 0.5f, py = cy - 0.5f;
     const float corner_x = std::floor(px), corner_y = std::floor(py);
     const float wx = px - corner_x, wy = py - corner_y;
+    // The footprint's texel indices wrapped as Vulkan wraps them, each texel decoded from sRGB
+    // before it is blended where the texture is sRGB.
     auto texel = [&](std::int64_t x, std::int64_t y) {
-        return unpack(texel_(mip, std::uint32_t(std::clamp<std::int64_t>(x, 0, last_x)),
-                             std::uint32_t(std::clamp<std::int64_t>(y, 0, last_y))));
+        const Colour stored = unpack(texel_(mip, vt::wrap_texel(x, width, sampling_.address_u),
+                                            vt::wrap_texel(y, height, sampling_.address_v)));
+        return sampling_.color_space == vt::ColorSpace::srgb ? srgb_to_linear(stored) : stored;
     };
     const std::int64_t x0 = std::int64_t(corner_x), y0 = std::int64_t(corner_y);
     return mix(mix(texel(x0, y0), texel(x0 + 1, y0), wx),
@@ -200,9 +224,14 @@ vt::FeedbackEntry ReferenceSampler::feedback(std::uint32_t texture, float u, flo
     const std::uint32_t mip = std::uint32_t(std::floor(lod(dudx, dvdx, dudy, dvdy, bias)));
     float cx = 0, cy = 0;
     level_position(mip, u, v, cx, cy);
-    const std::uint32_t payload = layout_.tile_format().tile_payload();
-    return vt::FeedbackEntry::make({texture, mip, std::uint32_t(std::floor(cx)) / payload,
-                                    std::uint32_t(std::floor(cy)) / payload});
+    return vt::FeedbackEntry::make({texture, mip, tile_of(cx, layout_.mips[mip].width),
+                                    tile_of(cy, layout_.mips[mip].height)});
+}
+
+Colour output_colour(const Colour& sampled, const vt::TextureSampling& sampling) {
+    if (sampling.color_space != vt::ColorSpace::srgb) return sampled;
+    return {vt::linear_to_srgb(sampled.r), vt::linear_to_srgb(sampled.g),
+            vt::linear_to_srgb(sampled.b), sampled.a};
 }
 
 }  // namespace vtpage::test

@@ -41,8 +41,9 @@ std::vector<std::uint8_t> reference_image(const ReferenceSampler& sampler, const
     const float dudx = view.su / rig_width, dvdy = view.sv / rig_height;
     for (std::uint32_t y = 0; y < rig_height; ++y) {
         for (std::uint32_t x = 0; x < rig_width; ++x) {
-            const Colour c =
-                sampler.sample(view.u(x, rig_width), view.v(y, rig_height), dudx, 0, 0, dvdy, 0);
+            const Colour c = output_colour(
+                sampler.sample(view.u(x, rig_width), view.v(y, rig_height), dudx, 0, 0, dvdy, 0),
+                sampler.sampling());
             std::uint8_t* out = &image[(y * rig_width + x) * 4];
             out[0] = to_unorm8(c.r);
             out[1] = to_unorm8(c.g);
@@ -57,7 +58,8 @@ bool RendererRig::set_up(const std::string& backend_name, std::string& reason,
                          vt::TextureShape texture_shape, RigSettings rig) {
     shape = texture_shape;
     layout = vt::TextureLayout(shape);
-    texels = decoded_pattern(layout);
+    content = rig.content;
+    texels = decoded_pattern(layout, content);
     backend = try_make_backend(backend_name, reason);
     if (!backend) return false;
     context = try_make_vulkan_context(*backend, reason);
@@ -77,7 +79,7 @@ bool RendererRig::set_up(const std::string& backend_name, std::string& reason,
     table = std::make_unique<PageTable>(*backend, settings);
     indirection->check_against(table.get());
     textures = std::make_unique<VulkanTextureDirectory>(*context);
-    textures->set(rig_texture_id, rig_base_page, shape);
+    textures->set(rig_texture_id, rig_base_page, shape, content.sampling);
     renderer = std::make_unique<VulkanRenderer>(
         *context, *indirection, *textures,
         VulkanRendererSettings{.width = rig_width,
@@ -103,7 +105,7 @@ std::vector<PageMapping> RendererRig::commit(const std::vector<std::uint64_t>& p
 
 std::vector<std::uint8_t> RendererRig::page_bytes(std::uint64_t page) const {
     std::vector<std::uint8_t> bytes(vt::page_bytes);
-    fill_page(layout, page, bytes.data());
+    fill_page(layout, page, bytes.data(), content);
     return bytes;
 }
 
@@ -167,7 +169,7 @@ Frame RendererRig::render(const OrthoView& view, RenderMode mode) {
 
 std::vector<std::uint8_t> RendererRig::reference(const OrthoView& view) const {
     const ReferenceSampler sampler(
-        shape, [this](std::uint64_t page) { return resident(page); }, texels);
+        shape, [this](std::uint64_t page) { return resident(page); }, texels, content.sampling);
     return reference_image(sampler, view);
 }
 

@@ -66,7 +66,7 @@ struct Difference {
 Difference compare(const std::vector<std::uint8_t>& a, const std::vector<std::uint8_t>& b);
 
 // The reference image of a view, rig_width x rig_height RGBA8, each pixel sampled at its centre
-// with the view's exact derivatives.
+// with the view's exact derivatives and written as vt_output_colour writes it.
 std::vector<std::uint8_t> reference_image(const ReferenceSampler& sampler, const OrthoView& view);
 
 // What a test may change of the rig's page table and renderer.
@@ -74,6 +74,7 @@ struct RigSettings {
     bool defer_reuse = true;      // PageTableSettings::defer_reuse
     bool identity_check = false;  // VulkanRendererSettings::identity_check
     std::uint32_t identity_texture_tag = 1;
+    TextureContent content;  // the texels and sampling of the texture (the pattern, clamped)
 };
 
 class RendererRig {
@@ -110,6 +111,7 @@ public:
     vt::TextureShape shape = vt::TextureShape::square(rig_size_log2);
     vt::TextureLayout layout{shape};
     TexelFunction texels = pattern_texel;  // what the texture shows (decoded_pattern)
+    TextureContent content;
     std::unique_ptr<VulkanContext> context;
     std::unique_ptr<VulkanPageImporter> importer;
     std::unique_ptr<VulkanIndirectionTable> indirection;

@@ -31,8 +31,11 @@ public:
     std::uint32_t max_textures() const noexcept;
 
     // Describes texture `id`: its shape (vt::TextureShape), its first page at global page
-    // base_page. out_of_range for an id >= max_textures or a shape that is not valid().
-    void set(std::uint32_t id, std::uint32_t base_page, vt::TextureShape shape);
+    // base_page, how it is sampled (TileSource::sampling()). out_of_range for an id >=
+    // max_textures or a shape that is not valid(); invalid_argument for an unknown address mode
+    // or colour space, or sRGB in a format that has no sRGB variant (vt::srgb_allowed).
+    void set(std::uint32_t id, std::uint32_t base_page, vt::TextureShape shape,
+             vt::TextureSampling sampling = {});
     // The same for a square RGBA8 texture 2^size_log2 texels on a side.
     void set(std::uint32_t id, std::uint32_t base_page, std::uint32_t size_log2);
     VulkanTextureInfo get(std::uint32_t id) const;

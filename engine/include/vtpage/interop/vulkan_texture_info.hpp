@@ -8,6 +8,7 @@
 #include <cstdint>
 
 #include "vtpage/streaming/layout/texture_layout.hpp"
+#include "vtpage/streaming/layout/texture_sampling.hpp"
 
 namespace vtpage {
 
@@ -25,13 +26,19 @@ struct VulkanTextureInfo {
     std::uint32_t tile_bytes = 0;
     std::uint32_t page_tiles_x = 0;
     std::uint32_t page_tiles_y = 0;
+    // vt::TextureSampling: how u and v wrap (vt::AddressMode) and whether texels are decoded
+    // from sRGB before filtering (vt::ColorSpace).
+    std::uint32_t address_u = 0;
+    std::uint32_t address_v = 0;
+    std::uint32_t color_space = 0;
     std::uint32_t mip_first_page[vt::max_mips] = {};  // relative to base_page; the tail page
                                                       // for every level in the tail
     std::uint32_t mip_pages_x[vt::max_mips] = {};
 
     // Page indices are 32-bit in the shaders: 2^32 pages of 2 MiB is 8 PiB, far beyond any
     // reservation (a process has 128 TiB of address space).
-    static constexpr VulkanTextureInfo make(std::uint32_t base_page, vt::TextureShape shape) {
+    static constexpr VulkanTextureInfo make(std::uint32_t base_page, vt::TextureShape shape,
+                                            vt::TextureSampling sampling = {}) {
         const vt::TextureLayout layout(shape);
         const vt::TileFormatInfo format = layout.tile_format();
         VulkanTextureInfo info;
@@ -47,6 +54,9 @@ struct VulkanTextureInfo {
         info.tile_bytes = format.tile_bytes();
         info.page_tiles_x = format.page_tiles_x;
         info.page_tiles_y = format.page_tiles_y;
+        info.address_u = static_cast<std::uint32_t>(sampling.address_u);
+        info.address_v = static_cast<std::uint32_t>(sampling.address_v);
+        info.color_space = static_cast<std::uint32_t>(sampling.color_space);
         for (std::uint32_t mip = 0; mip < layout.mip_count; ++mip) {
             info.mip_first_page[mip] = static_cast<std::uint32_t>(layout.mips[mip].first_page);
             info.mip_pages_x[mip] = layout.mips[mip].pages_x;
@@ -59,7 +69,7 @@ struct VulkanTextureInfo {
     }
 };
 
-static_assert(sizeof(VulkanTextureInfo) == std::size_t{12 + 2 * vt::max_mips} * 4,
+static_assert(sizeof(VulkanTextureInfo) == std::size_t{15 + 2 * vt::max_mips} * 4,
               "tightly packed 32-bit words, as std430 lays out the GLSL struct");
 
 }  // namespace vtpage

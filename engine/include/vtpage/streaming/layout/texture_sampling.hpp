@@ -3,6 +3,7 @@
 // their descriptor; older files read as the defaults (clamp to edge, linear).
 #pragma once
 
+#include <cmath>
 #include <cstdint>
 #include <string_view>
 
@@ -28,6 +29,59 @@ struct TextureSampling {
 // whose channels are not colour).
 constexpr bool srgb_allowed(TileFormat format) {
     return format == TileFormat::rgba8 || format == TileFormat::bc1 || format == TileFormat::bc3;
+}
+
+// std::floor, constexpr: floats of magnitude 2^23 and more (and infinities, NaN) are integers.
+constexpr float floor_of(float u) {
+    if (!(u > -8388608.0f && u < 8388608.0f)) return u;
+    const float truncated = float(std::int64_t(u));
+    return truncated > u ? truncated - 1.0f : truncated;
+}
+
+// A texture coordinate (u or v) wrapped into the texture as an axis of this mode addresses it,
+// before the texel position is computed: repeat keeps u - floor(u) (in [0, 1]: 1 only where the
+// subtraction rounds up, which the edge tile's border covers), mirrored repeat folds every other
+// period back (Vulkan's MIRRORED_REPEAT), clamp to edge leaves u alone (the position is clamped
+// to the level's texel centres). vt_wrap in shaders/vtpage/virtual_texture.glsl computes the same
+// with the same operations, so that device and CPU find the same texels and tiles.
+constexpr float wrap_uv(float u, AddressMode mode) {
+    if (mode == AddressMode::repeat) return u - floor_of(u);
+    if (mode == AddressMode::mirrored_repeat) {
+        const float t = u - 2.0f * floor_of(u * 0.5f);  // in [0, 2]
+        return t > 1.0f ? 2.0f - t : t;
+    }
+    return u;
+}
+
+// The texel of an axis of `size` texels that texel index `texel` (any integer: a bilinear
+// footprint or a tile's border past the edge) shows, as Vulkan wraps texel indices.
+constexpr std::uint32_t wrap_texel(std::int64_t texel, std::uint32_t size, AddressMode mode) {
+    const std::int64_t n = size;
+    if (mode == AddressMode::repeat) return std::uint32_t(((texel % n) + n) % n);
+    if (mode == AddressMode::mirrored_repeat) {
+        const std::int64_t m = ((texel % (2 * n)) + 2 * n) % (2 * n);  // in [0, 2n)
+        return std::uint32_t(m < n ? m : 2 * n - 1 - m);
+    }
+    return std::uint32_t(texel < 0 ? 0 : texel >= n ? n - 1 : texel);
+}
+
+// The sRGB transfer function (IEC 61966-2-1, exactly piecewise), one colour channel in [0, 1]:
+// what a *_SRGB Vulkan format applies to each texel before filtering, and its inverse.
+inline float srgb_to_linear(float encoded) {
+    return encoded <= 0.04045f ? encoded / 12.92f : std::pow((encoded + 0.055f) / 1.055f, 2.4f);
+}
+inline float linear_to_srgb(float linear) {
+    return linear <= 0.0031308f ? linear * 12.92f : 1.055f * std::pow(linear, 1.0f / 2.4f) - 0.055f;
+}
+
+// Known address modes and colour space, and sRGB only where the format has it.
+constexpr bool sampling_valid(TextureSampling sampling, TileFormat format) {
+    const auto known = [](AddressMode mode) {
+        return static_cast<std::uint32_t>(mode) < address_mode_count;
+    };
+    return known(sampling.address_u) && known(sampling.address_v) &&
+           static_cast<std::uint32_t>(sampling.color_space) < color_space_count &&
+           (sampling.color_space != ColorSpace::srgb || srgb_allowed(format));
 }
 
 constexpr std::string_view address_mode_name(AddressMode mode) {

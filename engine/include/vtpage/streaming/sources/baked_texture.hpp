@@ -161,7 +161,7 @@ public:
     int version() const noexcept;
     // How the texture is meant to be sampled: what a version-3 file records; files of versions
     // 1 and 2 have the defaults (clamp to edge, linear).
-    TextureSampling sampling() const noexcept;
+    TextureSampling sampling() const noexcept override;
     TextureShape shape() const noexcept override;
     std::string name() const override;
     void fill_host(std::uint64_t page, std::span<std::byte> destination) const override;

@@ -16,6 +16,7 @@
 
 #include "vtpage/backend/backend.hpp"
 #include "vtpage/streaming/layout/texture_layout.hpp"
+#include "vtpage/streaming/layout/texture_sampling.hpp"
 
 namespace vtpage::vt {
 
@@ -49,6 +50,10 @@ public:
 
     // The texture's size and tile format (shape().valid() holds for every source).
     virtual TextureShape shape() const noexcept = 0;
+    // How the texture is meant to be sampled (address modes, colour space): the shaders wrap
+    // and decode by it. Clamp to edge and linear unless the source knows better (a baked file
+    // records it); a source whose tile borders do not follow its modes would show seams.
+    virtual TextureSampling sampling() const noexcept { return {}; }
     // For logs and error messages: "procedural seed 7" or the file's path.
     virtual std::string name() const = 0;
 
