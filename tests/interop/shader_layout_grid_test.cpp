@@ -18,6 +18,7 @@
 #include <vector>
 
 #include "../support/expect_error.hpp"
+#include "../support/vulkan_texel_wrap.hpp"
 #include "compute_test_pipeline.hpp"
 #include "vtpage/interop/vulkan_buffer.hpp"
 #include "vtpage/interop/vulkan_texture_directory.hpp"
@@ -291,7 +292,7 @@ TEST(ShaderLayoutGridExpectation, EveryFootprintLiesInItsTileAndShowsItsTexels) 
               Axis{expected.tile_y, expected.local_y, footprint_corner(expected.cy), level.height,
                    texture.sampling.address_v}}) {
             const auto shows = [&](std::uint32_t local) {
-                return vt::wrap_texel(
+                return test::vulkan_wrap_texel(
                     std::int64_t(axis.tile) * format.tile_payload() + local - format.tile_border,
                     axis.size, axis.mode);
             };
@@ -301,9 +302,10 @@ TEST(ShaderLayoutGridExpectation, EveryFootprintLiesInItsTileAndShowsItsTexels) 
                           vt::level_texel(axis.tile, axis.local, axis.size, format.tile_payload(),
                                           format.tile_border));
             }
-            ASSERT_EQ(shows(axis.local), vt::wrap_texel(axis.corner, axis.size, axis.mode))
+            ASSERT_EQ(shows(axis.local), test::vulkan_wrap_texel(axis.corner, axis.size, axis.mode))
                 << describe(texture, sample);
-            ASSERT_EQ(shows(axis.local + 1), vt::wrap_texel(axis.corner + 1, axis.size, axis.mode))
+            ASSERT_EQ(shows(axis.local + 1),
+                      test::vulkan_wrap_texel(axis.corner + 1, axis.size, axis.mode))
                 << describe(texture, sample);
             past_a_wrapped_edge += axis.mode != AddressMode::clamp_to_edge &&
                                    (axis.corner < 0 || axis.corner + 1 >= axis.size);
@@ -316,8 +318,9 @@ TEST(ShaderLayoutGridExpectation, EveryFootprintLiesInItsTileAndShowsItsTexels) 
     EXPECT_GT(past_a_wrapped_edge, 0u);
 }
 
-// The two wrap functions of texture_sampling.hpp agree: a texel's centre wrapped as a uv lands
-// in the texel that wrap_texel names, for texels far either side of the texture.
+// The wrap of texture_sampling.hpp agrees with Vulkan's texel wrapping: a texel's centre wrapped
+// as a uv lands in the texel that test::vulkan_wrap_texel names, and so does the library's
+// vt::address_texel (the baker's borders), for texels far either side of the texture.
 TEST(ShaderLayoutGridExpectation, WrappedUvAndWrappedTexelAgree) {
     for (const AddressMode mode :
          {AddressMode::repeat, AddressMode::mirrored_repeat, AddressMode::clamp_to_edge}) {
@@ -330,7 +333,9 @@ TEST(ShaderLayoutGridExpectation, WrappedUvAndWrappedTexelAgree) {
                     mode == AddressMode::clamp_to_edge
                         ? std::uint32_t(std::clamp(std::floor(wrapped), 0.0f, float(size - 1)))
                         : std::uint32_t(std::floor(wrapped));
-                ASSERT_EQ(from_uv, vt::wrap_texel(texel, size, mode))
+                ASSERT_EQ(from_uv, test::vulkan_wrap_texel(texel, size, mode))
+                    << vt::address_mode_name(mode) << " size " << size << " texel " << texel;
+                ASSERT_EQ(vt::address_texel(mode, texel, size), from_uv)
                     << vt::address_mode_name(mode) << " size " << size << " texel " << texel;
             }
         }
@@ -343,10 +348,10 @@ TEST(ShaderLayoutGridExpectation, WrappedUvAndWrappedTexelAgree) {
     EXPECT_EQ(vt::wrap_uv(-0.25f, AddressMode::mirrored_repeat), 0.25f);
     EXPECT_EQ(vt::wrap_uv(37.25f, AddressMode::mirrored_repeat), 0.75f);
     EXPECT_EQ(vt::wrap_uv(-3.0f, AddressMode::clamp_to_edge), -3.0f);
-    static_assert(vt::wrap_texel(-1, 4, AddressMode::repeat) == 3);
-    static_assert(vt::wrap_texel(-1, 4, AddressMode::mirrored_repeat) == 0);
-    static_assert(vt::wrap_texel(4, 4, AddressMode::mirrored_repeat) == 3);
-    static_assert(vt::wrap_texel(9, 4, AddressMode::clamp_to_edge) == 3);
+    static_assert(test::vulkan_wrap_texel(-1, 4, AddressMode::repeat) == 3);
+    static_assert(test::vulkan_wrap_texel(-1, 4, AddressMode::mirrored_repeat) == 0);
+    static_assert(test::vulkan_wrap_texel(4, 4, AddressMode::mirrored_repeat) == 3);
+    static_assert(test::vulkan_wrap_texel(9, 4, AddressMode::clamp_to_edge) == 3);
 }
 
 using ShaderLayoutGrid = test::HostVulkanTest;

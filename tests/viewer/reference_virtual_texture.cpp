@@ -9,6 +9,7 @@
 #include <span>
 #include <vector>
 
+#include "../support/vulkan_texel_wrap.hpp"
 #include "block_codec.hpp"
 #include "streaming/sources/mix32.hpp"
 
@@ -58,13 +59,13 @@ std::vector<std::uint8_t> pattern_tile(const vt::TextureLayout& layout, std::uin
     for (std::uint32_t ty = 0; ty < size; ++ty) {
         // The border repeats the neighbours' texels; beyond the level's edge, those the address
         // mode wraps to (the edge's for clamp, as vt::level_texel).
-        const std::uint32_t y =
-            vt::wrap_texel(std::int64_t(tile_y) * info.tile_payload() + ty - info.tile_border,
-                           level.height, content.sampling.address_v);
+        const std::uint32_t y = test::vulkan_wrap_texel(
+            std::int64_t(tile_y) * info.tile_payload() + ty - info.tile_border, level.height,
+            content.sampling.address_v);
         for (std::uint32_t tx = 0; tx < size; ++tx) {
-            const std::uint32_t x =
-                vt::wrap_texel(std::int64_t(tile_x) * info.tile_payload() + tx - info.tile_border,
-                               level.width, content.sampling.address_u);
+            const std::uint32_t x = test::vulkan_wrap_texel(
+                std::int64_t(tile_x) * info.tile_payload() + tx - info.tile_border, level.width,
+                content.sampling.address_u);
             const std::uint32_t texel = content.texel(mip, x, y);
             std::memcpy(&rgba[(std::size_t(ty) * size + tx) * 4], &texel, 4);
         }
@@ -195,8 +196,9 @@ Colour ReferenceSampler::sample_level(std::uint32_t wanted, float u, float v,
     // The footprint's texel indices wrapped as Vulkan wraps them, each texel decoded from sRGB
     // before it is blended where the texture is sRGB.
     auto texel = [&](std::int64_t x, std::int64_t y) {
-        const Colour stored = unpack(texel_(mip, vt::wrap_texel(x, width, sampling_.address_u),
-                                            vt::wrap_texel(y, height, sampling_.address_v)));
+        const Colour stored =
+            unpack(texel_(mip, test::vulkan_wrap_texel(x, width, sampling_.address_u),
+                          test::vulkan_wrap_texel(y, height, sampling_.address_v)));
         return sampling_.color_space == vt::ColorSpace::srgb ? srgb_to_linear(stored) : stored;
     };
     const std::int64_t x0 = std::int64_t(corner_x), y0 = std::int64_t(corner_y);

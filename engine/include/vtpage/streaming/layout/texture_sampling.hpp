@@ -53,18 +53,6 @@ constexpr float wrap_uv(float u, AddressMode mode) {
     return u;
 }
 
-// The texel of an axis of `size` texels that texel index `texel` (any integer: a bilinear
-// footprint or a tile's border past the edge) shows, as Vulkan wraps texel indices.
-constexpr std::uint32_t wrap_texel(std::int64_t texel, std::uint32_t size, AddressMode mode) {
-    const std::int64_t n = size;
-    if (mode == AddressMode::repeat) return std::uint32_t(((texel % n) + n) % n);
-    if (mode == AddressMode::mirrored_repeat) {
-        const std::int64_t m = ((texel % (2 * n)) + 2 * n) % (2 * n);  // in [0, 2n)
-        return std::uint32_t(m < n ? m : 2 * n - 1 - m);
-    }
-    return std::uint32_t(texel < 0 ? 0 : texel >= n ? n - 1 : texel);
-}
-
 // The sRGB transfer function (IEC 61966-2-1, exactly piecewise), one colour channel in [0, 1]:
 // what a *_SRGB Vulkan format applies to each texel before filtering, and its inverse.
 inline float srgb_to_linear(float encoded) {
