@@ -3,8 +3,8 @@
 // shaders/vtpage/virtual_texture.glsl that samples the flat pattern (no tiles, no borders) with
 // the same arithmetic. A renderer that matches it finds pages, tiles and borders correctly.
 // Address modes and sRGB as the shader applies them (vt::TextureSampling): the reference wraps
-// the footprint's texel indices as Vulkan does (test::vulkan_wrap_texel) and decodes sRGB texels before
-// blending; the tiles' borders hold the texels the modes wrap to.
+// the footprint's texel indices as Vulkan does (test::vulkan_wrap_texel) and decodes sRGB texels
+// before blending; the tiles' borders hold the texels the modes wrap to.
 #pragma once
 
 #include <cstdint>
