@@ -328,7 +328,6 @@ nlohmann::json to_json(const RunReport& r) {
           {"recent_pages_last", r.budget.newest.recent_pages},
           {"free_pages_last", r.budget.newest.free_pages},
           {"sampled_budget_share_mean", r.budget.mean_sampled_budget_share()},
-          {"sampled_budget_samples", r.budget.over_budget_samples},
           {"refaulted_pages", r.refaulted_pages}}},
         {"residency",
          {{"samples", r.residency.samples},

@@ -241,10 +241,7 @@ void StreamingSession::collect_feedback_results(CompletedSummary& summary) {
     summary.processed = streaming_->take_feedback_results();
     for (const vt::FeedbackFrameResult& result : summary.processed) {
         budget_.add_frame(result.budget);
-        const vt::ResidencySample& sample = result.residency;
-        if (sample.frame != 0 && sample.frame != residency_.newest.frame)
-            budget_.add_residency(sample, vt::page_bytes);
-        residency_.add(sample);
+        residency_.add(result.residency);
     }
     if (!summary.processed.empty()) last_feedback_ = summary.processed.back();
     const vt::FeedbackFrameResult& newest = last_feedback_;

@@ -904,6 +904,10 @@ TEST_P(StreamerTest, OverBudgetEndsWhenTheViewShrinksOrTheBudgetGrows) {
     for (int frame = 0; frame < 4; ++frame) frames.ask(view);
     const StreamerStatistics over = streamer.statistics();
     EXPECT_EQ(over.over_budget_pages, 10u - (8u - over.tail_pages - over.level_pages));
+    const BudgetDemand demand = streamer.budget_demand();
+    EXPECT_EQ(demand.over_budget_pages, over.over_budget_pages);
+    EXPECT_EQ(demand.resident_recent_pages, demand.free_pages) << "every free page is the view's";
+    EXPECT_DOUBLE_EQ(demand.sampled_share(), 1.0);
 
     // Four pages, two of them not resident: they fit once the rest leave the window.
     std::vector<PageIndex> smaller;

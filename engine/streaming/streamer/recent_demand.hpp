@@ -36,6 +36,14 @@ public:
     void evicted(PageIndex page, FrameId frame);
     // Distinct pages asked for in the window that ends with `frame`.
     std::size_t pages(FrameId frame);
+    // How many of them `holds(page)` says yes to.
+    template <typename Holds>
+    std::size_t count(FrameId frame, const Holds& holds) {
+        forget_before(frame);
+        std::size_t n = 0;
+        for (const auto& [page, last] : last_asked_) n += holds(page) ? 1 : 0;
+        return n;
+    }
     FrameId window() const noexcept { return window_; }
     // A page asked for again within this many frames of its eviction is a refault, whatever
     // the window.

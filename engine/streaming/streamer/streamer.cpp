@@ -427,7 +427,10 @@ BudgetDemand Streamer::budget_demand() const {
     std::size_t pinned = 0;
     {
         const RequestBook::Lock lock = s.book.lock();
-        demand.recent_pages = s.book.demand(lock).pages(frame);
+        RecentDemand& recent = s.book.demand(lock);
+        demand.recent_pages = recent.pages(frame);
+        demand.resident_recent_pages = recent.count(
+            frame, [&](PageIndex page) { return s.book.find_ready(lock, page) != nullptr; });
         pinned = s.book.tails(lock).size() + s.placement->host_count();
     }
     demand.free_pages = budget - std::min(budget, pinned);

@@ -237,9 +237,14 @@ struct StreamerStatistics {
 // budget holds beside the pinned pages (StreamerStatistics::recent_pages, over_budget_pages).
 struct BudgetDemand {
     std::size_t recent_pages = 0;
+    std::size_t resident_recent_pages = 0;  // ... of which are ready: the view samples them
     std::size_t free_pages = 0;  // the budget less the pinned tails and packed-level pages
     std::size_t over_budget_pages = 0;
     bool over_budget() const noexcept { return over_budget_pages > 0; }
+    // The share of the free pages that hold pages the view asked for (1 when none are free).
+    double sampled_share() const noexcept {
+        return free_pages ? double(resident_recent_pages) / double(free_pages) : 1.0;
+    }
 };
 
 class Streamer {
