@@ -13,6 +13,7 @@
 #include <cmath>
 #include <cstdio>
 #include <cstring>
+#include <limits>
 #include <span>
 #include <string>
 #include <vector>
@@ -113,7 +114,8 @@ std::vector<GridTexture> grid_textures() {
 }
 
 // The u (or v) values sampled on one axis of a level: a uniform grid from 0 to 1, the floats
-// next to 0 and 1, and around a few tile edges (the first, the first page edge, the last): the
+// next to 0 (the smallest normal ones: a device may flush denormals to zero, as NVIDIA's do) and
+// to 1, and around a few tile edges (the first, the first page edge, the last): the
 // edge, the floats either side of it, and half a texel either side, where the footprint's
 // corner moves into the tile's border.
 std::vector<float> axis_samples(std::uint32_t level_size, std::uint32_t tiles,
@@ -123,7 +125,7 @@ std::vector<float> axis_samples(std::uint32_t level_size, std::uint32_t tiles,
         // Far outside [0, 1], negative, exact integers, and within half a texel of a seam.
         const float half_texel = 0.5f / float(level_size);
         for (const float base : {0.0f, 0.25f, half_texel, 1.0f - half_texel, 0.5f * half_texel,
-                                 std::nextafter(0.0f, -1.0f), std::nextafter(1.0f, 2.0f)}) {
+                                 -std::numeric_limits<float>::min(), std::nextafter(1.0f, 2.0f)}) {
             for (const float k : {-3.0f, -1.0f, 1.0f, 2.0f, 37.0f}) values.push_back(base + k);
             values.push_back(-base);
         }
@@ -131,7 +133,7 @@ std::vector<float> axis_samples(std::uint32_t level_size, std::uint32_t tiles,
         values.push_back(-0.25f);
     }
     for (int i = 0; i <= 16; ++i) values.push_back(float(i) / 16.0f);
-    values.push_back(std::nextafter(0.0f, 1.0f));
+    values.push_back(std::numeric_limits<float>::min());
     values.push_back(std::nextafter(1.0f, 0.0f));
     for (const std::uint32_t edge_tile : {1u, page_tiles, tiles - 1}) {
         if (edge_tile == 0 || edge_tile >= tiles) continue;

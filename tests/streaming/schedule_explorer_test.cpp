@@ -349,6 +349,10 @@ RunResult run_seed(std::uint64_t seed, const std::vector<std::string>& defects) 
     s.batch_pages = 3;
     s.max_pending = 64;
     s.table.evict_ahead_pages = 3;
+    // Half the seeds keep what the view asked for in its last frames (the default), half only
+    // the current frame's: the first drops requests beyond the budget (and lets a coarser level
+    // take a finer one's room), the second evicts more often.
+    s.recent_frames = seed % 2 == 0 ? StreamerSettings{}.recent_frames : 1;
     s.file_reads.layer = &faults;
     s.file_reads.read_buffers = 4;
     s.file_reads.depth = 4;
