@@ -159,12 +159,10 @@ struct PageTable::State {
         }
     }
     // Which resident pages may make room for a commit (CommitOptions): those wanted before
-    // `asked_in` (any, when 0), and those of a precedence below `precedence`; none above
-    // `most_precedence`.
+    // `asked_in` (any, when 0), and those of a precedence below `precedence`.
     struct VictimRule {
         FrameId asked_in = 0;
         std::uint32_t precedence = 0;
-        std::uint32_t most_precedence = std::numeric_limits<std::uint32_t>::max();
         bool recency_only = false;  // precedence takes no room of pages wanted since
         static VictimRule of(const CommitOptions& options, std::uint32_t precedence) {
             if (options.wanted_in == 0) return {};
@@ -172,7 +170,6 @@ struct PageTable::State {
             return {options.wanted_in > window ? options.wanted_in - (window - 1) : 1, precedence};
         }
         bool allows(const Entry& entry) const {
-            if (entry.precedence > most_precedence) return false;
             return asked_in == 0 || entry.wanted_in < asked_in ||
                    (!recency_only && entry.precedence < precedence);
         }
@@ -180,12 +177,6 @@ struct PageTable::State {
         VictimRule by_recency_only() const {
             VictimRule rule = *this;
             rule.recency_only = true;
-            return rule;
-        }
-        // The same among pages of the commit's precedence or lower only.
-        VictimRule no_higher() const {
-            VictimRule rule = *this;
-            rule.most_precedence = std::min(most_precedence, precedence);
             return rule;
         }
     };
@@ -205,21 +196,15 @@ struct PageTable::State {
         return victims;
     }
     // Victims for a commit: `needed` by the rule, then up to `ahead` more by its recency alone
-    // (never a page the view wants now, whatever its precedence). Pages of a precedence up to
-    // the commit's go first, higher ones only when those do not suffice: a streamer's coarse
-    // levels serve many views (and every finer level's fallback), so they stay the longest.
+    // (never a page the view wants now, whatever its precedence). Among the pages the rule
+    // allows, the policy's order (LRU) decides: choosing finer levels first kept no fewer reads
+    // on the photo tour, and made the schedules that test the reuse rule at begin_frame too rare
+    // to reach on a 16-core machine.
     std::vector<PageMapping> take_victims_nolock(std::size_t needed, std::size_t ahead,
                                                  VictimRule rule) {
-        std::vector<PageMapping> victims = lowest_first_nolock(needed, rule);
+        std::vector<PageMapping> victims = take_victims_nolock(needed, rule);
         if (victims.size() < needed || ahead == 0) return victims;
-        std::vector<PageMapping> more = lowest_first_nolock(ahead, rule.by_recency_only());
-        victims.insert(victims.end(), more.begin(), more.end());
-        return victims;
-    }
-    std::vector<PageMapping> lowest_first_nolock(std::size_t count, VictimRule rule) {
-        std::vector<PageMapping> victims = take_victims_nolock(count, rule.no_higher());
-        if (victims.size() >= count) return victims;
-        std::vector<PageMapping> more = take_victims_nolock(count - victims.size(), rule);
+        std::vector<PageMapping> more = take_victims_nolock(ahead, rule.by_recency_only());
         victims.insert(victims.end(), more.begin(), more.end());
         return victims;
     }
