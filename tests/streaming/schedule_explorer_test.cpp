@@ -352,8 +352,7 @@ RunResult run_seed(std::uint64_t seed, const std::vector<std::string>& defects) 
     // One seed in four keeps what the view asked for in its last frames (the default): requests
     // beyond the budget are dropped and a coarser level may take a finer one's room. The others
     // keep only the current frame's pages: they evict more often, which the reuse rule's rarer
-    // schedules need (the begin_frame gate's defect went uncaught in 73 seeds on the 16-core
-    // machine with every other seed on the default).
+    // schedules (the begin_frame gate's) need.
     s.recent_frames = seed % 4 == 2 ? StreamerSettings{}.recent_frames : 1;
     s.file_reads.layer = &faults;
     s.file_reads.read_buffers = 4;
