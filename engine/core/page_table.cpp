@@ -166,8 +166,7 @@ struct PageTable::State {
         bool recency_only = false;  // precedence takes no room of pages wanted since
         static VictimRule of(const CommitOptions& options, std::uint32_t precedence) {
             if (options.wanted_in == 0) return {};
-            const FrameId window = std::max<FrameId>(options.recent_frames, 1);
-            return {options.wanted_in > window ? options.wanted_in - (window - 1) : 1, precedence};
+            return {first_kept_frame(options.wanted_in, options.recent_frames), precedence};
         }
         bool allows(const Entry& entry) const {
             return asked_in == 0 || entry.wanted_in < asked_in ||

@@ -17,14 +17,6 @@
 
 namespace vtpage::vt::streamer_detail {
 
-// The first frame whose wants a request asked for in `asked_in` must leave alone, when the view
-// keeps what it asked for in its last `recent_frames` frames (0 for 0: no rule).
-constexpr FrameId first_kept_frame(FrameId asked_in, FrameId recent_frames) {
-    if (asked_in == 0) return 0;
-    const FrameId window = recent_frames == 0 ? 1 : recent_frames;
-    return asked_in > window ? asked_in - (window - 1) : 1;
-}
-
 class RecentDemand {
 public:
     explicit RecentDemand(FrameId recent_frames)

@@ -58,6 +58,14 @@ struct PageMapping {
 
 using PageMappingCallback = std::function<void(std::span<const PageMapping>)>;
 
+// The first frame whose wants a commit for pages asked for in `asked_in` leaves alone, when the
+// pages wanted in the `recent_frames` frames up to it are kept (CommitOptions); 0 for 0: no rule.
+constexpr FrameId first_kept_frame(FrameId asked_in, FrameId recent_frames) {
+    if (asked_in == 0) return 0;
+    const FrameId window = recent_frames == 0 ? 1 : recent_frames;
+    return asked_in > window ? asked_in - (window - 1) : 1;
+}
+
 struct CommitOptions {
     bool pin = false;
     // The frame the pages were asked for in (0: no rule). A page is as recent as the newest
