@@ -34,14 +34,17 @@ void FrameStats::record_frame(double frame_ms) {
 }
 
 void FrameStats::record_submitted(std::uint64_t frame, double seconds, bool after_cut) {
-    cuts_.submitted(frame, seconds, after_cut);
+    cuts_.submitted(frame, seconds, after_cut, pages_filled_);
 }
 
 void FrameStats::record_completed(const CompletedSummary& completed) {
     ++gpu_frames_;
     presented_ += completed.presented;
     const SampleQuality& quality = completed.quality;
+    // A cut whose view wants more than the budget holds beside the pinned pages is over budget.
+    if (completed.free_budget_pages != 0) cuts_.set_budget_pages(completed.free_budget_pages);
     cuts_.completed(completed.frame, quality, completed.requests, completed.resident_requests);
+    pages_filled_ = std::max(pages_filled_, completed.pages_filled);
     if (quality.measured) last_quality_ = quality;
     queue_depth_.push_back(double(completed.queue_depth));
     made_visible_.push_back(double(completed.made_visible));

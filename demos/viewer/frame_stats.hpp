@@ -57,7 +57,8 @@ public:
 
     void record_frame(double frame_ms);
     // A frame was submitted (its renderer frame number) at `seconds` on the loop's clock;
-    // after_cut: the first frame of a new view (the camera path cut).
+    // after_cut: the first frame of a new view (the camera path cut). The streamer's pages
+    // filled are taken from the newest completed frame (handed back by the same render call).
     void record_submitted(std::uint64_t frame, double seconds, bool after_cut);
     // A completed frame's GPU time and sample quality, and the CPU time of the render() call
     // that handed it back.
@@ -125,6 +126,7 @@ private:
     std::vector<double> queue_depth_, made_visible_;
     SampleQuality last_quality_;
     FullDetailTracker cuts_;
+    std::uint64_t pages_filled_ = 0;  // the newest completed frame's CompletedSummary::pages_filled
     std::deque<float> history_;
     std::deque<CounterSample> samples_;
 };

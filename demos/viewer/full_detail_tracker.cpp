@@ -18,13 +18,17 @@ std::string_view to_string(CutOutcome outcome) {
     return "unknown";
 }
 
-void FullDetailTracker::submitted(std::uint64_t frame, double seconds, bool after_cut) {
-    if (after_cut) cuts_.push_back(CutRecovery{.frame = frame, .seconds = seconds});
+void FullDetailTracker::submitted(std::uint64_t frame, double seconds, bool after_cut,
+                                  std::uint64_t pages_filled) {
+    if (after_cut) {
+        cuts_.push_back(CutRecovery{.frame = frame, .seconds = seconds});
+        cut_pages_filled_.push_back(pages_filled);
+    }
     if (cuts_.empty()) return;  // nothing to time yet
     const bool timing =
         cuts_[current_].outcome == CutOutcome::pending || current_ + 1 < cuts_.size();
     if (!timing) return;
-    submissions_.emplace_back(frame, seconds);
+    submissions_.push_back(Submission{frame, seconds, pages_filled});
     // A view held this long without full detail will not get there (a window flown by hand).
     if (submissions_.size() > timeout_frames_ && current_ + 1 == cuts_.size()) {
         close(cuts_[current_]);
@@ -42,7 +46,7 @@ void FullDetailTracker::completed(std::uint64_t frame, const SampleQuality& qual
         ++current_;
     }
     CutRecovery& cut = cuts_[current_];
-    while (!submissions_.empty() && submissions_.front().first < cut.frame) {
+    while (!submissions_.empty() && submissions_.front().frame < cut.frame) {
         submissions_.pop_front();
     }
     if (cut.outcome != CutOutcome::pending || !quality.measured) return;
@@ -53,7 +57,9 @@ void FullDetailTracker::completed(std::uint64_t frame, const SampleQuality& qual
     if (share < full_detail_share) return;
     cut.outcome = CutOutcome::reached;
     cut.frames = frame - cut.frame;
-    cut.ms = (submitted_seconds(frame) - cut.seconds) * 1000.0;
+    const Submission full = submission(frame);
+    cut.ms = (full.seconds - cut.seconds) * 1000.0;
+    cut.pages_filled = full.pages_filled - std::min(full.pages_filled, cut_pages_filled_[current_]);
     if (current_ + 1 == cuts_.size()) submissions_.clear();  // nothing left to time
 }
 
@@ -69,12 +75,12 @@ void FullDetailTracker::close(CutRecovery& cut) const {
     cut.outcome = over ? CutOutcome::over_budget : CutOutcome::not_reached;
 }
 
-double FullDetailTracker::submitted_seconds(std::uint64_t frame) const {
-    const auto found = std::lower_bound(submissions_.begin(), submissions_.end(), frame,
-                                        [](const std::pair<std::uint64_t, double>& entry,
-                                           std::uint64_t f) { return entry.first < f; });
-    if (found == submissions_.end() || found->first != frame) return cuts_[current_].seconds;
-    return found->second;
+FullDetailTracker::Submission FullDetailTracker::submission(std::uint64_t frame) const {
+    const auto found =
+        std::lower_bound(submissions_.begin(), submissions_.end(), frame,
+                         [](const Submission& entry, std::uint64_t f) { return entry.frame < f; });
+    if (found != submissions_.end() && found->frame == frame) return *found;
+    return Submission{cuts_[current_].frame, cuts_[current_].seconds, cut_pages_filled_[current_]};
 }
 
 }  // namespace vtpage::viewer

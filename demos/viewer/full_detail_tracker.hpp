@@ -6,10 +6,11 @@
 //
 // Full detail is due only where the budget holds the view's working set: a cut that does not
 // reach it is "over budget" when a frame of its view asked for more pages (parents included)
-// than the budget has, else "not reached" (the streamer did not get there before the next cut).
+// than the budget holds beside its pinned pages (set_budget_pages: the streamer's free pages),
+// else "not reached" (the streamer did not get there before the next cut).
 //
 //   FullDetailTracker tracker(budget_pages);
-//   tracker.submitted(frame_number, seconds, path.cut_between(t_before, t));
+//   tracker.submitted(frame_number, seconds, path.cut_between(t_before, t), pages_filled);
 //   tracker.completed(done.frame, done.quality, done.requests, done.resident_requests);
 //   for (const CutRecovery& cut : tracker.closed_cuts()) ...
 #pragma once
@@ -18,7 +19,6 @@
 #include <cstdint>
 #include <deque>
 #include <string_view>
-#include <utility>
 #include <vector>
 
 #include "renderer/sample_quality.hpp"
@@ -47,6 +47,11 @@ struct CutRecovery {
     double best_share = 0;              // the largest share at the wanted level the view showed
     std::size_t working_set_pages = 0;  // the most pages a frame of the view asked for
     bool settled = false;  // a frame of the view found every page it asked for resident
+    // Reached: the pages the streamer filled between submitting `frame` and submitting the
+    // frame with full detail, and their rate over `ms` (a cut's wait is compared with the
+    // streamer's pages per second: docs/viewer.md).
+    std::uint64_t pages_filled = 0;
+    double pages_per_second() const { return ms > 0 ? double(pages_filled) * 1000.0 / ms : 0; }
 };
 
 class FullDetailTracker {
@@ -57,8 +62,10 @@ public:
         : budget_pages_(budget_pages), timeout_frames_(timeout_frames) {}
     void set_budget_pages(std::size_t pages) noexcept { budget_pages_ = pages; }
 
-    // Frame `frame` was submitted at `seconds`; after_cut: it is the first of a new view.
-    void submitted(std::uint64_t frame, double seconds, bool after_cut);
+    // Frame `frame` was submitted at `seconds`, when the streamer had filled `pages_filled`
+    // pages since it started; after_cut: it is the first of a new view.
+    void submitted(std::uint64_t frame, double seconds, bool after_cut,
+                   std::uint64_t pages_filled = 0);
     // Frame `frame` completed: what its pixels got, and the pages its feedback asked for (and
     // of those, how many were resident). Frames whose quality was not measured decide nothing.
     void completed(std::uint64_t frame, const SampleQuality& quality, std::size_t requested_pages,
@@ -71,14 +78,21 @@ public:
 
 private:
     void close(CutRecovery& cut) const;
-    double submitted_seconds(std::uint64_t frame) const;
+    struct Submission {
+        std::uint64_t frame = 0;
+        double seconds = 0;
+        std::uint64_t pages_filled = 0;
+    };
+    // The submission of `frame` since the current cut, or the cut's own.
+    Submission submission(std::uint64_t frame) const;
 
     std::size_t budget_pages_;
     std::size_t timeout_frames_;
     std::vector<CutRecovery> cuts_;
-    std::size_t current_ = 0;  // the cut that completed frames now belong to
-    // (frame, seconds) of the frames submitted since the current cut.
-    std::deque<std::pair<std::uint64_t, double>> submissions_;
+    std::vector<std::uint64_t> cut_pages_filled_;  // the streamer's count as each cut was drawn
+    std::size_t current_ = 0;                      // the cut that completed frames now belong to
+    // The frames submitted since the current cut.
+    std::deque<Submission> submissions_;
 };
 
 }  // namespace vtpage::viewer

@@ -33,6 +33,8 @@ nlohmann::json cut_json(const CutRecovery& cut) {
     if (cut.outcome == CutOutcome::reached) {
         json["frames"] = cut.frames;
         json["ms"] = cut.ms;
+        json["pages_filled"] = cut.pages_filled;
+        json["pages_per_second"] = cut.pages_per_second();
     }
     return json;
 }

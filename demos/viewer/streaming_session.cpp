@@ -219,6 +219,7 @@ CompletedSummary StreamingSession::consume(const CompletedFrame& done) {
     summary.upload = done.upload;
     summary.made_visible = done.upload.published_pages.size();
     summary.queue_depth = streaming_->streamer().pending_count();
+    summary.pages_filled = streaming_->streamer().statistics().pages_filled;
     summary.identity = done.identity;
     count_identity_check(done);
     summary.quality = done.quality;
@@ -249,6 +250,7 @@ void StreamingSession::collect_feedback_results(CompletedSummary& summary) {
     summary.requests = newest.requests;
     summary.resident_requests = newest.ready;
     summary.queued = newest.queued;
+    summary.free_budget_pages = newest.budget.free_pages;
 }
 
 bool StreamingSession::drain_feedback(std::chrono::milliseconds timeout) {

@@ -111,6 +111,10 @@ struct CompletedSummary {
     std::size_t queued = 0;             // ... newly queued
     std::size_t queue_depth = 0;        // requests pending in the streamer as it completed
     std::size_t made_visible = 0;       // pages its indirection upload made visible
+    std::uint64_t pages_filled = 0;     // pages the streamer has filled since it started
+    // The budget less what is pinned (tails, packed levels), as the newest feedback found it;
+    // 0 before the first.
+    std::size_t free_budget_pages = 0;
     // Every feedback the worker processed since the previous summary, with its timings.
     std::vector<vt::FeedbackFrameResult> processed;
     SampleQuality quality;  // what its pixels got (the deferred textured pass)

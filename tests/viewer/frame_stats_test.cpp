@@ -89,6 +89,8 @@ SampleQuality quality_of(double share) {
 struct FrameLoop {
     FrameStats stats{0};
     std::uint64_t submitted = 0;
+    std::uint64_t pages_filled = 0;     // the streamer's count as each frame completes
+    std::size_t free_budget_pages = 0;  // the budget less pinned pages, as feedback found it
     std::deque<CompletedSummary> in_flight;
 
     // A frame that will show `share` at its wanted level, asking for `requests` pages of which
@@ -101,15 +103,20 @@ struct FrameLoop {
         done.quality = quality_of(share);
         done.requests = requests;
         done.resident_requests = resident;
+        done.free_budget_pages = free_budget_pages;
         in_flight.push_back(done);
         if (in_flight.size() > 2) {
+            in_flight.front().pages_filled = pages_filled;
             stats.record_completed(in_flight.front());
             in_flight.pop_front();
         }
         stats.record_submitted(submitted, double(submitted) * 0.01, after_cut);
     }
     void finish() {
-        for (const CompletedSummary& done : in_flight) stats.record_completed(done);
+        for (CompletedSummary& done : in_flight) {
+            done.pages_filled = pages_filled;
+            stats.record_completed(done);
+        }
         in_flight.clear();
     }
 };
@@ -188,6 +195,47 @@ TEST(SampleQualityStatsTest, ACutThatMissesFullDetailIsOverBudgetOnlyWhereTheVie
     EXPECT_EQ(figures.over_budget, 1u);
     EXPECT_EQ(figures.not_reached, 2u);
     EXPECT_EQ(figures.frames.count, 0u);
+}
+
+TEST(SampleQualityStatsTest, ACutCountsThePagesFilledUntilFullDetailAndTheirRate) {
+    FrameLoop loop;
+    loop.frame(1.0);
+    loop.frame(1.0);
+    loop.pages_filled = 7;  // the old view's pages, filled before the cut's first frame completes
+    loop.frame(0.1, true);  // frame 3: the cut
+    for (int i = 0; i < 3; ++i) {
+        loop.pages_filled += 20;
+        loop.frame(0.5);
+    }
+    loop.pages_filled += 10;
+    loop.frame(1.0);           // frame 7: full detail
+    loop.pages_filled += 100;  // after full detail: not the cut's
+    loop.frame(1.0);
+    loop.finish();
+    const std::vector<CutRecovery> cuts = loop.stats.closed_cuts();
+    ASSERT_EQ(cuts.size(), 1u);
+    ASSERT_EQ(cuts[0].outcome, CutOutcome::reached);
+    EXPECT_EQ(cuts[0].frames, 4u);
+    // From the cut's submission (7 pages filled) to that of frame 7, the first with full
+    // detail (7 + 3 x 20 + 10): the 100 filled after it are not the cut's.
+    EXPECT_EQ(cuts[0].pages_filled, 70u);
+    EXPECT_NEAR(cuts[0].pages_per_second(), 70.0 / 0.040, 1e-6);
+}
+
+TEST(SampleQualityStatsTest, ACutIsOverBudgetAgainstTheBudgetLessItsPinnedPages) {
+    FrameLoop loop;
+    loop.stats.set_budget_pages(50);  // the whole budget, before any feedback
+    loop.free_budget_pages = 40;      // tails and packed levels pin 10
+    loop.frame(1.0);
+    loop.frame(0.2, true, 45, 30);  // fits the budget, not what is left of it
+    for (int i = 0; i < 6; ++i) loop.frame(0.9, false, 45, 38);
+    loop.frame(0.2, true, 40, 10);  // fits what is left, but the run ends first
+    loop.frame(0.5, false, 40, 20);
+    loop.finish();
+    const std::vector<CutRecovery> closed = loop.stats.closed_cuts();
+    ASSERT_EQ(closed.size(), 2u);
+    EXPECT_EQ(closed[0].outcome, CutOutcome::over_budget);
+    EXPECT_EQ(closed[1].outcome, CutOutcome::not_reached);
 }
 
 TEST(SampleQualityStatsTest, UnmeasuredFramesDecideNothingAndLongHoldsTimeOut) {
