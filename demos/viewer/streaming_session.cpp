@@ -140,6 +140,7 @@ StreamingSession::StreamingSession(SessionSettings settings) : settings_(std::mo
     streamer_settings.pack_levels = s.pack_levels;
     streamer_settings.file_reads.decode_threads = s.decode_threads;
     streamer_settings.batch_pages = s.batch_pages;
+    streamer_settings.file_reads.backend = s.read_backend;
     // Far more than a frame asks for: requests beyond it are the least important anyway.
     streamer_settings.max_pending = 16384;
     // A page of a corrupt file fails its fill: kept (and named at the end), the run goes on.

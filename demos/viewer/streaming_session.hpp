@@ -77,6 +77,8 @@ struct SessionSettings {
     // Pages a frame may make visible at most (0: no limit); with the governor's limit, the
     // smaller. The textures' mip tails, visible before the first frame, are not limited.
     std::size_t upload_pages_per_frame = 0;
+    vt::FileReadBackend read_backend =
+        vt::FileReadBackend::automatic;  // StreamerFileReads::backend
     // The device's memory as the governor sees it; empty: the backend's memory_info(). Tests
     // script memory pressure with it.
     std::function<MemoryInfo()> memory_probe;

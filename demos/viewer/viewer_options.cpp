@@ -99,7 +99,7 @@ const std::vector<std::pair<std::string, std::vector<std::string>>> option_group
     {"Streaming",
      {"--backend", "--workers", "--batch-pages", "--evict-ahead", "--recent-frames",
       "--no-pack-tails", "--no-pack-levels", "--decode-threads", "--preload-all",
-      "--upload-pages-per-frame"}},
+      "--upload-pages-per-frame", "--read-backend"}},
     {"Feedback", {"--feedback-divisor", "--feedback-on-render-thread"}},
 };
 
@@ -306,6 +306,11 @@ ParsedOptions parse_viewer_options(int argc, const char* const* argv) {
     app.add_option("--frame-ms-target", o.frame_ms_target,
                    "Governor: the frame time to hold, in ms (0: memory only)")
         ->check(app::number_in(0.0, 1000.0))
+        ->capture_default_str();
+    app.add_option("--read-backend", o.read_backend,
+                   "How pages are read from files: automatic (io_uring where the kernel allows "
+                   "it), io_uring, threads (pread on a thread per read in flight)")
+        ->check(CLI::IsMember({"automatic", "io_uring", "threads"}))
         ->capture_default_str();
     app.add_option("--upload-pages-per-frame", o.upload_pages_per_frame,
                    "Pages a frame may make visible at most, so that a burst of ready pages "

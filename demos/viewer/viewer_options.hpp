@@ -69,6 +69,8 @@ struct ViewerOptions {
     // Pages made visible per frame at most (VulkanIndirectionTable::set_publish_limit; 0: no
     // limit); with the governor's limit, the smaller of the two.
     std::size_t upload_pages_per_frame = 0;
+    std::string read_backend =
+        "automatic";  // StreamerFileReads::backend (automatic | io_uring | threads)
     // Headless: another process (vtpage-gpu-pressure) takes this much device memory from
     // pressure_at seconds into the flight for pressure_for seconds (0 MiB: none).
     std::size_t pressure_mib = 0;

@@ -30,6 +30,9 @@ SessionSettings session_settings(const ViewerOptions& o, const Log& log) {
         s.governor = governor;
     }
     s.upload_pages_per_frame = o.upload_pages_per_frame;
+    s.read_backend = o.read_backend == "io_uring"  ? vt::FileReadBackend::io_uring
+                     : o.read_backend == "threads" ? vt::FileReadBackend::threads
+                                                   : vt::FileReadBackend::automatic;
     s.identity_check = o.identity_check;
     s.evict_ahead_pages = o.evict_ahead_pages;
     s.recent_frames = o.recent_frames;

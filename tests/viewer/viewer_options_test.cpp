@@ -78,6 +78,8 @@ TEST(ViewerOptionsTest, EveryFlagReachesItsOption) {
                                         "--preload-all",
                                         "--warmup-frames",
                                         "5",
+                                        "--read-backend",
+                                        "threads",
                                         "--quiet"});
     ASSERT_TRUE(parsed.options) << parsed.message;
     const ViewerOptions& o = *parsed.options;
@@ -104,6 +106,7 @@ TEST(ViewerOptionsTest, EveryFlagReachesItsOption) {
     EXPECT_TRUE(o.settle);
     EXPECT_TRUE(o.preload_all);
     EXPECT_EQ(o.warmup_frames, 5u);
+    EXPECT_EQ(o.read_backend, "threads");
     EXPECT_FALSE(o.progress);
 }
 
@@ -323,6 +326,8 @@ INSTANTIATE_TEST_SUITE_P(
         BadFlags{{"--screenshot", "/nonexistent/folder/shot.png"}, "does not exist"},
         BadFlags{{"--stats", "/nonexistent/folder/stats.json"}, "does not exist"},
         BadFlags{{"--workers", "0"}, "--workers"},
+        BadFlags{{"--read-backend", "aio"},
+                 "--read-backend: aio not in {automatic,io_uring,threads}"},
         // Values that ran forever or wrapped around before the rule for numeric flags.
         BadFlags{{"--time-step-ms", "nan"}, "--time-step-ms: 'nan' is not a finite number"},
         BadFlags{{"--time-step-ms", "1e-300"}, "--time-step-ms: 1e-300 is not"},
