@@ -2,6 +2,7 @@
 
 #include <fcntl.h>
 #include <gtest/gtest.h>
+#include <sys/uio.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -9,6 +10,7 @@
 #include <cerrno>
 #include <chrono>
 #include <cstdlib>
+#include <cstring>
 #include <filesystem>
 #include <functional>
 #include <map>
@@ -459,6 +461,47 @@ TEST(FileReadQueueBackends, BothBackendsReadTheSameBytes) {
         EXPECT_EQ(from_threads.at(i).status, from_ring.at(i).status);
         EXPECT_EQ(from_threads.at(i).bytes, from_ring.at(i).bytes);
     }
+}
+
+// Whether this file's filesystem reads cached bytes without waiting (preadv2 RWF_NOWAIT), as
+// the ring's page-cache path needs; empty if it does, else why not.
+std::string nowait_unavailable_reason(int fd) {
+    std::vector<std::byte> probe(4096);
+    iovec destination{probe.data(), probe.size()};
+    if (::preadv2(fd, &destination, 1, 0, RWF_NOWAIT) == ssize_t(probe.size())) return {};
+    return std::string("preadv2 with RWF_NOWAIT: ") + std::strerror(errno);
+}
+
+TEST(FileReadQueueBackends, TheRingCopiesCachedBytesAtOnceAndSendsDirectReadsToTheKernel) {
+    const std::string reason = FileReadQueue::io_uring_unavailable_reason();
+    if (!reason.empty()) GTEST_SKIP() << "no io_uring here: " << reason;
+    const RandomFile file(2 * mib, 131);  // just written: in the page cache
+    const std::string nowait = nowait_unavailable_reason(file.fd());
+    if (!nowait.empty()) GTEST_SKIP() << "the temporary folder's filesystem: " << nowait;
+    std::vector<Planned> reads = random_reads(40, file.bytes().size(), 132);
+    FileReadQueue ring({.backend = FileReadBackend::io_uring});
+    submit_all(ring, file.fd(), reads);
+    for (const auto& [tag, completion] : wait_all(ring, reads.size())) {
+        ASSERT_EQ(completion.status, ReadStatus::ok) << completion.message;
+        EXPECT_TRUE(file.holds(reads[tag].offset, reads[tag].destination)) << "read " << tag;
+    }
+    // Every byte was cached; a page the kernel dropped meanwhile would go to the ring.
+    EXPECT_GE(ring.statistics().page_cache_attempts, reads.size() / 2);
+    FileReadQueue threads({.backend = FileReadBackend::threads});
+    submit_all(threads, file.fd(), reads);
+    wait_all(threads, reads.size());
+    EXPECT_EQ(threads.statistics().page_cache_attempts, 0u) << "the ring's path alone";
+
+    UniqueFd direct(::open(file.path().c_str(), O_RDONLY | O_DIRECT | O_CLOEXEC));
+    if (!direct) GTEST_SKIP() << "the temporary folder's filesystem refuses O_DIRECT";
+    std::unique_ptr<std::byte, decltype(&std::free)> aligned(
+        static_cast<std::byte*>(std::aligned_alloc(4096, 65536)), &std::free);
+    const std::uint64_t before = ring.statistics().page_cache_attempts;
+    ring.submit({direct.get(), 8192, {aligned.get(), 65536}, 1});
+    const auto done = wait_all(ring, 1);
+    ASSERT_EQ(done.at(1).status, ReadStatus::ok) << done.at(1).message;
+    EXPECT_TRUE(std::equal(aligned.get(), aligned.get() + 65536, file.bytes().begin() + 8192));
+    EXPECT_EQ(ring.statistics().page_cache_attempts, before) << "an O_DIRECT read goes to the ring";
 }
 
 TEST(FileReadQueueBackends, AutomaticTakesIoUringWhereItWorks) {

@@ -4,14 +4,17 @@
 // place (the kernel) for both. Layer decisions apply to what goes to the kernel (a shortened
 // length) and to what comes back (a failure replaces the kernel's result), so faults test this
 // code as they test the threads backend.
+#include <fcntl.h>
 #include <liburing.h>
 #include <sys/eventfd.h>
+#include <sys/uio.h>
 #include <unistd.h>
 
 #include <algorithm>
 #include <atomic>
 #include <cerrno>
 #include <cstring>
+#include <optional>
 #include <system_error>
 #include <thread>
 #include <utility>
@@ -123,12 +126,33 @@ private:
         Slot& slot = slots_[index];
         slot.attempt = slot.read.attempt();
         slot.decision = layer_.decide(slot.attempt);
+        const std::size_t bytes = attempt_bytes(slot.attempt, slot.decision);
+        if (const std::optional<std::int64_t> cached = read_from_page_cache(slot, bytes)) {
+            ++slot.read.page_cache_attempts;
+            return handle(index, int(*cached));
+        }
         io_uring_sqe* sqe = io_uring_get_sqe(&ring_);  // depth + 1 entries: never null here
-        io_uring_prep_read(sqe, slot.attempt.fd, slot.read.next_destination(),
-                           unsigned(attempt_bytes(slot.attempt, slot.decision)),
+        io_uring_prep_read(sqe, slot.attempt.fd, slot.read.next_destination(), unsigned(bytes),
                            slot.attempt.offset);
         io_uring_sqe_set_data64(sqe, index);
         ++unsubmitted_;
+    }
+
+    // A buffered read whose bytes are all in the page cache, copied here at once: the ring
+    // hands a buffered read that cannot complete without waiting to its own worker threads,
+    // and on an H200 machine a burst of such reads took 3 to 13 ms where pread took 0.1 to
+    // 2.5 (docs/streaming.md). The whole attempt or nothing: a miss, a short read or an error
+    // goes to the ring as before. O_DIRECT reads always go to the ring (a synchronous one would
+    // stall this thread for the device).
+    std::optional<std::int64_t> read_from_page_cache(const Slot& slot, std::size_t bytes) const {
+        if (slot.decision.action == ReadDecision::Action::fail || bytes == 0) return std::nullopt;
+        const int flags = ::fcntl(slot.attempt.fd, F_GETFL);
+        if (flags < 0 || (flags & O_DIRECT) != 0) return std::nullopt;
+        iovec destination{slot.read.next_destination(), bytes};
+        const ssize_t result =
+            ::preadv2(slot.attempt.fd, &destination, 1, off_t(slot.attempt.offset), RWF_NOWAIT);
+        if (result != ssize_t(bytes)) return std::nullopt;
+        return result;
     }
 
     void arm_wake() {

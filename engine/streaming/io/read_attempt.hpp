@@ -20,10 +20,11 @@ inline constexpr std::size_t file_read_max_attempt_bytes = std::size_t(1) << 30;
 struct IssuedRead {
     ReadTicket ticket;
     ReadRequest request;
-    std::size_t done = 0;           // bytes read so far
-    unsigned retries_in_a_row = 0;  // EAGAIN or EINTR since the last progress
-    std::uint64_t retries = 0;      // in all (statistics)
-    std::uint64_t continued = 0;    // attempts after a short read (statistics)
+    std::size_t done = 0;                   // bytes read so far
+    unsigned retries_in_a_row = 0;          // EAGAIN or EINTR since the last progress
+    std::uint64_t retries = 0;              // in all (statistics)
+    std::uint64_t continued = 0;            // attempts after a short read (statistics)
+    std::uint64_t page_cache_attempts = 0;  // io_uring: attempts served from the page cache
     ReadStatus status = ReadStatus::ok;
     int error = 0;
     std::string message;

@@ -123,6 +123,7 @@ void ReadScheduler::count_nolock(const IssuedRead& read) {
     statistics_.bytes_read += read.done;
     statistics_.retries += read.retries;
     statistics_.continued += read.continued;
+    statistics_.page_cache_attempts += read.page_cache_attempts;
 }
 
 void ReadScheduler::complete_nolock(ReadCompletion completion) {

@@ -100,6 +100,9 @@ struct FileReadStatistics {
     std::uint64_t cancelled = 0;  // taken back before they were issued
     std::uint64_t retries = 0;    // attempts repeated after EAGAIN or EINTR
     std::uint64_t continued = 0;  // attempts that continued a short read
+    // io_uring: attempts copied from the page cache at once (every byte cached), not queued
+    // in the ring.
+    std::uint64_t page_cache_attempts = 0;
     std::uint64_t bytes_read = 0;
     std::size_t in_flight_now = 0;
     std::size_t max_in_flight = 0;
