@@ -2,8 +2,9 @@
 // through a pinhole camera, each pixel's uv and derivatives worked out exactly from the ray,
 // sampled five ways: vtpage isotropic (vt_sample_grad_info), vtpage anisotropic
 // (vt_sample_footprint_info, up to push.max_anisotropy probes), the device's sampler at 16x and
-// without anisotropy (which shows that its image holds the tiles' texels), and the ground truth: the device's sampler without anisotropy at 4 x 4 points of the pixel,
-// each with a quarter of the pixel's derivatives, averaged (a 4 x 4 supersampled rendering,
+// without anisotropy (which shows that its image holds the tiles' texels), and the ground
+// truth: the device's sampler without anisotropy at 4 x 4 points of the pixel, each with a
+// quarter of the pixel's derivatives, averaged (a 4 x 4 supersampled rendering,
 // box-downsampled). vulkan_anisotropy_test.cpp compares them.
 // A variant #defines VT_TEST_WRONG_LEVEL (the probes read the major axis's level) or
 // VT_TEST_WRONG_AXIS (they lie along the minor axis) before including this file.
