@@ -208,12 +208,16 @@ protected:
     }
     void TearDown() override { tear_down(); }
 
-    // The pixels of a pose as a variant of the shader renders them.
-    std::vector<PixelResult> render_pose(std::span<const std::uint32_t> spirv, float degrees) {
+    // A variant of the shader over the device's image of the texture's levels.
+    test::DeviceSamplerPipeline pipeline(std::span<const std::uint32_t> spirv) {
         const std::uint32_t side = 1u << size_log2;
-        test::DeviceSamplerPipeline pipeline(*context, side, side, *levels_,
-                                             VK_SAMPLER_ADDRESS_MODE_REPEAT, spirv,
-                                             sizeof(AnisotropyPush), "anisotropy_render");
+        return test::DeviceSamplerPipeline(*context, side, side, *levels_,
+                                           VK_SAMPLER_ADDRESS_MODE_REPEAT, spirv,
+                                           sizeof(AnisotropyPush), "anisotropy_render");
+    }
+
+    // The pixels of a pose as a variant of the shader renders them.
+    std::vector<PixelResult> render_pose(test::DeviceSamplerPipeline& variant, float degrees) {
         const std::size_t bytes = std::size_t(frame_size) * frame_size * sizeof(PixelResult);
         VulkanBuffer output(
             *context, bytes,
@@ -224,18 +228,24 @@ protected:
         push.directory = textures->device_address();
         push.results = output.device_address();
         push.texture_id = test::rig_texture_id;
-        push.max_anisotropy = pipeline.max_anisotropy();
-        pipeline.run(push, frame_size / group_size, frame_size / group_size);
+        push.max_anisotropy = variant.max_anisotropy();
+        variant.run(push, frame_size / group_size, frame_size / group_size);
         output.invalidate();
         std::vector<PixelResult> pixels(std::size_t(frame_size) * frame_size);
         std::memcpy(pixels.data(), output.mapped(), bytes);
         return pixels;
     }
+    std::vector<PixelResult> render_pose(std::span<const std::uint32_t> spirv, float degrees) {
+        test::DeviceSamplerPipeline variant = pipeline(spirv);
+        return render_pose(variant, degrees);
+    }
 
     std::vector<Scores> score_poses(std::span<const std::uint32_t> spirv) {
+        test::DeviceSamplerPipeline variant = pipeline(spirv);
         std::vector<Scores> rows;
-        for (const float degrees : poses)
-            rows.push_back(score(degrees, render_pose(spirv, degrees)));
+        for (const float degrees : poses) {
+            rows.push_back(score(degrees, render_pose(variant, degrees)));
+        }
         return rows;
     }
 
