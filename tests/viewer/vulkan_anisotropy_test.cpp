@@ -148,7 +148,7 @@ struct Scores {
     float degrees = 0;
     std::size_t covered = 0;
     double mean_probes = 0;
-    double isotropic = 0, anisotropic = 0, device = 0;
+    double isotropic = 0, anisotropic = 0, device = 0, device_isotropic = 0;
     double anisotropic_vs_device = 0;
     double isotropic_vs_device = 0;  // both without anisotropy: the same texels, the same filter
 
@@ -169,6 +169,7 @@ Scores score(float degrees, std::span<const PixelResult> pixels) {
     s.isotropic = psnr(pixels, &PixelResult::isotropic, &PixelResult::truth);
     s.anisotropic = psnr(pixels, &PixelResult::anisotropic, &PixelResult::truth);
     s.device = psnr(pixels, &PixelResult::device, &PixelResult::truth);
+    s.device_isotropic = psnr(pixels, &PixelResult::device_isotropic, &PixelResult::truth);
     s.anisotropic_vs_device = psnr(pixels, &PixelResult::anisotropic, &PixelResult::device);
     s.isotropic_vs_device = psnr(pixels, &PixelResult::isotropic, &PixelResult::device_isotropic);
     return s;
@@ -177,12 +178,12 @@ Scores score(float degrees, std::span<const PixelResult> pixels) {
 void print_table(const char* title, std::span<const Scores> rows) {
     std::printf("%s (PSNR against the ground truth, dB)\n", title);
     std::printf(
-        "  pose  covered  probes  vtpage-iso  vtpage-16x  device-16x  16x-vs-device"
+        "  pose  covered  probes  vtpage-iso  vtpage-16x  device-16x  device-iso  16x-vs-device"
         "  iso-vs-device-iso\n");
     for (const Scores& s : rows) {
-        std::printf("  %4.0f  %7zu  %6.2f  %10.2f  %10.2f  %10.2f  %13.2f  %17.2f\n",
+        std::printf("  %4.0f  %7zu  %6.2f  %10.2f  %10.2f  %10.2f  %10.2f  %13.2f  %17.2f\n",
                     double(s.degrees), s.covered, s.mean_probes, s.isotropic, s.anisotropic,
-                    s.device, s.anisotropic_vs_device, s.isotropic_vs_device);
+                    s.device, s.device_isotropic, s.anisotropic_vs_device, s.isotropic_vs_device);
     }
 }
 
