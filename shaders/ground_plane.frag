@@ -18,8 +18,9 @@ void main() {
     VtTexture t = vt_texture(frame.directory, frame.indirection, frame.texture_id);
     VtSampleInfo info;
     // The target is UNORM: an sRGB texture's linear sample is encoded back for it.
-    const vec4 texel =
-        vt_output_colour(t, vt_sample_grad_info(t, uv, dFdx(uv), dFdy(uv), frame.lod_bias, info));
+    const vec4 texel = vt_output_colour(t, vt_sample_grad_aniso_info(t, uv, dFdx(uv), dFdy(uv),
+                                                                     frame.lod_bias,
+                                                                     frame.max_anisotropy, info));
     if (frame.mode == 0u) {
         colour = texel;
         return;

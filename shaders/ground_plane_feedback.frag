@@ -9,5 +9,5 @@ layout(location = 0) out uvec2 request;
 
 void main() {
     VtTexture t = vt_texture(frame.directory, frame.indirection, frame.texture_id);
-    request = vt_feedback(t, uv, dFdx(uv), dFdy(uv), frame.lod_bias);
+    request = vt_feedback_aniso(t, uv, dFdx(uv), dFdy(uv), frame.lod_bias, frame.max_anisotropy);
 }

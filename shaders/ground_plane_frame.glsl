@@ -12,4 +12,5 @@ layout(push_constant, std430) uniform Frame {
     uint texture_id;        // the plane's texture
     float lod_bias;         // -log2(downscale) in the feedback pass
     uint mode;              // 0 textured, 1 residency overlay, 2 mip overlay
+    float max_anisotropy;   // 1: trilinear; up to 16: anisotropic, in the image and the feedback
 } frame;

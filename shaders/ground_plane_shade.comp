@@ -41,8 +41,63 @@ layout(push_constant, std430) uniform Shade {
     uint sky;  // the clear colour, RGBA8 with R in the low byte
     uint quality_bins;  // a power of two
     float lod_bias;     // added to each pixel's level of detail; the quality measure ignores it
-    uint padding;
+    // 1: trilinear at the recorded level; more: anisotropic, up to this many probes, the
+    // derivatives taken from the neighbouring pixels' positions.
+    float max_anisotropy;
 } shade;
+
+// Whether pixel p is in the image and on the plane of texture id + 1 = w.
+bool on_plane(ivec2 p, float w) {
+    if (any(lessThan(p, ivec2(0))) || any(greaterThanEqual(p, ivec2(shade.width, shade.height)))) {
+        return false;
+    }
+    return SamplePositions(shade.positions).positions[p.y * int(shade.width) + p.x].w == w;
+}
+
+vec2 uv_at(ivec2 p) {
+    return SamplePositions(shade.positions).positions[p.y * int(shade.width) + p.x].xy;
+}
+
+// uv's change from one pixel to the next along `axis`, as a fragment shader's fine derivative
+// takes it within its 2 x 2 quad: to the next pixel from an even one, from the previous pixel
+// to an odd one; the other neighbour where that one is not on the same plane; false where
+// neither is (a plane one pixel wide there).
+bool pixel_derivative(ivec2 pixel, ivec2 axis, vec4 position, out vec2 d) {
+    d = vec2(0.0);
+    const bool even = ((axis.x != 0 ? pixel.x : pixel.y) & 1) == 0;
+    const ivec2 first = even ? axis : -axis;
+    for (int i = 0; i < 2; ++i) {
+        const ivec2 step = i == 0 ? first : -first;
+        if (on_plane(pixel + step, position.w)) {
+            const vec2 change = uv_at(pixel + step) - position.xy;
+            d = step == axis ? change : -change;
+            return true;
+        }
+    }
+    return false;
+}
+
+// A pixel's sample, and the level it wanted (unbiased). Anisotropic where asked for and the
+// footprint is elongated; otherwise trilinear at the level the raster pass recorded.
+vec4 shade_sample(VtTexture t, ivec2 pixel, vec4 position, out uint wanted,
+                  out VtSampleInfo info) {
+    vec2 dx, dy;
+    if (shade.max_anisotropy > 1.0 && pixel_derivative(pixel, ivec2(1, 0), position, dx) &&
+        pixel_derivative(pixel, ivec2(0, 1), position, dy)) {
+        VtAnisotropicFootprint footprint =
+            vt_anisotropic_footprint(t, dx, dy, 0.0, shade.max_anisotropy);
+        if (footprint.probes > 1u) {
+            wanted = uint(floor(footprint.lod));
+            footprint.lod = clamp(footprint.lod + shade.lod_bias, 0.0, float(t.mip_count - 1u));
+            return vt_sample_footprint_info(t, position.xy, footprint, info);
+        }
+    }
+    // The positions hold the unbiased level: a pixel at its wanted level is one sampled at that
+    // level, so a bias shows as levels missing.
+    wanted = uint(floor(position.z));
+    const float lod = clamp(position.z + shade.lod_bias, 0.0, float(t.mip_count - 1u));
+    return vt_sample_lod_info(t, position.xy, lod, info);
+}
 
 // (on the plane, at the wanted level, levels missing) of one pixel, summed over the subgroup.
 void count_quality(uvec3 pixel_counts) {
@@ -67,11 +122,10 @@ void main() {
         const uint texture_id = uint(position.w) - 1u;
         VtTexture t = vt_texture(shade.directory, shade.indirection, texture_id);
         VtSampleInfo info;
-        // The positions hold the unbiased level: a pixel at its wanted level is one sampled at
-        // that level, so a bias shows as levels missing.
-        const float lod = clamp(position.z + shade.lod_bias, 0.0, float(t.mip_count - 1u));
-        colour = packUnorm4x8(vt_output_colour(t, vt_sample_lod_info(t, position.xy, lod, info)));
-        const uint missing = info.resident_mip - uint(floor(position.z));
+        uint wanted;
+        const vec4 sampled = shade_sample(t, ivec2(pixel), position, wanted, info);
+        colour = packUnorm4x8(vt_output_colour(t, sampled));
+        const uint missing = info.resident_mip - wanted;
         counts = uvec3(1u, missing == 0u ? 1u : 0u, missing);
     }
     Colours(shade.colours).rgba8[i] = colour;

@@ -166,6 +166,7 @@ StreamingSession::StreamingSession(SessionSettings settings) : settings_(std::mo
                                .feedback_divisor = s.feedback_divisor,
                                .frames_in_flight = s.frames_in_flight,
                                .deferred_texturing = s.deferred_texturing,
+                               .max_anisotropy = float(s.anisotropy),
                                .identity_check = s.identity_check,
                                .identity_texture_tag = identity ? identity->texture() : 0});
     startup_seconds_ = std::chrono::duration<double>(Clock::now() - start).count();

@@ -85,7 +85,7 @@ void check_output(const std::string& flag, const std::string& path) {
 const std::vector<std::pair<std::string, std::vector<std::string>>> option_groups = {
     {"Scene",
      {"--texture", "--texture-size-log2", "--texture-format", "--seed", "--view", "--mode",
-      "--forward-texturing"}},
+      "--forward-texturing", "--anisotropy"}},
     {"Budget and pressure",
      {"--budget-mib", "--governor", "--headroom-mib", "--min-budget-mib", "--frame-ms-target",
       "--pressure-mib", "--pressure-leave-free-mib", "--pressure-at", "--pressure-for",
@@ -247,6 +247,11 @@ ParsedOptions parse_viewer_options(int argc, const char* const* argv) {
     app.add_flag("!--forward-texturing", o.deferred_texturing,
                  "Sample the texture in the raster pass rather than in a compute pass over the "
                  "positions it records (same pixels; compare their GPU time)");
+    app.add_option("--anisotropy", o.anisotropy,
+                   "Anisotropic filtering of up to N probes along each pixel's footprint, in the "
+                   "image and in the feedback (1: trilinear)")
+        ->check(app::count_in(1, 16))
+        ->capture_default_str();
     app.add_flag("!--feedback-on-render-thread", o.feedback_thread,
                  "Wait for the feedback's processing on the render thread after each frame "
                  "instead of leaving it to the feedback thread (compare their frame times)");

@@ -45,6 +45,7 @@ struct ViewerOptions {
     RenderMode mode = RenderMode::textured;
     std::uint32_t feedback_divisor = 4;
     bool deferred_texturing = true;  // VulkanRendererSettings::deferred_texturing
+    std::uint32_t anisotropy = 1;    // VulkanRendererSettings::max_anisotropy
     bool feedback_thread = true;     // SessionSettings::feedback_thread
     // The identity texture, checked on every frame (VulkanRendererSettings::identity_check):
     // violations are counted in the summary and the stats, and make the exit status 1.

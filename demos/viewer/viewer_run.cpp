@@ -21,6 +21,7 @@ SessionSettings session_settings(const ViewerOptions& o, const Log& log) {
     s.height = o.height;
     s.feedback_divisor = o.feedback_divisor;
     s.deferred_texturing = o.deferred_texturing;
+    s.anisotropy = o.anisotropy;
     s.feedback_thread = o.feedback_thread;
     if (o.governor) {
         vt::StreamingGovernorSettings governor;

@@ -50,6 +50,7 @@ struct Candidate {
     bool fd = false;
     bool semaphore_fd = false;
     bool swapchain = false;
+    bool sampler_anisotropy = false;  // optional: enabled where offered
     std::string rejection;
 };
 
@@ -84,6 +85,7 @@ Candidate examine(VkPhysicalDevice device, const VulkanContextSettings& settings
     if (!features.features.shaderInt64) missing.push_back("shaderInt64");
     if (!features13.dynamicRendering) missing.push_back("dynamicRendering");
     if (!features13.synchronization2) missing.push_back("synchronization2");
+    candidate.sampler_anisotropy = features.features.samplerAnisotropy;
 
     const auto extensions = device_extensions(device);
     candidate.host_pointer = has_extension(extensions, VK_EXT_EXTERNAL_MEMORY_HOST_EXTENSION_NAME);
@@ -423,6 +425,7 @@ void VulkanContext::State::create_device() {
     features12.timelineSemaphore = VK_TRUE;
     VkPhysicalDeviceFeatures2 features{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_FEATURES_2, &features12};
     features.features.shaderInt64 = VK_TRUE;
+    features.features.samplerAnisotropy = chosen.sampler_anisotropy ? VK_TRUE : VK_FALSE;
 
     const float priority = 1.0f;
     VkDeviceQueueCreateInfo queue_info{VK_STRUCTURE_TYPE_DEVICE_QUEUE_CREATE_INFO};
@@ -517,6 +520,7 @@ void VulkanContext::State::adopt(const VulkanDeviceHandles& app,
     chosen.fd = on(VK_KHR_EXTERNAL_MEMORY_FD_EXTENSION_NAME);
     chosen.semaphore_fd = on(VK_KHR_EXTERNAL_SEMAPHORE_FD_EXTENSION_NAME);
     chosen.swapchain = on(VK_KHR_SWAPCHAIN_EXTENSION_NAME);
+    chosen.sampler_anisotropy = app.enabled_features.sampler_anisotropy;
     chosen.queue_family = app.queue_family;
     owns = false;
     instance = app.instance;
@@ -572,7 +576,7 @@ VulkanDeviceHandles VulkanContext::handles() const {
     VulkanDeviceHandles handles{state_->instance, state_->chosen.device, state_->device,
                                 state_->queue, state_->chosen.queue_family};
     handles.enabled_extensions = state_->enabled_extensions;
-    handles.enabled_features = {true, true, true, true};
+    handles.enabled_features = {true, true, true, true, state_->chosen.sampler_anisotropy};
     handles.queue_mutex = state_->queue_lock;  // the lock vtpage takes: the app shares it
     return handles;
 }
@@ -613,6 +617,9 @@ bool VulkanContext::supports_host_pointer_import() const noexcept {
 }
 bool VulkanContext::supports_fd_import() const noexcept { return state_->chosen.fd; }
 bool VulkanContext::supports_semaphore_fd() const noexcept { return state_->chosen.semaphore_fd; }
+bool VulkanContext::supports_sampler_anisotropy() const noexcept {
+    return state_->chosen.sampler_anisotropy;
+}
 VkDeviceSize VulkanContext::host_pointer_alignment() const noexcept {
     return state_->host_pointer_alignment;
 }

@@ -14,6 +14,7 @@ void record_features(const VkBaseInStructure* link, VulkanDeviceFeatures& f) {
         case VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_FEATURES_2: {
             auto* s = reinterpret_cast<const VkPhysicalDeviceFeatures2*>(link);
             f.shader_int64 |= bool(s->features.shaderInt64);
+            f.sampler_anisotropy |= bool(s->features.samplerAnisotropy);
             break;
         }
         case VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_VULKAN_1_2_FEATURES: {
@@ -54,8 +55,10 @@ void VulkanDeviceHandles::describe_creation(const VkDeviceCreateInfo& create) {
         enabled_extensions.emplace_back(create.ppEnabledExtensionNames[i]);
     }
     enabled_features = {};
-    if (create.pEnabledFeatures)
+    if (create.pEnabledFeatures) {
         enabled_features.shader_int64 = create.pEnabledFeatures->shaderInt64;
+        enabled_features.sampler_anisotropy = create.pEnabledFeatures->samplerAnisotropy;
+    }
     for (auto* link = static_cast<const VkBaseInStructure*>(create.pNext); link;
          link = link->pNext) {
         record_features(link, enabled_features);

@@ -10,12 +10,21 @@
 //   vec4 colour = vt_sample_lod(t, uv, vt_clamped_lod(t, dx, dy, 0.0));   // lod worked out before
 //   uvec2 request = vt_feedback(t, uv, dFdx(uv), dFdy(uv), lod_bias);  // a FeedbackEntry
 //   out_colour = vt_output_colour(t, colour);   // for an 8-bit UNORM target (see there)
+// Anisotropic, up to 16 probes (the feedback pass passes the same max_anisotropy):
+//   vec4 colour = vt_sample_grad_aniso(t, uv, dx, dy, 0.0, 16.0);   // vt_sample_aniso(t, uv, 16.0)
+//   uvec2 request = vt_feedback_aniso(t, uv, dFdx(uv), dFdy(uv), lod_bias, 16.0);
 //
 // Sampling is trilinear: bilinear inside one tile of each of the two nearest mip levels (the
 // tile's 4-texel border holds its neighbours' texels, so the 2 x 2 footprint never leaves the
 // tile), blended by the fractional level of detail. A level whose page is not resident falls
 // back to the finest coarser level that is; the packed mip tail must always be resident
 // (magenta shows where it is not).
+//
+// Anisotropic sampling (vt_anisotropic_footprint) averages N trilinear probes along the
+// footprint's major axis at the level of its minor axis, N following the footprint's elongation
+// up to max_anisotropy: N times the trilinear cost where the surface is seen at a grazing angle,
+// the trilinear sample itself (N = 1, a few more instructions) where the footprint is round. Its
+// feedback asks for the finer level the probes read.
 //
 // Addressing follows the texture's address modes (TileSource::sampling()), per axis, as Vulkan
 // samplers do: clamp to edge, repeat or mirrored repeat. uv is wrapped into the texture before
@@ -347,16 +356,108 @@ vec4 vt_sample_grad(VtTexture t, vec2 uv, vec2 duv_dx, vec2 duv_dy, float lod_bi
     return vt_sample_grad_info(t, uv, duv_dx, duv_dy, lod_bias, info);
 }
 
-// The tile a pixel wants, packed as a FeedbackEntry (texture_mip, tile_xy): the finer of the
-// two levels a trilinear sample blends. lod_bias = -log2(feedback downscale) when the feedback
-// pass runs at a reduced resolution, so that it asks for what the full-resolution pass samples.
-uvec2 vt_feedback(VtTexture t, vec2 uv, vec2 duv_dx, vec2 duv_dy, float lod_bias) {
-    const uint mip = uint(floor(vt_clamped_lod(t, duv_dx, duv_dy, lod_bias)));
+// Anisotropic filtering, EXT_texture_filter_anisotropic's model. The footprint's axes are the
+// two derivative vectors in texels, Px and Py; Pmax = max(Px, Py), Pmin = min(Px, Py). N =
+// min(ceil(Pmax / Pmin), max_anisotropy) trilinear probes lie along the major axis, spaced
+// Pmax / N apart and centred on uv, each at the level of max(Pmin, Pmax / N): the minor axis's
+// where N reaches the ratio, coarser where max_anisotropy caps it. Their mean is the sample.
+// N = 1 is the isotropic sample itself (its level is Pmax's, vt_lod's).
+struct VtAnisotropicFootprint {
+    float lod;    // clamped level of detail every probe reads
+    uint probes;  // N
+    vec2 step;    // uv from one probe to the next, along the major axis
+};
+
+// A footprint less than this much longer than wide counts as round: one probe. A head-on view
+// is round up to rounding, and a nearly round footprint gains too little from a second probe to
+// pay for it.
+const float vt_round_footprint = 1.125;
+
+VtAnisotropicFootprint vt_anisotropic_footprint(uvec2 size, uint mip_count, vec2 duv_dx,
+                                                vec2 duv_dy, float lod_bias,
+                                                float max_anisotropy) {
+    const float px = length(duv_dx * vec2(size));
+    const float py = length(duv_dy * vec2(size));
+    const float p_max = max(max(px, py), 1e-10);
+    const float p_min = max(min(px, py), 1e-10);
+    // No more probes than texels of level 0 along the major axis: closer ones read the same
+    // texels again.
+    const float ratio = min(min(p_max / p_min, max_anisotropy), max(ceil(p_max), 1.0));
+    VtAnisotropicFootprint footprint;
+    footprint.probes = ratio <= vt_round_footprint ? 1u : uint(ceil(ratio));
+    const float n = float(footprint.probes);
+    const float lod = footprint.probes == 1u ? vt_lod(size, duv_dx, duv_dy, lod_bias)
+                                             : log2(max(p_min, p_max / n)) + lod_bias;
+    footprint.lod = clamp(lod, 0.0, float(mip_count - 1u));
+    footprint.step = (px >= py ? duv_dx : duv_dy) / n;
+    return footprint;
+}
+
+VtAnisotropicFootprint vt_anisotropic_footprint(VtTexture t, vec2 duv_dx, vec2 duv_dy,
+                                                float lod_bias, float max_anisotropy) {
+    return vt_anisotropic_footprint(t.size, t.mip_count, duv_dx, duv_dy, lod_bias,
+                                    max_anisotropy);
+}
+
+// The probes of a footprint averaged, each a trilinear sample with its own wrapping, sRGB
+// decoding and fallback; info.resident_mip is the coarsest level a probe's finer half came
+// from, so that resident_mip == wanted_mip says the whole sample read the level it wanted.
+vec4 vt_sample_footprint_info(VtTexture t, vec2 uv, VtAnisotropicFootprint footprint,
+                              out VtSampleInfo info) {
+    if (footprint.probes <= 1u) return vt_sample_lod_info(t, uv, footprint.lod, info);
+    const float n = float(footprint.probes);
+    vec4 sum = vec4(0.0);
+    uint coarsest = 0u;
+    for (uint i = 0u; i < footprint.probes; ++i) {
+        VtSampleInfo probe;
+        const vec2 at = uv + footprint.step * (float(i) + 0.5 - 0.5 * n);
+        sum += vt_sample_lod_info(t, at, footprint.lod, probe);
+        coarsest = max(coarsest, probe.resident_mip);
+    }
+    info.lod = footprint.lod;
+    info.wanted_mip = uint(floor(footprint.lod));
+    info.resident_mip = coarsest;
+    return sum / n;
+}
+
+// An anisotropic sample of up to max_anisotropy probes (1 to 16, as samplers allow; 1 or less
+// is vt_sample_grad_info).
+vec4 vt_sample_grad_aniso_info(VtTexture t, vec2 uv, vec2 duv_dx, vec2 duv_dy, float lod_bias,
+                               float max_anisotropy, out VtSampleInfo info) {
+    return vt_sample_footprint_info(
+        t, uv, vt_anisotropic_footprint(t, duv_dx, duv_dy, lod_bias, max_anisotropy), info);
+}
+
+vec4 vt_sample_grad_aniso(VtTexture t, vec2 uv, vec2 duv_dx, vec2 duv_dy, float lod_bias,
+                          float max_anisotropy) {
+    VtSampleInfo info;
+    return vt_sample_grad_aniso_info(t, uv, duv_dx, duv_dy, lod_bias, max_anisotropy, info);
+}
+
+// A FeedbackEntry for a level's tile at uv.
+uvec2 vt_feedback_entry(VtTexture t, uint mip, vec2 uv) {
     const VtLevelPosition position = vt_level_position(t, mip, uv);
     return uvec2((t.id & VT_FEEDBACK_TEXTURE_MASK) << VT_FEEDBACK_TEXTURE_SHIFT |
                      (mip & VT_FEEDBACK_MIP_MASK) << VT_FEEDBACK_MIP_SHIFT,
                  (position.tile.x & VT_FEEDBACK_TILE_X_MASK) << VT_FEEDBACK_TILE_X_SHIFT |
                      (position.tile.y & VT_FEEDBACK_TILE_Y_MASK) << VT_FEEDBACK_TILE_Y_SHIFT);
+}
+
+// The tile a pixel wants, packed as a FeedbackEntry (texture_mip, tile_xy): the finer of the
+// two levels a trilinear sample blends. lod_bias = -log2(feedback downscale) when the feedback
+// pass runs at a reduced resolution, so that it asks for what the full-resolution pass samples.
+uvec2 vt_feedback(VtTexture t, vec2 uv, vec2 duv_dx, vec2 duv_dy, float lod_bias) {
+    return vt_feedback_entry(t, uint(floor(vt_clamped_lod(t, duv_dx, duv_dy, lod_bias))), uv);
+}
+
+// What an anisotropic sample (vt_sample_grad_aniso, the same max_anisotropy) wants: the finer
+// level its probes blend, at uv's tile (the probes' own tiles are asked for by the pixels they
+// lie under).
+uvec2 vt_feedback_aniso(VtTexture t, vec2 uv, vec2 duv_dx, vec2 duv_dy, float lod_bias,
+                        float max_anisotropy) {
+    const VtAnisotropicFootprint footprint =
+        vt_anisotropic_footprint(t, duv_dx, duv_dy, lod_bias, max_anisotropy);
+    return vt_feedback_entry(t, uint(floor(footprint.lod)), uv);
 }
 
 // What a shader writes to an 8-bit UNORM target whose values are shown as stored (the viewer's
@@ -369,6 +470,9 @@ vec4 vt_output_colour(VtTexture t, vec4 sampled) {
 
 #ifdef VT_FRAGMENT_SHADER
 vec4 vt_sample(VtTexture t, vec2 uv) { return vt_sample_grad(t, uv, dFdx(uv), dFdy(uv), 0.0); }
+vec4 vt_sample_aniso(VtTexture t, vec2 uv, float max_anisotropy) {
+    return vt_sample_grad_aniso(t, uv, dFdx(uv), dFdy(uv), 0.0, max_anisotropy);
+}
 #endif
 
 #endif

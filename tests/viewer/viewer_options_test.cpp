@@ -34,6 +34,7 @@ TEST(ViewerOptionsTest, DefaultsFlyAWindowOverTheMillionTexelTexture) {
     EXPECT_EQ(o.frames, 0u);
     EXPECT_TRUE(o.camera_path.empty()) << "the mouse and keyboard fly a window";
     EXPECT_FALSE(o.hud.has_value());
+    EXPECT_EQ(o.anisotropy, 1u) << "trilinear";
     EXPECT_FALSE(o.validation);
 }
 
@@ -74,6 +75,8 @@ TEST(ViewerOptionsTest, EveryFlagReachesItsOption) {
                                         "residency",
                                         "--feedback-divisor",
                                         "2",
+                                        "--anisotropy",
+                                        "16",
                                         "--settle",
                                         "--preload-all",
                                         "--warmup-frames",
@@ -103,6 +106,7 @@ TEST(ViewerOptionsTest, EveryFlagReachesItsOption) {
     EXPECT_EQ(o.hud, std::optional<bool>(true));
     EXPECT_EQ(o.mode, RenderMode::residency);
     EXPECT_EQ(o.feedback_divisor, 2u);
+    EXPECT_EQ(o.anisotropy, 16u);
     EXPECT_TRUE(o.settle);
     EXPECT_TRUE(o.preload_all);
     EXPECT_EQ(o.warmup_frames, 5u);
@@ -149,7 +153,8 @@ TEST(ViewerOptionsTest, HelpListsTheFlagsInGroups) {
     const std::string& help = parsed.message;
     // Each group's heading, in the order shown, with flags listed under it.
     const std::vector<std::pair<std::string, std::vector<std::string>>> groups = {
-        {"Scene", {"--texture TEXT", "--texture-format", "--seed", "--view", "--mode"}},
+        {"Scene",
+         {"--texture TEXT", "--texture-format", "--seed", "--view", "--mode", "--anisotropy"}},
         {"Budget and pressure", {"--budget-mib", "--governor", "--pressure-mib"}},
         {"Window and image", {"--width", "--height", "--vsync,--no-vsync", "--hud,--no-hud"}},
         {"Headless run", {"--headless", "--frames", "--camera-path", "--settle", "--quiet"}},
@@ -358,7 +363,14 @@ INSTANTIATE_TEST_SUITE_P(
         BadFlags{{"--upload-pages-per-frame", "2000000"}, "--upload-pages-per-frame"},
         BadFlags{{"--upload-pages-per-frame", "four"}, "--upload-pages-per-frame"},
         BadFlags{{"--upload-pages-per-frame", "nan"}, "--upload-pages-per-frame"},
-        BadFlags{{"--upload-pages-per-frame"}, "--upload-pages-per-frame"}));
+        BadFlags{{"--upload-pages-per-frame"}, "--upload-pages-per-frame"},
+        // Anisotropic filtering: 1 to 16 probes, in plain digits.
+        BadFlags{{"--anisotropy", "0"}, "--anisotropy"},
+        BadFlags{{"--anisotropy", "17"}, "--anisotropy"},
+        BadFlags{{"--anisotropy", "2.5"}, "--anisotropy: '2.5' is not a whole number"},
+        BadFlags{{"--anisotropy", "nan"}, "--anisotropy"},
+        BadFlags{{"--anisotropy", "-4"}, "--anisotropy"},
+        BadFlags{{"--anisotropy"}, "--anisotropy"}));
 
 }  // namespace
 }  // namespace vtpage::viewer

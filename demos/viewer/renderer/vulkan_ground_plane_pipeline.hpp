@@ -27,11 +27,12 @@ struct GroundPlanePushConstants {
     std::uint32_t texture_id;
     float lod_bias;
     std::uint32_t mode;
-    std::uint32_t padding;  // the struct's size rounds up to its 8-byte alignment
+    float max_anisotropy;  // VulkanRendererSettings::max_anisotropy
 };
 static_assert(offsetof(GroundPlanePushConstants, plane_extent) == 80, "ground_plane_frame.glsl");
 static_assert(offsetof(GroundPlanePushConstants, plane_origin) == 88, "ground_plane_frame.glsl");
 static_assert(offsetof(GroundPlanePushConstants, mode) == 104, "matches ground_plane_frame.glsl");
+static_assert(offsetof(GroundPlanePushConstants, max_anisotropy) == 108, "ground_plane_frame.glsl");
 static_assert(sizeof(GroundPlanePushConstants) == 112, "within the 128 bytes Vulkan guarantees");
 
 class GroundPlanePipelines {

@@ -392,6 +392,7 @@ void VulkanRenderer::State::record_deferred_colour_pass(VkCommandBuffer commands
     shading.sky = pack_unorm8(settings.clear_colour);
     shading.quality_bins = quality_bins;
     shading.lod_bias = frame.lod_bias;
+    shading.max_anisotropy = settings.max_anisotropy;
     shade.record(commands, shading);
     record_memory_barrier(commands, VK_PIPELINE_STAGE_2_COMPUTE_SHADER_BIT,
                           VK_ACCESS_2_SHADER_STORAGE_WRITE_BIT, VK_PIPELINE_STAGE_2_COPY_BIT,
@@ -458,6 +459,7 @@ void VulkanRenderer::State::record_frame(VkCommandBuffer commands, FrameSlot& sl
     push.indirection = indirection.device_address();
     push.directory = textures.device_address();
     push.mode = static_cast<std::uint32_t>(frame.mode);
+    push.max_anisotropy = settings.max_anisotropy;
     const std::vector<PlaneDraw> planes = planes_of(frame);
 
     slot.write_textured_pass_start(commands);
@@ -574,6 +576,10 @@ VulkanRenderer::VulkanRenderer(VulkanContext& context, VulkanIndirectionTable& i
                     "width, height, feedback_divisor and frames_in_flight must be positive",
                     detail::concat(settings.width, "x", settings.height,
                                    " feedback_divisor=", settings.feedback_divisor));
+    }
+    if (!(settings.max_anisotropy >= 1.0f && settings.max_anisotropy <= 16.0f)) {
+        throw Error(Errc::invalid_argument, "VulkanRenderer", "max_anisotropy must be 1 to 16",
+                    detail::concat("max_anisotropy=", settings.max_anisotropy));
     }
     if (settings.identity_check && !settings.deferred_texturing) {
         throw Error(Errc::invalid_argument, "VulkanRenderer",

@@ -70,6 +70,10 @@ struct VulkanRendererSettings {
     // same pixels; deferred runs on every core of GPUs that shade fragments on a few (the H100:
     // docs/gpu.md). The overlay modes always draw forward.
     bool deferred_texturing = true;
+    // Anisotropic filtering in the image and the feedback (vt_sample_grad_aniso and
+    // vt_feedback_aniso): up to this many probes along a footprint's major axis, 1 to 16; 1 is
+    // trilinear. The deferred pass takes a pixel's derivatives from its neighbours' positions.
+    float max_anisotropy = 1.0f;
     // Checks every textured frame of the identity texture (vt::IdentitySource tagged
     // identity_texture_tag): a compute pass over the deferred pass's positions reads, unfiltered
     // and through the frame's own indirection table, the nearest texel of each level a pixel

@@ -30,10 +30,11 @@ struct ShadePushConstants {
     std::uint32_t sky;           // RGBA8, R in the low byte
     std::uint32_t quality_bins;  // a power of two
     float lod_bias;              // added to each pixel's level of detail (the quality ignores it)
-    std::uint32_t padding;       // the struct's size rounds up to its 8-byte alignment
+    float max_anisotropy;        // VulkanRendererSettings::max_anisotropy
 };
 static_assert(offsetof(ShadePushConstants, width) == 40, "matches ground_plane_shade.comp");
 static_assert(offsetof(ShadePushConstants, lod_bias) == 56, "matches ground_plane_shade.comp");
+static_assert(offsetof(ShadePushConstants, max_anisotropy) == 60, "ground_plane_shade.comp");
 static_assert(sizeof(ShadePushConstants) == 64, "matches ground_plane_shade.comp");
 
 class ShadePipeline {

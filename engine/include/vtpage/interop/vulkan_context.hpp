@@ -155,6 +155,9 @@ public:
     bool supports_host_pointer_import() const noexcept;
     bool supports_fd_import() const noexcept;
     bool supports_semaphore_fd() const noexcept;
+    // samplerAnisotropy, enabled on vtpage's own device where offered (the app's: as it was
+    // created): VkSamplers with anisotropyEnable may be made.
+    bool supports_sampler_anisotropy() const noexcept;
     // VkPhysicalDeviceExternalMemoryHostPropertiesEXT::minImportedHostPointerAlignment (0 when
     // host pointer import is not enabled).
     VkDeviceSize host_pointer_alignment() const noexcept;

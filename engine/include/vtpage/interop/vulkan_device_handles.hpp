@@ -35,6 +35,9 @@ struct VulkanDeviceFeatures {
     bool timeline_semaphore = false;
     bool synchronization2 = false;
     bool shader_int64 = false;
+    // Optional: anisotropic VkSamplers, for the app's (and tests') own images; vtpage's
+    // virtual-texture sampling filters anisotropically in the shader without it.
+    bool sampler_anisotropy = false;
 };
 
 struct VulkanDeviceHandles {
