@@ -384,7 +384,9 @@ VtAnisotropicFootprint vt_anisotropic_footprint(uvec2 size, uint mip_count, vec2
     // texels again.
     const float ratio = min(min(p_max / p_min, max_anisotropy), max(ceil(p_max), 1.0));
     VtAnisotropicFootprint footprint;
-    footprint.probes = ratio <= vt_round_footprint ? 1u : uint(ceil(ratio));
+    // Written so that a NaN ratio (non-finite derivatives) takes one probe and no ratio or
+    // max_anisotropy takes more than 16: the loop's bound never comes from a bad input.
+    footprint.probes = ratio > vt_round_footprint ? uint(ceil(min(ratio, 16.0))) : 1u;
     const float n = float(footprint.probes);
     const float lod = footprint.probes == 1u ? vt_lod(size, duv_dx, duv_dy, lod_bias)
                                              : log2(max(p_min, p_max / n)) + lod_bias;
@@ -421,7 +423,7 @@ vec4 vt_sample_footprint_info(VtTexture t, vec2 uv, VtAnisotropicFootprint footp
 }
 
 // An anisotropic sample of up to max_anisotropy probes (1 to 16, as samplers allow; 1 or less
-// is vt_sample_grad_info).
+// is vt_sample_grad_info, more than 16 is 16).
 vec4 vt_sample_grad_aniso_info(VtTexture t, vec2 uv, vec2 duv_dx, vec2 duv_dy, float lod_bias,
                                float max_anisotropy, out VtSampleInfo info) {
     return vt_sample_footprint_info(

@@ -47,6 +47,9 @@ struct PointResult {
     vt::FeedbackEntry feedback;
     std::uint32_t wanted_mip = 0;
     std::uint32_t resident_mip = 0;
+    vt::FeedbackEntry aniso_feedback;  // vt_feedback_aniso at 16x
+    std::uint32_t aniso_probes = 0;
+    std::uint32_t padding = 0;
 };
 struct SamplePointsPush {
     VkDeviceAddress indirection = 0;
@@ -56,7 +59,7 @@ struct SamplePointsPush {
     std::uint32_t count = 0;
     std::uint32_t texture_id = 0;
 };
-static_assert(sizeof(SamplePoint) == 32 && sizeof(PointResult) == 48 &&
+static_assert(sizeof(SamplePoint) == 32 && sizeof(PointResult) == 64 &&
                   sizeof(SamplePointsPush) == 40,
               "the shader's std430");
 
@@ -307,6 +310,33 @@ TEST_P(VulkanSamplingModesTest, NonFiniteUvStaysInTheTexture) {
             << tile.y << " of level " << tile.mip;
         EXPECT_EQ(found[i].resident_mip, found[i].wanted_mip) << "every page is resident";
     }
+}
+
+TEST_P(VulkanSamplingModesTest, NonFiniteDerivativesTakeAtMost16AnisotropicProbes) {
+    const float infinity = std::numeric_limits<float>::infinity();
+    const float nan = std::numeric_limits<float>::quiet_NaN();
+    std::vector<SamplePoint> points;
+    for (const float d : {infinity, -infinity, nan, 1e30f, 0.0f}) {
+        points.push_back({0.3f, 0.6f, d, 0, 0, 1e-3f});
+        points.push_back({0.3f, 0.6f, d, d, d, d});
+        points.push_back({nan, 0.6f, 1e-3f, 0, 0, d});
+    }
+    const std::vector<PointResult> found = sample_on_device(*this, points);
+    for (std::size_t i = 0; i < points.size(); ++i) {
+        EXPECT_GE(found[i].aniso_probes, 1u) << "point " << i;
+        EXPECT_LE(found[i].aniso_probes, 16u) << "point " << i;
+        const vt::TileId tile = found[i].aniso_feedback.tile();
+        EXPECT_TRUE(layout.has_tile(tile.mip, tile.x, tile.y))
+            << "point " << i << " asks for tile " << tile.x << ", " << tile.y << " of level "
+            << tile.mip;
+    }
+    // A footprint of 64 texels by 0.064 takes the most probes, one of 64 by 64 one.
+    const float du = 64.0f / float(shape.width), dv = 64.0f / float(shape.height);
+    const std::vector<SamplePoint> footprints = {{0.3f, 0.6f, du, 0, 0, dv / 1000.0f},
+                                                 {0.3f, 0.6f, du, 0, 0, dv}};
+    const std::vector<PointResult> shaped = sample_on_device(*this, footprints);
+    EXPECT_EQ(shaped[0].aniso_probes, 16u);
+    EXPECT_EQ(shaped[1].aniso_probes, 1u);
 }
 
 INSTANTIATE_TEST_SUITE_P(
