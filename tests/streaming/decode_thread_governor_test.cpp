@@ -168,6 +168,28 @@ TEST(DecodeThreadGovernorTest, TakesBackAThreadThatSlowsTheFramesThoughItDecodes
     EXPECT_GE(targeted.statistics().taken_back, 1u);
 }
 
+// The frames are judged by their tail: a thread that makes one frame in twenty twice as slow
+// barely moves the mean (5%) but is taken back; one that leaves the tail alone is kept.
+TEST(DecodeThreadGovernorTest, JudgesTheFramesByTheirTailNotTheirMean) {
+    DecodeThreadGovernorSettings s = pool_of(8, 2);
+    s.window_updates = 40;
+    s.window_seconds = 0;
+    for (bool slow_tail : {true, false}) {
+        SCOPED_TRACE(slow_tail ? "a slow frame in twenty" : "frames as before");
+        DecodeThreadGovernor governor(s);
+        SimulatedDecoders decoders;
+        for (int i = 0; i < 80; ++i) {
+            const std::size_t active = governor.active_threads();
+            DecodeThreadInput input = decoders.input(active);
+            if (slow_tail && active > 2 && i % 20 == 0) input.frame_ms = 2 * decoders.frame_ms;
+            governor.update(input);
+        }
+        EXPECT_EQ(governor.statistics().trials, 1u);
+        EXPECT_EQ(governor.statistics().kept, slow_tail ? 0u : 1u);
+        EXPECT_EQ(governor.active_threads(), slow_tail ? 2u : 3u);
+    }
+}
+
 TEST(DecodeThreadGovernorTest, StaysWithinThePoolAndIgnoresUpdatesWithoutTime) {
     DecodeThreadGovernor governor(pool_of(3, 3));
     SimulatedDecoders decoders;

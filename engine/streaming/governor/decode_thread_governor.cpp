@@ -29,8 +29,8 @@ void check_settings(const DecodeThreadGovernorSettings& s) {
     check(std::isfinite(s.min_gain) && s.min_gain >= 0 && std::isfinite(s.max_frame_rise) &&
               s.max_frame_rise >= 0,
           "min_gain and max_frame_rise must be finite and >= 0");
-    check(share(s.backlog_share) && share(s.busy_share),
-          "backlog_share and busy_share must be from 0 to 1");
+    check(share(s.backlog_share) && share(s.busy_share) && share(s.frame_percentile),
+          "backlog_share, busy_share and frame_percentile must be from 0 to 1");
     check(s.over_target_updates > 0, "over_target_updates must not be 0");
 }
 
@@ -38,12 +38,12 @@ bool measured(double frame_ms) { return std::isfinite(frame_ms) && frame_ms >= 0
 
 }  // namespace
 
-double DecodeThreadGovernor::Window::pages_per_second() const noexcept {
-    return seconds > 0 ? double(decoded_pages) / seconds : 0;
-}
-
-double DecodeThreadGovernor::Window::mean_frame_ms() const noexcept {
-    return frames > 0 ? frame_ms_sum / frames : 0;
+void DecodeThreadGovernor::Window::clear() noexcept {
+    seconds = 0;
+    updates = backlog_updates = 0;
+    decoded_pages = 0;
+    busy_seconds = 0;
+    frames_ms.clear();
 }
 
 DecodeThreadGovernor::DecodeThreadGovernor(DecodeThreadGovernorSettings settings)
@@ -74,12 +74,29 @@ void DecodeThreadGovernor::measure(const DecodeThreadInput& input) {
     if (std::isfinite(input.busy_seconds) && input.busy_seconds > 0) {
         window_.busy_seconds += input.busy_seconds;
     }
-    if (!measured(input.frame_ms)) return;
-    window_.frame_ms_sum += input.frame_ms;
-    ++window_.frames;
-    if (settings_.frame_ms_target > 0 && input.frame_ms > settings_.frame_ms_target) {
-        window_.frame_over_target = true;
+    if (measured(input.frame_ms)) window_.frames_ms.push_back(input.frame_ms);
+}
+
+// The window's figures, and a fresh window.
+DecodeThreadGovernor::Outcome DecodeThreadGovernor::outcome() {
+    const Window& w = window_;
+    Outcome done;
+    done.pages_per_second = w.seconds > 0 ? double(w.decoded_pages) / w.seconds : 0;
+    done.backlog = w.backlog_updates >= settings_.backlog_share * w.updates;
+    done.busy = w.busy_seconds >= settings_.busy_share * w.seconds * double(active_);
+    if (!w.frames_ms.empty()) {
+        std::vector<double>& frames = window_.frames_ms;
+        const auto rank =
+            std::size_t(std::ceil(settings_.frame_percentile * double(frames.size() - 1)));
+        std::nth_element(frames.begin(), frames.begin() + std::ptrdiff_t(rank), frames.end());
+        done.frame_ms = frames[rank];
     }
+    window_.clear();
+    return done;
+}
+
+bool DecodeThreadGovernor::frames_within_target(const Outcome& done) const {
+    return settings_.frame_ms_target <= 0 || done.frame_ms <= settings_.frame_ms_target;
 }
 
 // Frames over the target while decoding, over_target_updates in a row. A frame over the target
@@ -97,7 +114,7 @@ bool DecodeThreadGovernor::frames_over_target(const DecodeThreadInput& input) {
 
 DecodeThreadChange DecodeThreadGovernor::remove_thread() {
     over_in_a_row_ = 0;
-    window_ = {};
+    window_.clear();
     if (trial_) {  // the thread on trial slowed the frames: it goes, as one that did not help
         trial_ = false;
         --active_;
@@ -115,10 +132,9 @@ DecodeThreadChange DecodeThreadGovernor::remove_thread() {
 
 DecodeThreadChange DecodeThreadGovernor::end_window() {
     ++statistics_.windows;
-    statistics_.last_pages_per_second = window_.pages_per_second();
-    if (trial_) return end_trial();
-    const Window done = window_;
-    window_ = {};
+    const Outcome done = outcome();
+    statistics_.last_pages_per_second = done.pages_per_second;
+    if (trial_) return end_trial(done);
     if (cooldown_ > 0) {
         --cooldown_;
         return DecodeThreadChange::none;
@@ -133,27 +149,21 @@ DecodeThreadChange DecodeThreadGovernor::end_window() {
 
 // Pages kept waiting for decode, the active threads were busy and the frames within the target:
 // a thread more may decode faster.
-bool DecodeThreadGovernor::wants_thread(const Window& done) const {
-    if (active_ >= settings_.pool_threads || done.frame_over_target || done.decoded_pages == 0) {
-        return false;
-    }
-    const bool backlog = done.backlog_updates >= settings_.backlog_share * done.updates;
-    const bool busy = done.busy_seconds >= settings_.busy_share * done.seconds * double(active_);
-    return backlog && busy;
+bool DecodeThreadGovernor::wants_thread(const Outcome& done) const {
+    return active_ < settings_.pool_threads && done.pages_per_second > 0 && done.backlog &&
+           done.busy && frames_within_target(done);
 }
 
 // The trial's thread stays only if decoding got faster by more than min_gain, and the frames
-// stayed within the target (or, without one, did not get slower by more than max_frame_rise).
-DecodeThreadChange DecodeThreadGovernor::end_trial() {
-    const Window trial = window_;
-    window_ = {};
+// stayed within the target (or, without one, their tail did not grow by more than
+// max_frame_rise).
+DecodeThreadChange DecodeThreadGovernor::end_trial(const Outcome& trial) {
     trial_ = false;
     const bool faster =
-        trial.pages_per_second() > before_trial_.pages_per_second() * (1 + settings_.min_gain);
-    bool frames_fine = !trial.frame_over_target;
-    if (settings_.frame_ms_target <= 0 && trial.frames > 0 && before_trial_.frames > 0) {
-        frames_fine =
-            trial.mean_frame_ms() <= before_trial_.mean_frame_ms() * (1 + settings_.max_frame_rise);
+        trial.pages_per_second > before_trial_.pages_per_second * (1 + settings_.min_gain);
+    bool frames_fine = frames_within_target(trial);
+    if (settings_.frame_ms_target <= 0 && trial.frame_ms >= 0 && before_trial_.frame_ms >= 0) {
+        frames_fine = trial.frame_ms <= before_trial_.frame_ms * (1 + settings_.max_frame_rise);
     }
     if (faster && frames_fine) {
         ++statistics_.kept;

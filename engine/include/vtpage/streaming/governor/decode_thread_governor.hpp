@@ -5,11 +5,14 @@
 // clock): the caller measures and applies, so that the rules run and are tested anywhere.
 //
 // Told after each feedback the time since the last update, the frame time, the pages read and
-// waiting for a decode thread, the pages decoded and the decode threads' busy time, it:
+// waiting for a decode thread, the pages decoded and the decode threads' busy time, it judges
+// the frames of a window by their tail (frame_percentile of the updates' slowest frames: the
+// decode threads slow the worst frames long before the mean), and:
 //   adds a thread (a trial) after a window in which pages kept waiting for decode, the active
-//     threads were busy and every frame was within the target; after the next window it keeps
-//     the thread only if the pages decoded per second rose by more than min_gain (and, without
-//     a target, the mean frame time rose by no more than max_frame_rise), else takes it back;
+//     threads were busy and the frames were within the target; after the next window it keeps
+//     the thread only if the pages decoded per second rose by more than min_gain and the frames
+//     stayed within the target (without one: their tail grew by no more than max_frame_rise),
+//     else takes it back;
 //   removes a thread when over_target_updates updates in a row had a frame over the target
 //     while pages were decoded;
 //   waits cooldown_windows windows after a removal or a trial that did not help before trying
@@ -20,6 +23,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <vector>
 
 namespace vtpage::vt {
 
@@ -32,8 +36,9 @@ struct DecodeThreadGovernorSettings {
     // noise: a read burst, a page that decodes slowly).
     double window_seconds = 0.5;
     std::uint32_t window_updates = 8;
-    double min_gain = 0.05;        // a trial's thread is kept only for more than 5% more pages/s
-    double max_frame_rise = 0.10;  // without a target: the mean frame may grow by 10% at most
+    double min_gain = 0.05;          // a trial's thread is kept only for more than 5% more pages/s
+    double max_frame_rise = 0.10;    // without a target: the frames' tail may grow by 10% at most
+    double frame_percentile = 0.99;  // of the updates' slowest frames: a window's frame time
     // Pages waited for decode in at least this share of a window's updates: a backlog.
     double backlog_share = 0.5;
     // The active threads decoded at least this share of the window's time: they were busy.
@@ -81,33 +86,39 @@ public:
     const DecodeThreadGovernorStatistics& statistics() const noexcept { return statistics_; }
 
 private:
-    // What a window measured.
+    // What a window measures, update by update.
     struct Window {
         double seconds = 0;
         std::uint32_t updates = 0;
         std::uint32_t backlog_updates = 0;
         std::uint64_t decoded_pages = 0;
         double busy_seconds = 0;
-        double frame_ms_sum = 0;
-        std::uint32_t frames = 0;
-        bool frame_over_target = false;
-        double pages_per_second() const noexcept;
-        double mean_frame_ms() const noexcept;
+        std::vector<double> frames_ms;  // each update's slowest frame (its capacity is reused)
+        void clear() noexcept;
+    };
+    // What an ended window says.
+    struct Outcome {
+        double pages_per_second = 0;
+        double frame_ms = -1;  // the frames' percentile; negative: no frame measured
+        bool backlog = false;  // pages waited for decode in backlog_share of the updates
+        bool busy = false;     // the active threads decoded busy_share of the time
     };
 
     void measure(const DecodeThreadInput& input);
+    Outcome outcome();
     bool frames_over_target(const DecodeThreadInput& input);
+    bool frames_within_target(const Outcome& done) const;
     DecodeThreadChange remove_thread();
     DecodeThreadChange end_window();
-    DecodeThreadChange end_trial();
-    bool wants_thread(const Window& done) const;
+    DecodeThreadChange end_trial(const Outcome& trial);
+    bool wants_thread(const Outcome& done) const;
     void start_cooldown(std::uint32_t windows);
 
     DecodeThreadGovernorSettings settings_;
     std::size_t active_ = 1;
     Window window_;
-    bool trial_ = false;   // the window measures a thread added on trial
-    Window before_trial_;  // the window that started it
+    bool trial_ = false;    // the window measures a thread added on trial
+    Outcome before_trial_;  // the window that started it
     std::uint32_t over_in_a_row_ = 0;
     std::uint32_t cooldown_ = 0;         // windows left before the next trial
     std::uint32_t failed_in_a_row_ = 0;  // trials taken back in a row
