@@ -305,7 +305,7 @@ TEST_F(ActiveDecodeThreadsTest, RaisingTheCountUnparksThreadsAndLoweringItParksT
     loader.load(gated_loads());
     ASSERT_TRUE(gated_->wait_running(1, 20s));
     // Seven pages read and waiting, four threads, one active: one decode at a time.
-    for (int i = 0; i < 200 && loader.statistics().decode_queue < pages - 1; ++i) {
+    for (int i = 0; i < 2000 && loader.statistics().decode_queue < pages - 1; ++i) {
         std::this_thread::sleep_for(10ms);
     }
     EXPECT_EQ(loader.statistics().decode_queue, pages - 1);
