@@ -5,11 +5,12 @@
 // backend, straight into the page -- and report it. Completion is per page: a slow read never
 // holds back pages that are ready.
 //
-// Active decode threads: of the decode_threads started, the first active_decode_threads take
-// pages; the others wait parked on a condition of their own (a read's completion wakes only the
-// active ones) until set_active_decode_threads raises the count. A parked thread pins its
-// staging when it is first activated, not at start. Lowered, the threads past the count finish
-// the page they decode and park. The count is guarded by the loader's mutex.
+// Active decode threads: of the decode_threads started, active_decode_threads take pages (the
+// first ranks, given as the threads start with a stream); the others wait parked on a condition of
+// their own (a read's completion wakes only the active ones) until set_active_decode_threads raises
+// the count. A parked thread pins its staging when it is first activated, not at start. Lowered,
+// the threads past the count finish the page they decode and park. The count is guarded by the
+// loader's mutex.
 //
 // Bounded memory: at most `read_buffers` pages are being read or wait for a decode thread (each
 // holds a read buffer); each decode thread stages one page at a time (DeviceFillContext's two
@@ -91,8 +92,8 @@ struct PageLoaderStatistics {
 class PageLoader {
 public:
     // invalid_argument for zero decode threads or read buffers, or more active decode threads
-    // than decode threads; FileReadQueue's errors. When no
-    // decode thread can make its stream on the device, every page fails with device_unavailable.
+    // than decode threads; FileReadQueue's errors. When no decode thread can make its stream on
+    // the device, every page fails with device_unavailable.
     explicit PageLoader(PageLoaderSettings settings);
     ~PageLoader();
     PageLoader(const PageLoader&) = delete;
