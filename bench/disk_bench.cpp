@@ -196,25 +196,33 @@ nlohmann::json print_pipeline(const PageSet& set, const Figures& f, bool quick) 
     return table.to_json();
 }
 
-// The warm set through the Streamer, with its file read pipeline and without, beside the warm
-// binding limit and the bare pipeline.
+// The warm set through the Streamer, with its file read pipeline (--workers decode threads, and
+// the streamer's own choice, governed) and without, beside the warm binding limit and the bare
+// pipeline.
 nlohmann::json print_streamer(const PageSet& set, const Figures& f, const Options& options) {
     auto backend = bench::make_bench_backend(options.backend);
-    bench::ReportTable table("Streamer (1 GiB budget, every page asked for in order, warm)",
-                             {"file reads", "pages/s", "of the binding limit",
-                              "of the bare "
-                              "pipeline",
-                              "failed pages"});
+    bench::ReportTable table(
+        "Streamer (1 GiB budget, every page asked for in order, warm)",
+        {"file reads", "pages/s", "of the binding limit",
+         "of the bare "
+         "pipeline",
+         "decode threads: active at the end / most / started", "failed pages"});
     const double limit = binding_limit(f, f.warm_read);
     nlohmann::json json = nlohmann::json::array();
-    // With --trace, the pipeline once more with a recorder installed: tracing off and on.
-    std::vector<std::pair<bool, bool>> runs = {{true, false}, {false, false}};
-    if (!options.trace.empty()) runs.push_back({true, true});
-    for (const auto& [pipeline, traced] : runs) {
+    // The pipeline with --workers decode threads and with the streamer's own (0), without it,
+    // and with --trace once more with a recorder installed.
+    struct Run {
+        bool pipeline = true;
+        std::size_t decode_threads = 0;
+        bool traced = false;
+    };
+    std::vector<Run> runs = {{true, options.workers, false}, {true, 0, false}, {false, 0, false}};
+    if (!options.trace.empty()) runs.push_back({true, options.workers, true});
+    for (const auto& [pipeline, decode_threads, traced] : runs) {
         StreamerRunSettings settings;
         settings.read_pipeline = pipeline;
         settings.read_backend = read_backends.at(options.read_backend);
-        settings.decode_threads = options.workers;
+        settings.decode_threads = decode_threads;
         settings.seconds = options.quick ? 0.5 : std::max(4.0, 2 * options.seconds);
         std::optional<TraceRecorder> recorder;
         if (traced) recorder.emplace().install();
@@ -223,15 +231,24 @@ nlohmann::json print_streamer(const PageSet& set, const Figures& f, const Option
             recorder->uninstall();
             recorder->write_file(options.trace);
         }
-        std::string mode =
-            pipeline ? "read queue + " + std::to_string(options.workers) + " decode threads"
-                     : "off (each worker reads its batch)";
+        std::string mode = !pipeline            ? "off (each worker reads its batch)"
+                           : decode_threads > 0 ? "read queue + " + std::to_string(decode_threads) +
+                                                      " decode threads"
+                                                : "read queue + automatic decode threads";
         if (traced) mode += ", traced";
+        const std::string threads = pipeline ? std::to_string(r.active_decode_threads) + " / " +
+                                                   std::to_string(r.most_active_decode_threads) +
+                                                   " / " + std::to_string(r.decode_threads)
+                                             : "-";
         table.add_row({mode, rate_cell(r.pages_per_s()),
                        fixed(100 * r.pages_per_s() / limit, 0) + "%",
-                       fixed(100 * r.pages_per_s() / f.warm.pages_per_s(), 0) + "%",
+                       fixed(100 * r.pages_per_s() / f.warm.pages_per_s(), 0) + "%", threads,
                        std::to_string(r.failed)});
         json.push_back({{"read_pipeline", pipeline},
+                        {"automatic_decode_threads", pipeline && decode_threads == 0},
+                        {"decode_threads", r.decode_threads},
+                        {"active_decode_threads", r.active_decode_threads},
+                        {"most_active_decode_threads", r.most_active_decode_threads},
                         {"traced", traced},
                         {"pages", r.pages},
                         {"seconds", r.seconds},

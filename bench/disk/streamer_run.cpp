@@ -4,8 +4,10 @@
 #include <atomic>
 #include <chrono>
 #include <cstring>
+#include <optional>
 #include <thread>
 
+#include "vtpage/streaming/governor/decode_thread_governor.hpp"
 #include "vtpage/streaming/sources/device_fill_context.hpp"
 #include "vtpage/streaming/streamer/streamer.hpp"
 
@@ -64,6 +66,56 @@ private:
     std::uint32_t log2_ = 7;
 };
 
+// The streamer's own decode threads, governed every `period` as VirtualTextureStreaming does
+// after each feedback: the slowest loop turn as the frame, no frame-time target.
+class DecodeThreadPacer {
+public:
+    static constexpr auto period = std::chrono::milliseconds(10);
+
+    explicit DecodeThreadPacer(vt::Streamer& streamer) : streamer_(streamer) {
+        const vt::DecodeThreadLoad load = streamer.decode_threads();
+        most_active_ = load.active;
+        if (!load.automatic) return;
+        vt::DecodeThreadGovernorSettings settings;
+        settings.pool_threads = load.pool;
+        settings.initial_threads = load.active;
+        governor_.emplace(settings);
+        last_ = load;
+    }
+
+    void frame(double frame_ms) {
+        slowest_ms_ = std::max(slowest_ms_, frame_ms);
+        const auto now = Clock::now();
+        if (!governor_ || now - last_time_ < period) return;
+        const vt::DecodeThreadLoad load = streamer_.decode_threads();
+        const vt::DecodeThreadDecision decision =
+            governor_->update({.seconds = std::chrono::duration<double>(now - last_time_).count(),
+                               .frame_ms = slowest_ms_,
+                               .waiting_pages = load.waiting_pages,
+                               .decoded_pages = load.decoded_pages - last_.decoded_pages,
+                               .busy_seconds = load.busy_seconds - last_.busy_seconds});
+        if (decision.active_threads != load.active) {
+            streamer_.set_active_decode_threads(decision.active_threads);
+        }
+        most_active_ = std::max(most_active_, decision.active_threads);
+        last_ = load;
+        last_time_ = now;
+        slowest_ms_ = 0;
+    }
+
+    std::size_t most_active() const {
+        return std::max(most_active_, streamer_.decode_threads().active);
+    }
+
+private:
+    vt::Streamer& streamer_;
+    std::optional<vt::DecodeThreadGovernor> governor_;
+    vt::DecodeThreadLoad last_;
+    Clock::time_point last_time_ = Clock::now();
+    double slowest_ms_ = 0;
+    std::size_t most_active_ = 0;
+};
+
 }  // namespace
 
 StreamerRunResult run_streamer(const PageSet& set, Backend& backend,
@@ -89,7 +141,12 @@ StreamerRunResult run_streamer(const PageSet& set, Backend& backend,
     std::size_t next = 0;
     const auto start = Clock::now();
     const auto deadline = start + std::chrono::duration<double>(settings.seconds);
+    DecodeThreadPacer pacer(streamer);
+    auto turn = start;
     while (ready - tails < order.size() && Clock::now() < deadline) {
+        const auto now = Clock::now();
+        pacer.frame(std::chrono::duration<double, std::milli>(now - turn).count());
+        turn = now;
         const FrameId frame = streamer.begin_frame();
         const std::size_t asked_ahead = next - std::min<std::size_t>(next, ready - tails);
         if (asked_ahead < window && next < order.size()) {
@@ -104,6 +161,9 @@ StreamerRunResult run_streamer(const PageSet& set, Backend& backend,
     result.pages = ready - tails;
     const vt::StreamerStatistics stats = streamer.statistics();
     result.failed = stats.failed_pages;
+    result.decode_threads = stats.file_reads.decode_threads;
+    result.active_decode_threads = stats.file_reads.active_decode_threads;
+    result.most_active_decode_threads = pacer.most_active();
     return result;
 }
 

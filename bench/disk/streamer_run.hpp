@@ -15,7 +15,9 @@ namespace vtpage::bench::disk {
 
 struct StreamerRunSettings {
     bool read_pipeline = true;
-    std::size_t decode_threads = 0;  // 0: the streamer's choice
+    // 0: the streamer's choice, governed as VirtualTextureStreaming governs it (a
+    // DecodeThreadGovernor every 10 ms, a feedback's pace, with the loop's frame times).
+    std::size_t decode_threads = 0;
     vt::FileReadBackend read_backend = vt::FileReadBackend::automatic;
     double seconds = 2;  // at most; stops earlier when every page has been streamed
 };
@@ -24,6 +26,8 @@ struct StreamerRunResult {
     std::uint64_t pages = 0;  // reported ready, the textures' tails not counted
     std::uint64_t failed = 0;
     double seconds = 0;
+    // Decode threads started, and how many took pages at the end and at most.
+    std::size_t decode_threads = 0, active_decode_threads = 0, most_active_decode_threads = 0;
     double pages_per_s() const { return seconds > 0 ? double(pages) / seconds : 0; }
 };
 

@@ -31,14 +31,21 @@ void print_progress(std::uint64_t frame, std::uint64_t frames, const FrameStats&
         over_budget = "  over budget by " +
                       std::to_string(counters.budget.newest.over_budget_pages) + " pages";
     }
+    // Pages read from files: how many decode threads take them, of those started.
+    std::string decode;
+    if (const auto& reads = counters.streamer.file_reads; reads.loaded + reads.failed > 0) {
+        decode = "  decode threads " + std::to_string(reads.active_decode_threads) + "/" +
+                 std::to_string(reads.decode_threads);
+    }
     std::fprintf(stderr,
                  "frame %llu/%llu  %.1f fps  %.2f ms/frame  streamed %llu pages (%.0f/s)  "
-                 "resident %zu/%zu  queued %zu%s\n",
+                 "resident %zu/%zu  queued %zu%s%s\n",
                  static_cast<unsigned long long>(frame), static_cast<unsigned long long>(frames),
                  rates.frames, rates.frames > 0 ? 1000.0 / rates.frames : 0.0,
                  static_cast<unsigned long long>(counters.streamer.pages_filled),
                  rates.pages_streamed, counters.streamer.table.resident_pages, budget_pages,
-                 counters.streamer.pending + counters.streamer.in_flight, over_budget.c_str());
+                 counters.streamer.pending + counters.streamer.in_flight, decode.c_str(),
+                 over_budget.c_str());
 }
 
 // --pressure-mib: another process takes device memory at one time into the flight and gives

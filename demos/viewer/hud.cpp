@@ -213,6 +213,11 @@ void Hud::build(const HudData& d) {
                 double(streamer.bytes_filled) / (mib * 1024.0));
     ImGui::Text("queue %zu pending, %zu in flight, %llu dropped", streamer.pending,
                 streamer.in_flight, static_cast<unsigned long long>(streamer.dropped_requests));
+    if (const auto& reads = streamer.file_reads; reads.loaded + reads.failed > 0) {
+        ImGui::Text("decode threads %zu of %zu%s, %zu pages waiting for one",
+                    reads.active_decode_threads, reads.decode_threads,
+                    d.counters.decode_threads_governed ? " (governed)" : "", reads.decode_queue);
+    }
     if (const vt::BudgetDemand& demand = d.counters.budget.newest; demand.over_budget()) {
         ImGui::TextColored(ImVec4(1.0f, 0.6f, 0.2f, 1.0f),
                            "over budget by %zu pages (%.0f MiB): the view wants %zu, %zu fit; the "

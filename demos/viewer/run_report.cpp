@@ -226,6 +226,8 @@ RunReport make_report(const ViewerOptions& options, const StreamingSession& sess
     r.budget_stalls = streamer.budget_stalls;
     r.failed_pages = streamer.failed_pages;
     r.file_reads = streamer.file_reads;
+    r.decode_threads_governed = counters.decode_threads_governed;
+    r.decode_governor = counters.decode_governor;
     r.indirection_uploads = counters.indirection.uploads;
     r.indirection_entries = counters.indirection.uploaded_entries;
     r.scattered_uploads = counters.indirection.scattered_uploads;
@@ -355,6 +357,15 @@ nlohmann::json to_json(const RunReport& r) {
           {"read_buffers_peak", r.file_reads.buffers_peak},
           {"reads_peak_in_flight", r.file_reads.reads_peak_in_flight},
           {"decode_seconds", r.file_reads.decode_seconds},
+          {"decode_threads", r.file_reads.decode_threads},
+          {"active_decode_threads", r.file_reads.active_decode_threads},
+          {"decode_threads_governed", r.decode_threads_governed},
+          {"decode_governor",
+           {{"trials", r.decode_governor.trials},
+            {"kept", r.decode_governor.kept},
+            {"taken_back", r.decode_governor.taken_back},
+            {"removed", r.decode_governor.removed},
+            {"last_pages_per_second", r.decode_governor.last_pages_per_second}}},
           {"read_backend", r.file_reads.backend}}},
         {"indirection",
          {{"uploads", r.indirection_uploads},
@@ -453,6 +464,13 @@ std::string summary_text(const RunReport& r) {
             detail::concat(r.file_reads.loaded, ", ", r.file_reads.distinct_pages, " (",
                            fixed(double(r.file_reads.bytes_read) / mib, 0), " MiB, ",
                            r.file_reads.reads_peak_in_flight, ", ", r.file_reads.backend, ")"));
+        row("decode threads: active at the end / started (trials kept, taken back; removed)",
+            detail::concat(r.file_reads.active_decode_threads, " / ", r.file_reads.decode_threads,
+                           r.decode_threads_governed
+                               ? detail::concat(" (", r.decode_governor.kept, ", ",
+                                                r.decode_governor.taken_back, "; ",
+                                                r.decode_governor.removed, ")")
+                               : std::string(" (fixed)")));
     }
     row("pages committed / evicted", detail::concat(r.pages_committed, " / ", r.pages_evicted));
     row("resident / budget pages",

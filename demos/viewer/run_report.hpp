@@ -59,6 +59,9 @@ struct RunReport {
     // Pages read from baked files through the streamer's read pipeline (zero for procedural
     // textures): read and decoded, stored bytes read, read buffers at their peak.
     vt::StreamerStatistics::FileReads file_reads;
+    // The decode threads' governor, where it ran (file_reads has the active count at the end).
+    bool decode_threads_governed = false;
+    vt::DecodeThreadGovernorStatistics decode_governor;
     std::uint64_t indirection_uploads = 0, indirection_entries = 0, scattered_uploads = 0;
     std::uint64_t limited_uploads = 0;  // uploads that left pages for later (the limit)
     // Request to visible (RequestLatencyTracker), the streamer's queue and cancelled requests,

@@ -139,6 +139,7 @@ StreamingSession::StreamingSession(SessionSettings settings) : settings_(std::mo
     streamer_settings.pack_tails = s.pack_tails;
     streamer_settings.pack_levels = s.pack_levels;
     streamer_settings.file_reads.decode_threads = s.decode_threads;
+    streaming.decode_governor.frame_ms_target = s.decode_frame_ms_target;
     streamer_settings.batch_pages = s.batch_pages;
     streamer_settings.file_reads.backend = s.read_backend;
     // Far more than a frame asks for: requests beyond it are the least important anyway.
@@ -387,6 +388,8 @@ SessionCounters StreamingSession::counters() const {
     counters.governed = streaming.governed;
     counters.governor = streaming.governor;
     counters.governor_statistics = streaming.governor_statistics;
+    counters.decode_threads_governed = streaming.decode_threads_governed;
+    counters.decode_governor = streaming.decode_governor;
     counters.withdrawn_requests = streaming.feedback.withdrawn;
     counters.latency = streaming.latency;
     counters.pages_made_visible = streaming.pages_made_visible;

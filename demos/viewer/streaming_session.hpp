@@ -68,6 +68,9 @@ struct SessionSettings {
     bool pack_tails = true;              // StreamerSettings::pack_tails
     bool pack_levels = true;             // StreamerSettings::pack_levels
     std::size_t decode_threads = 0;      // StreamerFileReads::decode_threads (0: the default)
+    // The frame time the decode threads' governor holds (with decode_threads 0), with or without
+    // the streaming governor; 0: none (each trial's frames against those before it).
+    double decode_frame_ms_target = 0;
     std::uint32_t frames_in_flight = 2;
     std::size_t workers = 2;
     std::size_t batch_pages = 16;
@@ -182,6 +185,10 @@ struct SessionCounters {
     std::size_t publish_limit = 0;         // the indirection table's now (0: none)
     ResidencyTotals residency;             // how much of what is resident the view samples
     BudgetTotals budget;                   // the view against the budget, frame by frame
+    // The decode threads' governor, where it runs (the streamer chose its decode threads; the
+    // active count and the pool are in streamer.file_reads).
+    bool decode_threads_governed = false;
+    vt::DecodeThreadGovernorStatistics decode_governor;
 };
 
 class StreamingSession {

@@ -309,7 +309,8 @@ ParsedOptions parse_viewer_options(int argc, const char* const* argv) {
             ->check(app::count_in(2, 1 << 24))
             ->capture_default_str();
     app.add_option("--frame-ms-target", o.frame_ms_target,
-                   "Governor: the frame time to hold, in ms (0: memory only)")
+                   "Governor: the frame time to hold, in ms (0: memory only); the decode "
+                   "threads' governor holds it too, with or without --governor")
         ->check(app::number_in(0.0, 1000.0))
         ->capture_default_str();
     app.add_option("--read-backend", o.read_backend,

@@ -40,6 +40,7 @@ SessionSettings session_settings(const ViewerOptions& o, const Log& log) {
     s.pack_tails = o.pack_tails;
     s.pack_levels = o.pack_levels;
     s.decode_threads = o.decode_threads;
+    s.decode_frame_ms_target = o.frame_ms_target;
     s.frames_in_flight = frames_in_flight;
     s.workers = o.workers;
     s.batch_pages = o.batch_pages;

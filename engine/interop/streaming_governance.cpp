@@ -47,11 +47,12 @@ std::size_t StreamingGovernance::combined_limit(std::size_t governed) const {
     return std::min(governed, own);
 }
 
-void StreamingGovernance::govern(vt::Streamer& streamer, VulkanIndirectionTable& indirection) {
+void StreamingGovernance::govern(vt::Streamer& streamer, VulkanIndirectionTable& indirection,
+                                 double frame_ms) {
     if (!settings_.governor) return;
     if (!governor_) make_governor(streamer);
     GovernedFrame frame;
-    frame.frame_ms = slowest_frame_ms_.exchange(-1.0);
+    frame.frame_ms = frame_ms;
     const MemoryInfo memory =
         settings_.memory_probe ? settings_.memory_probe() : backend_.memory_info();
     frame.device_free_bytes = memory.free;

@@ -37,9 +37,14 @@ public:
     // frame, applies the app's publish limit (after the textures' mip tails became ready, which
     // it thus leaves unlimited).
     void frame_begun(VulkanIndirectionTable& indirection);
-    // The thread that processes feedback, after each one. The governor is made at the first
-    // call, when the textures are there: its budget never goes below what they pin.
-    void govern(vt::Streamer& streamer, VulkanIndirectionTable& indirection);
+    // The thread that processes feedback, after each one: the slowest frame since the last
+    // call (begin to begin; -1 when none was measured). Taken once a feedback, then handed to
+    // govern() and to the decode threads' governance.
+    double take_frame_ms() noexcept { return slowest_frame_ms_.exchange(-1.0); }
+    // The thread that processes feedback, after each one, with take_frame_ms()'s figure. The
+    // governor is made at the first call, when the textures are there: its budget never goes
+    // below what they pin.
+    void govern(vt::Streamer& streamer, VulkanIndirectionTable& indirection, double frame_ms);
 
     bool governed() const noexcept { return settings_.governor.has_value(); }
     float lod_bias() const noexcept { return lod_bias_.load(std::memory_order_relaxed); }

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 
+#include "interop/decode_thread_governance.hpp"
 #include "interop/streaming_governance.hpp"
 #include "interop/visible_latency.hpp"
 #include "streaming/feedback/stale_requests.hpp"
@@ -83,6 +84,7 @@ void VirtualTextureStreaming::build(Backend& backend) {
                                     .memory_probe = s.memory_probe,
                                     .on_governed = s.on_governed},
         backend);
+    decode_governance_ = std::make_unique<DecodeThreadGovernance>(decode_governor_settings());
     if (backend.capabilities().gpu) wire_fill_timeline(backend);
     streamer_ = std::make_unique<vt::Streamer>(backend, s.streamer);
     indirection_->check_against(&streamer_->page_table());
@@ -95,6 +97,16 @@ void VirtualTextureStreaming::build(Backend& backend) {
         stale_ = std::make_unique<vt::StaleRequests>();
         residency_ = vt::ResidencyEfficiency(s.residency_window_frames);
     }
+}
+
+// The decode threads' governor follows the app's frame-time target where it has one: its own,
+// else the streaming governor's.
+vt::DecodeThreadGovernorSettings VirtualTextureStreaming::decode_governor_settings() const {
+    vt::DecodeThreadGovernorSettings governor = settings_.decode_governor;
+    if (governor.frame_ms_target <= 0 && settings_.governor) {
+        governor.frame_ms_target = settings_.governor->frame_ms_target;
+    }
+    return governor;
 }
 
 // An unset region is the indirection table's pages exactly, so that apps never multiply by
@@ -271,7 +283,9 @@ vt::FeedbackFrameResult VirtualTextureStreaming::process_feedback_here(
 void VirtualTextureStreaming::after_feedback() {
     latency_->apply_events();
     queue_depth_.store(streamer_->pending_count(), std::memory_order_relaxed);
-    governance_->govern(*streamer_, *indirection_);
+    const double frame_ms = governance_->take_frame_ms();
+    governance_->govern(*streamer_, *indirection_, frame_ms);
+    decode_governance_->govern(*streamer_, frame_ms);
 }
 
 bool VirtualTextureStreaming::drain_feedback(std::chrono::milliseconds timeout) {
@@ -313,6 +327,9 @@ StreamingStatistics VirtualTextureStreaming::statistics() const {
     statistics.governed = governance_->governed();
     statistics.governor = governance_->decision();
     statistics.governor_statistics = governance_->statistics();
+    statistics.decode_threads = streamer_->decode_threads();
+    statistics.decode_threads_governed = decode_governance_->governed();
+    statistics.decode_governor = decode_governance_->statistics();
     return statistics;
 }
 
@@ -359,6 +376,7 @@ void VirtualTextureStreaming::shutdown() noexcept {
     // every physical page through the importer: both must still be there.
     streamer_.reset();
     governance_.reset();
+    decode_governance_.reset();
     latency_.reset();  // the streamer's workers, which report into it, are gone
     fills_.reset();    // no fill is pending once the streamer's workers have stopped
     frames_.reset();

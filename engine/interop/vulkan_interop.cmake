@@ -8,7 +8,7 @@ set(VTPAGE_VULKAN_INTEROP_SOURCES
   vulkan_shader_module.cpp vulkan_shaders.cpp vulkan_compute_pipeline.cpp
   vulkan_indirection_scatter.cpp
   vulkan_cuda_timeline.cpp vulkan_device_handles.cpp virtual_texture_streaming.cpp
-  visible_latency.cpp streaming_governance.cpp)
+  visible_latency.cpp streaming_governance.cpp decode_thread_governance.cpp)
 set(VTPAGE_VULKAN_INTEROP_DEPENDS Vulkan::Vulkan)
 
 # The generator: a tiny program that prints the constants of texture_layout.hpp and

@@ -1,5 +1,5 @@
 // VirtualTextureStreaming around its frames: the region sized from page_count, the per-frame
-// publish limit, request-to-visible latency, the governor run where feedback is processed,
+// publish limit, request-to-visible latency, the governors run where feedback is processed,
 // pausing requests, and the statistics of feedback processed on the feedback thread and on the
 // caller's thread. Procedural textures on the app's own (validated) device.
 #include <gtest/gtest.h>
@@ -10,6 +10,7 @@
 
 #include "../support/backend_fixture.hpp"
 #include "streaming_test_frame.hpp"
+#include "vtpage/base/error.hpp"
 #include "vtpage/interop/virtual_texture_streaming.hpp"
 #include "vtpage/streaming/layout/texture_layout.hpp"
 #include "vtpage/streaming/sources/procedural_source.hpp"
@@ -199,6 +200,42 @@ TEST_P(StreamingFramesTest, TheGovernorsDecisionsAreAppliedAndVisible) {
     EXPECT_GT(statistics.governor.lod_bias, 0.0f);
     EXPECT_EQ(streaming_->lod_bias(), statistics.governor.lod_bias);
     stop();
+    test::expect_no_validation_messages(*app);
+}
+
+// The streamer's decode threads are governed where feedback is processed when it chose them
+// (decode_threads 0), and left alone when the app fixed their count; settings the decode
+// threads' governor could not follow are refused before anything is made.
+TEST_P(StreamingFramesTest, DecodeThreadsAreGovernedOnlyWhenTheStreamerChoseThem) {
+    VTPAGE_BACKEND_OR_SKIP(backend, GetParam());
+    VTPAGE_VULKAN_OR_SKIP(app, *backend);
+    for (std::size_t decode_threads : {std::size_t(0), std::size_t(2)}) {
+        SCOPED_TRACE(decode_threads);
+        VirtualTextureStreamingSettings settings = small_settings();
+        settings.streamer.file_reads.decode_threads = decode_threads;
+        start(*app, *backend, settings);
+        EXPECT_FALSE(streaming_->statistics().decode_threads_governed) << "no feedback yet";
+        frame(*app);
+        frame(*app);
+        const StreamingStatistics statistics = streaming_->statistics();
+        EXPECT_EQ(statistics.decode_threads_governed, decode_threads == 0);
+        EXPECT_EQ(statistics.decode_threads.automatic, decode_threads == 0);
+        EXPECT_GE(statistics.decode_threads.active, 1u);
+        EXPECT_LE(statistics.decode_threads.active, statistics.decode_threads.pool);
+        if (decode_threads > 0) {
+            EXPECT_EQ(statistics.decode_threads.pool, decode_threads);
+            EXPECT_EQ(statistics.decode_threads.active, decode_threads);
+        }
+        stop();
+    }
+    VirtualTextureStreamingSettings settings = small_settings();
+    settings.decode_governor.window_updates = 0;
+    try {
+        VirtualTextureStreaming refused(*app, *backend, settings);
+        ADD_FAILURE() << "a window of no updates was accepted";
+    } catch (const Error& error) {
+        EXPECT_EQ(error.code(), Errc::invalid_argument) << error.what();
+    }
     test::expect_no_validation_messages(*app);
 }
 

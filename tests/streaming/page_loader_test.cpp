@@ -1,17 +1,22 @@
 // The page loader on its own: stored pages read through its read queue into its read buffers and
-// decoded by its threads -- what happens when a read outlasts the loader, and when no decode
-// thread can have a stream on the device.
+// decoded by its threads -- what happens when a read outlasts the loader, when no decode
+// thread can have a stream on the device, and how many decode threads take pages.
 #include "streaming/streamer/page_loader.hpp"
 
 #include <gtest/gtest.h>
 
 #include <time.h>
 
+#include <algorithm>
 #include <atomic>
 #include <chrono>
 #include <condition_variable>
+#include <filesystem>
+#include <memory>
 #include <mutex>
 #include <thread>
+#include <utility>
+#include <vector>
 
 #include "../support/temporary_folder.hpp"
 #include "streaming_test_support.hpp"
@@ -63,6 +68,73 @@ private:
     std::size_t held_ = 0;
     std::size_t read_ = 0;
 };
+
+// A baked file whose decodes wait, in the order they began, until let_through lets them go, and
+// are counted while they run: how many run at once is how many decode threads take pages.
+class GatedDecodes final : public TileSource {
+public:
+    explicit GatedDecodes(std::shared_ptr<const TileSource> file) : file_(std::move(file)) {}
+
+    TextureShape shape() const noexcept override { return file_->shape(); }
+    std::string name() const override { return "gated " + file_->name(); }
+    void fill_host(std::uint64_t page, std::span<std::byte> destination) const override {
+        file_->fill_host(page, destination);
+    }
+    std::optional<StoredPageRead> stored_read(std::uint64_t page) const override {
+        return file_->stored_read(page);
+    }
+    void decode_stored(std::uint64_t page, std::span<const std::byte> stored,
+                       std::span<std::byte> destination) const override {
+        {
+            std::unique_lock lock(mutex_);
+            const std::size_t ticket = began_++;
+            ++running_;
+            most_ = std::max(most_, running_);
+            changed_.notify_all();
+            changed_.wait(lock, [&] { return ticket < let_through_; });
+        }
+        file_->decode_stored(page, stored, destination);
+        std::lock_guard lock(mutex_);
+        --running_;
+        changed_.notify_all();
+    }
+
+    // The next `decodes` decodes, begun or not, in the order they began.
+    void let_through(std::size_t decodes) {
+        {
+            std::lock_guard lock(mutex_);
+            let_through_ += decodes;
+        }
+        changed_.notify_all();
+    }
+    bool wait_running(std::size_t count, std::chrono::milliseconds limit) const {
+        std::unique_lock lock(mutex_);
+        return changed_.wait_for(lock, limit, [&] { return running_ >= count; });
+    }
+    std::size_t running() const {
+        std::lock_guard lock(mutex_);
+        return running_;
+    }
+    // The most that ran at once since the last call.
+    std::size_t take_most() const {
+        std::lock_guard lock(mutex_);
+        return std::exchange(most_, running_);
+    }
+
+private:
+    std::shared_ptr<const TileSource> file_;
+    mutable std::mutex mutex_;
+    mutable std::condition_variable changed_;
+    mutable std::size_t running_ = 0;
+    mutable std::size_t most_ = 0;
+    mutable std::size_t began_ = 0;
+    mutable std::size_t let_through_ = 0;
+};
+
+std::size_t thread_count() {
+    const std::filesystem::directory_iterator tasks("/proc/self/task");
+    return std::size_t(std::distance(begin(tasks), end(tasks)));
+}
 
 class PageLoaderTest : public testing::Test {
 protected:
@@ -177,6 +249,123 @@ TEST_F(PageLoaderTest, WithoutAStreamOnAnyDecodeThreadPagesFailWithDeviceUnavail
     EXPECT_EQ(stats.failed, 3u);
     EXPECT_EQ(stats.outstanding, 0u);
     EXPECT_EQ(stats.buffers_in_use, 0u);
+}
+
+// Only the active decode threads take pages: the others stay parked until the count is raised,
+// and those past a lowered count finish their page and park again.
+class ActiveDecodeThreadsTest : public PageLoaderTest {
+protected:
+    static constexpr std::size_t pages = 8;
+
+    void SetUp() override {
+        PageLoaderTest::SetUp();
+        gated_ = std::make_shared<GatedDecodes>(source_);
+    }
+
+    PageLoaderSettings gated_settings(std::size_t active) {
+        PageLoaderSettings s = settings();
+        s.decode_threads = 4;
+        s.active_decode_threads = active;
+        s.read_buffers = pages;
+        s.reads.depth = pages;
+        s.on_loaded = [this](const PageLoadResult& result) {
+            EXPECT_TRUE(result.ok) << result.tag;
+            ++loaded_;
+        };
+        return s;
+    }
+
+    // Page 0 `pages` times, each into a page of its own (decodes write them at once).
+    std::vector<PageLoad> gated_loads() {
+        std::vector<PageLoad> loads;
+        for (std::size_t i = 0; i < pages; ++i) {
+            loads.push_back({.source = gated_,
+                             .layout_page = 0,
+                             .destination = reinterpret_cast<DeviceAddress>(pages_[i].data()),
+                             .tag = i});
+        }
+        return loads;
+    }
+
+    bool all_loaded() {
+        for (int i = 0; i < 2000 && loaded_.load() < pages; ++i) std::this_thread::sleep_for(10ms);
+        return loaded_.load() == pages;
+    }
+
+    std::shared_ptr<GatedDecodes> gated_;
+    std::vector<std::vector<std::byte>> pages_ =
+        std::vector<std::vector<std::byte>>(pages, std::vector<std::byte>(page_bytes));
+    std::atomic<std::size_t> loaded_{0};
+};
+
+TEST_F(ActiveDecodeThreadsTest, RaisingTheCountUnparksThreadsAndLoweringItParksThem) {
+    PageLoader loader(gated_settings(1));
+    EXPECT_EQ(loader.statistics().decode_threads, 4u);
+    EXPECT_EQ(loader.statistics().active_decode_threads, 1u);
+    loader.load(gated_loads());
+    ASSERT_TRUE(gated_->wait_running(1, 20s));
+    // Seven pages read and waiting, four threads, one active: one decode at a time.
+    for (int i = 0; i < 2000 && loader.statistics().decode_queue < pages - 1; ++i) {
+        std::this_thread::sleep_for(10ms);
+    }
+    EXPECT_EQ(loader.statistics().decode_queue, pages - 1);
+    EXPECT_EQ(gated_->running(), 1u);
+
+    loader.set_active_decode_threads(3);
+    EXPECT_EQ(loader.statistics().active_decode_threads, 3u);
+    ASSERT_TRUE(gated_->wait_running(3, 20s)) << gated_->running() << " decodes at once";
+    std::this_thread::sleep_for(50ms);
+    EXPECT_EQ(gated_->take_most(), 3u) << "the fourth thread stays parked";
+
+    // Lowered while three decode: they finish, then one thread at a time takes pages.
+    loader.set_active_decode_threads(1);
+    gated_->let_through(3);
+    for (int i = 0; i < 2000 && loaded_.load() < 3; ++i) std::this_thread::sleep_for(10ms);
+    ASSERT_TRUE(gated_->wait_running(1, 20s));
+    std::this_thread::sleep_for(50ms);
+    gated_->take_most();
+    std::this_thread::sleep_for(50ms);
+    EXPECT_EQ(gated_->take_most(), 1u);
+    gated_->let_through(pages);
+    ASSERT_TRUE(all_loaded()) << loaded_.load();
+    EXPECT_EQ(loader.statistics().loaded, pages);
+}
+
+TEST_F(ActiveDecodeThreadsTest, RefusesCountsOutsideThePool) {
+    PageLoader loader(gated_settings(2));
+    for (std::size_t count : {std::size_t(0), std::size_t(5)}) {
+        try {
+            loader.set_active_decode_threads(count);
+            ADD_FAILURE() << count << " accepted";
+        } catch (const Error& error) {
+            EXPECT_EQ(error.code(), Errc::out_of_range) << error.what();
+        }
+    }
+    EXPECT_EQ(loader.statistics().active_decode_threads, 2u);
+    EXPECT_THROW(PageLoader(gated_settings(5)), Error) << "more active threads than started";
+}
+
+// Destroyed with threads parked, one blocked in its decode and pages waiting: it returns once
+// that decode ends, reports that page only and leaves no thread behind.
+TEST_F(ActiveDecodeThreadsTest, DestructionWhileThreadsAreParkedNeitherHangsNorLeaks) {
+    const std::size_t threads_before = thread_count();
+    {
+        PageLoader idle(gated_settings(1));  // never loads: its parked threads just end
+    }
+    auto loader = std::make_unique<PageLoader>(gated_settings(1));
+    loader->load(gated_loads());
+    ASSERT_TRUE(gated_->wait_running(1, 20s));
+    std::thread destroy([&] { loader.reset(); });
+    std::this_thread::sleep_for(50ms);
+    gated_->let_through(pages);
+    destroy.join();
+    // The page being decoded is reported, the waiting ones are dropped (on a machine slow enough
+    // that the destructor had not begun after 50 ms, the thread may have decoded more first).
+    EXPECT_GE(loaded_.load(), 1u);
+    for (int i = 0; i < 200 && thread_count() > threads_before; ++i) {
+        std::this_thread::sleep_for(10ms);
+    }
+    EXPECT_EQ(thread_count(), threads_before);
 }
 
 }  // namespace

@@ -20,6 +20,8 @@
 #include "../support/gpu_kernels.hpp"
 #endif
 #include "streaming/io/fault_injecting_file_layer.hpp"
+#include "streaming/io/usable_cpus.hpp"
+#include "streaming/streamer/decode_thread_counts.hpp"
 #include "streaming_test_support.hpp"
 #include "vtpage/streaming/io/file_read_queue.hpp"
 #include "vtpage/streaming/sources/baked_texture.hpp"
@@ -257,6 +259,78 @@ TEST_P(StreamerFileReadsTest, EveryPageArrivesThroughTheReadQueueWithinItsBuffer
     EXPECT_GT(stats.file_reads.bytes_read, 0u);
     EXPECT_EQ(stats.file_reads.backend, to_string(std::get<1>(GetParam())));
     EXPECT_EQ(stats.failed_pages, 0u);
+}
+
+// Automatic decode threads (decode_threads 0): a pool sized by the usable CPUs, of which some
+// take pages; how many changes at any time, before the pipeline starts too, within the pool. An
+// explicit count starts that many, all taking pages.
+TEST_P(StreamerFileReadsTest, DecodeThreadsTakePagesAsManyAsAreActive) {
+    StreamerSettings s = settings(8);
+    s.file_reads.decode_threads = 0;
+    {
+        Streamer streamer(*backend_, s);
+        const streamer_detail::DecodeThreadCounts expected =
+            streamer_detail::decode_thread_counts(s.file_reads, usable_cpus());
+        const DecodeThreadLoad load = streamer.decode_threads();
+        EXPECT_TRUE(load.automatic);
+        EXPECT_EQ(load.pool, expected.pool);
+        EXPECT_EQ(load.active, expected.active);
+        for (std::size_t refused : {std::size_t(0), load.pool + 1}) {
+            try {
+                streamer.set_active_decode_threads(refused);
+                ADD_FAILURE() << refused << " accepted";
+            } catch (const Error& error) {
+                EXPECT_EQ(error.code(), Errc::out_of_range) << error.what();
+            }
+        }
+        streamer.set_active_decode_threads(1);  // before the pipeline starts
+        const TextureId id = streamer.add_texture(source_);
+        const auto pages = pages_of(streamer, id);
+        streamer.request(pages);
+        ASSERT_TRUE(streamer.wait_idle_while_progressing(60s));
+        for (PageIndex page : pages) EXPECT_TRUE(streamer.is_ready(page)) << page;
+        const StreamerStatistics stats = streamer.statistics();
+        EXPECT_EQ(stats.file_reads.decode_threads, load.pool);
+        EXPECT_EQ(stats.file_reads.active_decode_threads, 1u);
+        EXPECT_EQ(stats.file_reads.decode_queue, 0u);
+        const DecodeThreadLoad after = streamer.decode_threads();
+        EXPECT_EQ(after.decoded_pages, stats.file_reads.loaded + stats.file_reads.failed);
+        EXPECT_GT(after.busy_seconds, 0.0);
+        streamer.set_active_decode_threads(load.pool);
+        EXPECT_EQ(streamer.decode_threads().active, load.pool);
+    }
+    s.file_reads.decode_threads = 3;
+    Streamer fixed(*backend_, s);
+    const DecodeThreadLoad load = fixed.decode_threads();
+    EXPECT_FALSE(load.automatic);
+    EXPECT_EQ(load.pool, 3u);
+    EXPECT_EQ(load.active, 3u);
+}
+
+TEST(DecodeThreadCountsTest, AThreadForEachUsableCpuButOneHalfOfThemActive) {
+    using streamer_detail::decode_thread_counts;
+    StreamerFileReads reads;  // 64 read buffers, automatic
+    auto counts = decode_thread_counts(reads, 16);
+    EXPECT_EQ(counts.pool, 15u) << "the app's render thread keeps a CPU";
+    EXPECT_EQ(counts.active, 8u);
+    EXPECT_TRUE(counts.automatic);
+    counts = decode_thread_counts(reads, 128);
+    EXPECT_EQ(counts.pool, 64u) << "at most a thread per read buffer";
+    EXPECT_EQ(counts.active, 64u);
+    counts = decode_thread_counts(reads, 3);
+    EXPECT_EQ(counts.pool, 2u);
+    EXPECT_EQ(counts.active, 2u);
+    counts = decode_thread_counts(reads, 2);
+    EXPECT_EQ(counts.pool, 1u);
+    EXPECT_EQ(counts.active, 1u);
+    counts = decode_thread_counts(reads, 1);
+    EXPECT_EQ(counts.pool, 1u);
+    EXPECT_EQ(counts.active, 1u);
+    reads.decode_threads = 5;
+    counts = decode_thread_counts(reads, 64);
+    EXPECT_EQ(counts.pool, 5u);
+    EXPECT_EQ(counts.active, 5u);
+    EXPECT_FALSE(counts.automatic);
 }
 
 // Instances of one file (as a texture set's instanced manifest makes them) each read every page,

@@ -278,6 +278,12 @@ TEST_F(TextureSetSourceTest, TheSetToolWritesDistinctTexturesAndManifestsThatOpe
     EXPECT_EQ(report["file_reads"]["pages_failed"].get<std::uint64_t>(), 0u);
     EXPECT_EQ(report["failed_pages"].get<std::uint64_t>(), 0u);
     EXPECT_GT(report["file_reads"]["bytes_read"].get<std::uint64_t>(), 0u);
+    // The streamer chose its decode threads, and the decode threads' governor followed them.
+    const auto started = report["file_reads"]["decode_threads"].get<std::size_t>();
+    const auto active = report["file_reads"]["active_decode_threads"].get<std::size_t>();
+    EXPECT_GE(active, 1u);
+    EXPECT_LE(active, started);
+    EXPECT_EQ(report["file_reads"]["decode_threads_governed"], true);
 
     const test::ProgramResult dropped =
         test::run_program({make_set_tool(), "--dir", dir, "--drop-cache"});

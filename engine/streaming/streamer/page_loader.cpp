@@ -65,8 +65,11 @@ struct PageLoader::State {
 
     PageLoaderSettings settings;
 
-    mutable std::mutex mutex;  // guards what follows
-    std::condition_variable decodable_cv;
+    mutable std::mutex mutex;              // guards what follows
+    std::condition_variable decodable_cv;  // the active decode threads': a page to decode
+    std::condition_variable unparked_cv;   // the parked ones': the active count rose, or stopping
+    std::size_t active = 0;                // decode threads of rank [0, active) take pages
+    std::size_t ranks = 0;                 // given to the threads that decode, as they start
     std::condition_variable submitted_cv;  // the reaper's: a read was submitted, or stopping
     std::deque<PageLoad> waiting;          // for a read buffer
     std::vector<ReadBuffer> buffers;
@@ -304,15 +307,24 @@ struct PageLoader::State {
         }
     }
 
-    std::optional<Reading> next_decodable(bool copies_pending) {
+    // Parked until the decode thread of `rank` is active; false when stopping.
+    bool wait_active(std::size_t rank) {
         std::unique_lock lock(mutex);
+        unparked_cv.wait(lock, [&] { return stopping || rank < active; });
+        return !stopping;
+    }
+
+    // A page for the decode thread of `rank` while it is active (none when it was parked
+    // meanwhile).
+    std::optional<Reading> next_decodable(std::size_t rank, bool copies_pending) {
+        std::unique_lock lock(mutex);
+        const auto woken = [&] { return stopping || rank >= active || !decodable.empty(); };
         if (copies_pending) {
-            decodable_cv.wait_for(lock, std::chrono::microseconds(500),
-                                  [&] { return stopping || !decodable.empty(); });
+            decodable_cv.wait_for(lock, std::chrono::microseconds(500), woken);
         } else {
-            decodable_cv.wait(lock, [&] { return stopping || !decodable.empty(); });
+            decodable_cv.wait(lock, woken);
         }
-        if (stopping || decodable.empty()) return std::nullopt;
+        if (stopping || rank >= active || decodable.empty()) return std::nullopt;
         Reading reading = std::move(decodable.front());
         decodable.pop_front();
         return reading;
@@ -375,6 +387,18 @@ struct PageLoader::State {
         }
     }
 
+    // Ranks go to the threads that decode (with a stream, or the one that fails the pages
+    // without), so that the active ones are never threads that ended without a stream.
+    std::size_t take_rank() {
+        std::lock_guard lock(mutex);
+        return ranks++;
+    }
+
+    bool active_now(std::size_t rank) {
+        std::lock_guard lock(mutex);
+        return rank < active;
+    }
+
     void decoder_ready() {
         {
             std::lock_guard lock(mutex);
@@ -389,12 +413,22 @@ struct PageLoader::State {
         std::deque<PendingCopy> copies;
         std::string no_stream;
         const bool decodes = make_context(context, no_stream);
-        if (decodes) reserve_staging(context.get());
+        // Parked threads pin theirs when first activated: a large pool of mostly parked
+        // threads does not pin memory (or take the driver's time) it may never use.
+        const std::size_t rank = decodes ? take_rank() : 0;
+        bool staged = decodes && active_now(rank);
+        if (staged) reserve_staging(context.get());
         decoder_ready();
         if (!decodes) return;
         while (true) {
             if (context) release_copies(*context, copies, false);
-            std::optional<Reading> reading = next_decodable(!copies.empty());
+            // Copies still running are released first (they unpin pages), parked or not.
+            if (copies.empty() && !wait_active(rank)) break;
+            if (!staged) {
+                reserve_staging(context.get());
+                staged = true;
+            }
+            std::optional<Reading> reading = next_decodable(rank, !copies.empty());
             if (!reading) {
                 std::lock_guard lock(mutex);
                 if (stopping) break;
@@ -414,14 +448,19 @@ struct PageLoader::State {
 };
 
 PageLoader::PageLoader(PageLoaderSettings settings) {
-    if (settings.decode_threads == 0 || settings.read_buffers == 0) {
+    if (settings.decode_threads == 0 || settings.read_buffers == 0 ||
+        settings.active_decode_threads > settings.decode_threads) {
         throw Error(Errc::invalid_argument, "PageLoader",
-                    "decode_threads and read_buffers must be > 0",
+                    "decode_threads and read_buffers must be > 0, active_decode_threads at most "
+                    "decode_threads",
                     detail::concat("decode_threads=", settings.decode_threads,
+                                   ", active_decode_threads=", settings.active_decode_threads,
                                    ", read_buffers=", settings.read_buffers));
     }
     state_ = std::make_unique<State>(std::move(settings));
     State& s = *state_;
+    s.active = s.settings.active_decode_threads > 0 ? s.settings.active_decode_threads
+                                                    : s.settings.decode_threads;
     s.buffers.resize(s.settings.read_buffers);
     for (std::size_t i = s.settings.read_buffers; i > 0; --i) s.free_buffers.push_back(i - 1);
     try {
@@ -440,6 +479,7 @@ PageLoader::PageLoader(PageLoaderSettings settings) {
             s.stopping = true;
         }
         s.decodable_cv.notify_all();
+        s.unparked_cv.notify_all();
         s.submitted_cv.notify_all();
         if (s.reaper.joinable()) s.reaper.join();
         for (auto& decoder : s.decoders) decoder.join();
@@ -455,6 +495,7 @@ PageLoader::~PageLoader() {
         s.waiting.clear();
     }
     s.decodable_cv.notify_all();
+    s.unparked_cv.notify_all();
     s.submitted_cv.notify_all();
     for (auto& decoder : s.decoders) decoder.join();
     s.reaper.join();
@@ -480,6 +521,23 @@ void PageLoader::load(std::vector<PageLoad> loads) {
     for (PageLoadResult& result : failed) s.report(result);
 }
 
+void PageLoader::set_active_decode_threads(std::size_t count) {
+    State& s = *state_;
+    if (count == 0 || count > s.settings.decode_threads) {
+        throw Error(
+            Errc::out_of_range, "PageLoader::set_active_decode_threads",
+            detail::concat("active decode threads must be 1 to the ", s.settings.decode_threads,
+                           " started"),
+            detail::concat("count=", count, ", decode_threads=", s.settings.decode_threads));
+    }
+    {
+        std::lock_guard lock(s.mutex);
+        s.active = count;
+    }
+    s.unparked_cv.notify_all();
+    s.decodable_cv.notify_all();  // threads past a lowered count park
+}
+
 FileReadBackend PageLoader::backend() const noexcept { return state_->reads.backend(); }
 
 PageLoaderStatistics PageLoader::statistics() const {
@@ -491,6 +549,8 @@ PageLoaderStatistics PageLoader::statistics() const {
         stats.waiting = s.waiting.size();
         stats.buffers_in_use = s.buffers.size() - s.free_buffers.size();
         stats.decode_queue = s.decodable.size();
+        stats.decode_threads = s.settings.decode_threads;
+        stats.active_decode_threads = s.active;
     }
     stats.reads = s.reads.statistics();
     return stats;

@@ -5,6 +5,13 @@
 // backend, straight into the page -- and report it. Completion is per page: a slow read never
 // holds back pages that are ready.
 //
+// Active decode threads: of the decode_threads started, active_decode_threads take pages (the
+// first ranks, given as the threads start with a stream); the others wait parked on a condition of
+// their own (a read's completion wakes only the active ones) until set_active_decode_threads raises
+// the count. A parked thread pins its staging when it is first activated, not at start. Lowered,
+// the threads past the count finish the page they decode and park. The count is guarded by the
+// loader's mutex.
+//
 // Bounded memory: at most `read_buffers` pages are being read or wait for a decode thread (each
 // holds a read buffer); each decode thread stages one page at a time (DeviceFillContext's two
 // arenas). The caller keeps what exceeds room() in its own queue, where a request can still be
@@ -57,7 +64,8 @@ struct PageLoadResult {
 };
 
 struct PageLoaderSettings {
-    std::size_t decode_threads = 2;
+    std::size_t decode_threads = 2;         // started
+    std::size_t active_decode_threads = 0;  // taking pages at first; 0: all of them
     std::size_t read_buffers = 32;
     FileReadQueueSettings reads;
     std::optional<int> device;  // the CUDA device of the pages; none: pages are host memory
@@ -74,15 +82,18 @@ struct PageLoaderStatistics {
     std::size_t waiting = 0;      // for a read buffer
     std::size_t buffers_in_use = 0;
     std::size_t buffers_peak = 0;
-    std::size_t decode_queue = 0;  // read, waiting for a decode thread
-    double decode_seconds = 0;     // summed over decode threads (decode and copy)
+    std::size_t decode_queue = 0;           // read, waiting for a decode thread
+    double decode_seconds = 0;              // summed over decode threads (decode and copy)
+    std::size_t decode_threads = 0;         // started
+    std::size_t active_decode_threads = 0;  // of them, taking pages
     FileReadStatistics reads;
 };
 
 class PageLoader {
 public:
-    // invalid_argument for zero decode threads or read buffers; FileReadQueue's errors. When no
-    // decode thread can make its stream on the device, every page fails with device_unavailable.
+    // invalid_argument for zero decode threads or read buffers, or more active decode threads
+    // than decode threads; FileReadQueue's errors. When no decode thread can make its stream on
+    // the device, every page fails with device_unavailable.
     explicit PageLoader(PageLoaderSettings settings);
     ~PageLoader();
     PageLoader(const PageLoader&) = delete;
@@ -92,6 +103,9 @@ public:
     std::size_t room() const;
     void load(std::vector<PageLoad> loads);
     PageLoaderStatistics statistics() const;
+    // The decode threads that take pages, 1 to decode_threads (out_of_range otherwise, nothing
+    // changed). Never waits for a thread: those past a lowered count park after their page.
+    void set_active_decode_threads(std::size_t count);
     FileReadBackend backend() const noexcept;
 
 private:

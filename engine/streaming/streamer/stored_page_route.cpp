@@ -1,36 +1,21 @@
 #include "streaming/streamer/stored_page_route.hpp"
 
-#include <sched.h>
-
-#include <algorithm>
 #include <mutex>
 #include <string>
-#include <thread>
+
+#include "vtpage/base/error.hpp"
 
 namespace vtpage::vt::streamer_detail {
-
-namespace {
-
-// The cores this process may run on (its affinity mask; the machine's where that is unknown).
-std::size_t usable_cores() {
-    cpu_set_t set;
-    CPU_ZERO(&set);
-    if (::sched_getaffinity(0, sizeof set, &set) == 0 && CPU_COUNT(&set) > 0) {
-        return std::size_t(CPU_COUNT(&set));
-    }
-    return std::max(1u, std::thread::hardware_concurrency());
-}
-
-}  // namespace
 
 void StoredPageRoute::start_for(const TileSource& source, const StreamerSettings& settings,
                                 bool gpu, int device) {
     const StreamerFileReads& reads = settings.file_reads;
     if (!reads.enabled || started() || !stored_page_of(&source, 0)) return;
     PageLoaderSettings loader_settings;
-    loader_settings.decode_threads = reads.decode_threads;
-    if (loader_settings.decode_threads == 0) {
-        loader_settings.decode_threads = std::clamp<std::size_t>(usable_cores() / 2, 2, 8);
+    loader_settings.decode_threads = decode_threads_.pool;
+    {
+        std::lock_guard lock(mutex_);
+        loader_settings.active_decode_threads = decode_threads_.active;
     }
     loader_settings.read_buffers = reads.read_buffers;
     loader_settings.reads.depth = reads.depth;
@@ -48,6 +33,7 @@ void StoredPageRoute::start_for(const TileSource& source, const StreamerSettings
     auto made = std::make_unique<PageLoader>(std::move(loader_settings));
     std::lock_guard lock(mutex_);
     loader_ = std::move(made);
+    loader_->set_active_decode_threads(decode_threads_.active);  // set while it was made
 }
 
 bool StoredPageRoute::started() const {
@@ -146,8 +132,35 @@ std::optional<FileReadBackend> StoredPageRoute::backend() const {
     return loader_->backend();
 }
 
+void StoredPageRoute::set_active_decode_threads(std::size_t count) {
+    if (count == 0 || count > decode_threads_.pool) {
+        throw Error(Errc::out_of_range, "Streamer::set_active_decode_threads",
+                    detail::concat("active decode threads must be 1 to the ", decode_threads_.pool,
+                                   " of the pool"),
+                    detail::concat("count=", count, ", pool=", decode_threads_.pool));
+    }
+    std::lock_guard lock(mutex_);
+    decode_threads_.active = count;
+    if (loader_) loader_->set_active_decode_threads(count);
+}
+
+DecodeThreadLoad StoredPageRoute::decode_load() const {
+    DecodeThreadLoad load{.pool = decode_threads_.pool, .automatic = decode_threads_.automatic};
+    std::lock_guard lock(mutex_);
+    load.active = decode_threads_.active;
+    if (!loader_) return load;
+    const PageLoaderStatistics loader = loader_->statistics();
+    load.waiting_pages = loader.decode_queue;
+    load.decoded_pages = loader.loaded + loader.failed;
+    load.busy_seconds = loader.decode_seconds;
+    return load;
+}
+
 void StoredPageRoute::report(StreamerStatistics::FileReads& reads) const {
     reads.distinct_pages = distinct_pages();
+    const DecodeThreadLoad decode = decode_load();
+    reads.decode_threads = decode.pool;  // before the pipeline starts, what it will start
+    reads.active_decode_threads = decode.active;
     const std::optional<PageLoaderStatistics> loaded = statistics();
     if (!loaded) return;
     const PageLoaderStatistics& loader = *loaded;

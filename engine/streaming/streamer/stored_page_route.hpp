@@ -4,7 +4,8 @@
 // called on a decode thread with no lock of this part held.
 //
 // Lock: mutex_ (rank streamer_stored_pages, after the request book's lock: the workers ask
-// for room while they hold it).
+// for room while they hold it). The active decode threads wanted are kept under it and passed on
+// to the loader, which keeps its own count under its own mutex.
 #pragma once
 
 #include <cstddef>
@@ -17,6 +18,7 @@
 
 #include "base/ranked_mutex.hpp"
 #include "streaming/streamer/batch_item.hpp"
+#include "streaming/streamer/decode_thread_counts.hpp"
 #include "streaming/streamer/page_loader.hpp"
 
 namespace vtpage::vt::streamer_detail {
@@ -30,7 +32,8 @@ public:
         std::function<void(std::span<const PageIndex>)> unpin;
         std::function<void(std::exception_ptr)> record_error;
     };
-    explicit StoredPageRoute(Hooks hooks) : hooks_(std::move(hooks)) {}
+    StoredPageRoute(Hooks hooks, DecodeThreadCounts decode_threads)
+        : hooks_(std::move(hooks)), decode_threads_(decode_threads) {}
     ~StoredPageRoute() { stop(); }
     // Stops the loader (its threads finish what they hold through `finish`), then unpins the
     // pages it dropped (not levels: their hosts stay pinned). Nothing is loaded after.
@@ -50,11 +53,16 @@ public:
     std::optional<FileReadBackend> backend() const;
     // The file reads' statistics: the distinct pages and the loader's (if it was started).
     void report(StreamerStatistics::FileReads& reads) const;
+    // 1 to the pool, else out_of_range; applied to the loader, or kept for its start.
+    void set_active_decode_threads(std::size_t count);
+    DecodeThreadLoad decode_load() const;
 
 private:
     void on_loaded(const PageLoadResult& result);
 
     Hooks hooks_;
+    // Its active count is guarded by mutex_ (the pool and `automatic` never change).
+    DecodeThreadCounts decode_threads_;
     mutable detail::RankedMutex mutex_{detail::LockRank::streamer_stored_pages,
                                        "streamer stored pages"};
     std::unique_ptr<PageLoader> loader_;                // set once; guarded by mutex_

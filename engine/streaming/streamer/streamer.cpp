@@ -4,6 +4,7 @@
 #include <mutex>
 #include <string>
 
+#include "streaming/io/usable_cpus.hpp"
 #include "streaming/streamer/batch_finisher.hpp"
 #include "streaming/streamer/batch_runner.hpp"
 #include "streaming/streamer/commit_stage.hpp"
@@ -155,7 +156,8 @@ void Streamer::State::make_parts() {
                                    book.notify_workers();  // a read buffer is free
                                },
                                [this](std::span<const PageIndex> pages) { finisher->unpin(pages); },
-                               [this](const std::exception_ptr& error) { errors.record(error); }});
+                               [this](const std::exception_ptr& error) { errors.record(error); }},
+        decode_thread_counts(settings.file_reads, usable_cpus()));
     placement = std::make_unique<LevelPlacement>(
         *table, events,
         LevelPlacement::Hooks{[this](const auto& evict, StreamerEvents::Ticket& ticket) {
@@ -355,6 +357,12 @@ void Streamer::set_budget(std::size_t bytes) {
     s.placement->shrink(s.placement->lock_placement());
     s.book.wake();
 }
+
+void Streamer::set_active_decode_threads(std::size_t count) {
+    state_->stored->set_active_decode_threads(count);
+}
+
+DecodeThreadLoad Streamer::decode_threads() const { return state_->stored->decode_load(); }
 
 std::size_t Streamer::evict_over_budget(std::size_t max_pages) {
     if (state_->placement->retiring()) {

@@ -41,6 +41,10 @@
 //                     feedback: it sets the streamer's budget, evicts over it, sets the publish
 //                     limit and a level-of-detail bias (lod_bias(), for the app's shaders);
 //                     on_governed hears each decision.
+//   decode threads    with streamer.file_reads.decode_threads 0 (the default), a
+//                     vt::DecodeThreadGovernor run where feedback is processed, after each
+//                     feedback, sets how many of the streamer's decode threads take pages from
+//                     the frame times and the pages decoded per second (decode_governor).
 //   pause_requests    feedback still processed and frames completed, nothing requested.
 //
 // GPU ordering it owns: the frame waits for the CUDA fills of the pages it may reach (none with
@@ -75,12 +79,14 @@
 #include "vtpage/streaming/feedback/feedback_processor.hpp"
 #include "vtpage/streaming/feedback/feedback_worker.hpp"
 #include "vtpage/streaming/feedback/request_latency_tracker.hpp"
+#include "vtpage/streaming/governor/decode_thread_governor.hpp"
 #include "vtpage/streaming/governor/streaming_governor.hpp"
 #include "vtpage/streaming/streamer/streamer.hpp"
 
 namespace vtpage {
 
 class CudaVulkanTimeline;
+class DecodeThreadGovernance;
 class StreamingGovernance;
 class VisibleLatency;
 namespace vt {
@@ -143,6 +149,12 @@ struct VirtualTextureStreamingSettings {
     std::function<MemoryInfo()> memory_probe;
     // Hears each decision, where feedback is processed, with none of this object's locks held.
     std::function<void(const GovernedFrame&)> on_governed;
+    // How the streamer's decode threads are governed when it chose them
+    // (streamer.file_reads.decode_threads 0): its pool_threads and initial_threads are the
+    // streamer's, and a frame_ms_target of 0 takes the governor's above where it is set (0
+    // there too: each trial's frames are compared with those before it). invalid_argument
+    // for settings it could not follow.
+    vt::DecodeThreadGovernorSettings decode_governor;
     // Reaches every part whose own settings left the default log (the streamer and its page
     // table and pool, the importer).
     Log log;
@@ -163,6 +175,11 @@ struct StreamingStatistics {
     bool governed = false;
     vt::GovernorDecision governor;  // the newest decision
     vt::StreamingGovernorStatistics governor_statistics;
+    // The streamer's decode threads (pool, active, pages waiting for one), and their governor's
+    // figures where it runs (streamer.file_reads.decode_threads 0, once feedback was processed).
+    vt::DecodeThreadLoad decode_threads;
+    bool decode_threads_governed = false;
+    vt::DecodeThreadGovernorStatistics decode_governor;
 };
 
 // One frame's part: what its submission waits for and signals, and the submission lock.
@@ -249,6 +266,7 @@ private:
     void wire_fill_timeline(Backend& backend);
     void warm_pool();
     void wire_latency(vt::StreamerSettings& streamer);
+    vt::DecodeThreadGovernorSettings decode_governor_settings() const;
     void start_feedback_thread();
     // Caller's thread, without feedback_thread.
     vt::FeedbackFrameResult process_feedback_here(FrameId frame,
@@ -275,6 +293,7 @@ private:
     // Made before the streamer (its workers report evictions into it), gone after it.
     std::unique_ptr<VisibleLatency> latency_;
     std::unique_ptr<StreamingGovernance> governance_;
+    std::unique_ptr<DecodeThreadGovernance> decode_governance_;
     // Caller's thread: the uploads of frames begun and not yet completed (frame, pages).
     std::vector<std::pair<FrameId, std::vector<PageIndex>>> uploads_;
     // Caller's thread, without feedback_thread.

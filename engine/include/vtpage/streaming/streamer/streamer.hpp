@@ -128,9 +128,14 @@ PageTableSettings recommended_table_settings();
 // (where it can still be withdrawn) until a read buffer is free.
 struct StreamerFileReads {
     bool enabled = true;  // false: the workers fill them with the sources' own fills
-    // 0: half the cores this process may use, at least 2, at most 8. More decode faster but slow
-    // the app's frames: on the H100 machine 16 threads made the viewer's render call p99 about
-    // 5 ms over the instanced set, 8 threads 2.5 ms (docs/streaming.md).
+    // More decode threads decode faster but slow the app's frames (on the H100 machine 16 threads
+    // made the viewer's render call p99 about 5 ms over the instanced set, 8 threads 2.5 ms), and
+    // past some count decode no faster (docs/streaming.md). 0: automatic: a thread is started
+    // for each CPU this process may use (affinity and cgroup quota) but one, at most one per read
+    // buffer; half the CPUs (at least 2) take pages at first, the others wait parked, and
+    // set_active_decode_threads changes how many take pages (VirtualTextureStreaming runs a
+    // DecodeThreadGovernor that does it from the frame times and the pages decoded per second).
+    // N > 0: N threads, all taking pages.
     std::size_t decode_threads = 0;
     std::size_t read_buffers = 64;  // pages read or waiting to be decoded at most
     std::size_t depth = 32;         // reads in flight at most
@@ -226,11 +231,25 @@ struct StreamerStatistics {
         std::size_t decode_queue = 0;  // read, waiting for a decode thread
         std::size_t reads_in_flight = 0;
         std::size_t reads_peak_in_flight = 0;
-        std::uint64_t bytes_read = 0;  // stored bytes
-        double decode_seconds = 0;     // summed over decode threads
-        std::string backend;           // io_uring or threads
+        std::uint64_t bytes_read = 0;           // stored bytes
+        double decode_seconds = 0;              // summed over decode threads
+        std::size_t decode_threads = 0;         // started (StreamerFileReads::decode_threads)
+        std::size_t active_decode_threads = 0;  // of them, taking pages (the others parked)
+        std::string backend;                    // io_uring or threads
     } file_reads;
     PageTableStatistics table;
+};
+
+// The file read pipeline's decode threads (Streamer::decode_threads): cheaper than
+// statistics(), for every frame. The counts hold before the pipeline starts too (it starts with
+// the first texture whose pages are stored in files).
+struct DecodeThreadLoad {
+    std::size_t pool = 0;             // decode threads started, or to be started
+    std::size_t active = 0;           // of them, taking pages
+    bool automatic = false;           // StreamerFileReads::decode_threads was 0
+    std::size_t waiting_pages = 0;    // read and waiting for a decode thread, now
+    std::uint64_t decoded_pages = 0;  // loaded or failed, since the pipeline started
+    double busy_seconds = 0;          // decoding and copying, summed over the threads, since then
 };
 
 // How far the pages the view asked for in its last recent_frames frames exceed what the
@@ -295,6 +314,11 @@ public:
     void set_budget(std::size_t bytes);
     // What the textures added so far pin at the current budget (pinned_pages.hpp).
     PinnedPages pinned_pages() const;
+    // How many decode threads take pages, 1 to the pool (DecodeThreadLoad::pool); the others
+    // wait parked, and those past a lowered count finish their page first. out_of_range
+    // otherwise (nothing changes). Any thread; kept for a pipeline not started yet.
+    void set_active_decode_threads(std::size_t count);
+    DecodeThreadLoad decode_threads() const;
     // Evicts down to a lowered budget, at most max_pages pages a call
     // (PageTable::evict_over_budget): pages being filled and pages of frames that are not
     // complete stay. The evicted events are delivered as the workers' are, on the calling

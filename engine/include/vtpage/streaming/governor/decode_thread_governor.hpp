@@ -1,0 +1,128 @@
+// How many decode threads take pages (Streamer::set_active_decode_threads), decided from what
+// the app and the streamer measure, not guessed: more decode threads decode faster but slow the
+// app's frames (they share the cores, the memory bandwidth and the copies with the render
+// thread), and past some count they decode no faster at all. It only decides (no threads, no
+// clock): the caller measures and applies, so that the rules run and are tested anywhere.
+//
+// Told after each feedback the time since the last update, the frame time, the pages read and
+// waiting for a decode thread, the pages decoded and the decode threads' busy time, it judges
+// the frames of a window by their tail (frame_percentile of the updates' slowest frames: the
+// decode threads slow the worst frames long before the mean), and:
+//   adds a thread (a trial) after a window in which pages kept waiting for decode, the active
+//     threads were busy and the frames were within the target; after the next window it keeps
+//     the thread only if the pages decoded per second rose by more than min_gain and the frames
+//     stayed within the target (without one: their tail grew by no more than max_frame_rise),
+//     else takes it back;
+//   removes a thread when over_target_updates updates in a row had a frame over the target
+//     while pages were decoded;
+//   waits cooldown_windows windows after a removal or a trial that did not help before trying
+//     again, twice as long after each trial in a row that did not help (up to 32 windows), so
+//     that it does not add and remove a thread every window;
+//   stays within 1 and pool_threads.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <vector>
+
+namespace vtpage::vt {
+
+struct DecodeThreadGovernorSettings {
+    std::size_t pool_threads = 1;     // the decode threads started (the most that can be active)
+    std::size_t initial_threads = 1;  // active at first
+    // 0: no target; frames are then compared with the window before each trial.
+    double frame_ms_target = 0;
+    // A window: at least this long and this many updates (throughput over a few feedbacks is
+    // noise: a read burst, a page that decodes slowly).
+    double window_seconds = 0.5;
+    std::uint32_t window_updates = 8;
+    double min_gain = 0.05;          // a trial's thread is kept only for more than 5% more pages/s
+    double max_frame_rise = 0.10;    // without a target: the frames' tail may grow by 10% at most
+    double frame_percentile = 0.99;  // of the updates' slowest frames: a window's frame time
+    // Pages waited for decode in at least this share of a window's updates: a backlog.
+    double backlog_share = 0.5;
+    // The active threads decoded at least this share of the window's time: they were busy.
+    double busy_share = 0.75;
+    std::uint32_t over_target_updates = 3;
+    std::uint32_t cooldown_windows = 2;
+};
+
+// One update's measurements, since the previous update.
+struct DecodeThreadInput {
+    double seconds = 0;    // wall time since the previous update (not finite, <= 0: ignored)
+    double frame_ms = -1;  // the slowest frame since then; negative: none measured
+    std::size_t waiting_pages = 0;    // read and waiting for a decode thread, now
+    std::uint64_t decoded_pages = 0;  // decoded (loaded or failed) since the previous update
+    double busy_seconds = 0;          // the decode threads' time decoding, summed, since then
+};
+
+enum class DecodeThreadChange : std::uint8_t { none, trial, kept, taken_back, removed };
+
+struct DecodeThreadDecision {
+    std::size_t active_threads = 1;
+    DecodeThreadChange change = DecodeThreadChange::none;  // what this update did
+};
+
+struct DecodeThreadGovernorStatistics {
+    std::uint64_t updates = 0;
+    std::uint64_t windows = 0;
+    std::uint64_t trials = 0;
+    std::uint64_t kept = 0;            // trials whose thread made decoding faster
+    std::uint64_t taken_back = 0;      // trials that did not
+    std::uint64_t removed = 0;         // threads removed for frames over the target
+    double last_pages_per_second = 0;  // of the last window
+};
+
+class DecodeThreadGovernor {
+public:
+    // invalid_argument for no pool, initial_threads outside 1..pool_threads, a target that is
+    // negative, not finite or above a minute, a window of no updates or a negative or
+    // non-finite length, or shares outside [0, 1].
+    explicit DecodeThreadGovernor(DecodeThreadGovernorSettings settings);
+
+    DecodeThreadDecision update(const DecodeThreadInput& input);
+    std::size_t active_threads() const noexcept { return active_; }
+    const DecodeThreadGovernorSettings& settings() const noexcept { return settings_; }
+    const DecodeThreadGovernorStatistics& statistics() const noexcept { return statistics_; }
+
+private:
+    // What a window measures, update by update.
+    struct Window {
+        double seconds = 0;
+        std::uint32_t updates = 0;
+        std::uint32_t backlog_updates = 0;
+        std::uint64_t decoded_pages = 0;
+        double busy_seconds = 0;
+        std::vector<double> frames_ms;  // each update's slowest frame (its capacity is reused)
+        void clear() noexcept;
+    };
+    // What an ended window says.
+    struct Outcome {
+        double pages_per_second = 0;
+        double frame_ms = -1;  // the frames' percentile; negative: no frame measured
+        bool backlog = false;  // pages waited for decode in backlog_share of the updates
+        bool busy = false;     // the active threads decoded busy_share of the time
+    };
+
+    void measure(const DecodeThreadInput& input);
+    Outcome outcome();
+    bool frames_over_target(const DecodeThreadInput& input);
+    bool frames_within_target(const Outcome& done) const;
+    DecodeThreadChange remove_thread();
+    DecodeThreadChange end_window();
+    DecodeThreadChange end_trial(const Outcome& trial);
+    bool wants_thread(const Outcome& done) const;
+    void start_cooldown(std::uint32_t windows);
+
+    DecodeThreadGovernorSettings settings_;
+    std::size_t active_ = 1;
+    Window window_;
+    bool trial_ = false;    // the window measures a thread added on trial
+    Outcome before_trial_;  // the window that started it
+    std::uint32_t over_in_a_row_ = 0;
+    std::uint32_t cooldown_ = 0;         // windows left before the next trial
+    std::uint32_t failed_in_a_row_ = 0;  // trials taken back in a row
+    DecodeThreadGovernorStatistics statistics_;
+};
+
+}  // namespace vtpage::vt

@@ -1,0 +1,233 @@
+#include "vtpage/streaming/governor/decode_thread_governor.hpp"
+
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cstdint>
+
+#include "vtpage/base/error.hpp"
+
+namespace vtpage::vt {
+namespace {
+
+// Decode threads over a backlog: each decodes pages_per_thread pages/s up to useful_threads
+// threads (past them the disk or the memory bandwidth binds: no thread more decodes faster),
+// and each active thread adds frame_ms_per_thread to the app's frame.
+struct SimulatedDecoders {
+    double pages_per_thread = 100;
+    std::size_t useful_threads = 4;
+    double frame_ms = 10;
+    double frame_ms_per_thread = 0;
+    std::size_t waiting = 16;
+    bool decoding = true;
+
+    DecodeThreadInput input(std::size_t active, double seconds = 0.1) const {
+        const double threads = double(std::min(active, useful_threads));
+        return {.seconds = seconds,
+                .frame_ms = frame_ms + frame_ms_per_thread * double(active),
+                .waiting_pages = waiting,
+                .decoded_pages = decoding ? std::uint64_t(pages_per_thread * threads * seconds) : 0,
+                .busy_seconds = decoding ? seconds * double(active) : 0};
+    }
+};
+
+DecodeThreadGovernorSettings pool_of(std::size_t pool, std::size_t initial) {
+    DecodeThreadGovernorSettings s;
+    s.pool_threads = pool;
+    s.initial_threads = initial;
+    s.window_seconds = 0.45;  // five updates of 0.1 s (summed, a little under 0.5)
+    s.window_updates = 5;
+    return s;
+}
+
+// Runs `updates` updates, each measured with the threads active then; the most active seen.
+std::size_t run(DecodeThreadGovernor& governor, const SimulatedDecoders& decoders, int updates) {
+    std::size_t most = governor.active_threads();
+    for (int i = 0; i < updates; ++i) {
+        most = std::max(most,
+                        governor.update(decoders.input(governor.active_threads())).active_threads);
+    }
+    return most;
+}
+
+TEST(DecodeThreadGovernorTest, AddsThreadsWhileEachMakesDecodingFaster) {
+    DecodeThreadGovernor governor(pool_of(8, 2));
+    SimulatedDecoders decoders;  // faster up to 4 threads
+    // A window measures 2 threads, a trial window 3 (kept), the next 4 (kept), then 5: taken
+    // back, as 5 decode no faster than 4.
+    EXPECT_EQ(run(governor, decoders, 5), 3u) << "a trial after one window with a backlog";
+    EXPECT_EQ(governor.statistics().trials, 1u);
+    const std::size_t most = run(governor, decoders, 200);
+    EXPECT_EQ(most, 5u) << "a fifth thread is tried, never a sixth";
+    EXPECT_EQ(governor.statistics().kept, 2u);
+    EXPECT_GE(governor.statistics().taken_back, 1u);
+    // Ends between trials with the 4 threads that decode fastest.
+    while (governor.active_threads() != 4)
+        governor.update(decoders.input(governor.active_threads()));
+    EXPECT_EQ(governor.active_threads(), 4u);
+}
+
+TEST(DecodeThreadGovernorTest, DoesNotKeepAThreadThatDidNotHelpAndTriesLessOftenAfterEach) {
+    DecodeThreadGovernor governor(pool_of(8, 2));
+    SimulatedDecoders decoders;
+    decoders.useful_threads = 2;  // the disk binds at 2 threads
+    run(governor, decoders, 10);  // a window at 2 threads, a trial window at 3
+    EXPECT_EQ(governor.active_threads(), 2u) << "taken back after its window";
+    EXPECT_EQ(governor.statistics().taken_back, 1u);
+    EXPECT_EQ(governor.statistics().kept, 0u);
+    // 200 windows: with the wait doubling after each trial that did not help (2, 4, 8, 16, 32,
+    // 32 ... windows), a handful of trials, not one every other window.
+    run(governor, decoders, 1000);
+    EXPECT_EQ(governor.statistics().kept, 0u);
+    EXPECT_LE(governor.statistics().trials, 10u);
+    EXPECT_GE(governor.statistics().trials, 4u) << "it still tries now and then";
+}
+
+TEST(DecodeThreadGovernorTest, AddsNothingWithoutABacklogOrBusyThreads) {
+    SimulatedDecoders decoders;
+    decoders.waiting = 0;  // the decode threads keep up
+    DecodeThreadGovernor idle(pool_of(8, 2));
+    run(idle, decoders, 200);
+    EXPECT_EQ(idle.statistics().trials, 0u);
+    EXPECT_EQ(idle.active_threads(), 2u);
+
+    decoders.waiting = 16;
+    decoders.decoding = false;  // pages wait, but nothing decodes (a page held on its read)
+    DecodeThreadGovernor stalled(pool_of(8, 2));
+    run(stalled, decoders, 200);
+    EXPECT_EQ(stalled.statistics().trials, 0u);
+}
+
+TEST(DecodeThreadGovernorTest, RemovesAThreadWhenFramesAreOverTheTargetWhileDecoding) {
+    DecodeThreadGovernorSettings s = pool_of(8, 4);
+    s.frame_ms_target = 16;
+    s.over_target_updates = 3;
+    DecodeThreadGovernor governor(s);
+    SimulatedDecoders decoders;
+    decoders.frame_ms = 20;  // over the target with any number of threads
+    decoders.waiting = 0;
+    governor.update(decoders.input(4));
+    governor.update(decoders.input(4));
+    EXPECT_EQ(governor.active_threads(), 4u) << "two frames over the target are not yet a trend";
+    EXPECT_EQ(governor.update(decoders.input(4)).change, DecodeThreadChange::removed);
+    EXPECT_EQ(governor.active_threads(), 3u);
+    run(governor, decoders, 100);
+    EXPECT_EQ(governor.active_threads(), 1u) << "never below one";
+    EXPECT_EQ(governor.statistics().removed, 3u);
+
+    // Frames over the target while nothing is decoded are not the decode threads' doing.
+    DecodeThreadGovernor idle(s);
+    decoders.decoding = false;
+    run(idle, decoders, 100);
+    EXPECT_EQ(idle.active_threads(), 4u);
+}
+
+TEST(DecodeThreadGovernorTest, FramesAroundTheTargetNeitherRemoveNorAddEveryFrame) {
+    DecodeThreadGovernorSettings s = pool_of(8, 4);
+    s.frame_ms_target = 16;
+    DecodeThreadGovernor governor(s);
+    SimulatedDecoders decoders;
+    // Every other frame over the target: never three in a row, and no window all within it.
+    for (int i = 0; i < 400; ++i) {
+        decoders.frame_ms = i % 2 ? 17 : 15;
+        governor.update(decoders.input(governor.active_threads()));
+    }
+    EXPECT_EQ(governor.active_threads(), 4u);
+    EXPECT_EQ(governor.statistics().removed + governor.statistics().trials, 0u);
+
+    // After a removal it waits cooldown_windows windows before it tries a thread again, though
+    // pages wait and the frames are fine.
+    decoders.frame_ms = 20;
+    run(governor, decoders, 3);
+    ASSERT_EQ(governor.active_threads(), 3u);
+    decoders.frame_ms = 10;
+    run(governor, decoders, 2 * 5);
+    EXPECT_EQ(governor.statistics().trials, 0u) << "two windows of cooling down";
+    run(governor, decoders, 5);
+    EXPECT_EQ(governor.statistics().trials, 1u);
+}
+
+TEST(DecodeThreadGovernorTest, TakesBackAThreadThatSlowsTheFramesThoughItDecodesFaster) {
+    SimulatedDecoders decoders;
+    decoders.frame_ms_per_thread = 2;  // 14 ms at 2 threads, 16 at 3, 18 at 4
+
+    // Without a target: the trial's frames are 14% slower, more than max_frame_rise (10%).
+    DecodeThreadGovernor relative(pool_of(8, 2));
+    run(relative, decoders, 10);
+    EXPECT_EQ(relative.statistics().trials, 1u);
+    EXPECT_EQ(relative.statistics().taken_back, 1u);
+    EXPECT_EQ(relative.active_threads(), 2u);
+
+    // With a 17 ms target: a third thread is kept (16 ms), a fourth's frames (18 ms) are over.
+    DecodeThreadGovernorSettings s = pool_of(8, 2);
+    s.frame_ms_target = 17;
+    DecodeThreadGovernor targeted(s);
+    run(targeted, decoders, 400);
+    EXPECT_EQ(targeted.statistics().kept, 1u);
+    EXPECT_LE(targeted.active_threads(), 3u);
+    EXPECT_GE(targeted.statistics().taken_back, 1u);
+}
+
+// The frames are judged by their tail: a thread that makes one frame in twenty twice as slow
+// barely moves the mean (5%) but is taken back; one that leaves the tail alone is kept.
+TEST(DecodeThreadGovernorTest, JudgesTheFramesByTheirTailNotTheirMean) {
+    DecodeThreadGovernorSettings s = pool_of(8, 2);
+    s.window_updates = 40;
+    s.window_seconds = 0;
+    for (bool slow_tail : {true, false}) {
+        SCOPED_TRACE(slow_tail ? "a slow frame in twenty" : "frames as before");
+        DecodeThreadGovernor governor(s);
+        SimulatedDecoders decoders;
+        for (int i = 0; i < 80; ++i) {
+            const std::size_t active = governor.active_threads();
+            DecodeThreadInput input = decoders.input(active);
+            if (slow_tail && active > 2 && i % 20 == 0) input.frame_ms = 2 * decoders.frame_ms;
+            governor.update(input);
+        }
+        EXPECT_EQ(governor.statistics().trials, 1u);
+        EXPECT_EQ(governor.statistics().kept, slow_tail ? 0u : 1u);
+        EXPECT_EQ(governor.active_threads(), slow_tail ? 2u : 3u);
+    }
+}
+
+TEST(DecodeThreadGovernorTest, StaysWithinThePoolAndIgnoresUpdatesWithoutTime) {
+    DecodeThreadGovernor governor(pool_of(3, 3));
+    SimulatedDecoders decoders;
+    decoders.useful_threads = 16;
+    EXPECT_EQ(run(governor, decoders, 200), 3u);
+    EXPECT_EQ(governor.statistics().trials, 0u) << "the whole pool is active";
+
+    DecodeThreadGovernor one(pool_of(1, 1));
+    EXPECT_EQ(run(one, decoders, 200), 1u);
+
+    DecodeThreadGovernor timeless(pool_of(8, 2));
+    for (int i = 0; i < 100; ++i) timeless.update(decoders.input(2, 0.0));
+    EXPECT_EQ(timeless.statistics().windows, 0u);
+}
+
+TEST(DecodeThreadGovernorTest, RefusesSettingsItCannotFollow) {
+    auto refused = [](DecodeThreadGovernorSettings s) {
+        try {
+            DecodeThreadGovernor governor(s);
+        } catch (const Error& error) {
+            return error.code() == Errc::invalid_argument;
+        }
+        return false;
+    };
+    EXPECT_TRUE(refused(pool_of(0, 0)));
+    EXPECT_TRUE(refused(pool_of(4, 0)));
+    EXPECT_TRUE(refused(pool_of(4, 5)));
+    DecodeThreadGovernorSettings s = pool_of(4, 2);
+    s.frame_ms_target = -1;
+    EXPECT_TRUE(refused(s));
+    s = pool_of(4, 2);
+    s.window_updates = 0;
+    EXPECT_TRUE(refused(s));
+    s = pool_of(4, 2);
+    s.busy_share = 1.5;
+    EXPECT_TRUE(refused(s));
+    EXPECT_FALSE(refused(pool_of(4, 2)));
+}
+
+}  // namespace
+}  // namespace vtpage::vt
