@@ -356,6 +356,7 @@ nlohmann::json to_json(const RunReport& r) {
           {"bytes_read", r.file_reads.bytes_read},
           {"read_buffers_peak", r.file_reads.buffers_peak},
           {"reads_peak_in_flight", r.file_reads.reads_peak_in_flight},
+          {"page_cache_attempts", r.file_reads.page_cache_attempts},
           {"decode_seconds", r.file_reads.decode_seconds},
           {"decode_threads", r.file_reads.decode_threads},
           {"active_decode_threads", r.file_reads.active_decode_threads},

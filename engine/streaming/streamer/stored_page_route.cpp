@@ -172,6 +172,7 @@ void StoredPageRoute::report(StreamerStatistics::FileReads& reads) const {
     reads.decode_queue = loader.decode_queue;
     reads.reads_in_flight = loader.reads.in_flight_now;
     reads.reads_peak_in_flight = loader.reads.max_in_flight;
+    reads.page_cache_attempts = loader.reads.page_cache_attempts;
     reads.bytes_read = loader.reads.bytes_read;
     reads.decode_seconds = loader.decode_seconds;
     if (auto used = backend()) reads.backend = std::string(to_string(*used));

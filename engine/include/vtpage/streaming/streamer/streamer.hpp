@@ -231,6 +231,8 @@ struct StreamerStatistics {
         std::size_t decode_queue = 0;  // read, waiting for a decode thread
         std::size_t reads_in_flight = 0;
         std::size_t reads_peak_in_flight = 0;
+        // Read attempts copied from the page cache at once (io_uring's, FileReadStatistics).
+        std::uint64_t page_cache_attempts = 0;
         std::uint64_t bytes_read = 0;           // stored bytes
         double decode_seconds = 0;              // summed over decode threads
         std::size_t decode_threads = 0;         // started (StreamerFileReads::decode_threads)
