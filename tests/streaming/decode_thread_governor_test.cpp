@@ -50,21 +50,38 @@ std::size_t run(DecodeThreadGovernor& governor, const SimulatedDecoders& decoder
     return most;
 }
 
-TEST(DecodeThreadGovernorTest, AddsThreadsWhileEachMakesDecodingFaster) {
+TEST(DecodeThreadGovernorTest, AddsThreadsWhileTheyMakeDecodingFaster) {
     DecodeThreadGovernor governor(pool_of(8, 2));
     SimulatedDecoders decoders;  // faster up to 4 threads
-    // A window measures 2 threads, a trial window 3 (kept), the next 4 (kept), then 5: taken
-    // back, as 5 decode no faster than 4.
+    // A window measures 2 threads, a trial window 3 (kept), the next trial adds two at once: 5
+    // (kept: 5 decode as fast as 4, faster than 3), the next three: 8, taken back, as 8 decode
+    // no faster than 5; then single threads again, each taken back.
     EXPECT_EQ(run(governor, decoders, 5), 3u) << "a trial after one window with a backlog";
     EXPECT_EQ(governor.statistics().trials, 1u);
+    EXPECT_EQ(run(governor, decoders, 5), 5u) << "a kept trial's window starts the next at once";
+    EXPECT_EQ(run(governor, decoders, 5), 8u) << "twice the last step, up to the pool";
+    run(governor, decoders, 5);
+    EXPECT_EQ(governor.active_threads(), 5u) << "the three that did not help are taken back";
     const std::size_t most = run(governor, decoders, 200);
-    EXPECT_EQ(most, 5u) << "a fifth thread is tried, never a sixth";
+    EXPECT_EQ(most, 6u) << "one at a time after a trial that did not help";
     EXPECT_EQ(governor.statistics().kept, 2u);
-    EXPECT_GE(governor.statistics().taken_back, 1u);
-    // Ends between trials with the 4 threads that decode fastest.
-    while (governor.active_threads() != 4)
+    EXPECT_GE(governor.statistics().taken_back, 2u);
+    while (governor.active_threads() != 5)
         governor.update(decoders.input(governor.active_threads()));
-    EXPECT_EQ(governor.active_threads(), 4u);
+    EXPECT_EQ(governor.active_threads(), 5u) << "at most a step's half more than the 4 that help";
+}
+
+TEST(DecodeThreadGovernorTest, ALastingBacklogReachesThePoolInAFewWindows) {
+    DecodeThreadGovernor governor(pool_of(15, 8));
+    SimulatedDecoders decoders;
+    decoders.useful_threads = 16;  // every thread helps
+    // 8, then trials of 1, 2 and 4 threads, each kept: the pool in four windows (one by one it
+    // took fourteen).
+    run(governor, decoders, 4 * 5);
+    EXPECT_EQ(governor.active_threads(), 15u);
+    EXPECT_EQ(governor.statistics().trials, 3u);
+    EXPECT_EQ(governor.statistics().kept, 3u);
+    EXPECT_EQ(governor.statistics().windows, 4u);
 }
 
 TEST(DecodeThreadGovernorTest, DoesNotKeepAThreadThatDidNotHelpAndTriesLessOftenAfterEach) {
@@ -184,9 +201,10 @@ TEST(DecodeThreadGovernorTest, JudgesTheFramesByTheirTailNotTheirMean) {
             if (slow_tail && active > 2 && i % 20 == 0) input.frame_ms = 2 * decoders.frame_ms;
             governor.update(input);
         }
-        EXPECT_EQ(governor.statistics().trials, 1u);
+        // Kept, the trial's window starts the next trial at once (two threads more).
+        EXPECT_EQ(governor.statistics().trials, slow_tail ? 1u : 2u);
         EXPECT_EQ(governor.statistics().kept, slow_tail ? 0u : 1u);
-        EXPECT_EQ(governor.active_threads(), slow_tail ? 2u : 3u);
+        EXPECT_EQ(governor.active_threads(), slow_tail ? 2u : 5u);
     }
 }
 

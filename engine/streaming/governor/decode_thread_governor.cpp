@@ -115,14 +115,7 @@ bool DecodeThreadGovernor::frames_over_target(const DecodeThreadInput& input) {
 DecodeThreadChange DecodeThreadGovernor::remove_thread() {
     over_in_a_row_ = 0;
     window_.clear();
-    if (trial_) {  // the thread on trial slowed the frames: it goes, as one that did not help
-        trial_ = false;
-        --active_;
-        ++statistics_.taken_back;
-        ++failed_in_a_row_;
-        start_cooldown(settings_.cooldown_windows);
-        return DecodeThreadChange::taken_back;
-    }
+    if (trial_) return take_back_trial();  // the trial slowed the frames: as one that did not help
     start_cooldown(settings_.cooldown_windows);
     if (active_ <= 1) return DecodeThreadChange::none;
     --active_;
@@ -140,11 +133,26 @@ DecodeThreadChange DecodeThreadGovernor::end_window() {
         return DecodeThreadChange::none;
     }
     if (!wants_thread(done)) return DecodeThreadChange::none;
-    before_trial_ = done;
+    return start_trial(done);
+}
+
+DecodeThreadChange DecodeThreadGovernor::start_trial(const Outcome& before) {
+    before_trial_ = before;
     trial_ = true;
-    ++active_;
+    trial_added_ = std::min(step_, settings_.pool_threads - active_);
+    active_ += trial_added_;
     ++statistics_.trials;
     return DecodeThreadChange::trial;
+}
+
+DecodeThreadChange DecodeThreadGovernor::take_back_trial() {
+    trial_ = false;
+    active_ -= trial_added_;
+    step_ = 1;
+    ++statistics_.taken_back;
+    ++failed_in_a_row_;
+    start_cooldown(settings_.cooldown_windows);
+    return DecodeThreadChange::taken_back;
 }
 
 // Pages kept waiting for decode, the active threads were busy and the frames within the target:
@@ -165,16 +173,14 @@ DecodeThreadChange DecodeThreadGovernor::end_trial(const Outcome& trial) {
     if (settings_.frame_ms_target <= 0 && trial.frame_ms >= 0 && before_trial_.frame_ms >= 0) {
         frames_fine = trial.frame_ms <= before_trial_.frame_ms * (1 + settings_.max_frame_rise);
     }
-    if (faster && frames_fine) {
-        ++statistics_.kept;
-        failed_in_a_row_ = 0;
-        return DecodeThreadChange::kept;
-    }
-    --active_;
-    ++statistics_.taken_back;
-    ++failed_in_a_row_;
-    start_cooldown(settings_.cooldown_windows);
-    return DecodeThreadChange::taken_back;
+    if (!faster || !frames_fine) return take_back_trial();
+    ++statistics_.kept;
+    failed_in_a_row_ = 0;
+    step_ = std::min(step_ * 2, settings_.pool_threads);
+    // The trial's window is the next one's window before: a backlog that lasts is not measured
+    // twice per step.
+    if (wants_thread(trial)) return start_trial(trial);
+    return DecodeThreadChange::kept;
 }
 
 // Twice as long after each trial in a row that did not help.

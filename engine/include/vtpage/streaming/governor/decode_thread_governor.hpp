@@ -8,11 +8,15 @@
 // waiting for a decode thread, the pages decoded and the decode threads' busy time, it judges
 // the frames of a window by their tail (frame_percentile of the updates' slowest frames: the
 // decode threads slow the worst frames long before the mean), and:
-//   adds a thread (a trial) after a window in which pages kept waiting for decode, the active
+//   adds threads (a trial) after a window in which pages kept waiting for decode, the active
 //     threads were busy and the frames were within the target; after the next window it keeps
-//     the thread only if the pages decoded per second rose by more than min_gain and the frames
+//     them only if the pages decoded per second rose by more than min_gain and the frames
 //     stayed within the target (without one: their tail grew by no more than max_frame_rise),
-//     else takes it back;
+//     else takes them back. A trial adds one thread at first and twice as many as the last
+//     after each trial it kept, one again after one it took back, and a kept trial's window
+//     starts the next trial at once where it still wants threads: a backlog that lasts reaches
+//     the pool in a few windows (on an H200, 8 to 15 threads took 7 windows of 0.5 s one by
+//     one, where a burst of streaming lasts a second or two);
 //   removes a thread when over_target_updates updates in a row had a frame over the target
 //     while pages were decoded;
 //   waits cooldown_windows windows after a removal or a trial that did not help before trying
@@ -34,7 +38,7 @@ struct DecodeThreadGovernorSettings {
     double frame_ms_target = 0;
     // A window: at least this long and this many updates (throughput over a few feedbacks is
     // noise: a read burst, a page that decodes slowly).
-    double window_seconds = 0.5;
+    double window_seconds = 0.25;
     std::uint32_t window_updates = 8;
     double min_gain = 0.05;          // a trial's thread is kept only for more than 5% more pages/s
     double max_frame_rise = 0.10;    // without a target: the frames' tail may grow by 10% at most
@@ -110,15 +114,19 @@ private:
     bool frames_within_target(const Outcome& done) const;
     DecodeThreadChange remove_thread();
     DecodeThreadChange end_window();
+    DecodeThreadChange start_trial(const Outcome& before);
     DecodeThreadChange end_trial(const Outcome& trial);
+    DecodeThreadChange take_back_trial();
     bool wants_thread(const Outcome& done) const;
     void start_cooldown(std::uint32_t windows);
 
     DecodeThreadGovernorSettings settings_;
     std::size_t active_ = 1;
     Window window_;
-    bool trial_ = false;    // the window measures a thread added on trial
-    Outcome before_trial_;  // the window that started it
+    bool trial_ = false;           // the window measures threads added on trial
+    Outcome before_trial_;         // the window that started it
+    std::size_t step_ = 1;         // threads the next trial adds
+    std::size_t trial_added_ = 0;  // threads the trial under way added
     std::uint32_t over_in_a_row_ = 0;
     std::uint32_t cooldown_ = 0;         // windows left before the next trial
     std::uint32_t failed_in_a_row_ = 0;  // trials taken back in a row
