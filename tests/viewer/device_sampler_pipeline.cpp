@@ -39,22 +39,22 @@ void record_levels_barrier(VkCommandBuffer commands, VkImage image, std::uint32_
 
 DeviceSamplerPipeline::DeviceSamplerPipeline(VulkanContext& context, std::uint32_t width,
                                              std::uint32_t height, const MipLevels& levels,
-                                             VkSamplerAddressMode address,
+                                             DeviceSampling sampling,
                                              std::span<const std::uint32_t> spirv,
                                              std::uint32_t push_bytes, const char* name)
     : context_(context), push_bytes_(push_bytes) {
-    make_image(width, height, levels);
-    make_samplers(address, std::uint32_t(levels.size()));
+    make_image(width, height, levels, sampling.format);
+    make_samplers(sampling, std::uint32_t(levels.size()));
     make_pipeline(spirv, push_bytes, name);
 }
 
 void DeviceSamplerPipeline::make_image(std::uint32_t width, std::uint32_t height,
-                                       const MipLevels& levels) {
+                                       const MipLevels& levels, VkFormat format) {
     const VkDevice device = context_.device();
     const auto level_count = std::uint32_t(levels.size());
     VkImageCreateInfo info{VK_STRUCTURE_TYPE_IMAGE_CREATE_INFO};
     info.imageType = VK_IMAGE_TYPE_2D;
-    info.format = VK_FORMAT_R8G8B8A8_UNORM;
+    info.format = format;
     info.extent = {width, height, 1};
     info.mipLevels = level_count;
     info.arrayLayers = 1;
@@ -119,15 +119,16 @@ void DeviceSamplerPipeline::make_image(std::uint32_t width, std::uint32_t height
     view_ = UniqueVkImageView(device, made);
 }
 
-void DeviceSamplerPipeline::make_samplers(VkSamplerAddressMode address, std::uint32_t level_count) {
+void DeviceSamplerPipeline::make_samplers(const DeviceSampling& sampling,
+                                          std::uint32_t level_count) {
     max_anisotropy_ = std::min(16.0f, context_.properties().limits.maxSamplerAnisotropy);
     VkSamplerCreateInfo info{VK_STRUCTURE_TYPE_SAMPLER_CREATE_INFO};
     info.magFilter = VK_FILTER_LINEAR;
     info.minFilter = VK_FILTER_LINEAR;
     info.mipmapMode = VK_SAMPLER_MIPMAP_MODE_LINEAR;
-    info.addressModeU = address;
-    info.addressModeV = address;
-    info.addressModeW = address;
+    info.addressModeU = sampling.address_u;
+    info.addressModeV = sampling.address_v;
+    info.addressModeW = sampling.address_v;
     info.maxLod = float(level_count - 1);
     const auto make = [&](bool anisotropic, UniqueVkSampler& out) {
         info.anisotropyEnable = anisotropic ? VK_TRUE : VK_FALSE;

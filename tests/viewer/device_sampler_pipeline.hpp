@@ -1,5 +1,6 @@
-// The device's own sampler beside vtpage's, for the anisotropy test: an RGBA8 image holding the
-// mip levels it is given (the texels the virtual texture's tiles hold), two samplers on it (at
+// The device's own sampler beside vtpage's, for the anisotropy and image parity tests: an RGBA8
+// image (UNORM or SRGB) holding the mip levels it is given (the texels the virtual texture's
+// tiles hold), two samplers on it (at
 // the device's largest anisotropy, at most 16x, and without anisotropy) and a compute pipeline
 // whose set 0 binds them as combined image samplers 0 and 1; its other inputs are push
 // constants (buffer device addresses among them).
@@ -26,13 +27,29 @@ using UniqueVkDescriptorPool = VulkanObject<VkDescriptorPool, &vkDestroyDescript
 // in the low byte.
 using MipLevels = std::vector<std::vector<std::uint32_t>>;
 
+// How the device samples the image: each axis's address mode, and the image's format
+// (VK_FORMAT_R8G8B8A8_SRGB decodes the texels to linear before filtering, as an sRGB virtual
+// texture does).
+struct DeviceSampling {
+    VkSamplerAddressMode address_u = VK_SAMPLER_ADDRESS_MODE_CLAMP_TO_EDGE;
+    VkSamplerAddressMode address_v = VK_SAMPLER_ADDRESS_MODE_CLAMP_TO_EDGE;
+    VkFormat format = VK_FORMAT_R8G8B8A8_UNORM;
+};
+
 class DeviceSamplerPipeline {
 public:
-    // Needs VulkanContext::supports_sampler_anisotropy(). `address`: both axes' address mode.
+    // Needs VulkanContext::supports_sampler_anisotropy().
+    DeviceSamplerPipeline(VulkanContext& context, std::uint32_t width, std::uint32_t height,
+                          const MipLevels& levels, DeviceSampling sampling,
+                          std::span<const std::uint32_t> spirv, std::uint32_t push_bytes,
+                          const char* name);
+    // `address`: both axes' address mode, a linear (UNORM) image.
     DeviceSamplerPipeline(VulkanContext& context, std::uint32_t width, std::uint32_t height,
                           const MipLevels& levels, VkSamplerAddressMode address,
                           std::span<const std::uint32_t> spirv, std::uint32_t push_bytes,
-                          const char* name);
+                          const char* name)
+        : DeviceSamplerPipeline(context, width, height, levels, {address, address}, spirv,
+                                push_bytes, name) {}
 
     // Dispatches groups_x x groups_y work groups with `push` in a submission of its own, waited
     // for, the shader's writes then visible to the host.
@@ -45,8 +62,9 @@ public:
     float max_anisotropy() const noexcept { return max_anisotropy_; }
 
 private:
-    void make_image(std::uint32_t width, std::uint32_t height, const MipLevels& levels);
-    void make_samplers(VkSamplerAddressMode address, std::uint32_t level_count);
+    void make_image(std::uint32_t width, std::uint32_t height, const MipLevels& levels,
+                    VkFormat format);
+    void make_samplers(const DeviceSampling& sampling, std::uint32_t level_count);
     void make_pipeline(std::span<const std::uint32_t> spirv, std::uint32_t push_bytes,
                        const char* name);
 
