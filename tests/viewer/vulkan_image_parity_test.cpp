@@ -250,9 +250,9 @@ PoseResult score(const Pose& pose, std::vector<ParityPixel> pixels) {
     return r;
 }
 
-void print_table(const char* title, std::span<const PoseResult> rows) {
-    std::printf("%s: vtpage against the device's sampler, %u x %u pixels, %u x %u texels\n", title,
-                frame_size, frame_size, texture_side, texture_side);
+void print_table(const char* title, const std::string& device, std::span<const PoseResult> rows) {
+    std::printf("%s: vtpage against %s's sampler, %u x %u pixels, %u x %u texels\n", title,
+                device.c_str(), frame_size, frame_size, texture_side, texture_side);
     std::printf("  %-14s %-6s %-14s %7s %5s %9s %11s %4s %9s %11s\n", "pose", "colour",
                 "address u/v", "covered", "gate", "iso PSNR", "iso p99.99", "pass", "16x PSNR",
                 "16x p99.99");
@@ -333,6 +333,7 @@ protected:
                 reason = rig.context->device_name() + " offers no samplerAnisotropy";
                 return false;
             }
+            device_ = rig.context->device_name();
             rig.make_all_resident();
             rig.render(test::OrthoView{});  // a frame uploads the indirection table and directory
             for (std::size_t v = 0; v < variants.size(); ++v) {
@@ -369,6 +370,7 @@ protected:
     }
 
     std::shared_ptr<test::MipLevels> levels_;
+    std::string device_;  // the name of the device that rendered the last pose
 };
 
 TEST_F(VulkanImageParityTest, WithoutAnisotropyEveryPoseMatchesTheDevicesSampler) {
@@ -376,7 +378,7 @@ TEST_F(VulkanImageParityTest, WithoutAnisotropyEveryPoseMatchesTheDevicesSampler
     std::vector<std::vector<PoseResult>> rows;
     std::string reason;
     if (!render_poses(right, rows, reason)) GTEST_SKIP() << "host: " << reason;
-    print_table("image parity (16x reported, not gated)", rows[0]);
+    print_table("image parity (16x reported, not gated)", device_, rows[0]);
     const PoseResult* worst = nullptr;
     for (const PoseResult& r : rows[0]) {
         SCOPED_TRACE(r.pose->name);
@@ -401,7 +403,7 @@ TEST_F(VulkanImageParityTest, WrongVariantsFailAGate) {
     std::string reason;
     if (!render_poses(wrong, rows, reason)) GTEST_SKIP() << "host: " << reason;
     for (std::size_t v = 0; v < std::size(wrong); ++v) {
-        print_table(wrong[v].name, rows[v]);
+        print_table(wrong[v].name, device_, rows[v]);
         const auto failed = std::count_if(rows[v].begin(), rows[v].end(),
                                           [](const PoseResult& r) { return !r.passes(); });
         EXPECT_GE(failed, 1) << wrong[v].name << " passes every pose's gate";
