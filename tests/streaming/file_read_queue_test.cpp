@@ -23,6 +23,7 @@
 
 #include "../support/expect_error.hpp"
 #include "../support/open_descriptors.hpp"
+#include "../support/process_threads.hpp"
 #include "../support/temporary_folder.hpp"
 #include "streaming/io/fault_injecting_file_layer.hpp"
 #include "vtpage/base/unique_fd.hpp"
@@ -112,18 +113,8 @@ bool eventually(const std::function<bool()>& condition) {
     return true;
 }
 
-std::size_t thread_count() {
-    const std::filesystem::directory_iterator entries("/proc/self/task");
-    return std::size_t(std::distance(begin(entries), end(entries)));
-}
-
-// ThreadSanitizer's runtime starts a background thread of its own at a time of its choosing
-// (seen under load in CI): one thread more than at the start is the runtime's, not a queue's.
-#if defined(__SANITIZE_THREAD__)
-constexpr std::size_t runtime_threads = 1;
-#else
-constexpr std::size_t runtime_threads = 0;
-#endif
+using test::thread_count;
+constexpr std::size_t runtime_threads = test::sanitizer_runtime_threads;
 
 std::string backend_name(const testing::TestParamInfo<FileReadBackend>& param) {
     return std::string(to_string(param.param));
