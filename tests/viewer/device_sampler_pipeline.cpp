@@ -11,32 +11,6 @@
 
 namespace vtpage::test {
 
-namespace {
-
-// A layout change of every level of the image, ordered as given.
-void record_levels_barrier(VkCommandBuffer commands, VkImage image, std::uint32_t levels,
-                           VkImageLayout from, VkImageLayout to, VkPipelineStageFlags2 src_stages,
-                           VkAccessFlags2 src_access, VkPipelineStageFlags2 dst_stages,
-                           VkAccessFlags2 dst_access) {
-    VkImageMemoryBarrier2 barrier{VK_STRUCTURE_TYPE_IMAGE_MEMORY_BARRIER_2};
-    barrier.srcStageMask = src_stages;
-    barrier.srcAccessMask = src_access;
-    barrier.dstStageMask = dst_stages;
-    barrier.dstAccessMask = dst_access;
-    barrier.oldLayout = from;
-    barrier.newLayout = to;
-    barrier.srcQueueFamilyIndex = VK_QUEUE_FAMILY_IGNORED;
-    barrier.dstQueueFamilyIndex = VK_QUEUE_FAMILY_IGNORED;
-    barrier.image = image;
-    barrier.subresourceRange = {VK_IMAGE_ASPECT_COLOR_BIT, 0, levels, 0, 1};
-    VkDependencyInfo dependency{VK_STRUCTURE_TYPE_DEPENDENCY_INFO};
-    dependency.imageMemoryBarrierCount = 1;
-    dependency.pImageMemoryBarriers = &barrier;
-    vkCmdPipelineBarrier2(commands, &dependency);
-}
-
-}  // namespace
-
 DeviceSamplerPipeline::DeviceSamplerPipeline(VulkanContext& context, std::uint32_t width,
                                              std::uint32_t height, const MipLevels& levels,
                                              DeviceSampling sampling,
@@ -96,16 +70,16 @@ void DeviceSamplerPipeline::make_image(std::uint32_t width, std::uint32_t height
     }
     staging.flush();
     context_.run_commands([&](VkCommandBuffer commands) {
-        record_levels_barrier(commands, image, level_count, VK_IMAGE_LAYOUT_UNDEFINED,
-                              VK_IMAGE_LAYOUT_TRANSFER_DST_OPTIMAL, VK_PIPELINE_STAGE_2_NONE, 0,
-                              VK_PIPELINE_STAGE_2_COPY_BIT, VK_ACCESS_2_TRANSFER_WRITE_BIT);
+        record_image_barrier(commands, image, VK_IMAGE_LAYOUT_UNDEFINED,
+                             VK_IMAGE_LAYOUT_TRANSFER_DST_OPTIMAL, VK_PIPELINE_STAGE_2_NONE, 0,
+                             VK_PIPELINE_STAGE_2_COPY_BIT, VK_ACCESS_2_TRANSFER_WRITE_BIT,
+                             level_count);
         vkCmdCopyBufferToImage(commands, staging.get(), image, VK_IMAGE_LAYOUT_TRANSFER_DST_OPTIMAL,
                                std::uint32_t(regions.size()), regions.data());
-        record_levels_barrier(commands, image, level_count, VK_IMAGE_LAYOUT_TRANSFER_DST_OPTIMAL,
-                              VK_IMAGE_LAYOUT_SHADER_READ_ONLY_OPTIMAL,
-                              VK_PIPELINE_STAGE_2_COPY_BIT, VK_ACCESS_2_TRANSFER_WRITE_BIT,
-                              VK_PIPELINE_STAGE_2_COMPUTE_SHADER_BIT,
-                              VK_ACCESS_2_SHADER_SAMPLED_READ_BIT);
+        record_image_barrier(commands, image, VK_IMAGE_LAYOUT_TRANSFER_DST_OPTIMAL,
+                             VK_IMAGE_LAYOUT_SHADER_READ_ONLY_OPTIMAL, VK_PIPELINE_STAGE_2_COPY_BIT,
+                             VK_ACCESS_2_TRANSFER_WRITE_BIT, VK_PIPELINE_STAGE_2_COMPUTE_SHADER_BIT,
+                             VK_ACCESS_2_SHADER_SAMPLED_READ_BIT, level_count);
     });
 
     VkImageViewCreateInfo view{VK_STRUCTURE_TYPE_IMAGE_VIEW_CREATE_INFO};

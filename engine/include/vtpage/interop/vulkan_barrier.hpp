@@ -5,6 +5,8 @@
 
 #include <vulkan/vulkan.h>
 
+#include <cstdint>
+
 namespace vtpage {
 
 // Records a global memory barrier: what `src_stages` did through `src_access` comes before, and
@@ -13,11 +15,12 @@ void record_memory_barrier(VkCommandBuffer commands, VkPipelineStageFlags2 src_s
                            VkAccessFlags2 src_access, VkPipelineStageFlags2 dst_stages,
                            VkAccessFlags2 dst_access);
 
-// Records an image barrier on the first mip level and layer of a colour image: the same
-// ordering, and the image's layout changed from `from` to `to` (no queue family transfer).
+// Records an image barrier on the first `levels` mip levels and the first layer of a colour
+// image: the same ordering, and the image's layout changed from `from` to `to` (no queue family
+// transfer).
 void record_image_barrier(VkCommandBuffer commands, VkImage image, VkImageLayout from,
                           VkImageLayout to, VkPipelineStageFlags2 src_stages,
                           VkAccessFlags2 src_access, VkPipelineStageFlags2 dst_stages,
-                          VkAccessFlags2 dst_access);
+                          VkAccessFlags2 dst_access, std::uint32_t levels = 1);
 
 }  // namespace vtpage
