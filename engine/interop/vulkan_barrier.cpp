@@ -19,7 +19,8 @@ void record_memory_barrier(VkCommandBuffer commands, VkPipelineStageFlags2 src_s
 void record_image_barrier(VkCommandBuffer commands, VkImage image, VkImageLayout from,
                           VkImageLayout to, VkPipelineStageFlags2 src_stages,
                           VkAccessFlags2 src_access, VkPipelineStageFlags2 dst_stages,
-                          VkAccessFlags2 dst_access, std::uint32_t levels) {
+                          VkAccessFlags2 dst_access, std::uint32_t levels,
+                          VkImageAspectFlags aspect) {
     VkImageMemoryBarrier2 barrier{VK_STRUCTURE_TYPE_IMAGE_MEMORY_BARRIER_2};
     barrier.srcStageMask = src_stages;
     barrier.srcAccessMask = src_access;
@@ -30,7 +31,7 @@ void record_image_barrier(VkCommandBuffer commands, VkImage image, VkImageLayout
     barrier.srcQueueFamilyIndex = VK_QUEUE_FAMILY_IGNORED;
     barrier.dstQueueFamilyIndex = VK_QUEUE_FAMILY_IGNORED;
     barrier.image = image;
-    barrier.subresourceRange = {VK_IMAGE_ASPECT_COLOR_BIT, 0, levels, 0, 1};
+    barrier.subresourceRange = {aspect, 0, levels, 0, 1};
     VkDependencyInfo dependency{VK_STRUCTURE_TYPE_DEPENDENCY_INFO};
     dependency.imageMemoryBarrierCount = 1;
     dependency.pImageMemoryBarriers = &barrier;

@@ -45,7 +45,11 @@ VulkanImage::VulkanImage(VulkanContext& context, VkExtent2D extent, VkFormat for
     view.image = raw;
     view.viewType = VK_IMAGE_VIEW_TYPE_2D;
     view.format = format;
-    view.subresourceRange = {VK_IMAGE_ASPECT_COLOR_BIT, 0, 1, 0, 1};
+    const bool depth = format == VK_FORMAT_D32_SFLOAT || format == VK_FORMAT_D16_UNORM ||
+                       format == VK_FORMAT_X8_D24_UNORM_PACK32;
+    view.subresourceRange = {depth ? VkImageAspectFlags(VK_IMAGE_ASPECT_DEPTH_BIT)
+                                   : VkImageAspectFlags(VK_IMAGE_ASPECT_COLOR_BIT),
+                             0, 1, 0, 1};
     VkImageView raw_view = VK_NULL_HANDLE;
     vk_check(vkCreateImageView(device, &view, nullptr, &raw_view), "VulkanImage",
              "vkCreateImageView", arguments);

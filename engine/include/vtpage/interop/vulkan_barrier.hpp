@@ -15,12 +15,13 @@ void record_memory_barrier(VkCommandBuffer commands, VkPipelineStageFlags2 src_s
                            VkAccessFlags2 src_access, VkPipelineStageFlags2 dst_stages,
                            VkAccessFlags2 dst_access);
 
-// Records an image barrier on the first `levels` mip levels and the first layer of a colour
-// image: the same ordering, and the image's layout changed from `from` to `to` (no queue family
-// transfer).
+// Records an image barrier on the first `levels` mip levels and the first layer of an image (of
+// its `aspect`: colour, or depth for a depth target): the same ordering, and the image's layout
+// changed from `from` to `to` (no queue family transfer).
 void record_image_barrier(VkCommandBuffer commands, VkImage image, VkImageLayout from,
                           VkImageLayout to, VkPipelineStageFlags2 src_stages,
                           VkAccessFlags2 src_access, VkPipelineStageFlags2 dst_stages,
-                          VkAccessFlags2 dst_access, std::uint32_t levels = 1);
+                          VkAccessFlags2 dst_access, std::uint32_t levels = 1,
+                          VkImageAspectFlags aspect = VK_IMAGE_ASPECT_COLOR_BIT);
 
 }  // namespace vtpage

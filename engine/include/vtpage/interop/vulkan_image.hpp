@@ -1,4 +1,5 @@
-// A 2D image with its own device-local memory and a colour view: the renderer's targets.
+// A 2D image with its own device-local memory and a view (of its depth where the format is a
+// depth format without stencil, else of its colour): the renderer's targets.
 #pragma once
 
 #include <vulkan/vulkan.h>
