@@ -8,6 +8,8 @@
 #include "renderer/vulkan_frame_slot.hpp"
 #include "renderer/vulkan_ground_plane_pipeline.hpp"
 #include "renderer/vulkan_identity_check_pipeline.hpp"
+#include "renderer/vulkan_scene_geometry.hpp"
+#include "renderer/vulkan_scene_pipeline.hpp"
 #include "renderer/vulkan_shade_pipeline.hpp"
 #include "renderer/vulkan_swapchain.hpp"
 #include "vtpage/base/trace.hpp"
@@ -110,8 +112,15 @@ void set_viewport(VkCommandBuffer commands, VkExtent2D extent) {
     vkCmdSetScissor(commands, 0, 1, &scissor);
 }
 
+// `depth`: a depth attachment cleared to the far plane and not kept (scene frames).
 void begin_rendering(VkCommandBuffer commands, VkImageView view, VkExtent2D extent,
-                     const VkClearValue& clear) {
+                     const VkClearValue& clear, VkImageView depth = VK_NULL_HANDLE) {
+    VkRenderingAttachmentInfo depth_attachment{VK_STRUCTURE_TYPE_RENDERING_ATTACHMENT_INFO};
+    depth_attachment.imageView = depth;
+    depth_attachment.imageLayout = VK_IMAGE_LAYOUT_DEPTH_ATTACHMENT_OPTIMAL;
+    depth_attachment.loadOp = VK_ATTACHMENT_LOAD_OP_CLEAR;
+    depth_attachment.storeOp = VK_ATTACHMENT_STORE_OP_DONT_CARE;
+    depth_attachment.clearValue.depthStencil = {1.0f, 0};
     VkRenderingAttachmentInfo attachment{VK_STRUCTURE_TYPE_RENDERING_ATTACHMENT_INFO};
     attachment.imageView = view;
     attachment.imageLayout = VK_IMAGE_LAYOUT_COLOR_ATTACHMENT_OPTIMAL;
@@ -123,7 +132,52 @@ void begin_rendering(VkCommandBuffer commands, VkImageView view, VkExtent2D exte
     rendering.layerCount = 1;
     rendering.colorAttachmentCount = 1;
     rendering.pColorAttachments = &attachment;
+    if (depth != VK_NULL_HANDLE) rendering.pDepthAttachment = &depth_attachment;
     vkCmdBeginRendering(commands, &rendering);
+}
+
+// The depth target made ready for this frame's pass (its previous contents are not kept): after
+// the previous frame's depth tests on it.
+void record_depth_barrier(VkCommandBuffer commands, VkImage depth) {
+    constexpr VkPipelineStageFlags2 tests =
+        VK_PIPELINE_STAGE_2_EARLY_FRAGMENT_TESTS_BIT | VK_PIPELINE_STAGE_2_LATE_FRAGMENT_TESTS_BIT;
+    record_image_barrier(commands, depth, VK_IMAGE_LAYOUT_UNDEFINED,
+                         VK_IMAGE_LAYOUT_DEPTH_ATTACHMENT_OPTIMAL, tests,
+                         VK_ACCESS_2_DEPTH_STENCIL_ATTACHMENT_WRITE_BIT, tests,
+                         VK_ACCESS_2_DEPTH_STENCIL_ATTACHMENT_READ_BIT |
+                             VK_ACCESS_2_DEPTH_STENCIL_ATTACHMENT_WRITE_BIT,
+                         1, VK_IMAGE_ASPECT_DEPTH_BIT);
+}
+
+// The scene's draws: opaque and masked ones with `opaque`, then blended ones with `blended`.
+void draw_scene(VkCommandBuffer commands, VkPipelineLayout layout, const ScenePushConstants& push,
+                const VulkanSceneGeometry& scene, VkPipeline opaque, VkPipeline blended) {
+    vkCmdPushConstants(commands, layout, ScenePipelines::push_stages, 0, sizeof(push), &push);
+    vkCmdBindIndexBuffer(commands, scene.index_buffer(), 0, VK_INDEX_TYPE_UINT32);
+    VkPipeline bound = VK_NULL_HANDLE;
+    for (const SceneGpuDraw& draw : scene.draws()) {
+        VkPipeline wanted = draw.blended ? blended : opaque;
+        if (wanted != bound) vkCmdBindPipeline(commands, VK_PIPELINE_BIND_POINT_GRAPHICS, wanted);
+        bound = wanted;
+        vkCmdDrawIndexed(commands, draw.index_count, 1, draw.first_index, draw.vertex_offset,
+                         draw.instance);
+    }
+}
+
+ScenePushConstants scene_push(const GroundPlanePushConstants& plane,
+                              const VulkanSceneGeometry& scene, std::uint64_t frame_number) {
+    ScenePushConstants push{};
+    std::memcpy(push.view_projection, plane.view_projection, sizeof(push.view_projection));
+    push.indirection = plane.indirection;
+    push.directory = plane.directory;
+    push.vertices = scene.vertices();
+    push.instances = scene.instances();
+    push.materials = scene.materials();
+    push.lod_bias = plane.lod_bias;
+    push.mode = plane.mode;
+    push.max_anisotropy = plane.max_anisotropy;
+    push.frame_number = std::uint32_t(frame_number);
+    return push;
 }
 
 }  // namespace
@@ -153,6 +207,11 @@ struct VulkanRenderer::State {
     std::uint64_t submitted = 0;
     // Frames begun through the streaming facade, where the renderer was given one.
     VirtualTextureStreaming* streaming = nullptr;
+    // Made with the first scene frame: the mesh pipelines and the depth targets of the colour
+    // and feedback passes.
+    std::optional<ScenePipelines> scene_pipelines;
+    VulkanImage depth;
+    VulkanImage feedback_depth;
 
     State(VulkanContext& c, VulkanIndirectionTable& i, VulkanTextureDirectory& t,
           VulkanRendererSettings s)
@@ -199,7 +258,20 @@ struct VulkanRenderer::State {
     VkExtent2D extent() const { return {settings.width, settings.height}; }
     // The deferred pass draws the textured mode, and counts its quality as it samples.
     bool draws_deferred(const FrameDesc& frame) const {
-        return settings.deferred_texturing && frame.mode == RenderMode::textured;
+        return settings.deferred_texturing && frame.mode == RenderMode::textured && !frame.scene;
+    }
+    void make_scene_targets() {
+        if (!scene_pipelines)
+            scene_pipelines.emplace(context, colour_format_used, feedback_format_used);
+        if (depth.get() != VK_NULL_HANDLE && depth.extent().width == settings.width &&
+            depth.extent().height == settings.height) {
+            return;
+        }
+        const VkImageUsageFlags usage = VK_IMAGE_USAGE_DEPTH_STENCIL_ATTACHMENT_BIT;
+        depth = VulkanImage(context, extent(), ScenePipelines::depth_format, usage,
+                            "vtpage scene depth");
+        feedback_depth = VulkanImage(context, feedback_extent(), ScenePipelines::depth_format,
+                                     usage, "vtpage scene feedback depth");
     }
     // Waits for a frame with the settings' timeout; on timeout, busy with what the frame waits
     // for (a CUDA fill value that never came shows here rather than as a hang).
@@ -297,6 +369,8 @@ struct VulkanRenderer::State {
     }
     void record_forward_colour_pass(VkCommandBuffer commands, const GroundPlanePushConstants& push,
                                     const std::vector<PlaneDraw>& planes);
+    void record_scene_colour_pass(VkCommandBuffer commands, const ScenePushConstants& push,
+                                  const VulkanSceneGeometry& scene);
     void record_sample_positions(VkCommandBuffer commands, const GroundPlanePushConstants& push,
                                  const std::vector<PlaneDraw>& planes);
     void record_deferred_colour_pass(VkCommandBuffer commands, const FrameDesc& frame,
@@ -329,6 +403,25 @@ void VulkanRenderer::State::record_forward_colour_pass(VkCommandBuffer commands,
     set_viewport(commands, extent());
     vkCmdBindPipeline(commands, VK_PIPELINE_BIND_POINT_GRAPHICS, pipelines.colour());
     draw_planes(commands, pipelines.layout(), push, planes);
+    vkCmdEndRendering(commands);
+}
+
+// The scene's colour pass: as the forward pass, with a depth target and the mesh pipelines.
+void VulkanRenderer::State::record_scene_colour_pass(VkCommandBuffer commands,
+                                                     const ScenePushConstants& push,
+                                                     const VulkanSceneGeometry& scene) {
+    record_image_barrier(
+        commands, colour.get(), VK_IMAGE_LAYOUT_UNDEFINED, VK_IMAGE_LAYOUT_COLOR_ATTACHMENT_OPTIMAL,
+        VK_PIPELINE_STAGE_2_COLOR_ATTACHMENT_OUTPUT_BIT | VK_PIPELINE_STAGE_2_ALL_TRANSFER_BIT,
+        VK_ACCESS_2_COLOR_ATTACHMENT_WRITE_BIT, VK_PIPELINE_STAGE_2_COLOR_ATTACHMENT_OUTPUT_BIT,
+        VK_ACCESS_2_COLOR_ATTACHMENT_WRITE_BIT | VK_ACCESS_2_COLOR_ATTACHMENT_READ_BIT);
+    record_depth_barrier(commands, depth.get());
+    VkClearValue sky{};
+    std::memcpy(sky.color.float32, settings.clear_colour.data(), sizeof(sky.color.float32));
+    begin_rendering(commands, colour.view(), extent(), sky, depth.view());
+    set_viewport(commands, extent());
+    draw_scene(commands, scene_pipelines->layout(), push, scene, scene_pipelines->colour(),
+               scene_pipelines->colour_blended());
     vkCmdEndRendering(commands);
 }
 
@@ -466,7 +559,12 @@ void VulkanRenderer::State::record_frame(VkCommandBuffer commands, FrameSlot& sl
     const bool deferred = draws_deferred(frame);
     // Deferred: the positions keep the unbiased level, the shading pass adds the bias.
     push.lod_bias = deferred ? 0.0f : frame.lod_bias;
-    if (deferred) {
+    if (frame.scene) {
+        const VulkanCommandLabel label(context, commands, "viewer scene colour pass");
+        make_scene_targets();
+        record_scene_colour_pass(commands, scene_push(push, *frame.scene, submitted + 1),
+                                 *frame.scene);
+    } else if (deferred) {
         const VulkanCommandLabel label(context, commands, "viewer deferred colour pass");
         record_deferred_colour_pass(commands, frame, push, planes, readback);
     } else {
@@ -474,7 +572,7 @@ void VulkanRenderer::State::record_frame(VkCommandBuffer commands, FrameSlot& sl
         record_forward_colour_pass(commands, push, planes);
     }
     slot.write_textured_pass_end(commands);
-    if (deferred && identity_check) {
+    if (deferred && identity_check && !frame.scene) {
         const VulkanCommandLabel label(context, commands, "viewer identity check");
         record_identity_check(commands, readback);
     }
@@ -502,11 +600,21 @@ void VulkanRenderer::State::record_feedback_and_copies(
         VK_ACCESS_2_COLOR_ATTACHMENT_WRITE_BIT | VK_ACCESS_2_COLOR_ATTACHMENT_READ_BIT);
     VkClearValue nothing{};
     nothing.color.uint32[0] = vt::FeedbackEntry::empty;
-    begin_rendering(commands, feedback.view(), feedback_extent(), nothing);
-    set_viewport(commands, feedback_extent());
-    vkCmdBindPipeline(commands, VK_PIPELINE_BIND_POINT_GRAPHICS, pipelines.feedback());
     push.lod_bias = -std::log2(float(settings.feedback_divisor)) + frame.lod_bias;
-    draw_planes(commands, pipelines.layout(), push, planes);
+    if (frame.scene) {
+        record_depth_barrier(commands, feedback_depth.get());
+        begin_rendering(commands, feedback.view(), feedback_extent(), nothing,
+                        feedback_depth.view());
+        set_viewport(commands, feedback_extent());
+        draw_scene(commands, scene_pipelines->layout(),
+                   scene_push(push, *frame.scene, submitted + 1), *frame.scene,
+                   scene_pipelines->feedback(), scene_pipelines->feedback_blended());
+    } else {
+        begin_rendering(commands, feedback.view(), feedback_extent(), nothing);
+        set_viewport(commands, feedback_extent());
+        vkCmdBindPipeline(commands, VK_PIPELINE_BIND_POINT_GRAPHICS, pipelines.feedback());
+        draw_planes(commands, pipelines.layout(), push, planes);
+    }
     vkCmdEndRendering(commands);
 
     // Copies to the host.
@@ -650,7 +758,8 @@ std::optional<CompletedFrame> VulkanRenderer::render(const FrameDesc& frame) {
         readback.colour = VulkanBuffer(s.context, colour_bytes, VK_BUFFER_USAGE_TRANSFER_DST_BIT,
                                        BufferMemory::readback, "vtpage colour readback");
     }
-    const bool identity_checked = s.identity_check && frame.mode == RenderMode::textured;
+    const bool identity_checked =
+        s.identity_check && frame.mode == RenderMode::textured && !frame.scene;
     if (identity_checked && !readback.identity_counts) {
         readback.identity_counts =
             VulkanBuffer(s.context, sizeof(IdentityCheckCounts), VK_BUFFER_USAGE_TRANSFER_DST_BIT,

@@ -47,6 +47,7 @@ class VulkanTextureDirectory;
 namespace vtpage::viewer {
 
 class VulkanSwapchain;
+class VulkanSceneGeometry;
 
 enum class RenderMode : std::uint32_t {
     textured = 0,
@@ -117,6 +118,11 @@ struct FrameDesc {
     std::vector<PlaneDraw> planes;
     std::uint32_t texture_id = 0;
     std::array<float, 2> plane_extent = {1.0f, 1.0f};
+    // A mesh scene drawn instead of the planes: forward, depth tested, blended draws last; the
+    // feedback pass asks for one of each pixel's material textures, turning frame by frame. It
+    // must outlive the frames that name it. The deferred pass, the identity check and the
+    // quality measure are the planes': a scene frame has none of them.
+    const VulkanSceneGeometry* scene = nullptr;
     RenderMode mode = RenderMode::textured;
     // Added to every pixel's level of detail (>= 0: coarser), in the image and in the feedback
     // (the streaming governor's lever); the quality measure counts it as levels missing.

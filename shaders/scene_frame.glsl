@@ -1,0 +1,68 @@
+// The push constants and the scene data of the viewer's mesh pipelines (VulkanRenderer drawing a
+// glTF scene; the C++ side is demos/viewer/renderer/scene_gpu_layout.hpp and
+// ScenePushConstants in vulkan_scene_pipeline.hpp).
+#extension GL_EXT_shader_explicit_arithmetic_types_int64 : require
+#extension GL_EXT_buffer_reference : require
+
+struct SceneVertex {
+    vec3 position;
+    float u;
+    vec3 normal;
+    float v;
+};
+
+struct SceneInstance {
+    mat4 world;
+    mat4 normal;
+    uvec4 material;  // x
+};
+
+struct SceneMaterial {
+    vec4 base_colour;
+    vec4 emissive_metallic;
+    vec4 roughness_cutoff;
+    uint textures[5];  // base colour, normal, metallic-roughness, occlusion, emissive
+    uint alpha_mode;   // 0 opaque, 1 mask, 2 blend
+    uint double_sided;
+    uint unused;
+    vec4 transforms[10];  // two rows of a 2 x 3 uv transform per slot
+};
+
+layout(buffer_reference, std430, buffer_reference_align = 16) readonly buffer SceneVertices {
+    SceneVertex vertices[];
+};
+layout(buffer_reference, std430, buffer_reference_align = 16) readonly buffer SceneInstances {
+    SceneInstance instances[];
+};
+layout(buffer_reference, std430, buffer_reference_align = 16) readonly buffer SceneMaterials {
+    SceneMaterial materials[];
+};
+
+layout(push_constant, std430) uniform Frame {
+    mat4 view_projection;  // world -> clip (Vulkan: y down, depth 0..1)
+    uint64_t indirection;  // VulkanIndirectionTable::device_address()
+    uint64_t directory;    // VulkanTextureDirectory::device_address()
+    uint64_t vertices;     // SceneVertices
+    uint64_t instances;    // SceneInstances
+    uint64_t materials;    // SceneMaterials
+    float lod_bias;        // -log2(downscale) in the feedback pass
+    uint mode;             // 0 textured, 1 residency overlay, 2 mip overlay
+    float max_anisotropy;  // 1: trilinear; up to 16: anisotropic
+    uint frame_number;     // turns which slot a feedback pixel asks for
+}
+frame;
+
+const uint scene_no_texture = 0xffffffffu;
+
+bool scene_has_texture(SceneMaterial m, uint slot) { return m.textures[slot] != scene_no_texture; }
+
+vec2 scene_transform_uv(SceneMaterial m, uint slot, vec2 uv) {
+    const vec4 row0 = m.transforms[slot * 2u];
+    const vec4 row1 = m.transforms[slot * 2u + 1u];
+    return vec2(dot(row0.xy, uv) + row0.z, dot(row1.xy, uv) + row1.z);
+}
+
+// The derivatives of a transformed uv: the transform's linear part applied to uv's.
+vec2 scene_transform_derivative(SceneMaterial m, uint slot, vec2 d) {
+    return vec2(dot(m.transforms[slot * 2u].xy, d), dot(m.transforms[slot * 2u + 1u].xy, d));
+}
