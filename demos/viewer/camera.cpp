@@ -44,11 +44,21 @@ std::array<float, 16> Camera::view_projection(double aspect) const {
     const glm::dmat4 view = glm::lookAtRH(eye, eye + forward, glm::dvec3(0, 1, 0));
     // The nearest point of the plane is `altitude` away: a near plane at half of it clips
     // nothing. There is no depth buffer, so a far plane far beyond the horizon costs nothing.
-    const double near_plane = std::max(pose.altitude * 0.5, 0.01);
-    const double far_plane = std::max(pose.altitude, 1.0) * 1e6;
-    glm::dmat4 perspective = glm::perspectiveRH_ZO(fov_y, aspect, near_plane, far_plane);
+    const bool given = near_plane > 0 && far_plane > near_plane;
+    const double near_used = given ? near_plane : std::max(pose.altitude * 0.5, 0.01);
+    const double far_used = given ? far_plane : std::max(pose.altitude, 1.0) * 1e6;
+    glm::dmat4 perspective = glm::perspectiveRH_ZO(fov_y, aspect, near_used, far_used);
     perspective[1][1] *= -1;  // Vulkan's clip space has y pointing down
     return to_floats(perspective * view);
+}
+
+std::array<double, 3> SceneBox::centre() const {
+    return {(min[0] + max[0]) * 0.5, (min[1] + max[1]) * 0.5, (min[2] + max[2]) * 0.5};
+}
+
+double SceneBox::radius() const {
+    const glm::dvec3 diagonal(max[0] - min[0], max[1] - min[1], max[2] - min[2]);
+    return std::max(glm::length(diagonal) * 0.5, 1e-6);
 }
 
 double max_altitude(double plane_size) { return std::max(plane_size * 2.0, 64.0); }

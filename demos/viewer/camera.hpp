@@ -33,10 +33,22 @@ struct CameraPose {
 // side (yaw and pitch unused); screen right is +x and screen down +z, so rows read top-first.
 enum class Projection { perspective, orthographic };
 
+// A mesh scene's world-space bounds, which the scene view's paths frame.
+struct SceneBox {
+    std::array<double, 3> min{0, 0, 0};
+    std::array<double, 3> max{1, 1, 1};
+    std::array<double, 3> centre() const;
+    double radius() const;  // half the diagonal (at least a small positive number)
+};
+
 struct Camera {
     CameraPose pose;
     double fov_y = 1.0471975511965976;  // 60 degrees
     Projection projection = Projection::perspective;
+    // The depth range of a perspective camera; 0: following the altitude over a plane (a mesh
+    // scene, depth tested, gives its own: scene_camera in camera_path.hpp).
+    double near_plane = 0;
+    double far_plane = 0;
 
     // World to clip, column-major, Vulkan clip space (y down, depth 0..1); near and far follow
     // the altitude so that the whole plane below the horizon is drawn.

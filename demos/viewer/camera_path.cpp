@@ -26,6 +26,34 @@ CameraPose looking_at(double x, double z, double altitude, double yaw, double pi
     return {x - std::sin(yaw) * distance, altitude, z - std::cos(yaw) * distance, yaw, pitch};
 }
 
+// A pose at `distance` from the scene's centre in direction (yaw angle around y, elevation),
+// looking at the centre.
+CameraPose around_scene(const SceneBox& box, double distance, double angle, double elevation) {
+    const auto c = box.centre();
+    const double x = c[0] + std::sin(angle) * std::cos(elevation) * distance;
+    const double y = c[1] + std::sin(elevation) * distance;
+    const double z = c[2] + std::cos(angle) * std::cos(elevation) * distance;
+    return {x, y, z, angle + pi, -elevation};
+}
+
+// The distance at which the scene's bounding sphere fits a 60-degree view, with a margin.
+double framing_distance(const SceneBox& box) { return box.radius() * 2.1; }
+
+constexpr double orbit_seconds = 24;
+constexpr double approach_seconds = 16;
+
+CameraPose orbit(double t, const SceneBox& box) {
+    const double angle = 2 * pi * t / orbit_seconds + 0.6;
+    return around_scene(box, framing_distance(box), angle, 0.35 + 0.2 * std::sin(2 * angle));
+}
+
+CameraPose approach(double t, const SceneBox& box) {
+    // In over 7 s, held 2 s, out over 7 s, turning a quarter of the way round.
+    const double in = smoothstep(t / 7.0) - smoothstep((t - 9.0) / 7.0);
+    const double distance = log_lerp(framing_distance(box), framing_distance(box) * 0.35, in);
+    return around_scene(box, distance, 0.6 + 0.5 * pi * t / approach_seconds, 0.3);
+}
+
 constexpr double overview_seconds = 24;
 constexpr double dive_seconds = 12;
 constexpr double dive_moving_seconds = 10;  // then still
@@ -143,6 +171,12 @@ CameraPose CameraPath::at(double t, PlaneExtent plane, double aspect) const {
     return pose(t, plane, aspect);
 }
 
+CameraPose CameraPath::at(double t, const SceneBox& box) const {
+    t = std::max(t, 0.0);
+    if (t > seconds) t = holds_end ? seconds : std::fmod(t, seconds);
+    return scene_pose(t, box);
+}
+
 bool CameraPath::cut_between(double t0, double t1) const {
     for (const double cut : cuts) {
         if (holds_end || seconds <= 0) {
@@ -179,7 +213,29 @@ const std::vector<CameraPath>& camera_paths(View view) {
         {"image-tour", "the whole image, then into its detail at a few places and back out",
          tour_seconds, false, &image_tour},
     };
-    return view == View::image ? image : camera_paths();
+    static const std::vector<CameraPath> scene = {
+        {.name = "orbit",
+         .description = "around the scene at the distance that frames it, rising and sinking",
+         .seconds = orbit_seconds,
+         .scene_pose = &orbit},
+        {.name = "approach",
+         .description = "from the framing distance in to a third of it, a hold, and back out",
+         .seconds = approach_seconds,
+         .scene_pose = &approach},
+    };
+    if (view == View::image) return image;
+    return view == View::scene ? scene : camera_paths();
+}
+
+Camera scene_camera(const CameraPose& pose, const SceneBox& box) {
+    const auto c = box.centre();
+    const double distance = std::hypot(pose.x - c[0], pose.altitude - c[1], pose.z - c[2]);
+    const double radius = box.radius();
+    Camera camera{.pose = pose};
+    // Everything of the scene lies within `radius` of its centre.
+    camera.far_plane = distance + radius * 1.01;
+    camera.near_plane = std::max(distance - radius * 1.01, camera.far_plane * 1e-4);
+    return camera;
 }
 
 const CameraPath* find_camera_path(std::string_view name) {

@@ -8,6 +8,9 @@
 //              long the view takes to reach full detail after a cut (frame_stats.hpp)
 // and, for the image view (an orthographic camera, camera.hpp):
 //   image-tour the whole image, then zooms into its detail at a few places and back out
+// and, for a mesh scene (--scene), framing its bounds (SceneBox):
+//   orbit      around the scene at the distance that frames it, rising and sinking
+//   approach   from the framing distance in to a third of it, a hold, and back out
 #pragma once
 
 #include <string>
@@ -29,15 +32,19 @@ struct CameraPath {
     // Times within a pass at which the view jumps to a new pose (a camera cut); 0 stands for the
     // start of every pass after the first, where a loop does not join its end.
     std::vector<double> cuts;
+    // The scene view's paths have this instead: a pose within one pass around the scene's box.
+    CameraPose (*scene_pose)(double seconds, const SceneBox& box) = nullptr;
 
     // The pose at time t (seconds from the start), looping or holding after one pass.
     CameraPose at(double t, PlaneExtent plane, double aspect = 16.0 / 9.0) const;
+    CameraPose at(double t, const SceneBox& box) const;  // a scene path's
     // Whether the view cuts in (t0, t1]: a frame at t1 after one at t0 shows a new pose.
     bool cut_between(double t0, double t1) const;
 };
 
-// What the viewer shows: the plane flown over in perspective, or the texture as an image.
-enum class View { plane, image };
+// What the viewer shows: the plane flown over in perspective, the texture as an image, or a
+// mesh scene (--scene) in perspective.
+enum class View { plane, image, scene };
 inline Projection projection_of(View view) {
     return view == View::image ? Projection::orthographic : Projection::perspective;
 }
@@ -49,6 +56,9 @@ const std::vector<CameraPath>& camera_paths(View view);
 // nullptr for an unknown name (of the plane's paths, or of the view's).
 const CameraPath* find_camera_path(std::string_view name);
 const CameraPath* find_camera_path(View view, std::string_view name);
+
+// A perspective camera at `pose` whose depth range holds the whole scene (depth tested).
+Camera scene_camera(const CameraPose& pose, const SceneBox& box);
 
 // Where a manual flight starts: over the centre, high enough to see a good part of the plane.
 CameraPose starting_pose(PlaneExtent plane);

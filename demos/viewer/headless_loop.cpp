@@ -98,6 +98,14 @@ private:
     bool released_ = false;
 };
 
+// The camera of the path at time t: over the plane (or image), or around the scene.
+Camera path_camera(const CameraPath& path, double t, const StreamingSession& session, View view,
+                   double aspect) {
+    if (const SceneBox* box = session.scene_box()) return scene_camera(path.at(t, *box), *box);
+    return Camera{.pose = path.at(t, session.plane_extent(), aspect),
+                  .projection = projection_of(view)};
+}
+
 }  // namespace
 
 std::uint64_t default_headless_frames(const ViewerOptions& options) {
@@ -127,7 +135,7 @@ double fly_path(StreamingSession& session, const CameraPath& path, std::uint64_t
         const bool last = i + 1 == frames || interrupt_requested();
         pressure.at(seconds_between(start, Clock::now()));
         const double t = double(i) * step;
-        camera.pose = path.at(t, session.plane_extent(), aspect);
+        camera = path_camera(path, t, session, options.view, aspect);
         // The previous frame's time as it was computed, so that each cut falls in one frame.
         const bool after_cut = i > 0 && path.cut_between(double(i - 1) * step, t);
         frame.view_projection = camera.view_projection(aspect);
@@ -176,10 +184,13 @@ double fly_path(StreamingSession& session, const CameraPath& path, std::uint64_t
     return seconds_between(start, Clock::now());
 }
 
-int run_headless(const ViewerOptions& options, const Log& log) {
+int run_headless(const ViewerOptions& options, const Log& log,
+                 std::shared_ptr<const SessionScene> scene) {
     const CameraPath& path = *find_camera_path(options.view, options.camera_path);
     const std::uint64_t frames = options.frames ? options.frames : default_headless_frames(options);
-    StreamingSession session(session_settings(options, log));
+    SessionSettings settings = session_settings(options, log);
+    settings.scene = std::move(scene);
+    StreamingSession session(std::move(settings));
     std::fprintf(stderr, "vtpage-viewer: %s on %s, %s, %u x %u, camera path %s, %llu frames\n",
                  session.backend_name().c_str(), session.device_name().c_str(),
                  session.texture_name().c_str(), options.width, options.height, path.name.c_str(),
@@ -199,9 +210,8 @@ int run_headless(const ViewerOptions& options, const Log& log) {
         // state).
         SessionFrame frame;
         const double aspect = double(options.width) / options.height;
-        const Camera camera{.pose = path.at(double(frames - 1) * options.time_step_ms / 1000.0,
-                                            session.plane_extent(), aspect),
-                            .projection = projection_of(options.view)};
+        const Camera camera = path_camera(path, double(frames - 1) * options.time_step_ms / 1000.0,
+                                          session, options.view, aspect);
         frame.view_projection = camera.view_projection(aspect);
         frame.mode = options.mode;
         if (hud) {

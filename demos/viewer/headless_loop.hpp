@@ -4,9 +4,11 @@
 #pragma once
 
 #include <cstdint>
+#include <memory>
 
 #include "camera_path.hpp"
 #include "frame_stats.hpp"
+#include "session_scene.hpp"
 #include "streaming_session.hpp"
 #include "viewer_options.hpp"
 #include "vtpage/base/log.hpp"
@@ -15,8 +17,9 @@ namespace vtpage::viewer {
 
 class Hud;
 
-// The exit status (see finish_run).
-int run_headless(const ViewerOptions& options, const Log& log);
+// The exit status (see finish_run). `scene`: the mesh scene of --scene, loaded and baked.
+int run_headless(const ViewerOptions& options, const Log& log,
+                 std::shared_ptr<const SessionScene> scene = nullptr);
 
 // Frames of one pass of the options' camera path at their time step (the default of --frames).
 std::uint64_t default_headless_frames(const ViewerOptions& options);

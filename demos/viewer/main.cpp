@@ -9,6 +9,10 @@
 #include <string>
 
 #include "headless_loop.hpp"
+#if VTPAGE_VIEWER_SCENES
+#include "scene/gltf_scene.hpp"
+#include "scene/scene_loading.hpp"
+#endif
 #include "streaming_session.hpp"
 #include "viewer_options.hpp"
 #include "vtpage/base/trace.hpp"
@@ -18,9 +22,31 @@ namespace {
 
 using namespace vtpage::viewer;
 
+// --scene, read and baked before the run starts any thread (the reader forks).
+std::shared_ptr<const SessionScene> load_scene(const ViewerOptions& options) {
+    if (options.scene.empty()) return nullptr;
+#if VTPAGE_VIEWER_SCENES
+    try {
+        const std::filesystem::path cache = options.scene_cache.empty()
+                                                ? default_scene_cache()
+                                                : std::filesystem::path(options.scene_cache);
+        const bool progress = options.progress;
+        return load_session_scene(options.scene, cache, [progress](std::string_view line) {
+            if (progress) std::fprintf(stderr, "%.*s\n", int(line.size()), line.data());
+        });
+    } catch (const SceneError& error) {
+        throw UsageError(error.what());
+    }
+#else
+    throw UsageError("--scene: this viewer was built without glTF scenes (assimp and libvips)");
+#endif
+}
+
 int run(const ViewerOptions& options, const vtpage::Log& log) {
     try {
-        return options.headless ? run_headless(options, log) : run_window(options, log);
+        std::shared_ptr<const SessionScene> scene = load_scene(options);
+        return options.headless ? run_headless(options, log, std::move(scene))
+                                : run_window(options, log, std::move(scene));
     } catch (const UsageError& error) {
         std::fprintf(stderr, "vtpage-viewer: %s\n", error.what());
         return 2;

@@ -22,6 +22,17 @@ constexpr std::size_t max_governor_samples = 1 << 20;
 using Sources = std::vector<std::shared_ptr<const vt::TileSource>>;
 
 Sources make_sources(const SessionSettings& settings) {
+    if (settings.scene) {
+        if (settings.scene->texture_files.empty()) {
+            throw UsageError(settings.scene->name +
+                             ": the scene samples no image: there is nothing to stream");
+        }
+        Sources sources;
+        for (const std::string& file : settings.scene->texture_files) {
+            sources.push_back(open_baked_texture(file));
+        }
+        return sources;
+    }
     if (settings.texture == "procedural") {
         return {std::make_shared<vt::ProceduralSource>(
             vt::ProceduralSettings{.seed = settings.seed,
@@ -93,8 +104,8 @@ StreamingSession::StreamingSession(SessionSettings settings) : settings_(std::mo
     const SessionSettings& s = settings_;
     // The textures first: bad input is the user's problem, said before any device work.
     Sources sources = make_sources(s);
-    texture_set_ =
-        s.texture != "procedural" && s.texture != "identity" && is_texture_set(s.texture);
+    texture_set_ = s.scene || (s.texture != "procedural" && s.texture != "identity" &&
+                               is_texture_set(s.texture));
     std::uint64_t page_count = 0;
     for (const auto& source : sources) page_count += vt::TextureLayout(source->shape()).page_count;
     const auto* identity = dynamic_cast<const vt::IdentitySource*>(sources.front().get());
@@ -160,6 +171,11 @@ StreamingSession::StreamingSession(SessionSettings settings) : settings_(std::mo
                              .pages = vt::TextureLayout(shape).page_count});
     }
     scene_ = lay_out(textures_, planes_);
+    if (s.scene) {
+        std::vector<vt::TextureId> ids;
+        for (const SessionTexture& texture : textures_) ids.push_back(texture.id);
+        scene_geometry_ = std::make_unique<VulkanSceneGeometry>(*context_, s.scene->geometry(ids));
+    }
     renderer_ = std::make_unique<VulkanRenderer>(
         *context_, *streaming_,
         VulkanRendererSettings{.width = s.width,
@@ -182,13 +198,19 @@ StreamingSession::~StreamingSession() {
     // The renderer reads the indirection table and the directory: it goes first. The
     // streaming takes its own parts down in order; the context outlives it.
     renderer_.reset();
+    scene_geometry_.reset();
     streaming_.reset();
+}
+
+std::uint64_t StreamingSession::scene_geometry_bytes() const noexcept {
+    return scene_geometry_ ? scene_geometry_->bytes() : 0;
 }
 
 std::optional<CompletedSummary> StreamingSession::render(const SessionFrame& frame) {
     FrameDesc desc;
     desc.view_projection = frame.view_projection;
     desc.planes = planes_;
+    desc.scene = scene_geometry_.get();
     desc.mode = frame.mode;
     desc.capture = frame.capture;
     desc.overlay = frame.overlay;
@@ -337,7 +359,9 @@ bool StreamingSession::settle(SessionFrame frame, std::chrono::milliseconds time
         // so that the last image was drawn after the table had every one of them.
         const bool all_ready = last && last->requests == last->resident_requests;
         clean = all_ready && nothing_held ? clean + 1 : 0;
-        if (clean >= 2) return true;
+        // A scene's pixels ask for one material slot a frame, in turn: every slot must have
+        // had its frame.
+        if (clean >= (settings_.scene ? int(scene_slot_count) + 1 : 2)) return true;
     }
     return false;
 }
@@ -406,6 +430,11 @@ std::string StreamingSession::backend_name() const { return std::string(backend_
 std::string StreamingSession::device_name() const { return context_->device_name(); }
 
 std::string StreamingSession::texture_name() const {
+    if (settings_.scene) {
+        return detail::concat(settings_.scene->name, " (", textures_.size(),
+                              textures_.size() == 1 ? " texture, " : " textures, ", texture_pages(),
+                              " pages)");
+    }
     if (!texture_set_) return textures_.front().name;
     return detail::concat(textures_.size(), textures_.size() == 1 ? " texture, " : " textures, ",
                           texture_pages(), " pages");

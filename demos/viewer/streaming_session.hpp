@@ -28,8 +28,10 @@
 #include "camera.hpp"
 #include "input_errors.hpp"
 #include "renderer/vulkan_renderer.hpp"
+#include "renderer/vulkan_scene_geometry.hpp"
 #include "residency_totals.hpp"
 #include "scene_layout.hpp"
+#include "session_scene.hpp"
 #include "usage_error.hpp"
 #include "vtpage/backend/backend.hpp"
 #include "vtpage/base/log.hpp"
@@ -49,6 +51,9 @@ struct SessionSettings {
     // a texture set: a folder of baked files or a manifest (texture_set_source.hpp), whose
     // textures are drawn side by side (scene_layout.hpp)
     std::string texture = "procedural";
+    // A mesh scene drawn instead of the planes (texture is then unused): its textures are
+    // streamed, its geometry drawn by every frame.
+    std::shared_ptr<const SessionScene> scene;
     std::uint32_t texture_size_log2 = 20;  // of the procedural and identity textures
     std::uint32_t seed = 3;
     vt::TileFormat texture_format = vt::TileFormat::rgba8;  // of the procedural texture
@@ -239,6 +244,12 @@ public:
     // What the camera flies over: the one texture's plane at its aspect, one texel per unit,
     // or the grid of a texture set's planes (scene_layout.hpp).
     PlaneExtent plane_extent() const noexcept { return scene_.extent; }
+    // The mesh scene's bounds (SessionSettings::scene), nullptr when planes are drawn.
+    const SceneBox* scene_box() const noexcept {
+        return settings_.scene ? &settings_.scene->box : nullptr;
+    }
+    // The device memory of the scene's geometry (0 without one).
+    std::uint64_t scene_geometry_bytes() const noexcept;
     const SceneLayout& scene() const noexcept { return scene_; }
     std::size_t budget_pages() const;
     // The texels that resident pages hold (TextureLayout::texels_in_page), summed over the
@@ -278,7 +289,8 @@ private:
     // The streamer wired to the context, with the frame protocol around it.
     std::unique_ptr<VirtualTextureStreaming> streaming_;
     std::unique_ptr<VulkanRenderer> renderer_;
-    std::vector<SessionTexture> textures_;  // in the order added: ids 0, 1, 2 ...
+    std::unique_ptr<VulkanSceneGeometry> scene_geometry_;  // drawn by every frame, where given
+    std::vector<SessionTexture> textures_;                 // in the order added: ids 0, 1, 2 ...
     bool texture_set_ = false;
     SceneLayout scene_;
     std::vector<PlaneDraw> planes_;  // the scene, as each frame draws it

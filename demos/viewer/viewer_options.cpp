@@ -61,7 +61,10 @@ std::string path_names(View view) {
     return names;
 }
 
-std::string path_names() { return path_names(View::plane) + "; " + path_names(View::image); }
+std::string path_names() {
+    return path_names(View::plane) + "; " + path_names(View::image) + "; with --scene " +
+           path_names(View::scene);
+}
 
 // A path flies its own view: the flights perspective, the tours orthographic.
 void check_path_view(const std::string& path, View view) {
@@ -84,8 +87,8 @@ void check_output(const std::string& flag, const std::string& path) {
 // groups in the order of their first flag's definition.
 const std::vector<std::pair<std::string, std::vector<std::string>>> option_groups = {
     {"Scene",
-     {"--texture", "--texture-size-log2", "--texture-format", "--seed", "--view", "--mode",
-      "--forward-texturing", "--anisotropy"}},
+     {"--texture", "--scene", "--scene-cache", "--texture-size-log2", "--texture-format", "--seed",
+      "--view", "--mode", "--forward-texturing", "--anisotropy"}},
     {"Budget and pressure",
      {"--budget-mib", "--governor", "--headroom-mib", "--min-budget-mib", "--frame-ms-target",
       "--pressure-mib", "--pressure-leave-free-mib", "--pressure-at", "--pressure-for",
@@ -125,9 +128,34 @@ void check_identity_check(ViewerOptions& o, bool texture_given, const std::strin
     o.texture = "identity";
 }
 
+// A scene is drawn on its own: not with a texture, a view of the plane or the identity check.
+void check_scene(const ViewerOptions& o, bool texture_given, const std::string& view) {
+    if (texture_given) {
+        throw CLI::ValidationError("--scene", "draws the scene's own images: leave --texture out");
+    }
+    if (view != "plane") {
+        throw CLI::ValidationError("--scene", "is its own view: leave --view out");
+    }
+    if (o.identity_check) {
+        throw CLI::ValidationError("--scene", "cannot be checked by --identity-check");
+    }
+    const std::string extension = std::filesystem::path(o.scene).extension().string();
+    if (extension != ".gltf" && extension != ".glb") {
+        throw CLI::ValidationError("--scene",
+                                   "'" + o.scene.substr(0, 80) + "' is not a .gltf or .glb file");
+    }
+    std::error_code error;
+    if (!std::filesystem::is_regular_file(o.scene, error)) {
+        throw CLI::ValidationError("--scene", "no such file: " + o.scene.substr(0, 200));
+    }
+}
+
 }  // namespace
 
-std::string to_string(View view) { return view == View::image ? "image" : "plane"; }
+std::string to_string(View view) {
+    if (view == View::scene) return "scene";
+    return view == View::image ? "image" : "plane";
+}
 
 std::string to_string(RenderMode mode) {
     for (const auto& [name, value] : render_modes) {
@@ -159,6 +187,14 @@ ParsedOptions parse_viewer_options(int argc, const char* const* argv) {
                 return texture_path_problem(value);
             })
             ->capture_default_str();
+    auto* scene_flag = app.add_option(
+        "--scene", o.scene,
+        "A glTF 2.0 scene (.gltf or .glb) drawn instead of the plane: its meshes, materials and "
+        "images, each image baked on first use into --scene-cache and streamed as a virtual "
+        "texture (camera paths: orbit, approach)");
+    app.add_option("--scene-cache", o.scene_cache,
+                   "Where --scene's baked images are kept (default: $XDG_CACHE_HOME/vtpage/scenes "
+                   "or ~/.cache/vtpage/scenes)");
     app.add_option("--texture-size-log2", o.texture_size_log2,
                    "Procedural and identity textures: 2^N texels on a side (20: 1M x 1M)")
         ->check(app::count_in(8, 20))
@@ -195,7 +231,8 @@ ParsedOptions parse_viewer_options(int argc, const char* const* argv) {
                    "A scripted flight: " + path_names() +
                        " (window: plays it in a loop; headless default: overview)")
         ->check([](const std::string& value) -> std::string {
-            if (find_camera_path(View::plane, value) || find_camera_path(View::image, value)) {
+            if (find_camera_path(View::plane, value) || find_camera_path(View::image, value) ||
+                find_camera_path(View::scene, value)) {
                 return {};
             }
             return "unknown camera path '" + value + "' (" + path_names() + ")";
@@ -354,7 +391,7 @@ ParsedOptions parse_viewer_options(int argc, const char* const* argv) {
         app.parse(argc, argv);
         check_output("--screenshot", o.screenshot);
         check_output("--stats", o.stats);
-        check_path_view(o.camera_path, views.at(view));
+        check_path_view(o.camera_path, o.scene.empty() ? views.at(view) : View::scene);
         if (o.settle && !o.headless) {
             throw CLI::ValidationError("--settle", "needs --headless");
         }
@@ -363,6 +400,7 @@ ParsedOptions parse_viewer_options(int argc, const char* const* argv) {
                                        "is for the procedural texture (a baked file has its own)");
         }
         if (o.identity_check) check_identity_check(o, texture_flag->count() > 0, mode);
+        if (scene_flag->count() > 0) check_scene(o, texture_flag->count() > 0, view);
         if (o.pressure() && !o.headless) {
             throw CLI::ValidationError("--pressure-mib", "needs --headless");
         }
@@ -385,9 +423,11 @@ ParsedOptions parse_viewer_options(int argc, const char* const* argv) {
     o.mode = render_modes.at(mode);
     o.texture_format = texture_formats.at(texture_format);
     o.progress = !quiet;
-    o.view = views.at(view);
+    o.view = o.scene.empty() ? views.at(view) : View::scene;
     if (o.headless && o.camera_path.empty()) {
-        o.camera_path = o.view == View::image ? "image-tour" : "overview";
+        o.camera_path = o.view == View::scene   ? "orbit"
+                        : o.view == View::image ? "image-tour"
+                                                : "overview";
     }
     parsed.options = o;
     return parsed;

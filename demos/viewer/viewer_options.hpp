@@ -24,7 +24,13 @@ struct ViewerOptions {
     bool headless = false;
     // Frames to render; 0: until Esc in a window, one pass of the camera path headless.
     std::uint64_t frames = 0;
-    // The plane flown over in perspective, or the texture as an image (pan and zoom).
+    // A glTF 2.0 scene (.gltf or .glb) drawn instead of the plane: its images baked on first use
+    // into scene_cache (again when an image is newer than its baked file), each streamed as a
+    // virtual texture (View::scene).
+    std::string scene;
+    std::string scene_cache;  // empty: $XDG_CACHE_HOME/vtpage/scenes or ~/.cache/vtpage/scenes
+    // The plane flown over in perspective, or the texture as an image (pan and zoom), or the
+    // scene (set by --scene).
     View view = View::plane;
     // A scripted path of the view (camera_path.hpp); empty: the mouse and keyboard in a window,
     // headless "overview" (plane) or "image-tour" (image).

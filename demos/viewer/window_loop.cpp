@@ -182,7 +182,8 @@ CameraPose home_pose(View view, PlaneExtent plane, double aspect) {
 
 }  // namespace
 
-int run_window(const ViewerOptions& options, const Log& log) {
+int run_window(const ViewerOptions& options, const Log& log,
+               std::shared_ptr<const SessionScene> scene) {
     GlfwLibrary glfw;
     if (!glfw.ok) {
         std::fprintf(stderr,
@@ -216,6 +217,7 @@ int run_window(const ViewerOptions& options, const Log& log) {
     sized.width = std::uint32_t(std::max(width, 16));
     sized.height = std::uint32_t(std::max(height, 16));
     SessionSettings settings = session_settings(sized, log);
+    settings.scene = std::move(scene);
     std::uint32_t extension_count = 0;
     const char** extensions = glfwGetRequiredInstanceExtensions(&extension_count);
     for (std::uint32_t i = 0; i < extension_count; ++i) {
@@ -310,7 +312,13 @@ int run_window(const ViewerOptions& options, const Log& log) {
                     home_pose(view, session.plane_extent(), double(image_width) / image_height);
                 input.reset = false;
             }
-            if (path) {
+            // A scene is shown by its paths only (no free flight around it yet).
+            if (!path && view == View::scene) path = &camera_paths(view).front();
+            if (path && view == View::scene) {
+                path_time += dt;
+                camera =
+                    scene_camera(path->at(path_time, *session.scene_box()), *session.scene_box());
+            } else if (path) {
                 after_cut = after_cut || path->cut_between(path_time, path_time + dt);
                 path_time += dt;
                 camera.pose =
@@ -322,7 +330,9 @@ int run_window(const ViewerOptions& options, const Log& log) {
                     key_down(window.window, GLFW_KEY_D);
                 if (steering) path = nullptr;
             }
-            if (!path && view == View::image) {
+            if (view == View::scene) {
+                // steered by its path alone
+            } else if (!path && view == View::image) {
                 pan_image(window.window, input, camera.pose, dt, session.plane_extent());
             } else if (!path) {
                 fly(window.window, input, camera.pose, dt, session.plane_extent());

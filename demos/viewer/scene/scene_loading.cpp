@@ -1,0 +1,70 @@
+#include "scene/scene_loading.hpp"
+
+#include <cstdlib>
+
+#include "scene/isolated_scene_reader.hpp"
+#include "scene/scene_packing.hpp"
+#include "scene/scene_texture_cache.hpp"
+
+namespace vtpage::viewer {
+
+namespace {
+
+SceneBox box_of(const GltfScene& scene) {
+    SceneBox box;
+    for (int i = 0; i < 3; ++i) {
+        box.min[i] = scene.bounds_min[i];
+        box.max[i] = scene.bounds_max[i];
+    }
+    return box;
+}
+
+// Per material, the texture ids of its slots, given the id each baked texture got.
+std::vector<MaterialTextures> material_textures(const SceneTextures& baked,
+                                                const std::vector<vt::TextureId>& ids) {
+    std::vector<MaterialTextures> textures;
+    for (const auto& slots : baked.material_slots) {
+        MaterialTextures material;
+        for (std::size_t slot = 0; slot < scene_slot_count; ++slot) {
+            const std::int32_t index = slots[slot];
+            material[slot] = index < 0 ? scene_no_texture : ids.at(std::size_t(index));
+        }
+        textures.push_back(material);
+    }
+    return textures;
+}
+
+}  // namespace
+
+std::filesystem::path default_scene_cache() {
+    if (const char* xdg = std::getenv("XDG_CACHE_HOME"); xdg && *xdg == '/') {
+        return std::filesystem::path(xdg) / "vtpage" / "scenes";
+    }
+    if (const char* home = std::getenv("HOME"); home && *home == '/') {
+        return std::filesystem::path(home) / ".cache" / "vtpage" / "scenes";
+    }
+    return ".vtpage-scenes";
+}
+
+std::shared_ptr<const SessionScene> load_session_scene(
+    const std::filesystem::path& scene_file, const std::filesystem::path& cache_dir,
+    const std::function<void(std::string_view line)>& progress) {
+    auto scene = std::make_shared<const GltfScene>(read_gltf_scene_isolated(scene_file));
+    SceneTextureSettings settings;
+    settings.cache_dir = cache_dir;
+    settings.progress = progress;
+    auto baked =
+        std::make_shared<const SceneTextures>(bake_scene_textures(*scene, scene_file, settings));
+    auto session_scene = std::make_shared<SessionScene>();
+    session_scene->name = scene_file.filename().string();
+    for (const SceneTexture& texture : baked->textures) {
+        session_scene->texture_files.push_back(texture.file.string());
+    }
+    session_scene->box = box_of(*scene);
+    session_scene->geometry = [scene, baked](const std::vector<vt::TextureId>& ids) {
+        return pack_scene(*scene, material_textures(*baked, ids));
+    };
+    return session_scene;
+}
+
+}  // namespace vtpage::viewer

@@ -1,0 +1,30 @@
+// A glTF scene (gltf_scene.hpp) turned into what the mesh pipelines read
+// (renderer/scene_gpu_layout.hpp): every mesh's vertices and indices one after another, an
+// instance record per placed mesh (world and normal transforms, material), a material record
+// per material (factors, each slot's virtual texture and uv transform) and one draw per
+// instance, opaque and masked ones first, blended ones last.
+#pragma once
+
+#include <array>
+#include <cstdint>
+#include <optional>
+#include <vector>
+
+#include "renderer/scene_gpu_layout.hpp"
+#include "scene/gltf_scene.hpp"
+
+namespace vtpage::viewer {
+
+// Per material, per SceneSlot: the virtual texture it samples, or scene_no_texture.
+using MaterialTextures = std::array<std::uint32_t, scene_slot_count>;
+
+// The material's slot as the scene has it (nullopt where none).
+const std::optional<TextureSlot>& material_slot(const SceneMaterial& material, SceneSlot slot);
+
+// A KHR_texture_transform as the two rows the shaders apply (scene_frame.glsl).
+void transform_rows(const UvTransform& transform, float row0[4], float row1[4]);
+
+// SceneError when `textures` does not have one entry per material.
+SceneGeometryData pack_scene(const GltfScene& scene, const std::vector<MaterialTextures>& textures);
+
+}  // namespace vtpage::viewer
