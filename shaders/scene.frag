@@ -3,8 +3,10 @@
 // the level the base colour sampled. Alpha-masked materials discard below their cutoff.
 #define VT_FRAGMENT_SHADER
 #include "scene_frame.glsl"
-#include "scene_material.glsl"
 #include "vtpage/virtual_texture.glsl"
+
+// needs the two above
+#include "scene_material.glsl"
 
 layout(location = 0) in vec3 world;
 layout(location = 1) in vec3 normal;
