@@ -50,7 +50,9 @@ struct Candidate {
     bool fd = false;
     bool semaphore_fd = false;
     bool swapchain = false;
-    bool sampler_anisotropy = false;  // optional: enabled where offered
+    bool sampler_anisotropy = false;            // optional: enabled where offered
+    bool texture_compression_bc = false;        // optional: enabled where offered
+    bool sampled_image_array_indexing = false;  // optional: arrays of samplers indexed at run time
     std::string rejection;
 };
 
@@ -86,6 +88,9 @@ Candidate examine(VkPhysicalDevice device, const VulkanContextSettings& settings
     if (!features13.dynamicRendering) missing.push_back("dynamicRendering");
     if (!features13.synchronization2) missing.push_back("synchronization2");
     candidate.sampler_anisotropy = features.features.samplerAnisotropy;
+    candidate.texture_compression_bc = features.features.textureCompressionBC;
+    candidate.sampled_image_array_indexing =
+        features.features.shaderSampledImageArrayDynamicIndexing;
 
     const auto extensions = device_extensions(device);
     candidate.host_pointer = has_extension(extensions, VK_EXT_EXTERNAL_MEMORY_HOST_EXTENSION_NAME);
@@ -426,6 +431,9 @@ void VulkanContext::State::create_device() {
     VkPhysicalDeviceFeatures2 features{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_FEATURES_2, &features12};
     features.features.shaderInt64 = VK_TRUE;
     features.features.samplerAnisotropy = chosen.sampler_anisotropy ? VK_TRUE : VK_FALSE;
+    features.features.textureCompressionBC = chosen.texture_compression_bc ? VK_TRUE : VK_FALSE;
+    features.features.shaderSampledImageArrayDynamicIndexing =
+        chosen.sampled_image_array_indexing ? VK_TRUE : VK_FALSE;
 
     const float priority = 1.0f;
     VkDeviceQueueCreateInfo queue_info{VK_STRUCTURE_TYPE_DEVICE_QUEUE_CREATE_INFO};
@@ -521,6 +529,7 @@ void VulkanContext::State::adopt(const VulkanDeviceHandles& app,
     chosen.semaphore_fd = on(VK_KHR_EXTERNAL_SEMAPHORE_FD_EXTENSION_NAME);
     chosen.swapchain = on(VK_KHR_SWAPCHAIN_EXTENSION_NAME);
     chosen.sampler_anisotropy = app.enabled_features.sampler_anisotropy;
+    chosen.texture_compression_bc = app.enabled_features.texture_compression_bc;
     chosen.queue_family = app.queue_family;
     owns = false;
     instance = app.instance;
@@ -576,7 +585,12 @@ VulkanDeviceHandles VulkanContext::handles() const {
     VulkanDeviceHandles handles{state_->instance, state_->chosen.device, state_->device,
                                 state_->queue, state_->chosen.queue_family};
     handles.enabled_extensions = state_->enabled_extensions;
-    handles.enabled_features = {true, true, true, true, state_->chosen.sampler_anisotropy};
+    handles.enabled_features = {true,
+                                true,
+                                true,
+                                true,
+                                state_->chosen.sampler_anisotropy,
+                                state_->chosen.texture_compression_bc};
     handles.queue_mutex = state_->queue_lock;  // the lock vtpage takes: the app shares it
     return handles;
 }
@@ -619,6 +633,10 @@ bool VulkanContext::supports_fd_import() const noexcept { return state_->chosen.
 bool VulkanContext::supports_semaphore_fd() const noexcept { return state_->chosen.semaphore_fd; }
 bool VulkanContext::supports_sampler_anisotropy() const noexcept {
     return state_->chosen.sampler_anisotropy;
+}
+
+bool VulkanContext::supports_texture_compression_bc() const noexcept {
+    return state_->chosen.texture_compression_bc;
 }
 VkDeviceSize VulkanContext::host_pointer_alignment() const noexcept {
     return state_->host_pointer_alignment;

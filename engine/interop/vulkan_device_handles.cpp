@@ -15,6 +15,7 @@ void record_features(const VkBaseInStructure* link, VulkanDeviceFeatures& f) {
             auto* s = reinterpret_cast<const VkPhysicalDeviceFeatures2*>(link);
             f.shader_int64 |= bool(s->features.shaderInt64);
             f.sampler_anisotropy |= bool(s->features.samplerAnisotropy);
+            f.texture_compression_bc |= bool(s->features.textureCompressionBC);
             break;
         }
         case VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_VULKAN_1_2_FEATURES: {
@@ -58,6 +59,7 @@ void VulkanDeviceHandles::describe_creation(const VkDeviceCreateInfo& create) {
     if (create.pEnabledFeatures) {
         enabled_features.shader_int64 = create.pEnabledFeatures->shaderInt64;
         enabled_features.sampler_anisotropy = create.pEnabledFeatures->samplerAnisotropy;
+        enabled_features.texture_compression_bc = create.pEnabledFeatures->textureCompressionBC;
     }
     for (auto* link = static_cast<const VkBaseInStructure*>(create.pNext); link;
          link = link->pNext) {

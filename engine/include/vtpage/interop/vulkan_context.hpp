@@ -158,6 +158,9 @@ public:
     // samplerAnisotropy, enabled on vtpage's own device where offered (the app's: as it was
     // created): VkSamplers with anisotropyEnable may be made.
     bool supports_sampler_anisotropy() const noexcept;
+    // textureCompressionBC, enabled on vtpage's own device where offered (the app's: as it was
+    // created): images in the BC formats may be sampled.
+    bool supports_texture_compression_bc() const noexcept;
     // VkPhysicalDeviceExternalMemoryHostPropertiesEXT::minImportedHostPointerAlignment (0 when
     // host pointer import is not enabled).
     VkDeviceSize host_pointer_alignment() const noexcept;

@@ -38,6 +38,9 @@ struct VulkanDeviceFeatures {
     // Optional: anisotropic VkSamplers, for the app's (and tests') own images; vtpage's
     // virtual-texture sampling filters anisotropically in the shader without it.
     bool sampler_anisotropy = false;
+    // Optional: sampled images in the BC formats, for the app's own (the viewer's hardware
+    // reference); vtpage decodes its BC tiles in the shader without it.
+    bool texture_compression_bc = false;
 };
 
 struct VulkanDeviceHandles {

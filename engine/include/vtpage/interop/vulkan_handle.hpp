@@ -54,5 +54,9 @@ using UniqueVkShaderModule = VulkanObject<VkShaderModule, &vkDestroyShaderModule
 using UniqueVkPipelineLayout = VulkanObject<VkPipelineLayout, &vkDestroyPipelineLayout>;
 using UniqueVkPipeline = VulkanObject<VkPipeline, &vkDestroyPipeline>;
 using UniqueVkSwapchain = VulkanObject<VkSwapchainKHR, &vkDestroySwapchainKHR>;
+using UniqueVkSampler = VulkanObject<VkSampler, &vkDestroySampler>;
+using UniqueVkDescriptorSetLayout =
+    VulkanObject<VkDescriptorSetLayout, &vkDestroyDescriptorSetLayout>;
+using UniqueVkDescriptorPool = VulkanObject<VkDescriptorPool, &vkDestroyDescriptorPool>;
 
 }  // namespace vtpage
