@@ -7,6 +7,13 @@ const vec3 scene_sun_direction = vec3(0.36, 0.86, 0.36);  // normalised, towards
 const vec3 scene_sun_colour = vec3(0.84);
 const vec3 scene_sky_colour = vec3(0.55, 0.62, 0.75);
 
+#ifdef SCENE_REFERENCE
+// The hardware reference: texture id i is element i of this array (VulkanReferenceTextures), an
+// image of the same levels and formats whose sampler has the texture's address modes.
+layout(constant_id = 0) const uint scene_reference_count = 1u;
+layout(set = 0, binding = 0) uniform sampler2D scene_reference_textures[scene_reference_count];
+#endif
+
 // A fragment's surface and its screen derivatives, taken once before any branch (derivatives
 // need every pixel of the quad).
 struct SceneSurface {
@@ -29,6 +36,13 @@ vec4 scene_sample(SceneMaterial m, uint slot, SceneSurface s, vec4 fallback,
     info.wanted_mip = 0u;
     info.resident_mip = 0u;
     if (!scene_has_texture(m, slot)) return fallback;
+#ifdef SCENE_REFERENCE
+    // The same for every fragment of a draw (its material's): dynamically uniform.
+    return textureGrad(scene_reference_textures[m.textures[slot]],
+                       scene_transform_uv(m, slot, s.uv),
+                       scene_transform_derivative(m, slot, s.duv_dx),
+                       scene_transform_derivative(m, slot, s.duv_dy));
+#endif
     VtTexture t = vt_texture(frame.directory, frame.indirection, m.textures[slot]);
     return vt_sample_grad_aniso_info(
         t, scene_transform_uv(m, slot, s.uv), scene_transform_derivative(m, slot, s.duv_dx),

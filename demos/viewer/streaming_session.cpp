@@ -176,6 +176,7 @@ StreamingSession::StreamingSession(SessionSettings settings) : settings_(std::mo
         for (const SessionTexture& texture : textures_) ids.push_back(texture.id);
         scene_geometry_ = std::make_unique<VulkanSceneGeometry>(*context_, s.scene->geometry(ids));
     }
+    if (s.reference_textures) reference_ = make_reference(sources);
     renderer_ = std::make_unique<VulkanRenderer>(
         *context_, *streaming_,
         VulkanRendererSettings{.width = s.width,
@@ -185,7 +186,8 @@ StreamingSession::StreamingSession(SessionSettings settings) : settings_(std::mo
                                .deferred_texturing = s.deferred_texturing,
                                .max_anisotropy = float(s.anisotropy),
                                .identity_check = s.identity_check,
-                               .identity_texture_tag = identity ? identity->texture() : 0});
+                               .identity_texture_tag = identity ? identity->texture() : 0,
+                               .reference_textures = reference_.get()});
     startup_seconds_ = std::chrono::duration<double>(Clock::now() - start).count();
 }
 
@@ -198,12 +200,32 @@ StreamingSession::~StreamingSession() {
     // The renderer reads the indirection table and the directory: it goes first. The
     // streaming takes its own parts down in order; the context outlives it.
     renderer_.reset();
+    reference_.reset();
     scene_geometry_.reset();
     streaming_.reset();
 }
 
 std::uint64_t StreamingSession::scene_geometry_bytes() const noexcept {
     return scene_geometry_ ? scene_geometry_->bytes() : 0;
+}
+
+std::uint64_t StreamingSession::reference_texture_bytes() const noexcept {
+    return reference_ ? reference_->bytes() : 0;
+}
+
+// Each texture as an image of every level, element `id` for texture id `id` (ids are given in
+// the order textures are added, from 0).
+std::unique_ptr<VulkanReferenceTextures> StreamingSession::make_reference(
+    std::span<const std::shared_ptr<const vt::TileSource>> sources) {
+    if (!settings_.scene) {
+        throw UsageError("the reference textures are drawn for a scene (--scene)");
+    }
+    std::vector<ReferenceTexture> textures(textures_.size());
+    for (std::size_t i = 0; i < sources.size(); ++i) {
+        textures.at(textures_[i].id) = read_reference_texture(*sources[i]);
+    }
+    return std::make_unique<VulkanReferenceTextures>(*context_, textures,
+                                                     float(settings_.anisotropy));
 }
 
 std::optional<CompletedSummary> StreamingSession::render(const SessionFrame& frame) {

@@ -21,12 +21,14 @@
 #include <memory>
 #include <mutex>
 #include <optional>
+#include <span>
 #include <string>
 #include <vector>
 
 #include "budget_totals.hpp"
 #include "camera.hpp"
 #include "input_errors.hpp"
+#include "renderer/vulkan_reference_textures.hpp"
 #include "renderer/vulkan_renderer.hpp"
 #include "renderer/vulkan_scene_geometry.hpp"
 #include "residency_totals.hpp"
@@ -54,6 +56,9 @@ struct SessionSettings {
     // A mesh scene drawn instead of the planes (texture is then unused): its textures are
     // streamed, its geometry drawn by every frame.
     std::shared_ptr<const SessionScene> scene;
+    // The scene drawn with its textures as ordinary sampled images, every level resident
+    // (VulkanReferenceTextures): the hardware reference vtpage is compared with.
+    bool reference_textures = false;
     std::uint32_t texture_size_log2 = 20;  // of the procedural and identity textures
     std::uint32_t seed = 3;
     vt::TileFormat texture_format = vt::TileFormat::rgba8;  // of the procedural texture
@@ -248,8 +253,10 @@ public:
     const SceneBox* scene_box() const noexcept {
         return settings_.scene ? &settings_.scene->box : nullptr;
     }
-    // The device memory of the scene's geometry (0 without one).
+    // The device memory of the scene's geometry (0 without one), and of the reference's images
+    // (0 unless SessionSettings::reference_textures).
     std::uint64_t scene_geometry_bytes() const noexcept;
+    std::uint64_t reference_texture_bytes() const noexcept;
     const SceneLayout& scene() const noexcept { return scene_; }
     std::size_t budget_pages() const;
     // The texels that resident pages hold (TextureLayout::texels_in_page), summed over the
@@ -269,6 +276,8 @@ public:
 
 private:
     CompletedSummary consume(const CompletedFrame& done);
+    std::unique_ptr<VulkanReferenceTextures> make_reference(
+        std::span<const std::shared_ptr<const vt::TileSource>> sources);
     // The feedback the streaming processed since the last call, into `summary`.
     void collect_feedback_results(CompletedSummary& summary);
     // Waits for the feedback thread (the end of a run, settling): false past the deadline.
@@ -290,6 +299,7 @@ private:
     std::unique_ptr<VirtualTextureStreaming> streaming_;
     std::unique_ptr<VulkanRenderer> renderer_;
     std::unique_ptr<VulkanSceneGeometry> scene_geometry_;  // drawn by every frame, where given
+    std::unique_ptr<VulkanReferenceTextures> reference_;   // sampled instead, where asked
     std::vector<SessionTexture> textures_;                 // in the order added: ids 0, 1, 2 ...
     bool texture_set_ = false;
     SceneLayout scene_;

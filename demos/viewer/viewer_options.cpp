@@ -87,8 +87,8 @@ void check_output(const std::string& flag, const std::string& path) {
 // groups in the order of their first flag's definition.
 const std::vector<std::pair<std::string, std::vector<std::string>>> option_groups = {
     {"Scene",
-     {"--texture", "--scene", "--scene-cache", "--texture-size-log2", "--texture-format", "--seed",
-      "--view", "--mode", "--forward-texturing", "--anisotropy"}},
+     {"--texture", "--scene", "--scene-cache", "--reference-textures", "--texture-size-log2",
+      "--texture-format", "--seed", "--view", "--mode", "--forward-texturing", "--anisotropy"}},
     {"Budget and pressure",
      {"--budget-mib", "--governor", "--headroom-mib", "--min-budget-mib", "--frame-ms-target",
       "--pressure-mib", "--pressure-leave-free-mib", "--pressure-at", "--pressure-for",
@@ -192,6 +192,11 @@ ParsedOptions parse_viewer_options(int argc, const char* const* argv) {
         "A glTF 2.0 scene (.gltf or .glb) drawn instead of the plane: its meshes, materials and "
         "images, each image baked on first use into --scene-cache and streamed as a virtual "
         "texture (camera paths: orbit, approach)");
+    app.add_flag("--reference-textures", o.reference_textures,
+                 "--scene: draw it through ordinary sampled images instead, every level resident "
+                 "in the baked formats, a VkSampler with each texture's address modes and "
+                 "--anisotropy: what a renderer has without vtpage, and the reference vtpage's "
+                 "images are compared with");
     app.add_option("--scene-cache", o.scene_cache,
                    "Where --scene's baked images are kept (default: $XDG_CACHE_HOME/vtpage/scenes "
                    "or ~/.cache/vtpage/scenes)");
@@ -401,6 +406,9 @@ ParsedOptions parse_viewer_options(int argc, const char* const* argv) {
         }
         if (o.identity_check) check_identity_check(o, texture_flag->count() > 0, mode);
         if (scene_flag->count() > 0) check_scene(o, texture_flag->count() > 0, view);
+        if (o.reference_textures && o.scene.empty()) {
+            throw CLI::ValidationError("--reference-textures", "draws a scene: give --scene");
+        }
         if (o.pressure() && !o.headless) {
             throw CLI::ValidationError("--pressure-mib", "needs --headless");
         }

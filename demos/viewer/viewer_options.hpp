@@ -29,6 +29,9 @@ struct ViewerOptions {
     // virtual texture (View::scene).
     std::string scene;
     std::string scene_cache;  // empty: $XDG_CACHE_HOME/vtpage/scenes or ~/.cache/vtpage/scenes
+    // The scene drawn through ordinary sampled images instead
+    // (SessionSettings::reference_textures).
+    bool reference_textures = false;
     // The plane flown over in perspective, or the texture as an image (pan and zoom), or the
     // scene (set by --scene).
     View view = View::plane;

@@ -22,6 +22,7 @@ SessionSettings session_settings(const ViewerOptions& o, const Log& log) {
     s.feedback_divisor = o.feedback_divisor;
     s.deferred_texturing = o.deferred_texturing;
     s.anisotropy = o.anisotropy;
+    s.reference_textures = o.reference_textures;
     s.feedback_thread = o.feedback_thread;
     if (o.governor) {
         vt::StreamingGovernorSettings governor;

@@ -18,11 +18,6 @@
 
 namespace vtpage::test {
 
-using UniqueVkSampler = VulkanObject<VkSampler, &vkDestroySampler>;
-using UniqueVkDescriptorSetLayout =
-    VulkanObject<VkDescriptorSetLayout, &vkDestroyDescriptorSetLayout>;
-using UniqueVkDescriptorPool = VulkanObject<VkDescriptorPool, &vkDestroyDescriptorPool>;
-
 // Level m of a mip chain: max(1, width >> m) x max(1, height >> m) RGBA8 texels, row by row, R
 // in the low byte.
 using MipLevels = std::vector<std::vector<std::uint32_t>>;

@@ -8,6 +8,7 @@
 #include "renderer/vulkan_frame_slot.hpp"
 #include "renderer/vulkan_ground_plane_pipeline.hpp"
 #include "renderer/vulkan_identity_check_pipeline.hpp"
+#include "renderer/vulkan_reference_textures.hpp"
 #include "renderer/vulkan_scene_geometry.hpp"
 #include "renderer/vulkan_scene_pipeline.hpp"
 #include "renderer/vulkan_shade_pipeline.hpp"
@@ -261,8 +262,10 @@ struct VulkanRenderer::State {
         return settings.deferred_texturing && frame.mode == RenderMode::textured && !frame.scene;
     }
     void make_scene_targets() {
-        if (!scene_pipelines)
-            scene_pipelines.emplace(context, colour_format_used, feedback_format_used);
+        if (!scene_pipelines) {
+            scene_pipelines.emplace(context, colour_format_used, feedback_format_used,
+                                    settings.reference_textures);
+        }
         if (depth.get() != VK_NULL_HANDLE && depth.extent().width == settings.width &&
             depth.extent().height == settings.height) {
             return;
@@ -420,6 +423,11 @@ void VulkanRenderer::State::record_scene_colour_pass(VkCommandBuffer commands,
     std::memcpy(sky.color.float32, settings.clear_colour.data(), sizeof(sky.color.float32));
     begin_rendering(commands, colour.view(), extent(), sky, depth.view());
     set_viewport(commands, extent());
+    if (const VulkanReferenceTextures* reference = settings.reference_textures) {
+        const VkDescriptorSet set = reference->set();
+        vkCmdBindDescriptorSets(commands, VK_PIPELINE_BIND_POINT_GRAPHICS,
+                                scene_pipelines->layout(), 0, 1, &set, 0, nullptr);
+    }
     draw_scene(commands, scene_pipelines->layout(), push, scene, scene_pipelines->colour(),
                scene_pipelines->colour_blended());
     vkCmdEndRendering(commands);

@@ -48,6 +48,7 @@ namespace vtpage::viewer {
 
 class VulkanSwapchain;
 class VulkanSceneGeometry;
+class VulkanReferenceTextures;
 
 enum class RenderMode : std::uint32_t {
     textured = 0,
@@ -83,6 +84,10 @@ struct VulkanRendererSettings {
     // the frame shows (CompletedFrame::identity). Needs deferred_texturing.
     bool identity_check = false;
     std::uint32_t identity_texture_tag = 1;
+    // The hardware reference (--reference-textures): a scene's colour pass samples these
+    // ordinary images, texture id i from element i, instead of the virtual textures (the
+    // feedback pass is the same). It must outlive the renderer.
+    const VulkanReferenceTextures* reference_textures = nullptr;
 };
 
 // A semaphore wait for a frame's submission.

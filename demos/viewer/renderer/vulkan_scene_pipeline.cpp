@@ -1,6 +1,7 @@
 #include "renderer/vulkan_scene_pipeline.hpp"
 
 #include "renderer/scene_shaders.hpp"
+#include "renderer/vulkan_reference_textures.hpp"
 #include "vtpage/interop/vulkan_context.hpp"
 #include "vtpage/interop/vulkan_error.hpp"
 #include "vtpage/interop/vulkan_shader_module.hpp"
@@ -16,6 +17,7 @@ struct PipelineShape {
     VkColorComponentFlags write_mask = 0;
     bool blended = false;  // alpha blending over, and no depth writes
     const char* name = "";
+    const VkSpecializationInfo* specialization = nullptr;  // of the fragment stage
 };
 
 VkPipelineColorBlendAttachmentState blend_state(const PipelineShape& shape) {
@@ -42,6 +44,7 @@ UniqueVkPipeline make_pipeline(VulkanContext& context, VkPipelineLayout layout,
         stages[i].module = i == 0 ? shape.vertex : shape.fragment;
         stages[i].pName = "main";
     }
+    stages[1].pSpecializationInfo = shape.specialization;
     VkPipelineVertexInputStateCreateInfo vertex_input{
         VK_STRUCTURE_TYPE_PIPELINE_VERTEX_INPUT_STATE_CREATE_INFO};
     VkPipelineInputAssemblyStateCreateInfo assembly{
@@ -104,18 +107,30 @@ UniqueVkPipeline make_pipeline(VulkanContext& context, VkPipelineLayout layout,
 }  // namespace
 
 ScenePipelines::ScenePipelines(VulkanContext& context, VkFormat colour_format,
-                               VkFormat feedback_format) {
+                               VkFormat feedback_format, const VulkanReferenceTextures* reference) {
     VkPushConstantRange range{push_stages, 0, sizeof(ScenePushConstants)};
     VkPipelineLayoutCreateInfo layout_info{VK_STRUCTURE_TYPE_PIPELINE_LAYOUT_CREATE_INFO};
     layout_info.pushConstantRangeCount = 1;
     layout_info.pPushConstantRanges = &range;
+    const VkDescriptorSetLayout set_layout = reference ? reference->set_layout() : VK_NULL_HANDLE;
+    if (reference) {
+        layout_info.setLayoutCount = 1;
+        layout_info.pSetLayouts = &set_layout;
+    }
     VkPipelineLayout layout = VK_NULL_HANDLE;
     vk_check(vkCreatePipelineLayout(context.device(), &layout_info, nullptr, &layout),
              "ScenePipelines", "vkCreatePipelineLayout");
     layout_ = UniqueVkPipelineLayout(context.device(), layout);
 
     auto vertex = make_shader_module(context, scene_vertex_spirv(), "scene.vert");
-    auto fragment = make_shader_module(context, scene_fragment_spirv(), "scene.frag");
+    auto fragment = reference ? make_shader_module(context, scene_reference_fragment_spirv(),
+                                                   "scene_reference.frag")
+                              : make_shader_module(context, scene_fragment_spirv(), "scene.frag");
+    // scene_reference_count: the reference's array of textures.
+    const std::uint32_t count = reference ? reference->count() : 1;
+    const VkSpecializationMapEntry entry{0, 0, sizeof(count)};
+    const VkSpecializationInfo specialization{1, &entry, sizeof(count), &count};
+    const VkSpecializationInfo* colour_specialization = reference ? &specialization : nullptr;
     auto feedback_vertex =
         make_shader_module(context, scene_feedback_vertex_spirv(), "scene_feedback.vert");
     auto feedback =
@@ -123,12 +138,12 @@ ScenePipelines::ScenePipelines(VulkanContext& context, VkFormat colour_format,
     const VkColorComponentFlags rgba = VK_COLOR_COMPONENT_R_BIT | VK_COLOR_COMPONENT_G_BIT |
                                        VK_COLOR_COMPONENT_B_BIT | VK_COLOR_COMPONENT_A_BIT;
     const VkColorComponentFlags rg = VK_COLOR_COMPONENT_R_BIT | VK_COLOR_COMPONENT_G_BIT;
-    colour_ = make_pipeline(
-        context, layout,
-        {vertex.get(), fragment.get(), colour_format, rgba, false, "vtpage scene colour"});
-    colour_blended_ = make_pipeline(
-        context, layout,
-        {vertex.get(), fragment.get(), colour_format, rgba, true, "vtpage scene colour, blended"});
+    colour_ = make_pipeline(context, layout,
+                            {vertex.get(), fragment.get(), colour_format, rgba, false,
+                             "vtpage scene colour", colour_specialization});
+    colour_blended_ = make_pipeline(context, layout,
+                                    {vertex.get(), fragment.get(), colour_format, rgba, true,
+                                     "vtpage scene colour, blended", colour_specialization});
     feedback_ = make_pipeline(context, layout,
                               {feedback_vertex.get(), feedback.get(), feedback_format, rg, false,
                                "vtpage scene feedback"});

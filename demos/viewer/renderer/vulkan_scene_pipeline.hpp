@@ -18,6 +18,8 @@ class VulkanContext;
 
 namespace vtpage::viewer {
 
+class VulkanReferenceTextures;
+
 // The push constants of shaders/scene_frame.glsl, byte for byte.
 struct ScenePushConstants {
     float view_projection[16];
@@ -38,7 +40,10 @@ class ScenePipelines {
 public:
     static constexpr VkFormat depth_format = VK_FORMAT_D32_SFLOAT;
 
-    ScenePipelines(VulkanContext& context, VkFormat colour_format, VkFormat feedback_format);
+    // The hardware reference's colour pipelines where `reference` is given: its set bound as set
+    // 0 (VulkanReferenceTextures), its textures sampled instead of virtual textures.
+    ScenePipelines(VulkanContext& context, VkFormat colour_format, VkFormat feedback_format,
+                   const VulkanReferenceTextures* reference = nullptr);
 
     VkPipelineLayout layout() const noexcept { return layout_.get(); }
     VkPipeline colour() const noexcept { return colour_.get(); }
