@@ -1,0 +1,88 @@
+// A glTF scene's images baked into virtual textures (tools/bake), kept in a cache folder so that
+// the next run of the same scene opens them instead of baking them again.
+//
+// Each material slot's texture is baked in the format its contents want: base colour bc1 (bc3
+// where the material blends or masks by alpha), normal bc5 (x, y), metallic-roughness bc1 (glTF
+// keeps roughness in G, metallic in B), occlusion bc4 (R), emissive bc1; sRGB where the slot
+// holds colour, and the slot's wrap modes baked into the tiles' borders. One image used with the
+// same format and sampling by several slots is baked once.
+//
+// A cached file is named by a hash of what it was baked from (the image's canonical path, or the
+// hash of an embedded image's bytes, the format, the sampling and the encoding quality), and is
+// reused where it opens as a baked texture of that format and sampling and is not older than
+// its image file. Otherwise it is baked again, into a file of its own renamed over the cached
+// one, so that a bake that fails or is cut short leaves nothing in the cache's place.
+//
+// Errors: SceneError naming the scene, the material, the slot and the image for an image that
+// is missing, cannot be read, is not an image libvips reads, or is past the bake's limits;
+// vtpage::Error: invalid_argument where no cache folder is given, io_error for a cache folder or
+// file that cannot be written.
+#pragma once
+
+#include <array>
+#include <cstddef>
+#include <cstdint>
+#include <filesystem>
+#include <functional>
+#include <optional>
+#include <string_view>
+#include <vector>
+
+#include "block_codec.hpp"
+#include "scene/gltf_scene.hpp"
+#include "vtpage/streaming/layout/texture_sampling.hpp"
+#include "vtpage/streaming/layout/tile_format.hpp"
+
+namespace vtpage::viewer {
+
+enum class MaterialSlot : std::uint8_t {
+    base_colour,
+    normal,
+    metallic_roughness,
+    occlusion,
+    emissive
+};
+inline constexpr std::size_t material_slot_count = 5;
+// "base colour", "normal", "metallic-roughness", "occlusion", "emissive".
+const char* to_string(MaterialSlot slot);
+
+// The material's texture in that slot, if it has one.
+const std::optional<TextureSlot>& texture_slot(const SceneMaterial& material, MaterialSlot slot);
+// The tile format a slot's texture is baked in (see above).
+vt::TileFormat slot_format(const SceneMaterial& material, MaterialSlot slot);
+// The slot's wrap modes, and sRGB where it holds colour and the format has sRGB.
+vt::TextureSampling slot_sampling(const TextureSlot& texture, vt::TileFormat format);
+
+struct SceneTextureSettings {
+    std::filesystem::path cache_dir;  // created if missing
+    // Told one line per texture, baked or reused.
+    std::function<void(std::string_view line)> progress;
+    unsigned threads = 0;  // encoding threads of each bake; 0: one per core
+    // The most memory one bake may need (the baker's limit, checked from the image's header).
+    std::uint64_t max_memory_bytes = std::uint64_t{1} << 30;
+    // Part of the cache's key: a file baked at another quality is baked again.
+    bake::EncodeQuality quality = bake::EncodeQuality::fast;
+};
+
+// One baked file: one image in one format and sampling.
+struct SceneTexture {
+    std::filesystem::path file;  // the baked texture in the cache
+    std::uint32_t image = 0;     // into GltfScene::images
+    vt::TileFormat format = vt::TileFormat::bc1;
+    vt::TextureSampling sampling;
+    bool baked_now = false;  // false: reused from the cache
+};
+
+struct SceneTextures {
+    std::vector<SceneTexture> textures;
+    // Per material, per MaterialSlot: an index into textures, or -1 where the material has no
+    // texture in that slot.
+    std::vector<std::array<std::int32_t, material_slot_count>> material_slots;
+};
+
+// Bakes what the cache lacks of the scene's textures and returns every one. scene_file is the
+// scene's path, for messages.
+SceneTextures bake_scene_textures(const GltfScene& scene, const std::filesystem::path& scene_file,
+                                  const SceneTextureSettings& settings);
+
+}  // namespace vtpage::viewer
