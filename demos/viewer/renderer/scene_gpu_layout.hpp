@@ -27,14 +27,8 @@ struct SceneGpuInstance {
 };
 static_assert(sizeof(SceneGpuInstance) == 144, "scene_frame.glsl: SceneInstance");
 
-// The material slots in the order the shaders index them.
-enum class SceneSlot : std::uint32_t {
-    base_colour = 0,
-    normal = 1,
-    metallic_roughness = 2,
-    occlusion = 3,
-    emissive = 4,
-};
+// The material slots: base colour, normal, metallic-roughness, occlusion, emissive (as the
+// scene's MaterialSlot orders them).
 inline constexpr std::uint32_t scene_slot_count = 5;
 // A slot without a texture.
 inline constexpr std::uint32_t scene_no_texture = 0xffffffffu;

@@ -46,6 +46,38 @@ const char* to_string(AlphaMode mode) {
     return "?";
 }
 
+const char* to_string(MaterialSlot slot) {
+    switch (slot) {
+        case MaterialSlot::base_colour:
+            return "base colour";
+        case MaterialSlot::normal:
+            return "normal";
+        case MaterialSlot::metallic_roughness:
+            return "metallic-roughness";
+        case MaterialSlot::occlusion:
+            return "occlusion";
+        case MaterialSlot::emissive:
+            return "emissive";
+    }
+    return "?";
+}
+
+const std::optional<TextureSlot>& texture_slot(const SceneMaterial& material, MaterialSlot slot) {
+    switch (slot) {
+        case MaterialSlot::normal:
+            return material.normal_texture;
+        case MaterialSlot::metallic_roughness:
+            return material.metallic_roughness_texture;
+        case MaterialSlot::occlusion:
+            return material.occlusion_texture;
+        case MaterialSlot::emissive:
+            return material.emissive_texture;
+        case MaterialSlot::base_colour:
+            break;
+    }
+    return material.base_colour_texture;
+}
+
 glm::vec2 UvTransform::apply(glm::vec2 uv) const {
     const float c = std::cos(rotation), s = std::sin(rotation);
     const glm::vec2 scaled = uv * scale;

@@ -78,6 +78,21 @@ struct SceneMaterial {
     std::optional<TextureSlot> emissive_texture;
 };
 
+// A material's texture slots, in the order the viewer's shaders index them.
+enum class MaterialSlot : std::uint8_t {
+    base_colour,
+    normal,
+    metallic_roughness,
+    occlusion,
+    emissive
+};
+inline constexpr std::size_t material_slot_count = 5;
+// "base colour", "normal", "metallic-roughness", "occlusion", "emissive".
+const char* to_string(MaterialSlot slot);
+
+// The material's texture in that slot, if it has one.
+const std::optional<TextureSlot>& texture_slot(const SceneMaterial& material, MaterialSlot slot);
+
 struct SceneMesh {
     std::string name;
     std::vector<glm::vec3> positions;

@@ -18,7 +18,7 @@ SceneGpuMaterial pack_material(const SceneMaterial& material, const MaterialText
     packed.alpha_mode = static_cast<std::uint32_t>(material.alpha_mode);
     packed.double_sided = material.double_sided ? 1u : 0u;
     for (std::uint32_t slot = 0; slot < scene_slot_count; ++slot) {
-        const auto& given = material_slot(material, SceneSlot(slot));
+        const auto& given = texture_slot(material, MaterialSlot(slot));
         packed.textures[slot] = given ? textures[slot] : scene_no_texture;
         if (given) {
             transform_rows(given->transform, packed.transforms[slot * 2],
@@ -60,22 +60,6 @@ std::vector<MeshRange> pack_meshes(const GltfScene& scene, SceneGeometryData& da
 }
 
 }  // namespace
-
-const std::optional<TextureSlot>& material_slot(const SceneMaterial& material, SceneSlot slot) {
-    switch (slot) {
-        case SceneSlot::base_colour:
-            return material.base_colour_texture;
-        case SceneSlot::normal:
-            return material.normal_texture;
-        case SceneSlot::metallic_roughness:
-            return material.metallic_roughness_texture;
-        case SceneSlot::occlusion:
-            return material.occlusion_texture;
-        case SceneSlot::emissive:
-            break;
-    }
-    return material.emissive_texture;
-}
 
 void transform_rows(const UvTransform& transform, float row0[4], float row1[4]) {
     // uv' = offset + rotate(scale * uv), as UvTransform::apply computes it.

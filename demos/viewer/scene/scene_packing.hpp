@@ -15,11 +15,9 @@
 
 namespace vtpage::viewer {
 
-// Per material, per SceneSlot: the virtual texture it samples, or scene_no_texture.
+// Per material, per MaterialSlot: the virtual texture it samples, or scene_no_texture.
+static_assert(material_slot_count == scene_slot_count, "the shaders' slots are the scene's");
 using MaterialTextures = std::array<std::uint32_t, scene_slot_count>;
-
-// The material's slot as the scene has it (nullopt where none).
-const std::optional<TextureSlot>& material_slot(const SceneMaterial& material, SceneSlot slot);
 
 // A KHR_texture_transform as the two rows the shaders apply (scene_frame.glsl).
 void transform_rows(const UvTransform& transform, float row0[4], float row1[4]);

@@ -285,38 +285,6 @@ void report(const SceneTextureSettings& settings, std::size_t index, std::size_t
 
 }  // namespace
 
-const char* to_string(MaterialSlot slot) {
-    switch (slot) {
-        case MaterialSlot::base_colour:
-            return "base colour";
-        case MaterialSlot::normal:
-            return "normal";
-        case MaterialSlot::metallic_roughness:
-            return "metallic-roughness";
-        case MaterialSlot::occlusion:
-            return "occlusion";
-        case MaterialSlot::emissive:
-            return "emissive";
-    }
-    return "?";
-}
-
-const std::optional<TextureSlot>& texture_slot(const SceneMaterial& material, MaterialSlot slot) {
-    switch (slot) {
-        case MaterialSlot::normal:
-            return material.normal_texture;
-        case MaterialSlot::metallic_roughness:
-            return material.metallic_roughness_texture;
-        case MaterialSlot::occlusion:
-            return material.occlusion_texture;
-        case MaterialSlot::emissive:
-            return material.emissive_texture;
-        case MaterialSlot::base_colour:
-            break;
-    }
-    return material.base_colour_texture;
-}
-
 vt::TileFormat slot_format(const SceneMaterial& material, MaterialSlot slot) {
     switch (slot) {
         case MaterialSlot::base_colour:

@@ -35,19 +35,6 @@
 
 namespace vtpage::viewer {
 
-enum class MaterialSlot : std::uint8_t {
-    base_colour,
-    normal,
-    metallic_roughness,
-    occlusion,
-    emissive
-};
-inline constexpr std::size_t material_slot_count = 5;
-// "base colour", "normal", "metallic-roughness", "occlusion", "emissive".
-const char* to_string(MaterialSlot slot);
-
-// The material's texture in that slot, if it has one.
-const std::optional<TextureSlot>& texture_slot(const SceneMaterial& material, MaterialSlot slot);
 // The tile format a slot's texture is baked in (see above).
 vt::TileFormat slot_format(const SceneMaterial& material, MaterialSlot slot);
 // The slot's wrap modes, and sRGB where it holds colour and the format has sRGB.
