@@ -5,6 +5,8 @@
 // texels of a baked tile against the image's.
 #include "scene/scene_texture_cache.hpp"
 
+#include "scene/scene_image_baker.hpp"
+
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -90,7 +92,7 @@ protected:
     fs::path cache() const { return folder_.path() / "cache"; }
 
     test::TemporaryFolder folder_;
-    SceneTextureSettings settings_{.cache_dir = cache(), .threads = 2};
+    SceneTextureSettings settings_{.cache_dir = cache(), .threads = 2, .baker = in_process_baker()};
     std::vector<std::string> lines_;
 };
 
@@ -433,6 +435,88 @@ TEST_F(SceneTextureCacheTest, TheBakedBaseColourHoldsTheImagesTexels) {
     }
     EXPECT_GT(psnr(got, expected), 35.0);  // 42 dB as baked (range fit)
     EXPECT_LT(psnr(got, flipped), 20.0);
+}
+
+// The viewer's way: each image baked by the vtpage-bake program, in a process of its own.
+class SceneBakeToolTest : public SceneTextureCacheTest {
+protected:
+    void SetUp() override {
+        SceneTextureCacheTest::SetUp();
+        settings_.baker = bake_tool_baker(VTPAGE_BAKE_TOOL);
+    }
+};
+
+TEST_F(SceneBakeToolTest, TheProgramBakesWhatTheProcessBakes) {
+    SKIP_WITHOUT_MODELS();
+    for (const char* model :
+         {"BoxTextured-glTF/BoxTextured.gltf", "BoxTextured-glTF-Binary/BoxTextured.glb"}) {
+        const SceneTextures by_tool = bake(models / model);
+        ASSERT_EQ(by_tool.textures.size(), 1u) << model;
+        EXPECT_TRUE(by_tool.textures[0].baked_now);
+        settings_.baker = in_process_baker();
+        settings_.cache_dir = folder_.path() / "in_process";
+        const SceneTextures in_process = bake(models / model);
+        settings_.baker = bake_tool_baker(VTPAGE_BAKE_TOOL);
+        settings_.cache_dir = cache();
+        ASSERT_EQ(in_process.textures.size(), 1u);
+        expect_baked(by_tool.textures[0], 211, 211, in_process.textures[0].format,
+                     in_process.textures[0].sampling);
+        const vt::BakedTextureArchive a(by_tool.textures[0].file.string());
+        const vt::BakedTextureArchive b(in_process.textures[0].file.string());
+        ASSERT_EQ(a.layout().page_count, b.layout().page_count);
+        std::vector<std::byte> page_a(vt::format_page_bytes), page_b(vt::format_page_bytes);
+        for (std::uint64_t page = 0; page < a.layout().page_count; ++page) {
+            a.read_page(page, page_a);
+            b.read_page(page, page_b);
+            EXPECT_TRUE(page_a == page_b) << model << " page " << page;
+        }
+    }
+    // The embedded image went to the program through a file beside the output, since removed.
+    for (const fs::path& file : cached_files()) EXPECT_EQ(file.extension(), ".vtex") << file;
+}
+
+TEST_F(SceneBakeToolTest, TheProgramsRefusalNamesTheImageAndLeavesNothing) {
+    SKIP_WITHOUT_MODELS();
+    const fs::path file = box_with_image(folder_.path() / "bad", std::string("not a PNG"));
+    const std::string message = error_of(load_gltf_scene(file), file);
+    EXPECT_NE(message.find("base colour texture, image \"CesiumLogoFlat.png\": "),
+              std::string::npos)
+        << message;
+    EXPECT_EQ(message.find("vtpage-bake: "), std::string::npos) << "the program's name is cut";
+    EXPECT_EQ(cached_files(), std::vector<fs::path>{}) << message;
+}
+
+TEST_F(SceneBakeToolTest, AProgramThatHangsIsStoppedAtTheDeadline) {
+    SKIP_WITHOUT_MODELS();
+    const fs::path tool = folder_.path() / "hangs.sh";
+    std::ofstream(tool) << "#!/bin/sh\nexec sleep 30\n";
+    fs::permissions(tool, fs::perms::owner_all);
+    settings_.baker = bake_tool_baker(tool, std::chrono::milliseconds(300));
+    const auto start = std::chrono::steady_clock::now();
+    try {
+        bake(models / "BoxTextured-glTF/BoxTextured.gltf");
+        FAIL() << "a bake that never ends was not stopped";
+    } catch (const Error& error) {
+        EXPECT_EQ(error.code(), Errc::io_error);
+        EXPECT_NE(std::string(error.what()).find("longer than 300 ms"), std::string::npos)
+            << error.what();
+    }
+    EXPECT_LT(std::chrono::steady_clock::now() - start, std::chrono::seconds(10));
+    EXPECT_EQ(cached_files(), std::vector<fs::path>{});
+}
+
+TEST_F(SceneBakeToolTest, AMissingProgramIsAFailureOfTheWork) {
+    SKIP_WITHOUT_MODELS();
+    settings_.baker = bake_tool_baker(folder_.path() / "no-such-program");
+    try {
+        bake(models / "BoxTextured-glTF/BoxTextured.gltf");
+        FAIL() << "no program, no bake";
+    } catch (const Error& error) {
+        EXPECT_EQ(error.code(), Errc::io_error);
+        EXPECT_NE(std::string(error.what()).find("exit status 127"), std::string::npos)
+            << error.what();
+    }
+    EXPECT_EQ(cached_files(), std::vector<fs::path>{});
 }
 
 }  // namespace

@@ -3,6 +3,7 @@
 #include <cstdlib>
 
 #include "scene/isolated_scene_reader.hpp"
+#include "scene/scene_image_baker.hpp"
 #include "scene/scene_packing.hpp"
 #include "scene/scene_texture_cache.hpp"
 
@@ -53,6 +54,16 @@ std::shared_ptr<const SessionScene> load_session_scene(
     SceneTextureSettings settings;
     settings.cache_dir = cache_dir;
     settings.progress = progress;
+    // Found only when an image must be baked: cached textures open without it.
+    settings.baker = [](const SceneImageBake& job) {
+        const std::filesystem::path tool = find_bake_tool();
+        if (tool.empty()) {
+            throw SceneImageRefused(
+                "it is not in the scene cache, and vtpage-bake, which bakes it, is neither "
+                "beside the viewer nor in its build tree");
+        }
+        bake_tool_baker(tool)(job);
+    };
     auto baked =
         std::make_shared<const SceneTextures>(bake_scene_textures(*scene, scene_file, settings));
     auto session_scene = std::make_shared<SessionScene>();

@@ -11,8 +11,6 @@
 #include <string>
 #include <system_error>
 
-#include "texture_baker.hpp"
-#include "vips_image_reader.hpp"
 #include "vtpage/base/error.hpp"
 #include "vtpage/streaming/archive/format_checksum.hpp"
 #include "vtpage/streaming/sources/baked_texture_archive.hpp"
@@ -72,20 +70,6 @@ vt::AddressMode to_vt(AddressMode mode) {
             break;
     }
     return vt::AddressMode::repeat;
-}
-
-// What the bake's errors about its input say, with the code where the detail does not.
-std::string describe(const Error& error) {
-    switch (error.code()) {
-        case Errc::io_error:
-            return "cannot be read: " + error.detail();
-        case Errc::corrupt_data:
-            return "is not an image that can be read: " + error.detail();
-        case Errc::invalid_argument:
-            return "cannot be baked: " + error.detail();
-        default:
-            return std::string(to_string(error.code())) + ": " + error.detail();
-    }
 }
 
 // The image's identity in the cache's key, and when its file last changed (none for bytes
@@ -172,42 +156,22 @@ void move_into_place(const fs::path& temporary, const fs::path& file) {
     }
 }
 
-bake::TextureBakeSettings bake_settings(const Request& request,
-                                        const SceneTextureSettings& settings) {
-    bake::TextureBakeSettings bake;
-    bake.format = request.format;
-    bake.sampling = request.sampling;
-    bake.quality = settings.quality;
-    bake.threads = settings.threads;
-    bake.max_memory_bytes = settings.max_memory_bytes;
-    return bake;
-}
-
-bake::VipsImageReader open_image(const SceneImage& image, const ImageSource& source) {
-    if (source.file.empty()) return bake::VipsImageReader(std::span(image.embedded));
-    return bake::VipsImageReader(source.file.string());
-}
-
 // Bakes the request's image into file, through a temporary file renamed over it.
 void bake_into(const fs::path& file, const SceneImage& image, const ImageSource& source,
                const Request& request, const SceneTextureSettings& settings, const Where& where) {
-    const bake::TextureBakeSettings bake = bake_settings(request, settings);
-    std::optional<bake::VipsImageReader> reader;
-    try {
-        reader.emplace(open_image(image, source));
-        bake::check_bake_limits(reader->info(), bake);
-    } catch (const Error& error) {
-        where.fail(describe(error));
+    if (!settings.baker) {
+        throw Error(Errc::invalid_argument, "bake_scene_textures",
+                    "a texture is not in the cache and no baker was given",
+                    "path=" + file.string());
     }
     const RemovedAtEnd temporary{temporary_for(file)};
     std::error_code ignored;
     fs::remove(temporary.path.string() + ".partial", ignored);  // a dead process's
     try {
-        bake::bake_texture_archive(*reader, temporary.path.string(), bake);
-    } catch (const Error& error) {
-        // Rows libvips could not decode (a file cut short) are the image's fault.
-        if (error.code() == Errc::corrupt_data) where.fail(describe(error));
-        throw;
+        settings.baker({&image, source.file, temporary.path, request.format, request.sampling,
+                        settings.quality, settings.threads, settings.max_memory_bytes});
+    } catch (const SceneImageRefused& refused) {
+        where.fail(refused.what());
     }
     move_into_place(temporary.path, file);
 }

@@ -13,10 +13,14 @@
 // its image file. Otherwise it is baked again, into a file of its own renamed over the cached
 // one, so that a bake that fails or is cut short leaves nothing in the cache's place.
 //
+// The bake itself is the settings' baker's (scene_image_baker.hpp): in this process through
+// libvips, or by the vtpage-bake program in a process of its own, so that a program that only
+// opens cached textures (the viewer on a machine without libvips) needs no image libraries.
+//
 // Errors: SceneError naming the scene, the material, the slot and the image for an image that
 // is missing, cannot be read, is not an image libvips reads, or is past the bake's limits;
-// vtpage::Error: invalid_argument where no cache folder is given, io_error for a cache folder or
-// file that cannot be written.
+// vtpage::Error: invalid_argument where no cache folder or no baker is given, io_error for a
+// cache folder or file that cannot be written, and what the baker throws otherwise.
 #pragma once
 
 #include <array>
@@ -25,6 +29,7 @@
 #include <filesystem>
 #include <functional>
 #include <optional>
+#include <stdexcept>
 #include <string_view>
 #include <vector>
 
@@ -40,6 +45,27 @@ vt::TileFormat slot_format(const SceneMaterial& material, MaterialSlot slot);
 // The slot's wrap modes, and sRGB where it holds colour and the format has sRGB.
 vt::TextureSampling slot_sampling(const TextureSlot& texture, vt::TileFormat format);
 
+// One image to bake into `output` (a file of the cache's, renamed into place once baked).
+struct SceneImageBake {
+    const SceneImage* image = nullptr;  // the scene's image: its embedded bytes, its name
+    std::filesystem::path image_file;   // its file, canonical; empty when embedded
+    std::filesystem::path output;
+    vt::TileFormat format = vt::TileFormat::bc1;
+    vt::TextureSampling sampling;  // recorded, and baked into the tiles' borders and levels
+    bake::EncodeQuality quality = bake::EncodeQuality::fast;
+    unsigned threads = 0;
+    std::uint64_t max_memory_bytes = std::uint64_t{1} << 30;
+};
+
+// What a baker throws for an image that cannot be baked (missing, unreadable, not an image,
+// past the limits), saying why: the cache names the material, the slot and the image with it.
+class SceneImageRefused : public std::runtime_error {
+public:
+    using std::runtime_error::runtime_error;
+};
+
+using SceneImageBaker = std::function<void(const SceneImageBake& bake)>;
+
 struct SceneTextureSettings {
     std::filesystem::path cache_dir;  // created if missing
     // Told one line per texture, baked or reused.
@@ -49,6 +75,8 @@ struct SceneTextureSettings {
     std::uint64_t max_memory_bytes = std::uint64_t{1} << 30;
     // Part of the cache's key: a file baked at another quality is baked again.
     bake::EncodeQuality quality = bake::EncodeQuality::fast;
+    // Bakes what the cache lacks (scene_image_baker.hpp); needed unless every file is cached.
+    SceneImageBaker baker;
 };
 
 // One baked file: one image in one format and sampling.
