@@ -293,6 +293,26 @@ TEST_F(SceneTextureCacheTest, AnImageChangedSinceItsBakeIsBakedAgainAlone) {
     EXPECT_FALSE(bake(scene, file).textures[0].baked_now);  // baked again, then reused
 }
 
+// The cache knows an image by its bytes: a copy of the scene's folder elsewhere (its files'
+// times kept, as tar and rsync -a keep them) finds every texture baked for the first.
+TEST_F(SceneTextureCacheTest, ACopyOfTheSceneElsewhereReusesTheCache) {
+    SKIP_WITHOUT_MODELS();
+    const fs::path first = copy_model("textureTransform") / "TextureTransformTest.gltf";
+    const SceneTextures baked = bake(first);
+    const fs::path copy = folder_.path() / "moved" / "scene";
+    fs::create_directories(copy.parent_path());
+    fs::copy(first.parent_path(), copy, fs::copy_options::recursive);
+    for (const auto& entry : fs::directory_iterator(first.parent_path())) {
+        fs::last_write_time(copy / entry.path().filename(), fs::last_write_time(entry.path()));
+    }
+    const SceneTextures again = bake(copy / "TextureTransformTest.gltf");
+    ASSERT_EQ(again.textures.size(), baked.textures.size());
+    for (std::size_t i = 0; i < again.textures.size(); ++i) {
+        EXPECT_FALSE(again.textures[i].baked_now) << i;
+        EXPECT_EQ(again.textures[i].file, baked.textures[i].file) << i;
+    }
+}
+
 // A cached file cut short, with a flipped byte in its header, or of another sampling than its
 // name says is baked again.
 TEST_F(SceneTextureCacheTest, ADamagedCachedFileIsBakedAgain) {

@@ -6,6 +6,7 @@
 #include <chrono>
 #include <cinttypes>
 #include <cstdio>
+#include <fstream>
 #include <optional>
 #include <sstream>
 #include <string>
@@ -23,7 +24,7 @@ namespace {
 
 // Part of every cached file's key: raised when the bake makes other texels from the same image,
 // so that the files baked before are baked again.
-constexpr std::uint32_t bake_version = 1;
+constexpr std::uint32_t bake_version = 2;
 
 // One texture to bake, and the first slot that asked for it (named in its messages).
 struct Request {
@@ -90,6 +91,25 @@ std::uint64_t hash_of(std::string_view text) {
     return vt::xxh3_64(std::as_bytes(std::span(text.data(), text.size())));
 }
 
+// An image file's bytes hashed in chunks, then the chunks' hashes: its identity wherever the
+// scene's folder lies, so that a cache baked on one machine serves a copy of the scene on
+// another.
+std::uint64_t hash_file(const fs::path& file, std::uint64_t& size, const Where& where) {
+    std::ifstream in(file, std::ios::binary);
+    std::vector<char> chunk(std::size_t(8) << 20);
+    std::vector<std::uint64_t> hashes;
+    size = 0;
+    while (in) {
+        in.read(chunk.data(), std::streamsize(chunk.size()));
+        const auto got = std::size_t(in.gcount());
+        if (got == 0) break;
+        size += got;
+        hashes.push_back(vt::xxh3_64(std::as_bytes(std::span(chunk.data(), got))));
+    }
+    if (in.bad() || (!in.eof() && !in)) where.fail("cannot be read (" + file.string() + ")");
+    return vt::xxh3_64(std::as_bytes(std::span(hashes)));
+}
+
 ImageSource source_of(const SceneImage& image, const Where& where) {
     if (image.path.empty()) {
         const std::uint64_t hash = vt::xxh3_64(std::as_bytes(std::span(image.embedded)));
@@ -100,7 +120,9 @@ ImageSource source_of(const SceneImage& image, const Where& where) {
     if (error) where.fail("cannot be found (" + image.path.string() + "): " + error.message());
     const fs::file_time_type modified = fs::last_write_time(file, error);
     if (error) where.fail("cannot be read (" + file.string() + "): " + error.message());
-    return {"file " + file.string(), file, modified};
+    std::uint64_t size = 0;
+    const std::uint64_t hash = hash_file(file, size, where);
+    return {"file " + hex(hash) + " " + std::to_string(size), file, modified};
 }
 
 fs::path cache_file(const SceneTextureSettings& settings, const ImageSource& source,
