@@ -10,8 +10,9 @@
 // A cached file is named by a hash of what it was baked from (the hash of the image's bytes,
 // from its file or embedded, the format, the sampling and the encoding quality), so that a copy
 // of the scene elsewhere finds it too, and is reused where it opens as a baked texture of that
-// format and sampling and is not older than its image file. Otherwise it is baked again, into a file of its own renamed over the cached
-// one, so that a bake that fails or is cut short leaves nothing in the cache's place.
+// format and sampling and is not older than its image file. Otherwise it is baked again, into a
+// file of its own renamed over the cached one, so that a bake that fails or is cut short leaves
+// nothing in the cache's place.
 //
 // The bake itself is the settings' baker's (scene_image_baker.hpp): in this process through
 // libvips, or by the vtpage-bake program in a process of its own, so that a program that only
