@@ -173,6 +173,10 @@ RunReport make_report(const ViewerOptions& options, const StreamingSession& sess
     r.device = session.device_name();
     r.driver = session.context().driver_info();
     r.texture = session.texture_name();
+    r.scene = session.scene_box() != nullptr;
+    r.reference_textures = options.reference_textures;
+    r.scene_geometry_bytes = session.scene_geometry_bytes();
+    r.reference_texture_bytes = session.reference_texture_bytes();
     r.camera_path = options.camera_path.empty() ? "manual" : options.camera_path;
     r.mode = to_string(options.mode);
     r.width = options.width;
@@ -267,6 +271,11 @@ nlohmann::json to_json(const RunReport& r) {
         {"device", r.device},
         {"driver", r.driver},
         {"texture", r.texture},
+        {"scene",
+         {{"drawn", r.scene},
+          {"reference_textures", r.reference_textures},
+          {"geometry_bytes", r.scene_geometry_bytes},
+          {"reference_texture_bytes", r.reference_texture_bytes}}},
         {"camera_path", r.camera_path},
         {"mode", r.mode},
         {"width", r.width},
@@ -427,6 +436,13 @@ std::string summary_text(const RunReport& r) {
     text += "| vtpage-viewer | |\n| --- | --- |\n";
     row("backend / device", r.backend + " / " + r.device);
     row("texture", r.texture);
+    if (r.scene) {
+        row("scene geometry / reference images (MiB)",
+            detail::concat(fixed(double(r.scene_geometry_bytes) / (1 << 20), 2), " / ",
+                           r.reference_textures
+                               ? fixed(double(r.reference_texture_bytes) / (1 << 20), 2)
+                               : std::string("not drawn (--reference-textures)")));
+    }
     row("camera path, size", detail::concat(r.camera_path, ", ", r.width, " x ", r.height));
     row("frames (seconds)", detail::concat(r.frames, " (", fixed(r.seconds, 2), " s, start-up ",
                                            fixed(r.startup_seconds, 2), " s, first frame ",

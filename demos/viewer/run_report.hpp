@@ -21,6 +21,10 @@ inline constexpr double goal_pages_per_second = 2000.0;
 
 struct RunReport {
     std::string backend, device, driver, texture, camera_path, mode;
+    // A --scene's device memory beside the budget: its geometry, and with --reference-textures
+    // the images of every level (the hardware reference's textures).
+    bool scene = false, reference_textures = false;
+    std::uint64_t scene_geometry_bytes = 0, reference_texture_bytes = 0;
     std::uint32_t width = 0, height = 0;
     std::size_t budget_mib = 0, budget_pages = 0;
     std::uint64_t frames = 0, warmup_frames = 0;
