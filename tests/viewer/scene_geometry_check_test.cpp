@@ -84,6 +84,28 @@ TEST(SceneGeometryCheckTest, DrawsOutsideTheDataAreRefused) {
         "lies outside");
 }
 
+// The shaders read vertices[gl_VertexIndex], the index plus the draw's vertex offset: an index
+// that reaches past the vertices from there would read past their buffer.
+TEST(SceneGeometryCheckTest, AnIndexReachingPastTheVerticesIsRefused) {
+    expect_refused(
+        "an index past the vertices",
+        [](SceneGeometryData& d) { d.indices[1] = std::uint32_t(d.vertices.size()); },
+        "reaches past");
+    expect_refused(
+        "an index past the vertices from the draw's offset",
+        [](SceneGeometryData& d) {
+            // The quad's draw (the last: blended) starts at vertex 3 of 7.
+            ASSERT_EQ(d.draws.back().vertex_offset, 3);
+            d.indices[d.draws.back().first_index + 2] = 4;
+        },
+        "reaches past");
+    // The same index is fine from the first mesh's offset.
+    SceneGeometryData data = packed_scene();
+    data.draws.back().vertex_offset = 0;
+    data.indices[data.draws.back().first_index + 2] = 4;
+    EXPECT_NO_THROW(check_scene_geometry(data));
+}
+
 TEST(SceneGeometryCheckTest, AnInstanceNamingAMaterialPastTheEndIsRefused) {
     expect_refused(
         "a material past the end",
