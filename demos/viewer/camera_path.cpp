@@ -232,9 +232,14 @@ Camera scene_camera(const CameraPose& pose, const SceneBox& box) {
     const double distance = std::hypot(pose.x - c[0], pose.altitude - c[1], pose.z - c[2]);
     const double radius = box.radius();
     Camera camera{.pose = pose};
-    // Everything of the scene lies within `radius` of its centre.
-    camera.far_plane = distance + radius * 1.01;
-    camera.near_plane = std::max(distance - radius * 1.01, camera.far_plane * 1e-4);
+    // Everything of the scene lies within `radius` of its centre. With the eye inside that sphere
+    // (the approach) the near plane is a small part of the far one, and depth crowds towards 1:
+    // the scene's far side must stay below 1 by more than the float rounding of a view-projection
+    // that carries the eye's place, which grows with its distance from the origin over the
+    // scene's size. A far plane a radius beyond the sphere and a near plane at least 1e-3 of it
+    // leave 5e-4: whole for scenes up to a few thousand times their size from the origin.
+    camera.far_plane = distance + radius * 2;
+    camera.near_plane = std::max(distance - radius * 1.01, camera.far_plane * 1e-3);
     return camera;
 }
 
