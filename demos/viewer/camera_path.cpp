@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <limits>
 #include <numbers>
 
 namespace vtpage::viewer {
@@ -47,11 +48,28 @@ CameraPose orbit(double t, const SceneBox& box) {
     return around_scene(box, framing_distance(box), angle, 0.35 + 0.2 * std::sin(2 * angle));
 }
 
+// How far from the box's centre the line towards (angle, elevation), as around_scene takes
+// them, leaves the box.
+double leaving_distance(const SceneBox& box, double angle, double elevation) {
+    const double direction[3] = {std::sin(angle) * std::cos(elevation), std::sin(elevation),
+                                 std::cos(angle) * std::cos(elevation)};
+    double distance = std::numeric_limits<double>::infinity();
+    for (int axis = 0; axis < 3; ++axis) {
+        const double half = 0.5 * (box.max[axis] - box.min[axis]);
+        if (direction[axis] != 0) distance = std::min(distance, half / std::abs(direction[axis]));
+    }
+    return distance;
+}
+
 CameraPose approach(double t, const SceneBox& box) {
-    // In over 7 s, held 2 s, out over 7 s, turning a quarter of the way round.
+    // In over 7 s, held 2 s, out over 7 s, turning a quarter of the way round; never into the
+    // box (a long one reaches beyond a third of the framing distance on some sides).
     const double in = smoothstep(t / 7.0) - smoothstep((t - 9.0) / 7.0);
-    const double distance = log_lerp(framing_distance(box), framing_distance(box) * 0.35, in);
-    return around_scene(box, distance, 0.6 + 0.5 * pi * t / approach_seconds, 0.3);
+    const double angle = 0.6 + 0.5 * pi * t / approach_seconds, elevation = 0.3;
+    const double distance =
+        std::max(log_lerp(framing_distance(box), framing_distance(box) * 0.35, in),
+                 1.1 * leaving_distance(box, angle, elevation));
+    return around_scene(box, distance, angle, elevation);
 }
 
 constexpr double overview_seconds = 24;
@@ -232,9 +250,14 @@ Camera scene_camera(const CameraPose& pose, const SceneBox& box) {
     const double distance = std::hypot(pose.x - c[0], pose.altitude - c[1], pose.z - c[2]);
     const double radius = box.radius();
     Camera camera{.pose = pose};
-    // Everything of the scene lies within `radius` of its centre.
-    camera.far_plane = distance + radius * 1.01;
-    camera.near_plane = std::max(distance - radius * 1.01, camera.far_plane * 1e-4);
+    // Everything of the scene lies within `radius` of its centre. With the eye inside that sphere
+    // (the approach) the near plane is a small part of the far one, and depth crowds towards 1:
+    // the scene's far side must stay below 1 by more than the float rounding of a view-projection
+    // that carries the eye's place, which grows with its distance from the origin over the
+    // scene's size. A far plane a radius beyond the sphere and a near plane at least 1e-3 of it
+    // leave 5e-4: whole for scenes up to a few thousand times their size from the origin.
+    camera.far_plane = distance + radius * 2;
+    camera.near_plane = std::max(distance - radius * 1.01, camera.far_plane * 1e-3);
     return camera;
 }
 

@@ -1,6 +1,7 @@
 // The camera and its scripted paths: the same pose for the same time, loops that join, a dive
 // from above the whole texture to texel level, a benchmark flight that keeps moving over new
-// ground, and a projection that puts what the camera looks at in the middle of the image.
+// ground, and a projection that puts what the camera looks at in the middle of the image; around
+// a mesh scene's box, the whole box in view and in the depth range, from outside it.
 #include <gtest/gtest.h>
 
 #include <array>
@@ -279,6 +280,189 @@ TEST(CameraTest, ClampFollowsEachExtentOfAWidePlane) {
     EXPECT_DOUBLE_EQ(far.x, 4000 + 2000);  // a margin of half the larger side
     EXPECT_DOUBLE_EQ(far.z, 1000 + 2000);
     EXPECT_DOUBLE_EQ(far.altitude, max_altitude(4000));
+}
+
+// The scene view's paths (--scene): around a mesh scene's box, whatever its shape and place.
+struct NamedBox {
+    const char* name;
+    SceneBox box;
+};
+
+const std::vector<NamedBox> scene_boxes = {
+    {"unit cube", {{0, 0, 0}, {1, 1, 1}}},
+    {"flat and wide", {{-50, 0, -50}, {50, 0.5, 50}}},
+    {"an upright wall without depth", {{-3, -2, 0}, {3, 2, 0}}},
+    {"a long room", {{0, 0, 0}, {10, 4, 3}}},
+    {"far from the origin", {{1e4, -2e3, 5e3}, {1e4 + 8, -2e3 + 3, 5e3 + 5}}},
+};
+
+// Clip coordinates of the world point p.
+std::array<double, 4> clip_of(const std::array<float, 16>& m, const std::array<double, 3>& p) {
+    std::array<double, 4> clip{};
+    for (int row = 0; row < 4; ++row) {
+        clip[row] =
+            m[0 * 4 + row] * p[0] + m[1 * 4 + row] * p[1] + m[2 * 4 + row] * p[2] + m[3 * 4 + row];
+    }
+    return clip;
+}
+
+// The box's corners, and points on each of its faces between them.
+std::vector<std::array<double, 3>> box_points(const SceneBox& box, bool faces) {
+    std::vector<std::array<double, 3>> points;
+    const int steps = faces ? 6 : 1;
+    for (int axis = 0; axis < 3; ++axis) {
+        for (int side = 0; side < 2; ++side) {
+            for (int i = 0; i <= steps; ++i) {
+                for (int j = 0; j <= steps; ++j) {
+                    std::array<double, 3> p{};
+                    const int a = (axis + 1) % 3, b = (axis + 2) % 3;
+                    p[axis] = side ? box.max[axis] : box.min[axis];
+                    p[a] = box.min[a] + (box.max[a] - box.min[a]) * i / steps;
+                    p[b] = box.min[b] + (box.max[b] - box.min[b]) * j / steps;
+                    points.push_back(p);
+                }
+            }
+        }
+    }
+    return points;
+}
+
+bool inside(const SceneBox& box, const CameraPose& pose) {
+    const double eye[3] = {pose.x, pose.altitude, pose.z};
+    for (int axis = 0; axis < 3; ++axis) {
+        if (eye[axis] < box.min[axis] || eye[axis] > box.max[axis]) return false;
+    }
+    return true;
+}
+
+double distance_to_centre(const CameraPose& pose, const SceneBox& box) {
+    const auto c = box.centre();
+    return std::hypot(pose.x - c[0], pose.altitude - c[1], pose.z - c[2]);
+}
+
+TEST(ScenePathTest, TheScenePathsAreTheSceneViewsAlone) {
+    ASSERT_EQ(camera_paths(View::scene).size(), 2u);
+    for (const char* name : {"orbit", "approach"}) {
+        const CameraPath* path = find_camera_path(View::scene, name);
+        ASSERT_NE(path, nullptr) << name;
+        EXPECT_EQ(path->name, name);
+        EXPECT_NE(path->scene_pose, nullptr) << name;
+        EXPECT_EQ(path->pose, nullptr) << name << ": not a flight over a plane";
+        EXPECT_GT(path->seconds, 0);
+        EXPECT_FALSE(path->description.empty());
+        EXPECT_EQ(find_camera_path(name), nullptr) << name;
+        EXPECT_EQ(find_camera_path(View::plane, name), nullptr) << name;
+        EXPECT_EQ(find_camera_path(View::image, name), nullptr) << name;
+    }
+    for (const char* name : {"overview", "dive", "benchmark", "cuts", "image-tour"}) {
+        EXPECT_EQ(find_camera_path(View::scene, name), nullptr) << name;
+    }
+}
+
+// The orbit frames the whole box in a 16:9 image at every moment, inside the depth range the
+// scene camera gives it, from outside the box.
+TEST(ScenePathTest, TheOrbitShowsTheWholeBoxFromOutsideIt) {
+    const CameraPath& orbit = *find_camera_path(View::scene, "orbit");
+    for (const NamedBox& named : scene_boxes) {
+        SCOPED_TRACE(named.name);
+        const std::vector<std::array<double, 3>> points = box_points(named.box, true);
+        for (double t = 0; t <= orbit.seconds; t += 0.1) {
+            const CameraPose pose = orbit.at(t, named.box);
+            ASSERT_FALSE(inside(named.box, pose)) << "t=" << t;
+            const auto m = scene_camera(pose, named.box).view_projection(16.0 / 9);
+            for (const auto& p : points) {
+                const auto clip = clip_of(m, p);
+                ASSERT_GT(clip[3], 0) << "behind the camera at t=" << t;
+                ASSERT_GE(clip[2] / clip[3], 0) << "nearer than the near plane at t=" << t;
+                ASSERT_LE(clip[2] / clip[3], 1) << "beyond the far plane at t=" << t;
+                ASSERT_LE(std::abs(clip[0] / clip[3]), 1) << "off the side at t=" << t;
+                ASSERT_LE(std::abs(clip[1] / clip[3]), 1) << "off the top or bottom at t=" << t;
+            }
+            // The centre of the box is the middle of the image.
+            const auto centre = clip_of(m, named.box.centre());
+            EXPECT_NEAR(centre[0] / centre[3], 0, 1e-3);
+            EXPECT_NEAR(centre[1] / centre[3], 0, 1e-3);
+        }
+    }
+}
+
+// The approach goes in to a third of the framing distance, closer than the box's corners (not
+// into the box: a long one stops it sooner): what is behind the camera or beside it is out of
+// view, but nothing in view is clipped by the depth range.
+TEST(ScenePathTest, TheApproachComesCloseWithoutEnteringTheBoxOrClippingIt) {
+    const CameraPath& approach = *find_camera_path(View::scene, "approach");
+    const CameraPath& orbit = *find_camera_path(View::scene, "orbit");
+    for (const NamedBox& named : scene_boxes) {
+        SCOPED_TRACE(named.name);
+        const std::vector<std::array<double, 3>> points = box_points(named.box, true);
+        const double framing = distance_to_centre(orbit.at(0, named.box), named.box);
+        double nearest = framing;
+        std::size_t in_view = 0;
+        for (double t = 0; t <= approach.seconds; t += 0.1) {
+            const CameraPose pose = approach.at(t, named.box);
+            ASSERT_FALSE(inside(named.box, pose)) << "t=" << t;
+            nearest = std::min(nearest, distance_to_centre(pose, named.box));
+            const auto m = scene_camera(pose, named.box).view_projection(16.0 / 9);
+            for (const auto& p : points) {
+                const auto clip = clip_of(m, p);
+                // Behind the camera or off the image's sides: not drawn whatever its depth.
+                if (clip[3] <= 0 || std::abs(clip[0]) > clip[3] || std::abs(clip[1]) > clip[3]) {
+                    continue;
+                }
+                ++in_view;
+                ASSERT_GE(clip[2] / clip[3], 0) << "nearer than the near plane at t=" << t;
+                ASSERT_LE(clip[2] / clip[3], 1) << "beyond the far plane at t=" << t;
+            }
+            const auto centre = clip_of(m, named.box.centre());
+            ASSERT_GT(centre[3], 0);
+            EXPECT_NEAR(centre[0] / centre[3], 0, 1e-3);
+            EXPECT_NEAR(centre[1] / centre[3], 0, 1e-3);
+        }
+        EXPECT_NEAR(distance_to_centre(approach.at(0, named.box), named.box), framing,
+                    1e-9 * framing);
+        EXPECT_GT(in_view, 0u);
+        EXPECT_LT(nearest, 0.5 * framing) << "in to a third, or to the box where it is long";
+        // No 60 Hz step jumps within a pass, and later passes are the first again.
+        for (double t = 0; t + 1.0 / 60 <= approach.seconds; t += 0.05) {
+            EXPECT_LT(distance(approach.at(t, named.box), approach.at(t + 1.0 / 60, named.box)),
+                      0.05 * named.box.radius())
+                << "t=" << t;
+        }
+        expect_same(approach.at(approach.seconds + 1.5, named.box), approach.at(1.5, named.box));
+    }
+    // Where the box is not in the way, in to a third of the framing distance.
+    const SceneBox& wide = scene_boxes[1].box;
+    double nearest = distance_to_centre(approach.at(0, wide), wide);
+    for (double t = 0; t <= approach.seconds; t += 0.1) {
+        nearest = std::min(nearest, distance_to_centre(approach.at(t, wide), wide));
+    }
+    EXPECT_NEAR(nearest / distance_to_centre(approach.at(0, wide), wide), 0.35, 0.01);
+}
+
+// The orbit's end is its start, and later passes are the first again; no 60 Hz step jumps.
+TEST(ScenePathTest, TheOrbitLoops) {
+    const CameraPath& orbit = *find_camera_path(View::scene, "orbit");
+    EXPECT_FALSE(orbit.holds_end);
+    for (const NamedBox& named : scene_boxes) {
+        SCOPED_TRACE(named.name);
+        const SceneBox& box = named.box;
+        const auto start = scene_camera(orbit.at(0, box), box).view_projection(16.0 / 9);
+        const auto end = scene_camera(orbit.at(orbit.seconds, box), box).view_projection(16.0 / 9);
+        for (int k = 0; k < 16; ++k) {
+            EXPECT_NEAR(end[k], start[k], 1e-4 * (1 + std::abs(start[k]))) << "element " << k;
+        }
+        const CameraPose a = orbit.at(0, box), b = orbit.at(orbit.seconds, box);
+        EXPECT_NEAR(std::hypot(a.x - b.x, a.altitude - b.altitude, a.z - b.z), 0,
+                    1e-9 * distance_to_centre(a, box));
+        EXPECT_NEAR(std::remainder(a.yaw - b.yaw, 2 * 3.141592653589793), 0, 1e-9);
+        EXPECT_NEAR(a.pitch, b.pitch, 1e-9);
+        expect_same(orbit.at(orbit.seconds + 1.5, box), orbit.at(1.5, box));
+        const double radius = box.radius();
+        for (double t = 0; t <= 2 * orbit.seconds; t += 0.05) {
+            EXPECT_LT(distance(orbit.at(t, box), orbit.at(t + 1.0 / 60, box)), 0.05 * radius)
+                << "t=" << t;
+        }
+    }
 }
 
 }  // namespace

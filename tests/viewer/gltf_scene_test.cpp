@@ -10,6 +10,7 @@
 #include <cstring>
 #include <fstream>
 #include <iterator>
+#include <map>
 #include <string>
 #include <vector>
 
@@ -70,21 +71,39 @@ TEST(GltfSceneTest, TheTexturedBoxIsTheSameInEachOfItsForms) {
     }
 }
 
-// KHR_texture_transform: the test scene's cells offset, rotate and scale their uvs.
-TEST(GltfSceneTest, TextureTransformsAreRead) {
+// KHR_texture_transform: each cell of the test scene offsets, rotates or scales its uvs, and
+// the transform read is the file's, not assimp's own (whose offset also moves the origin and the
+// rotation's centre for its flipped uvs).
+TEST(GltfSceneTest, TextureTransformsAreTheFiles) {
     SKIP_WITHOUT_MODELS();
     const GltfScene scene = load_gltf_scene(models / "textureTransform/TextureTransformTest.gltf");
-    bool offset = false, rotated = false, scaled = false;
+    // From TextureTransformTest.gltf, by material.
+    const std::map<std::string, UvTransform> expected = {
+        {"Offset U", {.offset = {0.5f, 0.0f}}},
+        {"Offset V", {.offset = {0.0f, 0.5f}}},
+        {"Offset UV", {.offset = {0.5f, 0.5f}}},
+        {"Rotation", {.rotation = 0.39269908169872414f}},
+        {"Scale", {.scale = {1.5f, 1.5f}}},
+        {"All", {.offset = {-0.2f, -0.1f}, .rotation = 0.3f, .scale = {1.5f, 1.5f}}},
+        {"Correct", {}},
+        {"NotSupported", {}},
+        {"Error", {}},
+    };
+    std::size_t seen = 0;
     for (const SceneMaterial& material : scene.materials) {
-        if (!material.base_colour_texture) continue;
+        const auto wanted = expected.find(material.name);
+        if (wanted == expected.end()) continue;
+        ++seen;
+        ASSERT_TRUE(material.base_colour_texture) << material.name;
         const UvTransform& t = material.base_colour_texture->transform;
-        offset |= t.offset != glm::vec2(0.0f);
-        rotated |= t.rotation != 0.0f;
-        scaled |= t.scale != glm::vec2(1.0f);
+        const UvTransform& w = wanted->second;
+        EXPECT_NEAR(t.offset.x, w.offset.x, 1e-5f) << material.name;
+        EXPECT_NEAR(t.offset.y, w.offset.y, 1e-5f) << material.name;
+        EXPECT_NEAR(t.rotation, w.rotation, 1e-6f) << material.name;
+        EXPECT_NEAR(t.scale.x, w.scale.x, 1e-6f) << material.name;
+        EXPECT_NEAR(t.scale.y, w.scale.y, 1e-6f) << material.name;
     }
-    EXPECT_TRUE(offset);
-    EXPECT_TRUE(rotated);
-    EXPECT_TRUE(scaled);
+    EXPECT_EQ(seen, expected.size());
 }
 
 // Normal maps are data: linear, whatever the file says.

@@ -302,6 +302,79 @@ struct BadFlags {
     std::string says;  // part of the message
 };
 
+// --scene: a glTF file drawn as its own view, flown round by the scene's paths.
+class ViewerSceneOptionsTest : public testing::Test {
+protected:
+    void SetUp() override {
+        for (const std::string* file : {&gltf_, &glb_, &obj_}) std::ofstream(*file) << "{}";
+    }
+    void TearDown() override {
+        for (const std::string* file : {&gltf_, &glb_, &obj_}) std::filesystem::remove(*file);
+    }
+    const std::string gltf_ = testing::TempDir() + "viewer_options_scene.gltf";
+    const std::string glb_ = testing::TempDir() + "viewer_options_scene.glb";
+    const std::string obj_ = testing::TempDir() + "viewer_options_scene.obj";
+};
+
+TEST_F(ViewerSceneOptionsTest, ASceneIsItsOwnViewAndOrbitsByDefault) {
+    const ParsedOptions headless =
+        parse({"--headless", "--scene", gltf_, "--scene-cache", "baked scenes"});
+    ASSERT_TRUE(headless.options) << headless.message;
+    EXPECT_EQ(headless.options->view, View::scene);
+    EXPECT_EQ(headless.options->scene, gltf_);
+    EXPECT_EQ(headless.options->scene_cache, "baked scenes");
+    EXPECT_EQ(headless.options->camera_path, "orbit");
+    const ParsedOptions window = parse({"--scene", glb_});
+    ASSERT_TRUE(window.options) << window.message;
+    EXPECT_EQ(window.options->view, View::scene);
+    EXPECT_TRUE(window.options->scene_cache.empty()) << "the default cache";
+    const ParsedOptions approach =
+        parse({"--headless", "--scene", glb_, "--camera-path", "approach"});
+    ASSERT_TRUE(approach.options) << approach.message;
+    EXPECT_EQ(approach.options->camera_path, "approach");
+    EXPECT_EQ(parse({"--headless"}).options->view, View::plane) << "no scene, no scene view";
+}
+
+// The scene's paths are for a scene alone, and a scene takes no path of the plane's.
+TEST_F(ViewerSceneOptionsTest, TheScenesPathsAreForASceneAlone) {
+    for (const std::vector<std::string>& arguments :
+         {std::vector<std::string>{"--headless", "--camera-path", "approach"},
+          std::vector<std::string>{"--camera-path", "orbit"}}) {
+        const ParsedOptions parsed = parse(arguments);
+        EXPECT_FALSE(parsed.options);
+        EXPECT_EQ(parsed.exit_code, 2);
+        EXPECT_NE(parsed.message.find("is not a path of --view plane"), std::string::npos)
+            << parsed.message;
+    }
+    const ParsedOptions image = parse({"--view", "image", "--camera-path", "approach"});
+    EXPECT_EQ(image.exit_code, 2);
+    EXPECT_NE(image.message.find("'approach' is not a path of --view image"), std::string::npos)
+        << image.message;
+    const ParsedOptions dive = parse({"--scene", gltf_, "--camera-path", "dive"});
+    EXPECT_EQ(dive.exit_code, 2);
+    EXPECT_NE(dive.message.find("'dive' is not a path of --view scene (orbit, approach)"),
+              std::string::npos)
+        << dive.message;
+}
+
+TEST_F(ViewerSceneOptionsTest, WhatASceneCannotBeDrawnWithIsRefusedSayingWhy) {
+    const std::string missing = testing::TempDir() + "viewer_options_no_such_scene.glb";
+    const std::vector<BadFlags> cases = {
+        {{"--scene", gltf_, "--texture", "procedural"},
+         "--scene: draws the scene's own images: leave --texture out"},
+        {{"--scene", gltf_, "--view", "image"}, "--scene: is its own view: leave --view out"},
+        {{"--scene", gltf_, "--identity-check"}, "--scene: cannot be checked by --identity-check"},
+        {{"--scene", obj_}, "--scene: '" + obj_ + "' is not a .gltf or .glb file"},
+        {{"--scene", missing}, "--scene: no such file: " + missing},
+    };
+    for (const BadFlags& c : cases) {
+        const ParsedOptions parsed = parse(c.arguments);
+        EXPECT_FALSE(parsed.options) << c.says;
+        EXPECT_EQ(parsed.exit_code, 2) << c.says;
+        EXPECT_NE(parsed.message.find(c.says), std::string::npos) << parsed.message;
+    }
+}
+
 class ViewerBadFlagsTest : public testing::TestWithParam<BadFlags> {};
 
 TEST_P(ViewerBadFlagsTest, ExitWithTwoAndSayWhy) {

@@ -12,6 +12,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <chrono>
 #include <csignal>
 #include <filesystem>
@@ -967,6 +968,227 @@ TEST(ViewerWindowTest, OpensRendersAndClosesCleanlyUnderXvfb) {
     EXPECT_EQ(stats["frames"], 30);
     EXPECT_EQ(stats["presented_frames"], 30) << "every frame reached the window";
     EXPECT_EQ(stats["width"], 320);
+}
+
+// glTF scenes (--scene), where the viewer was built with them: Debian's test models
+// (assimp-testmodels) read, baked into a scene cache and drawn through vtpage on the host backend,
+// and scenes that cannot be drawn refused with exit status 2.
+const fs::path scene_models = "/usr/share/assimp/models/glTF2";
+
+#define VTPAGE_VIEWER_SCENES_OR_SKIP()                                                    \
+    if (!VTPAGE_VIEWER_HAS_SCENES) {                                                      \
+        GTEST_SKIP() << "this viewer was built without glTF scenes (assimp and libvips)"; \
+    }                                                                                     \
+    static_assert(true)
+
+#define VTPAGE_SCENE_MODELS_OR_SKIP()                                              \
+    if (!fs::exists(scene_models)) {                                               \
+        GTEST_SKIP() << scene_models << " is missing (Debian: assimp-testmodels)"; \
+    }                                                                              \
+    static_assert(true)
+
+// A short settled orbit of `scene` in a 320 x 180 image, its images baked into `cache`.
+std::vector<std::string> scene_run(const fs::path& scene, const fs::path& cache,
+                                   const std::string& name) {
+    std::vector<std::string> arguments = {"--headless",
+                                          "--backend",
+                                          "host",
+                                          "--scene",
+                                          scene.string(),
+                                          "--scene-cache",
+                                          cache.string(),
+                                          "--width",
+                                          "320",
+                                          "--height",
+                                          "180",
+                                          "--budget-mib",
+                                          "64",
+                                          "--frames",
+                                          "4",
+                                          "--settle",
+                                          "--stats",
+                                          scratch(name + ".json"),
+                                          "--screenshot",
+                                          scratch(name + ".png")};
+    for (const std::string& flag : validation_flags()) arguments.push_back(flag);
+    return arguments;
+}
+
+// The drawn pixels (not the sky) by colour: clearly green, clearly blue, and light grey or white.
+struct SceneColours {
+    std::size_t drawn = 0, green = 0, blue = 0, light = 0;
+};
+
+SceneColours scene_colours(const Image& image) {
+    SceneColours colours;
+    for (int y = 0; y < image.height; ++y) {
+        for (int x = 0; x < image.width; ++x) {
+            if (is_sky(image, x, y)) continue;
+            const std::uint8_t* p = &image.rgba[(std::size_t(y) * image.width + x) * 4];
+            const int r = p[0], g = p[1], b = p[2];
+            ++colours.drawn;
+            colours.green += g > r + 30 && g > b + 30;
+            colours.blue += b > r + 60 && b > g + 30;
+            colours.light +=
+                r > 150 && g > 150 && b > 150 && std::max({r, g, b}) - std::min({r, g, b}) < 40;
+        }
+    }
+    return colours;
+}
+
+// The textured box in each of its forms (a .gltf with its .bin and PNG beside it, a .glb, a .gltf
+// with everything embedded): its one image baked and streamed, the view settled, and the Cesium
+// logo's green and blue on a white box in the middle of the image.
+class ViewerSceneTest : public testing::TestWithParam<std::string> {};
+
+TEST_P(ViewerSceneTest, TheTexturedBoxIsDrawnWithItsLogo) {
+    VTPAGE_VIEWER_SCENES_OR_SKIP();
+    VTPAGE_SCENE_MODELS_OR_SKIP();
+    VTPAGE_VIEWER_BACKEND_OR_SKIP("host");
+    // Each file, and its image as the viewer names it with its sampling (Debian's .gltf mirrors
+    // u and clamps v; the other two repeat).
+    const std::map<std::string, std::pair<std::string, std::string>> files = {
+        {"gltf",
+         {"BoxTextured-glTF/BoxTextured.gltf",
+          "CesiumLogoFlat.png (base colour, bc1 srgb, mirrored_repeat/clamp_to_edge)"}},
+        {"glb",
+         {"BoxTextured-glTF-Binary/BoxTextured.glb",
+          "embedded image 0 (base colour, bc1 srgb, repeat/repeat)"}},
+        {"embedded",
+         {"BoxTextured-glTF-Embedded/BoxTextured.gltf",
+          "embedded image 0 (base colour, bc1 srgb, repeat/repeat)"}}};
+    const auto& [file, image] = files.at(GetParam());
+    const fs::path cache = scratch("scene_cache_box_" + GetParam());
+    fs::remove_all(cache);
+    const std::string name = "scene_box_" + GetParam();
+    const test::ProgramResult run = run_viewer(scene_run(scene_models / file, cache, name));
+    ASSERT_EQ(run.exit_code, 0) << run.output;
+    EXPECT_NE(run.output.find("scene texture 1/1: " + image + ": baked in"), std::string::npos)
+        << run.output;
+
+    const nlohmann::json stats = read_json(scratch(name + ".json"));
+    ASSERT_FALSE(stats.is_discarded());
+    expect_clean_validation(stats);
+    EXPECT_EQ(stats["settled"], true);
+    EXPECT_EQ(stats["camera_path"], "orbit");
+    EXPECT_NE(stats["texture"].get<std::string>().find("BoxTextured"), std::string::npos);
+    ASSERT_EQ(stats["textures"].size(), 1u) << stats["textures"];
+    const nlohmann::json& texture = stats["textures"][0];
+    EXPECT_EQ(fs::path(texture["name"].get<std::string>()).parent_path(), cache);
+    EXPECT_EQ(texture["width"], 211) << "the logo's size";
+    EXPECT_EQ(texture["height"], 211);
+    EXPECT_EQ(texture["pages"], 1) << "the 211 x 211 logo is all mip tail";
+    EXPECT_EQ(texture["resident_pages"], 1);
+    EXPECT_LE(stats["resident_pages"].get<std::uint64_t>(),
+              stats["budget_pages"].get<std::uint64_t>());
+    EXPECT_GT(stats["pages_streamed"].get<std::uint64_t>(), 0u);
+
+    const Image shot = read_png(scratch(name + ".png"));
+    ASSERT_EQ(shot.width, 320);
+    ASSERT_EQ(shot.height, 180);
+    EXPECT_FALSE(is_sky(shot, 160, 90)) << "the box is in the middle";
+    EXPECT_TRUE(is_sky(shot, 0, 0)) << "and the sky around it";
+    const SceneColours colours = scene_colours(shot);
+    EXPECT_GT(colours.drawn, std::size_t(320 * 180) / 20);
+    EXPECT_GT(colours.green, colours.drawn / 100) << "the logo's green";
+    EXPECT_GT(colours.blue, colours.drawn / 100) << "the logo's blue";
+    EXPECT_GT(colours.light, colours.drawn / 100) << "the white around it";
+}
+
+INSTANTIATE_TEST_SUITE_P(Forms, ViewerSceneTest, testing::Values("gltf", "glb", "embedded"),
+                         [](const testing::TestParamInfo<std::string>& param) {
+                             return param.param;
+                         });
+
+// A second run with the same cache takes the baked file as it is.
+TEST(ViewerSceneCacheTest, ASecondRunReusesTheBakedImage) {
+    VTPAGE_VIEWER_SCENES_OR_SKIP();
+    VTPAGE_SCENE_MODELS_OR_SKIP();
+    VTPAGE_VIEWER_BACKEND_OR_SKIP("host");
+    const fs::path cache = scratch("scene_cache_reuse");
+    fs::remove_all(cache);
+    const fs::path scene = scene_models / "BoxTextured-glTF/BoxTextured.gltf";
+    const test::ProgramResult first = run_viewer(scene_run(scene, cache, "scene_reuse_first"));
+    ASSERT_EQ(first.exit_code, 0) << first.output;
+    EXPECT_NE(first.output.find("CesiumLogoFlat.png (base colour"), std::string::npos)
+        << first.output;
+    EXPECT_NE(first.output.find("): baked in "), std::string::npos) << first.output;
+    std::map<fs::path, fs::file_time_type> baked;
+    for (const fs::directory_entry& entry : fs::directory_iterator(cache)) {
+        baked[entry.path()] = entry.last_write_time();
+    }
+    ASSERT_EQ(baked.size(), 1u);
+    EXPECT_EQ(baked.begin()->first.extension(), ".vtex");
+
+    const test::ProgramResult second = run_viewer(scene_run(scene, cache, "scene_reuse_second"));
+    ASSERT_EQ(second.exit_code, 0) << second.output;
+    EXPECT_NE(second.output.find("CesiumLogoFlat.png (base colour, bc1 srgb, "
+                                 "mirrored_repeat/clamp_to_edge): reused"),
+              std::string::npos)
+        << second.output;
+    EXPECT_EQ(second.output.find("baked in"), std::string::npos) << second.output;
+    std::map<fs::path, fs::file_time_type> after;
+    for (const fs::directory_entry& entry : fs::directory_iterator(cache)) {
+        after[entry.path()] = entry.last_write_time();
+    }
+    EXPECT_EQ(after, baked) << "the same file, not written again";
+    const nlohmann::json stats = read_json(scratch("scene_reuse_second.json"));
+    ASSERT_EQ(stats["textures"].size(), 1u);
+    EXPECT_EQ(fs::path(stats["textures"][0]["name"].get<std::string>()), baked.begin()->first);
+    EXPECT_EQ(stats["settled"], true);
+}
+
+// KHR_texture_transform's test scene: nine cells, five images, each drawn through its transform.
+TEST(ViewerSceneTransformTest, TheTextureTransformTestDrawsCleanly) {
+    VTPAGE_VIEWER_SCENES_OR_SKIP();
+    VTPAGE_SCENE_MODELS_OR_SKIP();
+    VTPAGE_VIEWER_BACKEND_OR_SKIP("host");
+    const fs::path cache = scratch("scene_cache_transform");
+    fs::remove_all(cache);
+    const test::ProgramResult run = run_viewer(scene_run(
+        scene_models / "textureTransform/TextureTransformTest.gltf", cache, "scene_transform"));
+    ASSERT_EQ(run.exit_code, 0) << run.output;
+    const nlohmann::json stats = read_json(scratch("scene_transform.json"));
+    ASSERT_FALSE(stats.is_discarded());
+    expect_clean_validation(stats);
+    EXPECT_EQ(stats["settled"], true);
+    EXPECT_EQ(stats["textures"].size(), 5u) << stats["textures"];
+    for (const nlohmann::json& texture : stats["textures"]) {
+        EXPECT_GE(texture["resident_pages"].get<std::uint64_t>(), 1u) << texture;
+        EXPECT_LE(texture["resident_pages"], texture["pages"]) << texture;
+    }
+    const Image shot = read_png(scratch("scene_transform.png"));
+    EXPECT_FALSE(is_sky(shot, 160, 90));
+    EXPECT_GT(scene_colours(shot).green, 0u) << "the offset cells' green";
+}
+
+// Scenes that cannot be drawn exit 2 saying why, before any frame: one without any image to
+// stream, and one on which assimp itself crashes (read in a child process, so the viewer lives
+// to say so).
+TEST(ViewerSceneBadInputTest, ASceneWithoutImagesExitsWithTwo) {
+    VTPAGE_VIEWER_SCENES_OR_SKIP();
+    VTPAGE_SCENE_MODELS_OR_SKIP();
+    const test::ProgramResult run =
+        run_viewer({"--headless", "--backend", "host", "--scene",
+                    (scene_models / "2CylinderEngine-glTF-Binary/2CylinderEngine.glb").string(),
+                    "--scene-cache", scratch("scene_cache_refused"), "--frames", "1"});
+    EXPECT_EQ(run.exit_code, 2) << run.output;
+    EXPECT_NE(run.output.find("2CylinderEngine.glb: the scene samples no image"), std::string::npos)
+        << run.output;
+    EXPECT_EQ(run.output.find("frame "), std::string::npos) << run.output;
+}
+
+TEST(ViewerSceneBadInputTest, ASceneThatCrashesTheReaderExitsWithTwo) {
+    VTPAGE_VIEWER_SCENES_OR_SKIP();
+    const test::ProgramResult run =
+        run_viewer({"--headless", "--backend", "host", "--scene",
+                    VTPAGE_TEST_SCENES "/assimp_crashes_on_line_loop.glb", "--scene-cache",
+                    scratch("scene_cache_refused"), "--frames", "1"});
+    EXPECT_EQ(run.exit_code, 2) << run.output;
+    EXPECT_NE(run.output.find("assimp_crashes_on_line_loop.glb: the scene reader crashed on it"),
+              std::string::npos)
+        << run.output;
+    EXPECT_EQ(run.output.find("frame "), std::string::npos) << run.output;
 }
 
 INSTANTIATE_TEST_SUITE_P(Backends, ViewerHeadlessTest, testing::ValuesIn(test::all_backend_names()),

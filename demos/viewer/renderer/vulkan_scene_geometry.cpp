@@ -55,6 +55,14 @@ void check_scene_geometry(const SceneGeometryData& data) {
                                   " indices, ", data.vertices.size(), " vertices and ",
                                   data.instances.size(), " instances"));
         }
+        // The shaders pull vertices[index + vertex_offset] by address, without bounds.
+        for (std::uint64_t i = draw.first_index; i < end; ++i) {
+            if (std::uint64_t(draw.vertex_offset) + data.indices[i] >= data.vertices.size()) {
+                refuse(detail::concat("index ", data.indices[i], " of a draw at vertex ",
+                                      draw.vertex_offset, " reaches past the scene's ",
+                                      data.vertices.size(), " vertices"));
+            }
+        }
     }
 }
 

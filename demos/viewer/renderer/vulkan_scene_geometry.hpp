@@ -17,8 +17,9 @@ namespace vtpage::viewer {
 
 class VulkanSceneGeometry {
 public:
-    // invalid_argument for empty vertices, indices, instances, materials or draws, or a draw
-    // whose indices, vertices or instance lie outside the data.
+    // invalid_argument for empty vertices, indices, instances, materials or draws, a draw whose
+    // indices, vertices or instance lie outside the data, an index that reaches past the
+    // vertices from its draw's vertex offset, or an instance naming a material that is not there.
     VulkanSceneGeometry(VulkanContext& context, const SceneGeometryData& data);
 
     VkBuffer index_buffer() const noexcept { return indices_.get(); }

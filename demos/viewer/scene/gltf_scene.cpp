@@ -214,6 +214,21 @@ bool finite(const glm::mat4& m) {
     return true;
 }
 
+// KHR_texture_transform as the file has it, from what assimp (5.2 and later) made of it for its
+// own uv space: its translation also carries the move of the origin from glTF's top-left corner
+// to the bottom-left one and of the rotation's centre to the image's centre; aiProcess_FlipUVs
+// then negated the rotation (back to the file's) and the translation's v. Undone here, so that
+// UvTransform::apply on the file's uvs (which aiProcess_FlipUVs restores) is the extension's.
+UvTransform gltf_transform(const aiUVTransform& assimp) {
+    UvTransform t;
+    t.rotation = assimp.mRotation;
+    t.scale = {assimp.mScaling.x, assimp.mScaling.y};
+    const float c = std::cos(t.rotation), s = std::sin(t.rotation);
+    t.offset.x = assimp.mTranslation.x - 0.5f * t.scale.x * (1 - c + s);
+    t.offset.y = assimp.mTranslation.y + 1 - t.scale.y + 0.5f * t.scale.y * (s + c - 1);
+    return t;
+}
+
 // Reads one scene that assimp accepted into a GltfScene, checking as it goes.
 class SceneReader {
 public:
@@ -298,9 +313,7 @@ private:
         slot.srgb = srgb;
         aiUVTransform transform;
         if (material.Get(AI_MATKEY_UVTRANSFORM(type, 0), transform) == AI_SUCCESS) {
-            slot.transform.offset = {transform.mTranslation.x, transform.mTranslation.y};
-            slot.transform.scale = {transform.mScaling.x, transform.mScaling.y};
-            slot.transform.rotation = transform.mRotation;
+            slot.transform = gltf_transform(transform);
             if (!std::isfinite(slot.transform.offset.x) ||
                 !std::isfinite(slot.transform.offset.y) || !std::isfinite(slot.transform.scale.x) ||
                 !std::isfinite(slot.transform.scale.y) || !std::isfinite(slot.transform.rotation)) {
