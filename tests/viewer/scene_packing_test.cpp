@@ -127,7 +127,7 @@ void expect_packed(const GltfScene& scene, const std::vector<MaterialTextures>& 
         EXPECT_EQ(packed.roughness_cutoff[1], material.alpha_cutoff) << material.name;
         for (int c = 0; c < 4; ++c) EXPECT_EQ(packed.base_colour[c], material.base_colour[c]);
         for (std::uint32_t slot = 0; slot < scene_slot_count; ++slot) {
-            const auto& given = material_slot(material, SceneSlot(slot));
+            const auto& given = texture_slot(material, MaterialSlot(slot));
             EXPECT_EQ(packed.textures[slot], given ? ids[m][slot] : scene_no_texture)
                 << material.name << " slot " << slot;
             const UvTransform transform = given ? given->transform : UvTransform{};
@@ -151,7 +151,7 @@ TEST(ScenePackingTest, EachSlotIsTheMaterialsOwn) {
     material.occlusion_texture = TextureSlot{.image = 4};
     material.emissive_texture = TextureSlot{.image = 5};
     for (std::uint32_t slot = 0; slot < scene_slot_count; ++slot) {
-        const auto& given = material_slot(material, SceneSlot(slot));
+        const auto& given = texture_slot(material, MaterialSlot(slot));
         ASSERT_TRUE(given);
         EXPECT_EQ(given->image, slot + 1);
     }
@@ -171,8 +171,8 @@ TEST(ScenePackingTest, TheTexturedBoxPacksAsItIs) {
         ASSERT_EQ(data.draws.size(), 1u);
         EXPECT_EQ(data.draws[0].index_count, 36u);
         const SceneGpuMaterial& material = data.materials.at(data.instances[0].material);
-        EXPECT_NE(material.textures[std::uint32_t(SceneSlot::base_colour)], scene_no_texture);
-        EXPECT_EQ(material.textures[std::uint32_t(SceneSlot::normal)], scene_no_texture);
+        EXPECT_NE(material.textures[std::uint32_t(MaterialSlot::base_colour)], scene_no_texture);
+        EXPECT_EQ(material.textures[std::uint32_t(MaterialSlot::normal)], scene_no_texture);
     }
 }
 
@@ -202,10 +202,10 @@ TEST(ScenePackingTest, TheClearCoatScenesBlendedCoatingIsDrawnLast) {
     std::size_t blended = 0, normal_maps = 0, emissive = 0, metallic_roughness = 0;
     for (const SceneGpuDraw& draw : data.draws) blended += draw.blended;
     for (const SceneGpuMaterial& material : data.materials) {
-        normal_maps += material.textures[std::uint32_t(SceneSlot::normal)] != scene_no_texture;
-        emissive += material.textures[std::uint32_t(SceneSlot::emissive)] != scene_no_texture;
+        normal_maps += material.textures[std::uint32_t(MaterialSlot::normal)] != scene_no_texture;
+        emissive += material.textures[std::uint32_t(MaterialSlot::emissive)] != scene_no_texture;
         metallic_roughness +=
-            material.textures[std::uint32_t(SceneSlot::metallic_roughness)] != scene_no_texture;
+            material.textures[std::uint32_t(MaterialSlot::metallic_roughness)] != scene_no_texture;
     }
     EXPECT_EQ(blended, 1u);
     EXPECT_GT(normal_maps, 0u);
