@@ -24,7 +24,7 @@ namespace {
 using Clock = std::chrono::steady_clock;
 
 // The most of the tool's stderr kept: its message is the last lines.
-constexpr std::size_t max_kept_output = 64 * 1024;
+constexpr std::size_t max_kept_output = std::size_t{64} << 10;
 
 std::vector<std::string> tool_arguments(const fs::path& tool, const fs::path& image,
                                         const SceneImageBake& job) {
@@ -73,6 +73,7 @@ ToolRun run_tool(const std::vector<std::string>& arguments, std::chrono::millise
         throw_errno(Errc::io_error, "bake_tool_baker", "pipe2");
     }
     std::vector<char*> argv;
+    argv.reserve(arguments.size() + 1);
     for (const std::string& argument : arguments)
         argv.push_back(const_cast<char*>(argument.c_str()));
     argv.push_back(nullptr);

@@ -38,9 +38,11 @@ std::vector<MaterialTextures> material_textures(const SceneTextures& baked,
 }  // namespace
 
 std::filesystem::path default_scene_cache() {
+    // NOLINTNEXTLINE(concurrency-mt-unsafe): nothing in the viewer changes its environment
     if (const char* xdg = std::getenv("XDG_CACHE_HOME"); xdg && *xdg == '/') {
         return std::filesystem::path(xdg) / "vtpage" / "scenes";
     }
+    // NOLINTNEXTLINE(concurrency-mt-unsafe): as above
     if (const char* home = std::getenv("HOME"); home && *home == '/') {
         return std::filesystem::path(home) / ".cache" / "vtpage" / "scenes";
     }

@@ -21,8 +21,8 @@ SceneGpuMaterial pack_material(const SceneMaterial& material, const MaterialText
         const auto& given = texture_slot(material, MaterialSlot(slot));
         packed.textures[slot] = given ? textures[slot] : scene_no_texture;
         if (given) {
-            transform_rows(given->transform, packed.transforms[slot * 2],
-                           packed.transforms[slot * 2 + 1]);
+            const std::size_t row = std::size_t(slot) * 2;
+            transform_rows(given->transform, packed.transforms[row], packed.transforms[row + 1]);
         }
     }
     return packed;
