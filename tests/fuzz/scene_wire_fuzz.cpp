@@ -32,7 +32,6 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
         const std::vector<std::uint8_t> again = encode_scene(scene);
         const GltfScene round_trip = decode_scene(again, limits, "again");
         if (encode_scene(round_trip) != again) std::abort();
-    } catch (const SceneError&) {
-    }
+    } catch (const SceneError&) {}
     return 0;
 }
