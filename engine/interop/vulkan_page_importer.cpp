@@ -2,6 +2,7 @@
 
 #include <sys/mman.h>
 
+#include <atomic>
 #include <cerrno>
 #include <mutex>
 #include <unordered_map>
@@ -99,6 +100,11 @@ struct VulkanPageImporter::State {
     // them whose queue wait is done: their forget_page frees at once.
     std::unordered_map<std::uint32_t, std::unique_ptr<Import>> retiring;
     std::unordered_set<std::uint32_t> drained;
+    // Set once a queue wait ran out of time: the device is not finishing its work (a lost or
+    // wedged device), so the pages still to forget are freed without waiting each its own
+    // deadline again (512 pages would take 85 minutes at 10 s each).
+    std::atomic<bool> queue_stuck{false};
+    std::atomic<bool> queue_stuck_logged{false};
 
     State(VulkanContext& c, Backend& b, VulkanPageImporterSettings s)
         : context(c), backend(b), settings(std::move(s)) {}
@@ -361,7 +367,8 @@ void VulkanPageImporter::prepare_forget(std::span<const PooledPage> pages) noexc
     } catch (const std::exception& error) {
         s.settings.log.error("vulkan page importer: preparing to forget ", leaving.size(),
                              " pages: ", error.what());
-        return;  // each forget_page waits on its own then
+        s.queue_stuck = true;
+        return;  // each forget_page frees without waiting then
     }
     std::lock_guard lock(s.mutex);
     for (std::uint32_t slot : leaving) s.drained.insert(slot);
@@ -392,10 +399,16 @@ void VulkanPageImporter::forget_page(const PooledPage& page) noexcept {
     }
     try {
         if (listener && !prepared) listener(page.slot);
-        if (!drained) s.context.wait_for_submitted();
+        if (!drained && !s.queue_stuck) s.context.wait_for_submitted();
     } catch (const std::exception& error) {
         s.settings.log.error("vulkan page importer: forgetting slot ", page.slot, ": ",
                              error.what());
+        s.queue_stuck = true;
+    }
+    if (!drained && s.queue_stuck && !s.queue_stuck_logged.exchange(true)) {
+        s.settings.log.error(
+            "vulkan page importer: the queue did not finish its work in time: "
+            "the pages left are freed without waiting for it");
     }
     import.reset();
     s.forget_latency.record(std::chrono::steady_clock::now() - start);

@@ -5,6 +5,7 @@
 #include <algorithm>
 
 #include <atomic>
+#include <chrono>
 #include <cstring>
 #include <set>
 #include <thread>
@@ -14,6 +15,7 @@
 #include "vtpage/backend/host_backend.hpp"
 #include "vtpage/core/page_pool.hpp"
 #include "vtpage/interop/vulkan_page_importer.hpp"
+#include "vtpage/interop/vulkan_timeline.hpp"
 #include "vulkan_test_support.hpp"
 
 namespace vtpage {
@@ -251,6 +253,41 @@ TEST(VulkanPageImporter, ATrimForgetsItsPagesAsABatch) {
     EXPECT_EQ(importer.imported_count(), 0u);
     EXPECT_EQ(importer.statistics().forgets, 8u);
     test::expect_no_validation_messages(*context);
+}
+
+// A queue that does not finish its work (a lost or wedged device; here a batch waiting for a
+// semaphore nobody signals): the batch of forgets waits its deadline once, and the pages are
+// then freed without each waiting it again.
+TEST(VulkanPageImporter, ForgettingBehindAStuckQueueWaitsOnceNotOncePerPage) {
+    HostBackend backend;
+    VTPAGE_VULKAN_OR_SKIP(context, backend);
+    VulkanPageImporter importer(*context, backend);
+    PagePoolSettings settings;
+    settings.map_windows = true;
+    settings.window_pages = 16;
+    importer.attach(settings);
+    PagePool pool(backend, settings);
+    std::vector<PooledPage> pages = pool.acquire(6);
+    pool.release(pages);
+    VulkanTimeline never(*context, 0, false, "never signalled");
+    VkSemaphoreSubmitInfo wait{VK_STRUCTURE_TYPE_SEMAPHORE_SUBMIT_INFO};
+    wait.semaphore = never.get();
+    wait.value = 1;
+    wait.stageMask = VK_PIPELINE_STAGE_2_ALL_COMMANDS_BIT;
+    VkSubmitInfo2 stuck{VK_STRUCTURE_TYPE_SUBMIT_INFO_2};
+    stuck.waitSemaphoreInfoCount = 1;
+    stuck.pWaitSemaphoreInfos = &wait;
+    context->submit(stuck, VK_NULL_HANDLE, "stuck batch");
+    const auto start = std::chrono::steady_clock::now();
+    pool.set_release_threshold(0);
+    const double seconds =
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    EXPECT_EQ(importer.imported_count(), 0u);
+    EXPECT_EQ(importer.statistics().forgets, 6u);
+    // One deadline (10 s), not seven (the batch's and each page's).
+    EXPECT_LT(seconds, 25.0) << "each page waited for the stuck queue on its own";
+    never.signal(1);  // the queue finishes, so that the context can go
+    context->wait_idle();
 }
 
 TEST(VulkanPageImporter, PoolWorkersImportAndForgetConcurrently) {
