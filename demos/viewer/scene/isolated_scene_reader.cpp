@@ -1,7 +1,6 @@
 #include "scene/isolated_scene_reader.hpp"
 
 #include <fcntl.h>
-#include <poll.h>
 #include <signal.h>
 #include <sys/resource.h>
 #include <sys/wait.h>
@@ -13,6 +12,7 @@
 #include <string>
 #include <vector>
 
+#include "scene/child_output.hpp"
 #include "scene/scene_wire.hpp"
 
 #if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
@@ -74,29 +74,6 @@ bool write_all(int fd, const std::uint8_t* bytes, std::size_t size) {
     _exit(write_all(fd, reply.data(), reply.size()) ? 0 : 1);
 }
 
-enum class ReplyRead { whole, late, too_long };
-
-// Reads the child's reply until it closes the pipe, at most until `until` and at most `most`
-// bytes.
-ReplyRead read_reply(int fd, Clock::time_point until, std::uint64_t most,
-                     std::vector<std::uint8_t>& reply) {
-    std::uint8_t buffer[1 << 16];
-    for (;;) {
-        const auto left =
-            std::chrono::duration_cast<std::chrono::milliseconds>(until - Clock::now());
-        if (left.count() <= 0) return ReplyRead::late;
-        pollfd p{fd, POLLIN, 0};
-        const int ready = ::poll(&p, 1, int(std::min<std::int64_t>(left.count(), 1 << 30)));
-        if (ready < 0 && errno == EINTR) continue;
-        if (ready <= 0) continue;  // the loop's deadline check ends it
-        const ssize_t got = ::read(fd, buffer, sizeof buffer);
-        if (got < 0 && errno == EINTR) continue;
-        if (got <= 0) return ReplyRead::whole;
-        if (reply.size() + std::size_t(got) > most) return ReplyRead::too_long;
-        reply.insert(reply.end(), buffer, buffer + got);
-    }
-}
-
 // The most bytes a scene within the limits encodes to: its vertices, triangles, instances and
 // embedded images, and room for names.
 std::uint64_t most_reply_bytes(const GltfSceneLimits& limits) {
@@ -137,17 +114,17 @@ GltfScene read_gltf_scene_isolated(const std::filesystem::path& path,
     }
     ::close(fds[1]);
     std::vector<std::uint8_t> reply;
-    const ReplyRead read = read_reply(fds[0], Clock::now() + settings.deadline,
-                                      most_reply_bytes(settings.limits), reply);
+    const ChildOutput read = read_child_output(fds[0], Clock::now() + settings.deadline,
+                                               most_reply_bytes(settings.limits), reply);
     ::close(fds[0]);
-    if (read != ReplyRead::whole) ::kill(pid, SIGKILL);
+    if (read != ChildOutput::whole) ::kill(pid, SIGKILL);
     int status = 0;
     while (::waitpid(pid, &status, 0) < 0 && errno == EINTR) {}
-    if (read == ReplyRead::late) {
+    if (read == ChildOutput::late) {
         throw SceneError(name + ": reading it took longer than " +
                          std::to_string(settings.deadline.count()) + " ms");
     }
-    if (read == ReplyRead::too_long)
+    if (read == ChildOutput::too_long)
         throw SceneError(name + ": the scene is larger than its limits allow");
     if (!WIFEXITED(status) || WEXITSTATUS(status) != 0 || reply.empty()) {
         throw SceneError(name + ": " + how_it_ended(status));

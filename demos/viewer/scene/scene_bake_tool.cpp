@@ -1,6 +1,5 @@
 // bake_tool_baker: each image baked by the vtpage-bake program, its stderr kept for the message.
 #include <fcntl.h>
-#include <poll.h>
 #include <signal.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -11,6 +10,7 @@
 #include <string>
 #include <vector>
 
+#include "scene/child_output.hpp"
 #include "scene/scene_image_baker.hpp"
 #include "vtpage/base/error.hpp"
 #include "vtpage/base/system_error.hpp"
@@ -23,8 +23,8 @@ namespace {
 
 using Clock = std::chrono::steady_clock;
 
-// The most of the tool's stderr kept: its message is the last lines.
-constexpr std::size_t max_kept_output = std::size_t{64} << 10;
+// The most the tool may write: its messages are a few lines.
+constexpr std::uint64_t max_tool_output = std::uint64_t{1} << 20;
 
 std::vector<std::string> tool_arguments(const fs::path& tool, const fs::path& image,
                                         const SceneImageBake& job) {
@@ -61,7 +61,7 @@ std::vector<std::string> tool_arguments(const fs::path& tool, const fs::path& im
 
 struct ToolRun {
     int status = 0;
-    bool timed_out = false;
+    ChildOutput read = ChildOutput::whole;
     std::string output;  // stderr and stdout
 };
 
@@ -92,23 +92,11 @@ ToolRun run_tool(const std::vector<std::string>& arguments, std::chrono::millise
     }
     ::close(pipe_fds[1]);
     ToolRun run;
-    const auto end = Clock::now() + deadline;
-    char buffer[4096];
-    for (;;) {
-        const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(end - Clock::now());
-        if (left.count() <= 0) {
-            run.timed_out = true;
-            ::kill(pid, SIGKILL);
-            break;
-        }
-        pollfd wait{pipe_fds[0], POLLIN, 0};
-        if (::poll(&wait, 1, int(std::min<long long>(left.count(), 1000))) <= 0) continue;
-        const ssize_t got = ::read(pipe_fds[0], buffer, sizeof buffer);
-        if (got <= 0) break;  // the tool closed its end: it is ending
-        run.output.append(buffer, std::size_t(got));
-        if (run.output.size() > max_kept_output) run.output.erase(0, run.output.size() / 2);
-    }
+    std::vector<std::uint8_t> output;
+    run.read = read_child_output(pipe_fds[0], Clock::now() + deadline, max_tool_output, output);
     ::close(pipe_fds[0]);
+    if (run.read != ChildOutput::whole) ::kill(pid, SIGKILL);
+    run.output.assign(output.begin(), output.end());
     while (::waitpid(pid, &run.status, 0) < 0 && errno == EINTR) {}
     return run;
 }
@@ -148,7 +136,13 @@ void bake_with_tool(const fs::path& tool, std::chrono::milliseconds deadline,
     if (job.image_file.empty()) embedded.emplace(job);
     const fs::path image = embedded ? embedded->path : job.image_file;
     const ToolRun run = run_tool(tool_arguments(tool, image, job), deadline);
-    if (run.timed_out) {
+    if (run.read == ChildOutput::too_long) {
+        throw Error(Errc::io_error, "bake_tool_baker",
+                    detail::concat(tool.string(), " wrote more than ", max_tool_output,
+                                   " bytes of messages and was stopped"),
+                    "image=" + image.string());
+    }
+    if (run.read == ChildOutput::late) {
         throw Error(
             Errc::io_error, "bake_tool_baker",
             detail::concat("the bake took longer than ", deadline.count(), " ms and was stopped"),
