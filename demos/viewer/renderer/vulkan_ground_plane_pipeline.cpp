@@ -1,6 +1,7 @@
 #include "renderer/vulkan_ground_plane_pipeline.hpp"
 
 #include "renderer/ground_plane_shaders.hpp"
+#include "renderer/vulkan_graphics_pipeline.hpp"
 #include "vtpage/interop/vulkan_context.hpp"
 #include "vtpage/interop/vulkan_error.hpp"
 #include "vtpage/interop/vulkan_shader_module.hpp"
@@ -12,66 +13,13 @@ namespace {
 UniqueVkPipeline make_pipeline(VulkanContext& context, VkPipelineLayout layout,
                                VkShaderModule vertex, VkShaderModule fragment, VkFormat format,
                                VkColorComponentFlags write_mask, const char* name) {
-    VkPipelineShaderStageCreateInfo stages[2]{};
-    stages[0].sType = VK_STRUCTURE_TYPE_PIPELINE_SHADER_STAGE_CREATE_INFO;
-    stages[0].stage = VK_SHADER_STAGE_VERTEX_BIT;
-    stages[0].module = vertex;
-    stages[0].pName = "main";
-    stages[1].sType = VK_STRUCTURE_TYPE_PIPELINE_SHADER_STAGE_CREATE_INFO;
-    stages[1].stage = VK_SHADER_STAGE_FRAGMENT_BIT;
-    stages[1].module = fragment;
-    stages[1].pName = "main";
-
-    VkPipelineVertexInputStateCreateInfo vertex_input{
-        VK_STRUCTURE_TYPE_PIPELINE_VERTEX_INPUT_STATE_CREATE_INFO};
-    VkPipelineInputAssemblyStateCreateInfo assembly{
-        VK_STRUCTURE_TYPE_PIPELINE_INPUT_ASSEMBLY_STATE_CREATE_INFO};
-    assembly.topology = VK_PRIMITIVE_TOPOLOGY_TRIANGLE_LIST;
-    VkPipelineViewportStateCreateInfo viewport{
-        VK_STRUCTURE_TYPE_PIPELINE_VIEWPORT_STATE_CREATE_INFO};
-    viewport.viewportCount = 1;
-    viewport.scissorCount = 1;
-    VkPipelineRasterizationStateCreateInfo raster{
-        VK_STRUCTURE_TYPE_PIPELINE_RASTERIZATION_STATE_CREATE_INFO};
-    raster.polygonMode = VK_POLYGON_MODE_FILL;
-    raster.cullMode = VK_CULL_MODE_NONE;  // the camera may fly under the plane
-    raster.frontFace = VK_FRONT_FACE_COUNTER_CLOCKWISE;
-    raster.lineWidth = 1.0f;
-    VkPipelineMultisampleStateCreateInfo multisample{
-        VK_STRUCTURE_TYPE_PIPELINE_MULTISAMPLE_STATE_CREATE_INFO};
-    multisample.rasterizationSamples = VK_SAMPLE_COUNT_1_BIT;
-    VkPipelineColorBlendAttachmentState attachment{};
-    attachment.colorWriteMask = write_mask;
-    VkPipelineColorBlendStateCreateInfo blend{
-        VK_STRUCTURE_TYPE_PIPELINE_COLOR_BLEND_STATE_CREATE_INFO};
-    blend.attachmentCount = 1;
-    blend.pAttachments = &attachment;
-    const VkDynamicState dynamic_states[] = {VK_DYNAMIC_STATE_VIEWPORT, VK_DYNAMIC_STATE_SCISSOR};
-    VkPipelineDynamicStateCreateInfo dynamic{VK_STRUCTURE_TYPE_PIPELINE_DYNAMIC_STATE_CREATE_INFO};
-    dynamic.dynamicStateCount = 2;
-    dynamic.pDynamicStates = dynamic_states;
-    VkPipelineRenderingCreateInfo rendering{VK_STRUCTURE_TYPE_PIPELINE_RENDERING_CREATE_INFO};
-    rendering.colorAttachmentCount = 1;
-    rendering.pColorAttachmentFormats = &format;
-
-    VkGraphicsPipelineCreateInfo create{VK_STRUCTURE_TYPE_GRAPHICS_PIPELINE_CREATE_INFO,
-                                        &rendering};
-    create.stageCount = 2;
-    create.pStages = stages;
-    create.pVertexInputState = &vertex_input;
-    create.pInputAssemblyState = &assembly;
-    create.pViewportState = &viewport;
-    create.pRasterizationState = &raster;
-    create.pMultisampleState = &multisample;
-    create.pColorBlendState = &blend;
-    create.pDynamicState = &dynamic;
-    create.layout = layout;
-    VkPipeline pipeline = VK_NULL_HANDLE;
-    vk_check(
-        vkCreateGraphicsPipelines(context.device(), VK_NULL_HANDLE, 1, &create, nullptr, &pipeline),
-        "GroundPlanePipelines", "vkCreateGraphicsPipelines", name);
-    context.set_name(VK_OBJECT_TYPE_PIPELINE, reinterpret_cast<std::uint64_t>(pipeline), name);
-    return UniqueVkPipeline(context.device(), pipeline);
+    return make_graphics_pipeline(context, layout,
+                                  {.vertex = vertex,
+                                   .fragment = fragment,
+                                   .colour_format = format,
+                                   .write_mask = write_mask,
+                                   .owner = "GroundPlanePipelines",
+                                   .name = name});
 }
 
 }  // namespace

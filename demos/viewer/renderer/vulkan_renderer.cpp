@@ -370,6 +370,7 @@ struct VulkanRenderer::State {
         std::memcpy(&counts, readback.identity_counts.mapped(), sizeof(counts));
         return {true, counts.pixels, counts.violations, counts.coarser};
     }
+    void begin_colour_pass(VkCommandBuffer commands, VkImageView depth_view = VK_NULL_HANDLE);
     void record_forward_colour_pass(VkCommandBuffer commands, const GroundPlanePushConstants& push,
                                     const std::vector<PlaneDraw>& planes);
     void record_scene_colour_pass(VkCommandBuffer commands, const ScenePushConstants& push,
@@ -390,11 +391,9 @@ struct VulkanRenderer::State {
                       std::optional<std::uint32_t> image_index);
 };
 
-// The colour pass drawn and sampled by the raster pipeline. The previous frame's writes and
-// reads of the image come first.
-void VulkanRenderer::State::record_forward_colour_pass(VkCommandBuffer commands,
-                                                       const GroundPlanePushConstants& push,
-                                                       const std::vector<PlaneDraw>& planes) {
+// The colour image made ready for this frame's pass (after the previous frame's writes and
+// reads of it), cleared to the sky, rendering begun on it (with `depth` where given).
+void VulkanRenderer::State::begin_colour_pass(VkCommandBuffer commands, VkImageView depth_view) {
     record_image_barrier(
         commands, colour.get(), VK_IMAGE_LAYOUT_UNDEFINED, VK_IMAGE_LAYOUT_COLOR_ATTACHMENT_OPTIMAL,
         VK_PIPELINE_STAGE_2_COLOR_ATTACHMENT_OUTPUT_BIT | VK_PIPELINE_STAGE_2_ALL_TRANSFER_BIT,
@@ -402,8 +401,16 @@ void VulkanRenderer::State::record_forward_colour_pass(VkCommandBuffer commands,
         VK_ACCESS_2_COLOR_ATTACHMENT_WRITE_BIT | VK_ACCESS_2_COLOR_ATTACHMENT_READ_BIT);
     VkClearValue sky{};
     std::memcpy(sky.color.float32, settings.clear_colour.data(), sizeof(sky.color.float32));
-    begin_rendering(commands, colour.view(), extent(), sky);
+    begin_rendering(commands, colour.view(), extent(), sky, depth_view);
     set_viewport(commands, extent());
+}
+
+// The colour pass drawn and sampled by the raster pipeline. The previous frame's writes and
+// reads of the image come first.
+void VulkanRenderer::State::record_forward_colour_pass(VkCommandBuffer commands,
+                                                       const GroundPlanePushConstants& push,
+                                                       const std::vector<PlaneDraw>& planes) {
+    begin_colour_pass(commands);
     vkCmdBindPipeline(commands, VK_PIPELINE_BIND_POINT_GRAPHICS, pipelines.colour());
     draw_planes(commands, pipelines.layout(), push, planes);
     vkCmdEndRendering(commands);
@@ -413,16 +420,8 @@ void VulkanRenderer::State::record_forward_colour_pass(VkCommandBuffer commands,
 void VulkanRenderer::State::record_scene_colour_pass(VkCommandBuffer commands,
                                                      const ScenePushConstants& push,
                                                      const VulkanSceneGeometry& scene) {
-    record_image_barrier(
-        commands, colour.get(), VK_IMAGE_LAYOUT_UNDEFINED, VK_IMAGE_LAYOUT_COLOR_ATTACHMENT_OPTIMAL,
-        VK_PIPELINE_STAGE_2_COLOR_ATTACHMENT_OUTPUT_BIT | VK_PIPELINE_STAGE_2_ALL_TRANSFER_BIT,
-        VK_ACCESS_2_COLOR_ATTACHMENT_WRITE_BIT, VK_PIPELINE_STAGE_2_COLOR_ATTACHMENT_OUTPUT_BIT,
-        VK_ACCESS_2_COLOR_ATTACHMENT_WRITE_BIT | VK_ACCESS_2_COLOR_ATTACHMENT_READ_BIT);
     record_depth_barrier(commands, depth.get());
-    VkClearValue sky{};
-    std::memcpy(sky.color.float32, settings.clear_colour.data(), sizeof(sky.color.float32));
-    begin_rendering(commands, colour.view(), extent(), sky, depth.view());
-    set_viewport(commands, extent());
+    begin_colour_pass(commands, depth.view());
     if (const VulkanReferenceTextures* reference = settings.reference_textures) {
         const VkDescriptorSet set = reference->set();
         vkCmdBindDescriptorSets(commands, VK_PIPELINE_BIND_POINT_GRAPHICS,
