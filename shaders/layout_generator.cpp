@@ -72,6 +72,7 @@ int main(int argc, char** argv) {
     define("VT_MAX_SIZE_LOG2", vt::max_size_log2);
     define("VT_MAX_SIZE", vt::max_size);
     define("VT_MAX_MIPS", vt::max_mips);
+    define("VT_MAX_STACK_LAYERS", vt::max_stack_layers);
     define("VT_FEEDBACK_EMPTY", vt::FeedbackEntry::empty);
     define("VT_FEEDBACK_MAX_TEXTURES", vt::FeedbackEntry::max_textures);
     define("VT_FEEDBACK_TEXTURE_SHIFT", texture.shift);

@@ -165,7 +165,7 @@ vt::TextureId VirtualTextureStreaming::add_texture(
     // Checked before the streamer has it: its tail page is committed and published at once.
     const vt::TextureShape shape = source->shape();
     const vt::TextureSampling sampling = source->sampling();
-    if (!vt::sampling_valid(sampling, shape.format)) {
+    if (!vt::sampling_valid(sampling, shape)) {
         throw Error(Errc::invalid_argument, "VirtualTextureStreaming::add_texture",
                     "the source's sampling is not one the shaders know (sRGB is for rgba8, bc1 "
                     "and bc3)",

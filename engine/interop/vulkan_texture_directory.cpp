@@ -63,14 +63,15 @@ void VulkanTextureDirectory::set(std::uint32_t id, std::uint32_t base_page,
 namespace {
 
 void check_sampling(std::uint32_t id, vt::TextureShape shape, vt::TextureSampling sampling) {
-    if (vt::sampling_valid(sampling, shape.format)) return;
-    throw Error(Errc::invalid_argument, "VulkanTextureDirectory::set",
-                "address modes are clamp_to_edge, repeat or mirrored_repeat; sRGB is for rgba8, "
-                "bc1 and bc3",
-                detail::concat("id=", id, " address_u=", std::uint32_t(sampling.address_u),
-                               " address_v=", std::uint32_t(sampling.address_v),
-                               " color_space=", std::uint32_t(sampling.color_space),
-                               " format=", std::uint32_t(shape.format)));
+    if (vt::sampling_valid(sampling, shape)) return;
+    throw Error(
+        Errc::invalid_argument, "VulkanTextureDirectory::set",
+        "address modes are clamp_to_edge, repeat or mirrored_repeat; sRGB is for rgba8, "
+        "bc1 and bc3 (a stack's sRGB layers too, its first layer's bit its colour space)",
+        detail::concat("id=", id, " address_u=", std::uint32_t(sampling.address_u),
+                       " address_v=", std::uint32_t(sampling.address_v), " color_space=",
+                       std::uint32_t(sampling.color_space), " srgb_layers=", sampling.srgb_layers,
+                       " format=", std::uint32_t(shape.format), " stack=", shape.stack.packed));
 }
 
 }  // namespace
@@ -83,7 +84,8 @@ void VulkanTextureDirectory::set(std::uint32_t id, std::uint32_t base_page, vt::
                     detail::concat("ids go up to ", s.settings.max_textures - 1, ", sides up to ",
                                    vt::max_size, " texels, in a known format"),
                     detail::concat("id=", id, " width=", shape.width, " height=", shape.height,
-                                   " format=", std::uint32_t(shape.format)));
+                                   " srgb_layers=", sampling.srgb_layers, " format=",
+                                   std::uint32_t(shape.format), " stack=", shape.stack.packed));
     }
     check_sampling(id, shape, sampling);
     const VulkanTextureInfo info = VulkanTextureInfo::make(base_page, shape, sampling);

@@ -10,6 +10,9 @@
 //   vec4 colour = vt_sample_lod(t, uv, vt_clamped_lod(t, dx, dy, 0.0));   // lod worked out before
 //   uvec2 request = vt_feedback(t, uv, dFdx(uv), dFdy(uv), lod_bias);  // a FeedbackEntry
 //   out_colour = vt_output_colour(t, colour);   // for an 8-bit UNORM target (see there)
+// A material stack (a texture whose pages hold several layers, StackSource) samples them all at
+// once, one lookup per probe:
+//   VtStackSample s = vt_stack_sample_grad_aniso(t, uv, dx, dy, 0.0, 16.0);  // s.layer[0..3]
 // Anisotropic, up to 16 probes (the feedback pass passes the same max_anisotropy):
 //   vec4 colour = vt_sample_grad_aniso(t, uv, dx, dy, 0.0, 16.0);   // vt_sample_aniso(t, uv, 16.0)
 //   uvec2 request = vt_feedback_aniso(t, uv, dFdx(uv), dFdy(uv), lod_bias, 16.0);
@@ -61,6 +64,11 @@ struct VtTextureInfo {
     uint address_u;    // VT_ADDRESS_*
     uint address_v;
     uint color_space;  // VT_COLOR_SPACE_*
+    uint layer_count;    // 1, or a material stack's layers
+    uint record_bytes;   // bytes of one block's record: every layer's block (one texel in RGBA8)
+    uint layer_formats;  // VT_FORMAT_* of layer l in bits [8l, 8l + 8)
+    uint layer_offsets;  // where layer l's block starts in a record, bits [8l, 8l + 8)
+    uint srgb_layers;    // bit l: layer l is decoded from sRGB
     uint mip_first_page[VT_MAX_MIPS];  // relative to base_page
     uint mip_pages_x[VT_MAX_MIPS];
 };
@@ -104,6 +112,11 @@ struct VtTexture {
     uvec2 page_tiles_log2;  // tiles per page are powers of two: shifts and masks
     uvec2 address;          // VT_ADDRESS_* of u and v
     uint color_space;       // VT_COLOR_SPACE_*
+    uint layer_count;       // 1, or a material stack's layers (vt_stack_sample*)
+    uint record_bytes;
+    uint layer_formats;
+    uint layer_offsets;
+    uint srgb_layers;
 };
 
 VtTexture vt_texture(uint64_t directory, uint64_t indirection, uint id) {
@@ -124,6 +137,11 @@ VtTexture vt_texture(uint64_t directory, uint64_t indirection, uint id) {
                               findLSB(t.directory.textures[id].page_tiles_y));
     t.address = uvec2(t.directory.textures[id].address_u, t.directory.textures[id].address_v);
     t.color_space = t.directory.textures[id].color_space;
+    t.layer_count = t.directory.textures[id].layer_count;
+    t.record_bytes = t.directory.textures[id].record_bytes;
+    t.layer_formats = t.directory.textures[id].layer_formats;
+    t.layer_offsets = t.directory.textures[id].layer_offsets;
+    t.srgb_layers = t.directory.textures[id].srgb_layers;
     return t;
 }
 
@@ -291,22 +309,56 @@ vec4 vt_linear_to_srgb(vec4 linear) {
     return vec4(mix(high, low, lessThanEqual(linear.rgb, vec3(0.0031308))), linear.a);
 }
 
-// A texel as the filter sees it: decoded to linear first where the texture is sRGB.
-vec4 vt_filter_texel(VtTexture t, uint64_t tile_address, uvec2 p) {
-    const vec4 texel = vt_tile_texel(tile_address, t.format, t.tile_size, p);
-    return t.color_space == VT_COLOR_SPACE_SRGB ? vt_srgb_to_linear(texel) : texel;
+// Texel p of layer `layer` of a material stack's tile: the tile is 4 x 4 blocks of records, each
+// record every layer's block one after the other (tile_stack.hpp). Records and offsets are
+// multiples of 8 bytes: a 16-byte block is read as two 8-byte loads unless it is 16-aligned.
+vec4 vt_stack_tile_texel(VtTexture t, uint64_t tile_address, uint layer, uvec2 p) {
+    const uint format = (t.layer_formats >> (8u * layer)) & 0xFFu;
+    const uint offset = (t.layer_offsets >> (8u * layer)) & 0xFFu;
+    const uint block = (p.y >> 2) * (t.tile_size >> 2) + (p.x >> 2);
+    const uint64_t address = tile_address + uint64_t(block) * uint64_t(t.record_bytes) + offset;
+    const uvec2 texel = p & 3u;
+    if (format == VT_FORMAT_BC1 || format == VT_FORMAT_BC4) {
+        const uvec2 words = VtTileBlocks8(address).blocks[0];
+        if (format == VT_FORMAT_BC1) return vec4(vt_decode_bc1(words, texel).rgb, 1.0);
+        return vt_decode_bc4(words, texel);
+    }
+    uvec4 words;
+    if (((t.record_bytes | offset) & 15u) == 0u) {
+        words = VtTileBlocks16(address).blocks[0];
+    } else {
+        words = uvec4(VtTileBlocks8(address).blocks[0], VtTileBlocks8(address).blocks[1]);
+    }
+    return format == VT_FORMAT_BC3 ? vt_decode_bc3(words, texel) : vt_decode_bc5(words, texel);
 }
 
-// Bilinear inside the tile that holds position.c.
-vec4 vt_bilinear(VtTexture t, uint64_t tile_address, VtLevelPosition position) {
-    const VtFootprint footprint = vt_bilinear_footprint(position, t.tile_payload, t.tile_border);
+// A texel of a layer as the filter sees it: decoded to linear first where the layer is sRGB.
+// A plain texture is its one layer.
+vec4 vt_filter_texel(VtTexture t, uint64_t tile_address, uint layer, uvec2 p) {
+    const vec4 texel = t.layer_count == 1u
+                           ? vt_tile_texel(tile_address, t.format, t.tile_size, p)
+                           : vt_stack_tile_texel(t, tile_address, layer, p);
+    return ((t.srgb_layers >> layer) & 1u) != 0u ? vt_srgb_to_linear(texel) : texel;
+}
+
+vec4 vt_filter_texel(VtTexture t, uint64_t tile_address, uvec2 p) {
+    return vt_filter_texel(t, tile_address, 0u, p);
+}
+
+// Bilinear inside the tile that holds position.c, of one layer.
+vec4 vt_bilinear(VtTexture t, uint64_t tile_address, VtFootprint footprint, uint layer) {
     const uvec2 local = footprint.local;
     const vec2 weight = footprint.weight;
-    const vec4 t00 = vt_filter_texel(t, tile_address, local);
-    const vec4 t10 = vt_filter_texel(t, tile_address, local + uvec2(1u, 0u));
-    const vec4 t01 = vt_filter_texel(t, tile_address, local + uvec2(0u, 1u));
-    const vec4 t11 = vt_filter_texel(t, tile_address, local + uvec2(1u, 1u));
+    const vec4 t00 = vt_filter_texel(t, tile_address, layer, local);
+    const vec4 t10 = vt_filter_texel(t, tile_address, layer, local + uvec2(1u, 0u));
+    const vec4 t01 = vt_filter_texel(t, tile_address, layer, local + uvec2(0u, 1u));
+    const vec4 t11 = vt_filter_texel(t, tile_address, layer, local + uvec2(1u, 1u));
     return mix(mix(t00, t10, weight.x), mix(t01, t11, weight.x), weight.y);
+}
+
+vec4 vt_bilinear(VtTexture t, uint64_t tile_address, VtLevelPosition position) {
+    return vt_bilinear(t, tile_address,
+                       vt_bilinear_footprint(position, t.tile_payload, t.tile_border), 0u);
 }
 
 const vec4 vt_missing_tail_colour = vec4(1.0, 0.0, 1.0, 1.0);
@@ -469,6 +521,105 @@ uvec2 vt_feedback_aniso(VtTexture t, vec2 uv, vec2 duv_dx, vec2 duv_dy, float lo
 vec4 vt_output_colour(VtTexture t, vec4 sampled) {
     return t.color_space == VT_COLOR_SPACE_SRGB ? vt_linear_to_srgb(sampled) : sampled;
 }
+
+// Material stacks (tile_stack.hpp): every layer of a stack sampled with one level of detail,
+// one indirection lookup (and fallback walk) and one bilinear footprint per probe, so that the
+// layers always show the same level. layer[l] for l < t.layer_count, linear where the layer is
+// sRGB; the rest are zero. The feedback of a stack is one entry: vt_feedback / vt_feedback_aniso
+// on the stack's texture.
+struct VtStackSample {
+    vec4 layer[VT_MAX_STACK_LAYERS];
+};
+
+VtStackSample vt_stack_filled(vec4 value) {
+    VtStackSample s;
+    for (uint l = 0u; l < VT_MAX_STACK_LAYERS; ++l) s.layer[l] = value;
+    return s;
+}
+
+VtStackSample vt_stack_mix(VtStackSample a, VtStackSample b, float weight) {
+    for (uint l = 0u; l < VT_MAX_STACK_LAYERS; ++l) a.layer[l] = mix(a.layer[l], b.layer[l], weight);
+    return a;
+}
+
+// Every layer bilinear at one level's resolved tile.
+VtStackSample vt_stack_sample_level(VtTexture t, uint mip, vec2 uv, out uint resident_mip) {
+    const VtResolved found = vt_resolve(t, mip, uv);
+    resident_mip = found.mip;
+    if (found.tile_address == 0ul) return vt_stack_filled(vt_missing_tail_colour);
+    const VtFootprint footprint =
+        vt_bilinear_footprint(found.position, t.tile_payload, t.tile_border);
+    VtStackSample s = vt_stack_filled(vec4(0.0));
+    for (uint l = 0u; l < VT_MAX_STACK_LAYERS; ++l) {
+        if (l < t.layer_count) s.layer[l] = vt_bilinear(t, found.tile_address, footprint, l);
+    }
+    return s;
+}
+
+VtStackSample vt_stack_sample_lod_info(VtTexture t, vec2 uv, float lod, out VtSampleInfo info) {
+    const uint mip0 = uint(floor(lod));
+    const float blend = lod - float(mip0);
+    info.lod = lod;
+    info.wanted_mip = mip0;
+    const VtStackSample fine = vt_stack_sample_level(t, mip0, uv, info.resident_mip);
+    if (mip0 + 1u >= t.mip_count) return fine;
+    uint coarse_mip;
+    return vt_stack_mix(fine, vt_stack_sample_level(t, mip0 + 1u, uv, coarse_mip), blend);
+}
+
+VtStackSample vt_stack_sample_footprint_info(VtTexture t, vec2 uv,
+                                             VtAnisotropicFootprint footprint,
+                                             out VtSampleInfo info) {
+    if (footprint.probes <= 1u) return vt_stack_sample_lod_info(t, uv, footprint.lod, info);
+    const float n = float(footprint.probes);
+    VtStackSample sum = vt_stack_filled(vec4(0.0));
+    uint coarsest = 0u;
+    for (uint i = 0u; i < footprint.probes; ++i) {
+        VtSampleInfo probe;
+        const vec2 at = uv + footprint.step * (float(i) + 0.5 - 0.5 * n);
+        const VtStackSample p = vt_stack_sample_lod_info(t, at, footprint.lod, probe);
+        for (uint l = 0u; l < VT_MAX_STACK_LAYERS; ++l) sum.layer[l] += p.layer[l];
+        coarsest = max(coarsest, probe.resident_mip);
+    }
+    info.lod = footprint.lod;
+    info.wanted_mip = uint(floor(footprint.lod));
+    info.resident_mip = coarsest;
+    for (uint l = 0u; l < VT_MAX_STACK_LAYERS; ++l) sum.layer[l] /= n;
+    return sum;
+}
+
+VtStackSample vt_stack_sample_grad_aniso_info(VtTexture t, vec2 uv, vec2 duv_dx, vec2 duv_dy,
+                                              float lod_bias, float max_anisotropy,
+                                              out VtSampleInfo info) {
+    return vt_stack_sample_footprint_info(
+        t, uv, vt_anisotropic_footprint(t, duv_dx, duv_dy, lod_bias, max_anisotropy), info);
+}
+
+VtStackSample vt_stack_sample_grad_aniso(VtTexture t, vec2 uv, vec2 duv_dx, vec2 duv_dy,
+                                         float lod_bias, float max_anisotropy) {
+    VtSampleInfo info;
+    return vt_stack_sample_grad_aniso_info(t, uv, duv_dx, duv_dy, lod_bias, max_anisotropy, info);
+}
+
+VtStackSample vt_stack_sample_grad(VtTexture t, vec2 uv, vec2 duv_dx, vec2 duv_dy,
+                                   float lod_bias) {
+    VtSampleInfo info;
+    return vt_stack_sample_lod_info(t, uv, vt_clamped_lod(t, duv_dx, duv_dy, lod_bias), info);
+}
+
+// vt_output_colour for one layer of a stack.
+vec4 vt_stack_output_colour(VtTexture t, uint layer, vec4 sampled) {
+    return ((t.srgb_layers >> layer) & 1u) != 0u ? vt_linear_to_srgb(sampled) : sampled;
+}
+
+#ifdef VT_FRAGMENT_SHADER
+VtStackSample vt_stack_sample(VtTexture t, vec2 uv) {
+    return vt_stack_sample_grad(t, uv, dFdx(uv), dFdy(uv), 0.0);
+}
+VtStackSample vt_stack_sample_aniso(VtTexture t, vec2 uv, float max_anisotropy) {
+    return vt_stack_sample_grad_aniso(t, uv, dFdx(uv), dFdy(uv), 0.0, max_anisotropy);
+}
+#endif
 
 #ifdef VT_FRAGMENT_SHADER
 vec4 vt_sample(VtTexture t, vec2 uv) { return vt_sample_grad(t, uv, dFdx(uv), dFdy(uv), 0.0); }

@@ -29,13 +29,13 @@ std::optional<LevelShape> PackedLevelPool::packable(const TextureLayout& layout,
     if (mip >= layout.tail_first_mip || mip >= max_mips) return std::nullopt;
     const MipLevel& level = layout.mips[mip];
     if (level.pages_x != 1 || level.pages_y != 1) return std::nullopt;
-    const LevelShape shape{layout.format, level.tiles_x, level.tiles_y};
+    const LevelShape shape{layout.format, level.tiles_x, level.tiles_y, layout.stack.packed};
     if (places_of(shape).size() < 2) return std::nullopt;
     return shape;
 }
 
 std::vector<std::uint32_t> PackedLevelPool::places_of(LevelShape shape) {
-    const TileFormatInfo info = tile_format_info(shape.format);
+    const TileFormatInfo info = shape.tile_format();
     const std::uint32_t tiles = info.tiles_per_page();
     std::vector<std::uint32_t> places;
     if (shape.tiles_x == 0 || shape.tiles_y == 0 || shape.tiles_x > info.page_tiles_x ||
@@ -62,7 +62,7 @@ PackedLevelPool::Shape& PackedLevelPool::shape_entry(LevelShape shape) {
 
 LevelPlace PackedLevelPool::describe(LevelShape shape, const Shape& entry,
                                      const Place& place) const {
-    const TileFormatInfo info = tile_format_info(shape.format);
+    const TileFormatInfo info = shape.tile_format();
     const std::uint32_t first = entry.first_tiles[place.index];
     const PageRows rows{std::uint64_t(shape.tiles_x) * info.tile_bytes(), shape.tiles_y,
                         std::uint64_t(info.page_tiles_x) * info.tile_bytes()};

@@ -49,7 +49,12 @@ struct LevelShape {
     TileFormat format = TileFormat::rgba8;
     std::uint32_t tiles_x = 0;
     std::uint32_t tiles_y = 0;
+    std::uint32_t stack = 0;  // TileStack::packed of a material stack's level; 0 for a texture
     auto operator<=>(const LevelShape&) const = default;
+    // The tiles' shape: the format's, or the stack's.
+    TileFormatInfo tile_format() const {
+        return stack != 0 ? stack_tile_format_info(TileStack{stack}) : tile_format_info(format);
+    }
 };
 
 // Where a level was placed: its host (an index of the pool's hosts) and its bytes in it.

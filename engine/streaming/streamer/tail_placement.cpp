@@ -12,7 +12,7 @@ static_assert(smallest_tile_bytes <= tile_format_info(TileFormat::rgba8).tile_by
 
 std::uint64_t tail_bytes(const TextureLayout& layout) {
     return std::uint64_t(layout.mip_count - layout.tail_first_mip) *
-           tile_format_info(layout.format).tile_bytes();
+           layout.tile_format().tile_bytes();
 }
 
 bool tail_page_has_room(std::uint64_t used, std::uint64_t bytes) {

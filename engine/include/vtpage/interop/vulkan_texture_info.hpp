@@ -31,6 +31,14 @@ struct VulkanTextureInfo {
     std::uint32_t address_u = 0;
     std::uint32_t address_v = 0;
     std::uint32_t color_space = 0;
+    // The layers a tile's block records hold (tile_stack.hpp): a plain texture is one layer
+    // whose record is one block (one texel in RGBA8). Formats and record offsets 8 bits a layer,
+    // layer l in bits [8l, 8l + 8); sRGB layers as bits.
+    std::uint32_t layer_count = 1;
+    std::uint32_t record_bytes = 0;
+    std::uint32_t layer_formats = 0;
+    std::uint32_t layer_offsets = 0;
+    std::uint32_t srgb_layers = 0;
     std::uint32_t mip_first_page[vt::max_mips] = {};  // relative to base_page; the tail page
                                                       // for every level in the tail
     std::uint32_t mip_pages_x[vt::max_mips] = {};
@@ -57,6 +65,18 @@ struct VulkanTextureInfo {
         info.address_u = static_cast<std::uint32_t>(sampling.address_u);
         info.address_v = static_cast<std::uint32_t>(sampling.address_v);
         info.color_space = static_cast<std::uint32_t>(sampling.color_space);
+        info.record_bytes = format.block_bytes;
+        if (layout.stack.count() > 0) {
+            info.layer_count = layout.stack.count();
+            for (std::uint32_t l = 0; l < info.layer_count; ++l) {
+                info.layer_formats |= static_cast<std::uint32_t>(layout.stack.layer(l)) << (8 * l);
+                info.layer_offsets |= layout.stack.layer_offset(l) << (8 * l);
+            }
+            info.srgb_layers = sampling.srgb_layers;
+        } else {
+            info.layer_formats = static_cast<std::uint32_t>(layout.format);
+            info.srgb_layers = sampling.color_space == vt::ColorSpace::srgb ? 1u : 0u;
+        }
         for (std::uint32_t mip = 0; mip < layout.mip_count; ++mip) {
             info.mip_first_page[mip] = static_cast<std::uint32_t>(layout.mips[mip].first_page);
             info.mip_pages_x[mip] = layout.mips[mip].pages_x;
@@ -69,7 +89,7 @@ struct VulkanTextureInfo {
     }
 };
 
-static_assert(sizeof(VulkanTextureInfo) == std::size_t{15 + 2 * vt::max_mips} * 4,
+static_assert(sizeof(VulkanTextureInfo) == std::size_t{20 + 2 * vt::max_mips} * 4,
               "tightly packed 32-bit words, as std430 lays out the GLSL struct");
 
 }  // namespace vtpage

@@ -20,6 +20,7 @@
 #include <cstdint>
 
 #include "vtpage/streaming/layout/tile_format.hpp"
+#include "vtpage/streaming/layout/tile_stack.hpp"
 
 namespace vtpage::vt {
 
@@ -69,11 +70,23 @@ struct TextureShape {
     std::uint32_t width = 1;
     std::uint32_t height = 1;
     TileFormat format = TileFormat::rgba8;
+    // A material stack's layers (tile_stack.hpp); none for a plain texture. A stack's format is
+    // its first layer's.
+    TileStack stack = {};
 
-    // Whether a layout can be made: 1 .. 2^20 texels on a side and a known format.
+    // Whether a layout can be made: 1 .. 2^20 texels on a side and a known format, or a valid
+    // stack whose first layer is the format.
     VTPAGE_HOST_DEVICE constexpr bool valid() const {
         return width >= 1 && height >= 1 && width <= max_size && height <= max_size &&
-               valid_tile_format(std::uint32_t(format));
+               valid_tile_format(std::uint32_t(format)) &&
+               (stack.packed == 0 || (stack.valid() && stack.layer(0) == format));
+    }
+    VTPAGE_HOST_DEVICE constexpr bool stacked() const { return stack.packed != 0; }
+    // The shape of a stack of the given layers (check valid(): the layers may not stack).
+    VTPAGE_HOST_DEVICE static constexpr TextureShape stacked_shape(std::uint32_t width,
+                                                                   std::uint32_t height,
+                                                                   TileStack layers) {
+        return {width, height, layers.count() > 0 ? layers.layer(0) : TileFormat::rgba8, layers};
     }
     // The shape of textures that are 2^log2 texels on a side, RGBA8 (not valid() past 2^20).
     VTPAGE_HOST_DEVICE static constexpr TextureShape square(std::uint32_t log2) {
@@ -82,7 +95,8 @@ struct TextureShape {
     }
     VTPAGE_HOST_DEVICE friend constexpr bool operator==(const TextureShape& a,
                                                         const TextureShape& b) {
-        return a.width == b.width && a.height == b.height && a.format == b.format;
+        return a.width == b.width && a.height == b.height && a.format == b.format &&
+               a.stack == b.stack;
     }
 };
 
@@ -103,6 +117,7 @@ struct TextureLayout {
     std::uint32_t width = 1;
     std::uint32_t height = 1;
     TileFormat format = TileFormat::rgba8;
+    TileStack stack = {};              // a material stack's layers; none for a plain texture
     std::uint32_t mip_count = 0;       // down to 1 x 1
     std::uint32_t tail_first_mip = 0;  // the first level that fits one tile
     std::uint64_t page_count = 0;      // pages of the texture, tail included
@@ -112,8 +127,9 @@ struct TextureLayout {
         : width(clamp_size(shape.width)),
           height(clamp_size(shape.height)),
           format(valid_tile_format(std::uint32_t(shape.format)) ? shape.format : TileFormat::rgba8),
+          stack(shape.stack.valid() && shape.stack.layer(0) == format ? shape.stack : TileStack{}),
           mip_count(mip_count_of(width > height ? width : height)) {
-        const TileFormatInfo info = tile_format_info(format);
+        const TileFormatInfo info = tile_format();
         const std::uint32_t payload = info.tile_payload();
         std::uint64_t next_page = 0;
         tail_first_mip = mip_count;
@@ -162,9 +178,12 @@ struct TextureLayout {
         return shifted < 1 ? 1 : shifted;
     }
 
-    VTPAGE_HOST_DEVICE constexpr TextureShape shape() const { return {width, height, format}; }
+    VTPAGE_HOST_DEVICE constexpr TextureShape shape() const {
+        return {width, height, format, stack};
+    }
+    // The shape of tiles and pages: the format's, or the stack's (records of the layers' blocks).
     VTPAGE_HOST_DEVICE constexpr TileFormatInfo tile_format() const {
-        return tile_format_info(format);
+        return stack.packed != 0 ? stack_tile_format_info(stack) : tile_format_info(format);
     }
     VTPAGE_HOST_DEVICE constexpr std::uint64_t tail_page() const { return page_count - 1; }
     VTPAGE_HOST_DEVICE constexpr bool in_tail(std::uint32_t mip) const {

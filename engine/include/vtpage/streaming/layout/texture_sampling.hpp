@@ -8,6 +8,7 @@
 #include <string_view>
 
 #include "vtpage/streaming/layout/address_mode.hpp"
+#include "vtpage/streaming/layout/texture_layout.hpp"
 #include "vtpage/streaming/layout/tile_format.hpp"
 
 namespace vtpage::vt {
@@ -22,6 +23,9 @@ struct TextureSampling {
     AddressMode address_u = AddressMode::clamp_to_edge;
     AddressMode address_v = AddressMode::clamp_to_edge;
     ColorSpace color_space = ColorSpace::linear;
+    // A material stack's layers decoded from sRGB before filtering: bit l for layer l (bit 0
+    // agrees with color_space). Plain textures leave it 0 and use color_space.
+    std::uint32_t srgb_layers = 0;
     bool operator==(const TextureSampling&) const = default;
 };
 
@@ -70,6 +74,25 @@ constexpr bool sampling_valid(TextureSampling sampling, TileFormat format) {
     return known(sampling.address_u) && known(sampling.address_v) &&
            static_cast<std::uint32_t>(sampling.color_space) < color_space_count &&
            (sampling.color_space != ColorSpace::srgb || srgb_allowed(format));
+}
+
+// The same for a texture of any shape: a stack's sRGB layers are layers whose format has sRGB,
+// and its first layer's bit is its color_space.
+constexpr bool sampling_valid(TextureSampling sampling, TextureShape shape) {
+    if (!shape.stacked())
+        return sampling.srgb_layers == 0 && sampling_valid(sampling, shape.format);
+    if (!sampling_valid(sampling, shape.format)) return false;
+    const std::uint32_t layers = shape.stack.count();
+    if ((sampling.srgb_layers >> layers) != 0) return false;
+    if (((sampling.srgb_layers & 1u) != 0) != (sampling.color_space == ColorSpace::srgb)) {
+        return false;
+    }
+    for (std::uint32_t l = 0; l < layers; ++l) {
+        if ((sampling.srgb_layers >> l & 1u) != 0 && !srgb_allowed(shape.stack.layer(l))) {
+            return false;
+        }
+    }
+    return true;
 }
 
 constexpr std::string_view address_mode_name(AddressMode mode) {
