@@ -54,7 +54,7 @@ void main() {
     const uint i = gl_GlobalInvocationID.x;
     if (i >= push.count) return;
     const StackPoint p = Points(push.points).points[i];
-    const VtTexture stack = vt_texture(push.directory, push.indirection, push.stack_id);
+    VtTexture stack = vt_texture(push.directory, push.indirection, push.stack_id);
     StackPointResult r;
     VtSampleInfo info;
     const VtStackSample trilinear =
@@ -72,7 +72,7 @@ void main() {
         r.layer_trilinear[l] = vec4(0.0);
         r.layer_aniso[l] = vec4(0.0);
         if (l >= stack.layer_count) continue;
-        const VtTexture t = vt_texture(push.directory, push.indirection, push.layer_ids[l]);
+        VtTexture t = vt_texture(push.directory, push.indirection, push.layer_ids[l]);
         r.layer_trilinear[l] = vt_sample_grad_info(t, p.uv, p.duv_dx, p.duv_dy, 0.0, info);
         r.layer_resident_mip = max(r.layer_resident_mip, info.resident_mip);
         r.layer_aniso[l] = vt_sample_grad_aniso_info(t, p.uv, p.duv_dx, p.duv_dy, 0.0, 16.0, info);
