@@ -4,8 +4,11 @@
 // the streaming and draws again until the view asks for nothing more. Headless.
 //
 //   vtpage-embedding [--backend auto|cuda|host] [--frames N] [--validation] [--check]
-//                    [--out image.ppm]
+//                    [--stack] [--out image.ppm]
 //
+// --stack draws a material stack instead: a repeating sRGB BC1 colour layer and a BC4 layer of
+// the example's own tile source (block_pattern_source.hpp), sampled together at 16x anisotropy
+// across the repeat's seam, the BC4 layer in alpha.
 // --check compares the settled image with the texels of the same tile source; --validation
 // turns the Khronos layer on and fails on any message. Exit 0 done, 1 failed, 2 bad flags.
 //
@@ -19,6 +22,7 @@
 #include <string>
 #include <vector>
 
+#include "block_pattern_source.hpp"
 #include "reference_check.hpp"
 #include "vtpage/backend/backend_factory.hpp"              // vtpage
 #include "vtpage/config.hpp"                               // VTPAGE_VERSION
@@ -28,6 +32,7 @@
 #include "vtpage/interop/vulkan_context.hpp"               // vtpage
 #include "vtpage/interop/vulkan_image.hpp"                 // vtpage
 #include "vtpage/streaming/sources/procedural_source.hpp"  // vtpage
+#include "vtpage/streaming/sources/stack_source.hpp"       // vtpage
 
 namespace {
 
@@ -36,6 +41,9 @@ const std::uint32_t vertex_spirv[] = {
 };
 const std::uint32_t fragment_spirv[] = {
 #include "quad.frag.spv.inc"
+};
+const std::uint32_t stack_fragment_spirv[] = {
+#include "quad_stack.frag.spv.inc"
 };
 
 constexpr std::uint32_t image_size = 256;  // pixels per side
@@ -47,7 +55,7 @@ constexpr VkFormat feedback_format = VK_FORMAT_R32G32_UINT;  // a vt::FeedbackEn
 struct Options {
     std::string backend = "auto";
     int frames = 100;
-    bool validation = false, check = false;
+    bool validation = false, check = false, stack = false;
     std::string out;
 };
 
@@ -196,7 +204,7 @@ struct Pipeline {
     VkPipelineLayout layout = VK_NULL_HANDLE;
     VkPipeline pipeline = VK_NULL_HANDLE;
 
-    explicit Pipeline(VkDevice d) : device(d) {
+    Pipeline(VkDevice d, std::span<const std::uint32_t> fragment_spirv) : device(d) {
         VkPushConstantRange range{VK_SHADER_STAGE_FRAGMENT_BIT, 0, sizeof(PushConstants)};
         VkPipelineLayoutCreateInfo layout_info{VK_STRUCTURE_TYPE_PIPELINE_LAYOUT_CREATE_INFO};
         layout_info.pushConstantRangeCount = 1;
@@ -369,7 +377,9 @@ int run(const Options& options, std::vector<std::uint8_t>& image) {
     const auto needs = vtpage::vulkan_device_requirements(*backend);  // vtpage
     AppDevice app(options.validation, needs);
     vtpage::VulkanContext context(app.handles, needs);  // vtpage
-    Pipeline pipeline(app.device);
+    Pipeline pipeline(app.device, options.stack
+                                      ? std::span<const std::uint32_t>(stack_fragment_spirv)
+                                      : std::span<const std::uint32_t>(fragment_spirv));
     const VkExtent2D extent{image_size, image_size};
     const VkImageUsageFlags usage =
         VK_IMAGE_USAGE_COLOR_ATTACHMENT_BIT | VK_IMAGE_USAGE_TRANSFER_SRC_BIT;
@@ -382,13 +392,24 @@ int run(const Options& options, std::vector<std::uint8_t>& image) {
          vtpage::BufferMemory::readback}};
     FrameLoop loop(app);
 
-    auto source = std::make_shared<vtpage::vt::ProceduralSource>(               // vtpage
-        vtpage::vt::ProceduralSettings{.seed = 5, .size_log2 = texture_log2});  // vtpage
-    vtpage::VirtualTextureStreamingSettings settings;                           // vtpage
-    settings.page_count = source->layout().page_count;                          // vtpage
-    settings.frames_in_flight = 1;                                              // vtpage
-    settings.streamer.table.budget_bytes = std::size_t(32) << 20;               // vtpage
-    vtpage::VirtualTextureStreaming streaming(context, *backend, settings);     // vtpage
+    std::shared_ptr<const vtpage::vt::TileSource> source =                          // vtpage
+        std::make_shared<vtpage::vt::ProceduralSource>(                             // vtpage
+            vtpage::vt::ProceduralSettings{.seed = 5, .size_log2 = texture_log2});  // vtpage
+    std::shared_ptr<const embedding::BlockPatternSource> colour_layer, channel_layer;
+    if (options.stack) {
+        colour_layer = std::make_shared<embedding::BlockPatternSource>(vtpage::vt::TileFormat::bc1,
+                                                                       1u << texture_log2);
+        channel_layer = std::make_shared<embedding::BlockPatternSource>(vtpage::vt::TileFormat::bc4,
+                                                                        1u << texture_log2);
+        source = std::make_shared<vtpage::vt::StackSource>(                              // vtpage
+            std::vector<std::shared_ptr<const vtpage::vt::TileSource>>{colour_layer,     // vtpage
+                                                                       channel_layer});  // vtpage
+    }
+    vtpage::VirtualTextureStreamingSettings settings;                        // vtpage
+    settings.page_count = source->layout().page_count;                       // vtpage
+    settings.frames_in_flight = 1;                                           // vtpage
+    settings.streamer.table.budget_bytes = std::size_t(32) << 20;            // vtpage
+    vtpage::VirtualTextureStreaming streaming(context, *backend, settings);  // vtpage
     const PushConstants push{streaming.indirection_address(),
                              streaming.directory_address(),                      // vtpage
                              streaming.add_texture(source), 1.0f / image_size};  // vtpage
@@ -413,7 +434,10 @@ int run(const Options& options, std::vector<std::uint8_t>& image) {
     const auto* pixels = reinterpret_cast<const std::uint8_t*>(readbacks[0].mapped());
     image.assign(pixels, pixels + image_pixels * 4);
     if (options.check) {
-        const int difference = embedding::largest_difference(*source, 2, image.data(), image_size);
+        const int difference =
+            options.stack ? embedding::largest_stack_difference(*colour_layer, *channel_layer, 2,
+                                                                128, image.data(), image_size)
+                          : embedding::largest_difference(*source, 2, image.data(), image_size);
         std::printf("embedding: largest difference from the reference: %d of 255\n", difference);
         if (difference > 2) throw std::runtime_error("the image is not the reference");
     }
@@ -437,6 +461,8 @@ bool parse(int argc, char** argv, Options& options) {
             options.validation = true;
         else if (flag == "--check")
             options.check = true;
+        else if (flag == "--stack")
+            options.stack = true;
         else
             return false;
     }
@@ -454,7 +480,7 @@ int main(int argc, char** argv) {
     if (!parse(argc, argv, options)) {
         std::fprintf(stderr,
                      "usage: vtpage-embedding [--backend auto|cuda|host] [--frames N] "
-                     "[--validation] [--check] [--out image.ppm] | --version\n");
+                     "[--validation] [--check] [--stack] [--out image.ppm] | --version\n");
         return 2;
     }
     try {

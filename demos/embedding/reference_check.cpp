@@ -45,6 +45,25 @@ int largest_difference(const TileSource& source, std::uint32_t mip, const std::u
     return largest;
 }
 
+int largest_stack_difference(const BlockPatternSource& colour, const BlockPatternSource& channel,
+                             std::uint32_t mip, std::uint32_t offset, const std::uint8_t* image,
+                             std::uint32_t size) {
+    int largest = 0;
+    for (std::uint32_t y = 0; y < size; ++y) {
+        for (std::uint32_t x = 0; x < size; ++x) {
+            const std::int64_t bx = (x + offset) / 4, by = (y + offset) / 4;
+            const auto rgb = colour.block_value(mip, bx, by);
+            const std::uint8_t expected[4] = {rgb[0], rgb[1], rgb[2],
+                                              channel.block_value(mip, bx, by)[0]};
+            const std::uint8_t* seen = image + (std::size_t(y) * size + x) * 4;
+            for (int c = 0; c < 4; ++c) {
+                largest = std::max(largest, std::abs(int(seen[c]) - int(expected[c])));
+            }
+        }
+    }
+    return largest;
+}
+
 void write_ppm(const std::string& path, const std::uint8_t* image, std::uint32_t size) {
     std::ofstream out(path, std::ios::binary);
     out << "P6\n" << size << " " << size << "\n255\n";
