@@ -24,8 +24,11 @@ struct SceneMaterial {
     uint textures[5];  // base colour, normal, metallic-roughness, occlusion, emissive
     uint alpha_mode;   // 0 opaque, 1 mask, 2 blend
     uint double_sided;
-    uint unused;
+    uint stack;           // the material stack some slots are layers of, or scene_no_texture
     vec4 transforms[10];  // two rows of a 2 x 3 uv transform per slot
+    uint stack_layers[5];  // each slot's layer in the stack, or scene_no_layer
+    uint stack_slot;       // the slot whose uv transform the stack is sampled with
+    uint unused[2];
 };
 
 layout(buffer_reference, std430, buffer_reference_align = 16) readonly buffer SceneVertices {
@@ -53,8 +56,15 @@ layout(push_constant, std430) uniform Frame {
 frame;
 
 const uint scene_no_texture = 0xffffffffu;
+const uint scene_no_layer = 0xffffffffu;
 
 bool scene_has_texture(SceneMaterial m, uint slot) { return m.textures[slot] != scene_no_texture; }
+
+// Whether the slot is drawn through the material's stack (vtpage only: the reference samples
+// each slot's own texture).
+bool scene_in_stack(SceneMaterial m, uint slot) {
+    return m.stack != scene_no_texture && m.stack_layers[slot] != scene_no_layer;
+}
 
 vec2 scene_transform_uv(SceneMaterial m, uint slot, vec2 uv) {
     const vec4 row0 = m.transforms[slot * 2u];

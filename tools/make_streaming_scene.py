@@ -4,15 +4,19 @@ viewer's scene parity test (tests/viewer/scene_parity_test.cpp) and for trying -
 
   floor    a 12 x 12 quad, its base colour repeating 6 times each way in uv (sampler REPEAT) and
            1.5 times more by KHR_texture_transform's scale: minified in every view
-  wall     a 6 x 3 x 0.3 box, MIRRORED_REPEAT, its faces' uv across the image's edges
+  wall     a 6 x 3 x 0.3 box, MIRRORED_REPEAT, its faces' uv across the image's edges; its
+           occlusion the cutout (another size: no stack)
   box      a 2 x 2 x 2 box, REPEAT / CLAMP_TO_EDGE, its uv rotated, scaled and offset onto a
-           small window by KHR_texture_transform: magnified from close by
+           small window by KHR_texture_transform: magnified from close by; its metallic-roughness
+           and occlusion the same image, sampler and transform (a material stack in the viewer)
   pillar   a 1 x 4 x 1 box, the floor's image again but CLAMP_TO_EDGE, each side across an edge
   fence    an 8 x 4 panel, alpha-masked (cutoff 0.5), double-sided: a magenta cutout of round
            holes and diagonal slots made here, magenta so that the test can tell it by colour
 
 The terrains come from `vtpage-bake --procedural` (4096^2 each); the viewer bakes them in four
-samplings (BC1) and the cutout (BC3): 71 pages of 2 MiB, 142 MiB. Images that exist are kept (a
+samplings (BC1) and the box's metallic-roughness (BC1) and occlusion (BC4), the cutout as the
+fence's base colour (BC3) and the wall's occlusion (BC4), and makes the box's stack of three of
+them: 149 pages of 2 MiB, 298 MiB. Images that exist are kept (a
 terrain is named by its size and seed, the cutout is made again where this script is newer);
 scene.gltf is written last, so that its presence means the scene is whole.
 
@@ -179,14 +183,20 @@ def main() -> None:
     images = [procedural_name(*FLOOR), procedural_name(*WALL), "cutout.png"]
     REPEAT, MIRRORED, CLAMP, LINEAR_MIPMAP_LINEAR, LINEAR = 10497, 33648, 33071, 9987, 9729
     samplers = [(REPEAT, REPEAT), (MIRRORED, MIRRORED), (REPEAT, CLAMP), (CLAMP, CLAMP)]
-    # (name, image, sampler, KHR_texture_transform or None, alpha mode)
+    # (name, image, sampler, KHR_texture_transform or None, alpha mode, more slots): the more
+    # slots' textures as (glTF material key, image, sampler, transform). The box's
+    # metallic-roughness and occlusion share its base colour's image size, sampler and transform:
+    # the viewer draws the three as one material stack. The wall's occlusion is the cutout, of
+    # another size: a texture of its own beside the wall's base colour.
+    box_transform = {"offset": [0.45, -0.005], "rotation": 0.6, "scale": [0.012, 0.012]}
     materials = [
-        ("floor", 0, 0, {"scale": [1.5, 1.5]}, "OPAQUE"),
-        ("mirrored wall", 1, 1, None, "OPAQUE"),
-        ("transformed box", 1, 2, {"offset": [0.45, -0.005], "rotation": 0.6,
-                                   "scale": [0.012, 0.012]}, "OPAQUE"),
-        ("clamped pillar", 0, 3, None, "OPAQUE"),
-        ("cutout fence", 2, 0, None, "MASK"),
+        ("floor", 0, 0, {"scale": [1.5, 1.5]}, "OPAQUE", []),
+        ("mirrored wall", 1, 1, None, "OPAQUE", [("occlusionTexture", 2, 1, None)]),
+        ("transformed box", 1, 2, box_transform, "OPAQUE",
+         [("metallicRoughnessTexture", 1, 2, box_transform),
+          ("occlusionTexture", 1, 2, box_transform)]),
+        ("clamped pillar", 0, 3, None, "OPAQUE", []),
+        ("cutout fence", 2, 0, None, "MASK", []),
     ]
     # (mesh, material, translation): the wall faces +z, where the orbit sees it head-on; the box
     # is near the approach's closest pose; the fence stands at the floor's -x edge, the sky
@@ -207,13 +217,23 @@ def main() -> None:
             {"attributes": attributes, "indices": indices, "material": material}]})
     (args.out / "scene.bin").write_bytes(bytes(buffer.data))
 
-    def material_json(name, image, sampler, transform, alpha_mode):
+    def texture_json(image, sampler, transform):
         texture = {"index": len(textures)}
         textures.append({"source": image, "sampler": sampler})
         if transform:
             texture["extensions"] = {"KHR_texture_transform": transform}
+        return texture
+
+    def material_json(name, image, sampler, transform, alpha_mode, more):
         m = {"name": name, "pbrMetallicRoughness": {
-            "baseColorTexture": texture, "metallicFactor": 0.0, "roughnessFactor": 0.8}}
+            "baseColorTexture": texture_json(image, sampler, transform), "metallicFactor": 0.0,
+            "roughnessFactor": 0.8}}
+        for key, more_image, more_sampler, more_transform in more:
+            texture = texture_json(more_image, more_sampler, more_transform)
+            if key == "metallicRoughnessTexture":
+                m["pbrMetallicRoughness"].update({key: texture, "metallicFactor": 0.5})
+            else:
+                m[key] = texture
         if alpha_mode == "MASK":
             m.update(alphaMode="MASK", alphaCutoff=0.5, doubleSided=True)
         return m

@@ -177,6 +177,8 @@ RunReport make_report(const ViewerOptions& options, const StreamingSession& sess
     r.reference_textures = options.reference_textures;
     r.scene_geometry_bytes = session.scene_geometry_bytes();
     r.reference_texture_bytes = session.reference_texture_bytes();
+    r.scene_stacks = session.scene_stacks();
+    r.scene_stacked_slots = session.scene_stacked_slots();
     r.camera_path = options.camera_path.empty() ? "manual" : options.camera_path;
     r.mode = to_string(options.mode);
     r.width = options.width;
@@ -275,7 +277,9 @@ nlohmann::json to_json(const RunReport& r) {
          {{"drawn", r.scene},
           {"reference_textures", r.reference_textures},
           {"geometry_bytes", r.scene_geometry_bytes},
-          {"reference_texture_bytes", r.reference_texture_bytes}}},
+          {"reference_texture_bytes", r.reference_texture_bytes},
+          {"stacks", r.scene_stacks},
+          {"stacked_slots", r.scene_stacked_slots}}},
         {"camera_path", r.camera_path},
         {"mode", r.mode},
         {"width", r.width},
@@ -442,6 +446,8 @@ std::string summary_text(const RunReport& r) {
                            r.reference_textures
                                ? fixed(double(r.reference_texture_bytes) / (1 << 20), 2)
                                : std::string("not drawn (--reference-textures)")));
+        row("scene material stacks (slots in them)",
+            detail::concat(r.scene_stacks, " (", r.scene_stacked_slots, ")"));
     }
     row("camera path, size", detail::concat(r.camera_path, ", ", r.width, " x ", r.height));
     row("frames (seconds)", detail::concat(r.frames, " (", fixed(r.seconds, 2), " s, start-up ",

@@ -25,6 +25,8 @@ struct RunReport {
     // the images of every level (the hardware reference's textures).
     bool scene = false, reference_textures = false;
     std::uint64_t scene_geometry_bytes = 0, reference_texture_bytes = 0;
+    // Its material stacks, and the material slots drawn through them.
+    std::size_t scene_stacks = 0, scene_stacked_slots = 0;
     std::uint32_t width = 0, height = 0;
     std::size_t budget_mib = 0, budget_pages = 0;
     std::uint64_t frames = 0, warmup_frames = 0;

@@ -9,6 +9,7 @@
 #include "vtpage/streaming/sources/baked_texture.hpp"
 #include "vtpage/streaming/sources/identity_source.hpp"
 #include "vtpage/streaming/sources/procedural_source.hpp"
+#include "vtpage/streaming/sources/stack_source.hpp"
 
 namespace vtpage::viewer {
 
@@ -21,18 +22,45 @@ constexpr std::size_t max_governor_samples = 1 << 20;
 
 using Sources = std::vector<std::shared_ptr<const vt::TileSource>>;
 
-Sources make_sources(const SessionSettings& settings) {
-    if (settings.scene) {
-        if (settings.scene->texture_files.empty()) {
-            throw UsageError(settings.scene->name +
-                             ": the scene samples no image: there is nothing to stream");
-        }
-        Sources sources;
-        for (const std::string& file : settings.scene->texture_files) {
-            sources.push_back(open_baked_texture(file));
-        }
-        return sources;
+// Layer pages kept for the fills of all of a scene's material stacks together.
+constexpr std::size_t stack_cache_pages = 32;
+
+// A scene's baked files, then its material stacks, each of the files' sources as its layers
+// (the sources are shared: a layer's pages are read by its own texture and by the stack's
+// fills). All the stacks keep their layer pages in one cache.
+Sources scene_sources(const SessionScene& scene) {
+    if (scene.texture_files.empty()) {
+        throw UsageError(scene.name + ": the scene samples no image: there is nothing to stream");
     }
+    Sources sources;
+    for (const std::string& file : scene.texture_files) {
+        sources.push_back(open_baked_texture(file));
+    }
+    if (scene.stacks.empty()) return sources;
+    const auto cache = std::make_shared<vt::LayerPageCache>(stack_cache_pages);
+    const std::size_t files = sources.size();
+    for (const std::vector<std::size_t>& stack : scene.stacks) {
+        Sources layers;
+        for (const std::size_t file : stack) {
+            if (file >= files) {
+                throw UsageError(detail::concat(scene.name, ": a material stack names texture ",
+                                                file, " of ", files));
+            }
+            layers.push_back(sources[file]);
+        }
+        try {
+            sources.push_back(std::make_shared<vt::StackSource>(std::move(layers),
+                                                                vt::StackSourceSettings{cache}));
+        } catch (const Error& error) {
+            if (error.code() != Errc::invalid_argument) throw;
+            throw UsageError(scene.name + ": a material stack cannot be made: " + error.what());
+        }
+    }
+    return sources;
+}
+
+Sources make_sources(const SessionSettings& settings) {
+    if (settings.scene) return scene_sources(*settings.scene);
     if (settings.texture == "procedural") {
         return {std::make_shared<vt::ProceduralSource>(
             vt::ProceduralSettings{.seed = settings.seed,
@@ -176,7 +204,12 @@ StreamingSession::StreamingSession(SessionSettings settings) : settings_(std::mo
         for (const SessionTexture& texture : textures_) ids.push_back(texture.id);
         scene_geometry_ = std::make_unique<VulkanSceneGeometry>(*context_, s.scene->geometry(ids));
     }
-    if (s.reference_textures) reference_ = make_reference(sources);
+    // The reference samples each file by its id (the files' ids come first); the stacks are
+    // vtpage's alone.
+    if (s.reference_textures) {
+        const std::size_t files = s.scene ? s.scene->texture_files.size() : sources.size();
+        reference_ = make_reference(std::span(sources).first(files));
+    }
     renderer_ = std::make_unique<VulkanRenderer>(
         *context_, *streaming_,
         VulkanRendererSettings{.width = s.width,
@@ -220,7 +253,7 @@ std::unique_ptr<VulkanReferenceTextures> StreamingSession::make_reference(
     if (!settings_.scene) {
         throw UsageError("the reference textures are drawn for a scene (--scene)");
     }
-    std::vector<ReferenceTexture> textures(textures_.size());
+    std::vector<ReferenceTexture> textures(sources.size());
     for (std::size_t i = 0; i < sources.size(); ++i) {
         textures.at(textures_[i].id) = read_reference_texture(*sources[i]);
     }
@@ -381,9 +414,9 @@ bool StreamingSession::settle(SessionFrame frame, std::chrono::milliseconds time
         // so that the last image was drawn after the table had every one of them.
         const bool all_ready = last && last->requests == last->resident_requests;
         clean = all_ready && nothing_held ? clean + 1 : 0;
-        // A scene's pixels ask for one material slot a frame, in turn: every slot must have
-        // had its frame.
-        if (clean >= (settings_.scene ? int(scene_slot_count) + 1 : 2)) return true;
+        // A scene's pixels ask for one of their material's textures a frame, in turn (its
+        // stack counting once): every one must have had its frame.
+        if (clean >= (settings_.scene ? int(settings_.scene->feedback_units) + 1 : 2)) return true;
     }
     return false;
 }
@@ -453,9 +486,12 @@ std::string StreamingSession::device_name() const { return context_->device_name
 
 std::string StreamingSession::texture_name() const {
     if (settings_.scene) {
-        return detail::concat(settings_.scene->name, " (", textures_.size(),
-                              textures_.size() == 1 ? " texture, " : " textures, ", texture_pages(),
-                              " pages)");
+        const std::size_t stacks = settings_.scene->stacks.size();
+        const std::size_t files = textures_.size() - stacks;
+        return detail::concat(
+            settings_.scene->name, " (", files, files == 1 ? " texture, " : " textures, ",
+            stacks == 0 ? "" : detail::concat(stacks, stacks == 1 ? " stack, " : " stacks, "),
+            texture_pages(), " pages)");
     }
     if (!texture_set_) return textures_.front().name;
     return detail::concat(textures_.size(), textures_.size() == 1 ? " texture, " : " textures, ",

@@ -257,6 +257,13 @@ public:
     // (0 unless SessionSettings::reference_textures).
     std::uint64_t scene_geometry_bytes() const noexcept;
     std::uint64_t reference_texture_bytes() const noexcept;
+    // The mesh scene's material stacks, and the material slots drawn through them (0 without).
+    std::size_t scene_stacks() const noexcept {
+        return settings_.scene ? settings_.scene->stacks.size() : 0;
+    }
+    std::size_t scene_stacked_slots() const noexcept {
+        return settings_.scene ? settings_.scene->stacked_slots : 0;
+    }
     const SceneLayout& scene() const noexcept { return scene_; }
     std::size_t budget_pages() const;
     // The texels that resident pages hold (TextureLayout::texels_in_page), summed over the

@@ -9,6 +9,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstddef>
 #include <cstring>
 #include <filesystem>
 #include <glm/gtc/matrix_transform.hpp>
@@ -371,6 +372,82 @@ TEST(ScenePackingTest, TheWrongNumberOfTextureSetsIsRefused) {
     ids.push_back({});
     EXPECT_THROW(pack_scene(scene, ids), SceneError);
     EXPECT_THROW(pack_scene(scene, {}), SceneError);
+}
+
+// The std430 record scene_frame.glsl reads: the stack's id where the old padding was, each
+// slot's layer and the stack's slot after the transforms, the record a multiple of 16 bytes.
+TEST(ScenePackingTest, TheMaterialRecordKeepsTheShadersLayout) {
+    EXPECT_EQ(offsetof(SceneGpuMaterial, textures), 48u);
+    EXPECT_EQ(offsetof(SceneGpuMaterial, alpha_mode), 68u);
+    EXPECT_EQ(offsetof(SceneGpuMaterial, double_sided), 72u);
+    EXPECT_EQ(offsetof(SceneGpuMaterial, stack), 76u);
+    EXPECT_EQ(offsetof(SceneGpuMaterial, transforms), 80u);
+    EXPECT_EQ(offsetof(SceneGpuMaterial, stack_layers), 240u);
+    EXPECT_EQ(offsetof(SceneGpuMaterial, stack_slot), 260u);
+    EXPECT_EQ(sizeof(SceneGpuMaterial) % 16, 0u);
+    const SceneGpuMaterial fresh;
+    EXPECT_EQ(fresh.stack, scene_no_texture);
+    for (const std::uint32_t layer : fresh.stack_layers) EXPECT_EQ(layer, scene_no_layer);
+}
+
+// Without stacks (none given, or a material without one) every material packs as before: no
+// stack, no slot a layer.
+TEST(ScenePackingTest, MaterialsWithoutAStackHaveNone) {
+    const GltfScene scene = mixed_scene();
+    const std::vector<MaterialTextures> ids = texture_ids(scene);
+    for (const SceneGeometryData& data :
+         {pack_scene(scene, ids),
+          pack_scene(scene, ids, std::vector<MaterialStackTexture>(scene.materials.size()))}) {
+        expect_packed(scene, ids, data);
+        for (const SceneGpuMaterial& material : data.materials) {
+            EXPECT_EQ(material.stack, scene_no_texture);
+            for (const std::uint32_t layer : material.stack_layers)
+                EXPECT_EQ(layer, scene_no_layer);
+        }
+    }
+}
+
+// A material's stack: its id, each member slot's layer (others none), the slot whose transform
+// it is sampled with (its first layer's); the slots keep their own textures for the reference.
+TEST(ScenePackingTest, AStacksLayersAreItsSlots) {
+    GltfScene scene = mixed_scene();
+    SceneMaterial& material = scene.materials[0];
+    material.normal_texture = TextureSlot{.image = 1};
+    material.occlusion_texture = TextureSlot{.image = 0};
+    const std::vector<MaterialTextures> ids = texture_ids(scene);
+    std::vector<MaterialStackTexture> stacks(scene.materials.size());
+    stacks[0].texture = 77;
+    stacks[0].layers = {-1, 0, -1, 1, -1};  // normal, occlusion
+    stacks[1].texture = 78;
+    stacks[1].layers = {0, 1, -1, -1, -1};  // base colour, normal
+    const SceneGeometryData data = pack_scene(scene, ids, stacks);
+    expect_packed(scene, ids, data);
+    const SceneGpuMaterial& first = data.materials[0];
+    EXPECT_EQ(first.stack, 77u);
+    EXPECT_EQ(first.stack_slot, 1u);
+    const std::uint32_t first_layers[] = {scene_no_layer, 0, scene_no_layer, 1, scene_no_layer};
+    for (std::uint32_t slot = 0; slot < scene_slot_count; ++slot) {
+        EXPECT_EQ(first.stack_layers[slot], first_layers[slot]) << "slot " << slot;
+    }
+    const SceneGpuMaterial& second = data.materials[1];
+    EXPECT_EQ(second.stack, 78u);
+    EXPECT_EQ(second.stack_slot, 0u);
+    EXPECT_EQ(second.stack_layers[0], 0u);
+    EXPECT_EQ(second.stack_layers[1], 1u);
+    EXPECT_EQ(data.materials[2].stack, scene_no_texture);
+}
+
+TEST(ScenePackingTest, AStackOfTheWrongShapeIsRefused) {
+    const GltfScene scene = mixed_scene();
+    const std::vector<MaterialTextures> ids = texture_ids(scene);
+    std::vector<MaterialStackTexture> stacks(scene.materials.size() - 1);
+    EXPECT_THROW(pack_scene(scene, ids, stacks), SceneError);
+    stacks.resize(scene.materials.size());
+    stacks[2].texture = 5;
+    stacks[2].layers = {0, -1, -1, -1, -1};  // the blended material has no base colour texture
+    EXPECT_THROW(pack_scene(scene, ids, stacks), SceneError);
+    stacks[2].layers = {-1, -1, 4, -1, -1};  // past the four layers a stack has
+    EXPECT_THROW(pack_scene(scene, ids, stacks), SceneError);
 }
 
 }  // namespace

@@ -96,11 +96,14 @@ protected:
     std::vector<std::string> lines_;
 };
 
-// Checks that the file is a baked texture of that shape, format and sampling.
+// Checks that the file is a baked texture of that shape, format and sampling, and that its size
+// is recorded (what material stacks are matched by).
 void expect_baked(const SceneTexture& texture, std::uint32_t width, std::uint32_t height,
                   TileFormat format, vt::TextureSampling sampling) {
     EXPECT_EQ(texture.format, format);
     EXPECT_EQ(texture.sampling, sampling);
+    EXPECT_EQ(texture.width, width) << texture.file;
+    EXPECT_EQ(texture.height, height) << texture.file;
     const vt::BakedTextureArchive file(texture.file.string());
     EXPECT_EQ(file.shape(), (vt::TextureShape{width, height, format})) << texture.file;
     EXPECT_EQ(file.sampling(), sampling) << texture.file;

@@ -30,29 +30,42 @@ static_assert(sizeof(SceneGpuInstance) == 144, "scene_frame.glsl: SceneInstance"
 // The material slots: base colour, normal, metallic-roughness, occlusion, emissive (as the
 // scene's MaterialSlot orders them).
 inline constexpr std::uint32_t scene_slot_count = 5;
-// A slot without a texture.
+// A slot without a texture, a material without a stack.
 inline constexpr std::uint32_t scene_no_texture = 0xffffffffu;
+// A slot that is not a layer of its material's stack.
+inline constexpr std::uint32_t scene_no_layer = 0xffffffffu;
 
 struct SceneGpuMaterial {
     float base_colour[4] = {1, 1, 1, 1};
     float emissive_metallic[4] = {0, 0, 0, 1};    // emissive rgb, metallic
     float roughness_cutoff[4] = {1, 0.5f, 0, 0};  // roughness, alpha cutoff
     // The virtual texture of each slot (scene_no_texture where none), then the alpha mode
-    // (0 opaque, 1 mask, 2 blend) and whether both faces are drawn.
+    // (0 opaque, 1 mask, 2 blend), whether both faces are drawn, and the material stack whose
+    // layers some of the slots are (scene_no_texture where none): drawn through vtpage, those
+    // slots sample the stack; the reference samples each slot's own texture.
     std::uint32_t textures[scene_slot_count] = {
         scene_no_texture, scene_no_texture, scene_no_texture, scene_no_texture, scene_no_texture};
     std::uint32_t alpha_mode = 0;
     std::uint32_t double_sided = 0;
-    std::uint32_t unused = 0;
+    std::uint32_t stack = scene_no_texture;
     // Each slot's uv transform (KHR_texture_transform) as two rows of a 2 x 3 matrix:
     // uv' = (dot(row0.xy, uv) + row0.z, dot(row1.xy, uv) + row1.z).
     float transforms[scene_slot_count * 2][4] = {
         {1, 0, 0, 0}, {0, 1, 0, 0}, {1, 0, 0, 0}, {0, 1, 0, 0}, {1, 0, 0, 0},
         {0, 1, 0, 0}, {1, 0, 0, 0}, {0, 1, 0, 0}, {1, 0, 0, 0}, {0, 1, 0, 0}};
+    // Each slot's layer in the stack (scene_no_layer where it is not one), and the slot whose uv
+    // transform the stack is sampled with (its first layer's: every layer's is the same).
+    std::uint32_t stack_layers[scene_slot_count] = {scene_no_layer, scene_no_layer, scene_no_layer,
+                                                    scene_no_layer, scene_no_layer};
+    std::uint32_t stack_slot = 0;
+    std::uint32_t unused[2] = {};
 };
 static_assert(offsetof(SceneGpuMaterial, textures) == 48, "scene_frame.glsl: SceneMaterial");
+static_assert(offsetof(SceneGpuMaterial, stack) == 76, "scene_frame.glsl: SceneMaterial");
 static_assert(offsetof(SceneGpuMaterial, transforms) == 80, "scene_frame.glsl: SceneMaterial");
-static_assert(sizeof(SceneGpuMaterial) == 240, "scene_frame.glsl: SceneMaterial");
+static_assert(offsetof(SceneGpuMaterial, stack_layers) == 240, "scene_frame.glsl: SceneMaterial");
+static_assert(offsetof(SceneGpuMaterial, stack_slot) == 260, "scene_frame.glsl: SceneMaterial");
+static_assert(sizeof(SceneGpuMaterial) == 272, "scene_frame.glsl: SceneMaterial");
 
 // One indexed draw: an instance of a mesh's triangles.
 struct SceneGpuDraw {

@@ -1,10 +1,12 @@
 #include "scene/scene_loading.hpp"
 
+#include <algorithm>
 #include <cstdlib>
 
 #include "scene/isolated_scene_reader.hpp"
 #include "scene/scene_image_baker.hpp"
 #include "scene/scene_packing.hpp"
+#include "scene/scene_stacks.hpp"
 #include "scene/scene_texture_cache.hpp"
 
 namespace vtpage::viewer {
@@ -33,6 +35,36 @@ std::vector<MaterialTextures> material_textures(const SceneTextures& baked,
         textures.push_back(material);
     }
     return textures;
+}
+
+// Per material, its stack's texture id and each slot's layer, given the ids of the baked
+// textures and then of the stacks.
+std::vector<MaterialStackTexture> material_stacks(const SceneStacks& stacks,
+                                                  std::size_t texture_count,
+                                                  const std::vector<vt::TextureId>& ids) {
+    std::vector<MaterialStackTexture> out;
+    for (const MaterialStack& material : stacks.materials) {
+        MaterialStackTexture& stack = out.emplace_back();
+        if (material.stack < 0) continue;
+        stack.texture = ids.at(texture_count + std::size_t(material.stack));
+        stack.layers = material.layers;
+    }
+    return out;
+}
+
+// The most textures a material's feedback turns over: its stack once, and each slot with a
+// texture that is not one of its layers.
+std::size_t feedback_units(const SceneTextures& baked, const SceneStacks& stacks) {
+    std::size_t most = 1;
+    for (std::size_t m = 0; m < baked.material_slots.size(); ++m) {
+        const MaterialStack& stack = stacks.materials[m];
+        std::size_t units = stack.stack >= 0 ? 1 : 0;
+        for (std::size_t slot = 0; slot < material_slot_count; ++slot) {
+            units += baked.material_slots[m][slot] >= 0 && stack.layers[slot] < 0;
+        }
+        most = std::max(most, units);
+    }
+    return most;
 }
 
 }  // namespace
@@ -68,14 +100,23 @@ std::shared_ptr<const SessionScene> load_session_scene(
     };
     auto baked =
         std::make_shared<const SceneTextures>(bake_scene_textures(*scene, scene_file, settings));
+    std::vector<StackFile> sizes;
+    for (const SceneTexture& texture : baked->textures)
+        sizes.push_back({texture.width, texture.height});
+    auto stacks =
+        std::make_shared<const SceneStacks>(plan_stacks(*scene, baked->material_slots, sizes));
     auto session_scene = std::make_shared<SessionScene>();
     session_scene->name = scene_file.filename().string();
     for (const SceneTexture& texture : baked->textures) {
         session_scene->texture_files.push_back(texture.file.string());
     }
+    session_scene->stacks = stacks->stacks;
+    session_scene->stacked_slots = stacks->stacked_slots;
+    session_scene->feedback_units = feedback_units(*baked, *stacks);
     session_scene->box = box_of(*scene);
-    session_scene->geometry = [scene, baked](const std::vector<vt::TextureId>& ids) {
-        return pack_scene(*scene, material_textures(*baked, ids));
+    session_scene->geometry = [scene, baked, stacks](const std::vector<vt::TextureId>& ids) {
+        return pack_scene(*scene, material_textures(*baked, ids),
+                          material_stacks(*stacks, baked->textures.size(), ids));
     };
     return session_scene;
 }

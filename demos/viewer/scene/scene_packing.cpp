@@ -8,6 +8,26 @@ namespace vtpage::viewer {
 
 namespace {
 
+void pack_stack(const SceneMaterial& material, const MaterialStackTexture& stack,
+                SceneGpuMaterial& packed) {
+    if (stack.texture == scene_no_texture) return;
+    bool first = true;
+    for (std::uint32_t slot = 0; slot < scene_slot_count; ++slot) {
+        const std::int32_t layer = stack.layers[slot];
+        if (layer < 0) continue;
+        if (layer >= 4 || !texture_slot(material, MaterialSlot(slot))) {
+            throw SceneError("material \"" + material.name + "\": its " +
+                             to_string(MaterialSlot(slot)) + " slot cannot be stack layer " +
+                             std::to_string(layer));
+        }
+        packed.stack_layers[slot] = std::uint32_t(layer);
+        if (layer == 0 || first) packed.stack_slot = slot;
+        first = false;
+    }
+    if (first) return;  // no slot is a layer of it: not drawn through it
+    packed.stack = stack.texture;
+}
+
 SceneGpuMaterial pack_material(const SceneMaterial& material, const MaterialTextures& textures) {
     SceneGpuMaterial packed;
     std::memcpy(packed.base_colour, &material.base_colour[0], sizeof(packed.base_colour));
@@ -74,16 +94,22 @@ void transform_rows(const UvTransform& transform, float row0[4], float row1[4]) 
     row1[3] = 0;
 }
 
-SceneGeometryData pack_scene(const GltfScene& scene,
-                             const std::vector<MaterialTextures>& textures) {
+SceneGeometryData pack_scene(const GltfScene& scene, const std::vector<MaterialTextures>& textures,
+                             const std::vector<MaterialStackTexture>& stacks) {
     if (textures.size() != scene.materials.size()) {
         throw SceneError("the scene has " + std::to_string(scene.materials.size()) +
                          " materials and " + std::to_string(textures.size()) +
                          " sets of textures were given");
     }
+    if (!stacks.empty() && stacks.size() != scene.materials.size()) {
+        throw SceneError("the scene has " + std::to_string(scene.materials.size()) +
+                         " materials and " + std::to_string(stacks.size()) +
+                         " material stacks were given");
+    }
     SceneGeometryData data;
     for (std::size_t m = 0; m < scene.materials.size(); ++m) {
         data.materials.push_back(pack_material(scene.materials[m], textures[m]));
+        if (!stacks.empty()) pack_stack(scene.materials[m], stacks[m], data.materials.back());
     }
     const std::vector<MeshRange> ranges = pack_meshes(scene, data);
     std::vector<SceneGpuDraw> blended;

@@ -209,6 +209,9 @@ SceneTexture provide(const GltfScene& scene, const fs::path& scene_file, const R
         bake_into(texture.file, image, source, request, settings, where);
         texture.baked_now = true;
     }
+    const vt::BakedTextureArchive archive(texture.file.string());
+    texture.width = archive.shape().width;
+    texture.height = archive.shape().height;
     return texture;
 }
 

@@ -86,7 +86,8 @@ struct SceneTexture {
     std::uint32_t image = 0;     // into GltfScene::images
     vt::TileFormat format = vt::TileFormat::bc1;
     vt::TextureSampling sampling;
-    bool baked_now = false;  // false: reused from the cache
+    bool baked_now = false;               // false: reused from the cache
+    std::uint32_t width = 0, height = 0;  // of the baked texture
 };
 
 struct SceneTextures {
