@@ -31,9 +31,12 @@ std::shared_ptr<const SessionScene> load_scene(const ViewerOptions& options) {
                                                 ? default_scene_cache()
                                                 : std::filesystem::path(options.scene_cache);
         const bool progress = options.progress;
-        return load_session_scene(options.scene, cache, [progress](std::string_view line) {
-            if (progress) std::fprintf(stderr, "%.*s\n", int(line.size()), line.data());
-        });
+        return load_session_scene(
+            options.scene, cache,
+            [progress](std::string_view line) {
+                if (progress) std::fprintf(stderr, "%.*s\n", int(line.size()), line.data());
+            },
+            options.material_stacks);
     } catch (const SceneError& error) {
         throw UsageError(error.what());
     }

@@ -197,6 +197,12 @@ ParsedOptions parse_viewer_options(int argc, const char* const* argv) {
                  "in the baked formats, a VkSampler with each texture's address modes and "
                  "--anisotropy: what a renderer has without vtpage, and the reference vtpage's "
                  "images are compared with");
+    std::string material_stacks = "on";
+    app.add_option("--material-stacks", material_stacks,
+                   "--scene: sample the slots of a material that share a size, wrap and uv "
+                   "transform as one material stack (on, the default), or each as a texture of "
+                   "its own (off)")
+        ->check(CLI::IsMember({"on", "off"}));
     app.add_option("--scene-cache", o.scene_cache,
                    "Where --scene's baked images are kept (default: $XDG_CACHE_HOME/vtpage/scenes "
                    "or ~/.cache/vtpage/scenes)");
@@ -394,6 +400,7 @@ ParsedOptions parse_viewer_options(int argc, const char* const* argv) {
     ParsedOptions parsed;
     try {
         app.parse(argc, argv);
+        o.material_stacks = material_stacks == "on";
         check_output("--screenshot", o.screenshot);
         check_output("--stats", o.stats);
         check_path_view(o.camera_path, o.scene.empty() ? views.at(view) : View::scene);
@@ -406,6 +413,9 @@ ParsedOptions parse_viewer_options(int argc, const char* const* argv) {
         }
         if (o.identity_check) check_identity_check(o, texture_flag->count() > 0, mode);
         if (scene_flag->count() > 0) check_scene(o, texture_flag->count() > 0, view);
+        if (!o.material_stacks && o.scene.empty()) {
+            throw CLI::ValidationError("--material-stacks", "is for a scene: give --scene");
+        }
         if (o.reference_textures && o.scene.empty()) {
             throw CLI::ValidationError("--reference-textures", "draws a scene: give --scene");
         }

@@ -32,6 +32,9 @@ struct ViewerOptions {
     // The scene drawn through ordinary sampled images instead
     // (SessionSettings::reference_textures).
     bool reference_textures = false;
+    // Whether a scene's materials sample their agreeing slots as one material stack (on) or
+    // each slot as a texture of its own (off), to compare the two (scene/scene_stacks.hpp).
+    bool material_stacks = true;
     // The plane flown over in perspective, or the texture as an image (pan and zoom), or the
     // scene (set by --scene).
     View view = View::plane;

@@ -152,6 +152,17 @@ TEST(SceneStacksTest, MaterialsWithTheSameFilesInTheSameOrderShareAStack) {
     EXPECT_EQ(stacks.stacked_slots, 8u);
 }
 
+TEST(SceneStacksTest, WithoutStacksEveryMaterialHasNone) {
+    const SceneStacks none = no_stacks(3);
+    EXPECT_TRUE(none.stacks.empty());
+    ASSERT_EQ(none.materials.size(), 3u);
+    for (const MaterialStack& material : none.materials) {
+        EXPECT_EQ(material.stack, -1);
+        for (const std::int32_t layer : material.layers) EXPECT_EQ(layer, -1);
+    }
+    EXPECT_EQ(none.stacked_slots, 0u);
+}
+
 TEST(SceneStacksTest, SlotsThatDoNotMatchTheFilesAreRefused) {
     Case c;
     c.files.assign(2, big);

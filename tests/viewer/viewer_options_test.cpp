@@ -335,6 +335,24 @@ TEST_F(ViewerSceneOptionsTest, ASceneIsItsOwnViewAndOrbitsByDefault) {
     EXPECT_EQ(parse({"--headless"}).options->view, View::plane) << "no scene, no scene view";
 }
 
+// --material-stacks: on by default, off to compare; for a scene alone; on or off only.
+TEST_F(ViewerSceneOptionsTest, MaterialStacksAreOnByDefaultAndForAScene) {
+    const ParsedOptions on = parse({"--headless", "--scene", gltf_});
+    ASSERT_TRUE(on.options) << on.message;
+    EXPECT_TRUE(on.options->material_stacks);
+    const ParsedOptions off = parse({"--headless", "--scene", gltf_, "--material-stacks", "off"});
+    ASSERT_TRUE(off.options) << off.message;
+    EXPECT_FALSE(off.options->material_stacks);
+    for (const std::vector<std::string>& arguments :
+         {std::vector<std::string>{"--headless", "--material-stacks", "off"},
+          std::vector<std::string>{"--headless", "--scene", gltf_, "--material-stacks", "maybe"}}) {
+        const ParsedOptions refused = parse(arguments);
+        EXPECT_FALSE(refused.options);
+        EXPECT_EQ(refused.exit_code, 2);
+        EXPECT_NE(refused.message.find("--material-stacks"), std::string::npos) << refused.message;
+    }
+}
+
 // The scene's paths are for a scene alone, and a scene takes no path of the plane's.
 TEST_F(ViewerSceneOptionsTest, TheScenesPathsAreForASceneAlone) {
     for (const std::vector<std::string>& arguments :

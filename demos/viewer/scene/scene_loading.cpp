@@ -83,7 +83,7 @@ std::filesystem::path default_scene_cache() {
 
 std::shared_ptr<const SessionScene> load_session_scene(
     const std::filesystem::path& scene_file, const std::filesystem::path& cache_dir,
-    const std::function<void(std::string_view line)>& progress) {
+    const std::function<void(std::string_view line)>& progress, bool use_material_stacks) {
     auto scene = std::make_shared<const GltfScene>(read_gltf_scene_isolated(scene_file));
     SceneTextureSettings settings;
     settings.cache_dir = cache_dir;
@@ -103,8 +103,9 @@ std::shared_ptr<const SessionScene> load_session_scene(
     std::vector<StackFile> sizes;
     for (const SceneTexture& texture : baked->textures)
         sizes.push_back({texture.width, texture.height});
-    auto stacks =
-        std::make_shared<const SceneStacks>(plan_stacks(*scene, baked->material_slots, sizes));
+    auto stacks = std::make_shared<const SceneStacks>(
+        use_material_stacks ? plan_stacks(*scene, baked->material_slots, sizes)
+                            : no_stacks(baked->material_slots.size()));
     auto session_scene = std::make_shared<SessionScene>();
     session_scene->name = scene_file.filename().string();
     for (const SceneTexture& texture : baked->textures) {

@@ -19,8 +19,10 @@ namespace vtpage::viewer {
 // $XDG_CACHE_HOME/vtpage/scenes, else $HOME/.cache/vtpage/scenes, else .vtpage-scenes here.
 std::filesystem::path default_scene_cache();
 
+// use_material_stacks: whether the slots that agree are drawn as material stacks (scene_stacks.hpp)
+// or each as a texture of its own.
 std::shared_ptr<const SessionScene> load_session_scene(
     const std::filesystem::path& scene_file, const std::filesystem::path& cache_dir,
-    const std::function<void(std::string_view line)>& progress);
+    const std::function<void(std::string_view line)>& progress, bool use_material_stacks = true);
 
 }  // namespace vtpage::viewer

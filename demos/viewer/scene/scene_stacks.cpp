@@ -78,4 +78,10 @@ SceneStacks plan_stacks(
     return out;
 }
 
+SceneStacks no_stacks(std::size_t materials) {
+    SceneStacks none;
+    none.materials.resize(materials);
+    return none;
+}
+
 }  // namespace vtpage::viewer

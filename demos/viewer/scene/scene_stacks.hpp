@@ -47,4 +47,7 @@ SceneStacks plan_stacks(
     const std::vector<std::array<std::int32_t, material_slot_count>>& material_slots,
     const std::vector<StackFile>& files);
 
+// The plan without stacks: every slot a texture of its own (--material-stacks off).
+SceneStacks no_stacks(std::size_t materials);
+
 }  // namespace vtpage::viewer
