@@ -87,8 +87,9 @@ void check_output(const std::string& flag, const std::string& path) {
 // groups in the order of their first flag's definition.
 const std::vector<std::pair<std::string, std::vector<std::string>>> option_groups = {
     {"Scene",
-     {"--texture", "--scene", "--scene-cache", "--reference-textures", "--texture-size-log2",
-      "--texture-format", "--seed", "--view", "--mode", "--forward-texturing", "--anisotropy"}},
+     {"--texture", "--scene", "--scene-cache", "--reference-textures", "--material-stacks",
+      "--texture-size-log2", "--texture-format", "--seed", "--view", "--mode",
+      "--forward-texturing", "--anisotropy"}},
     {"Budget and pressure",
      {"--budget-mib", "--governor", "--headroom-mib", "--min-budget-mib", "--frame-ms-target",
       "--pressure-mib", "--pressure-leave-free-mib", "--pressure-at", "--pressure-for",
