@@ -66,6 +66,7 @@ SceneStacks plan_stacks(
             stack_slots(scene.materials[m], material_slots[m], files);
         if (slots.empty()) continue;
         std::vector<std::size_t> layers;
+        layers.reserve(slots.size());
         for (const std::size_t slot : slots) layers.push_back(std::size_t(material_slots[m][slot]));
         std::size_t stack = 0;
         while (stack < out.stacks.size() && out.stacks[stack] != layers) ++stack;
