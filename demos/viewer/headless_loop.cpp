@@ -148,6 +148,7 @@ double fly_path(StreamingSession& session, const CameraPath& path, std::uint64_t
             data.device = session.device_name();
             data.texture = session.texture_name();
             data.camera = path.name;
+            data.scene = session.scene_box() != nullptr;
             data.stats = &stats;
             data.counters = session.counters();
             data.budget_pages = session.budget_pages();

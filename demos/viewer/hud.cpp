@@ -261,9 +261,19 @@ void Hud::build(const HudData& d) {
                     static_cast<unsigned long long>(d.counters.validation.total()));
     }
     ImGui::Separator();
-    ImGui::Text("camera %s, altitude %.0f texels, %s", d.camera.c_str(), d.pose.altitude,
-                to_string(d.mode).c_str());
-    if (d.window) {
+    if (d.scene && d.flight_speed > 0) {  // a scene in a window: the speed flying would take
+        ImGui::Text("camera %s, speed %.3g units/s, %s", d.camera.c_str(), d.flight_speed,
+                    to_string(d.mode).c_str());
+    } else if (d.scene) {
+        ImGui::Text("camera %s, %s", d.camera.c_str(), to_string(d.mode).c_str());
+    } else {
+        ImGui::Text("camera %s, altitude %.0f texels, %s", d.camera.c_str(), d.pose.altitude,
+                    to_string(d.mode).c_str());
+    }
+    if (d.window && d.scene) {
+        ImGui::TextDisabled("WASD/arrows move, drag to look, Q/E down/up, wheel speed, Shift fast");
+        ImGui::TextDisabled("M overlay  H HUD  P camera path  R start view  Esc quit");
+    } else if (d.window) {
         ImGui::TextDisabled("WASD/arrows move, drag to look, wheel or Q/E altitude, Shift fast");
         ImGui::TextDisabled("M overlay  H HUD  P camera path  Esc quit");
     }

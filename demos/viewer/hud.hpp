@@ -20,7 +20,8 @@
 namespace vtpage::viewer {
 
 struct HudData {
-    std::string backend, device, texture, camera;  // camera: the path's name or "manual"
+    // camera: the path's name, "manual" (the plane, the image) or "free flight" (a scene)
+    std::string backend, device, texture, camera;
     const FrameStats* stats = nullptr;
     SessionCounters counters;
     std::size_t budget_pages = 0;
@@ -29,6 +30,8 @@ struct HudData {
     RenderMode mode = RenderMode::textured;
     bool validation = false;
     bool window = false;  // show the controls
+    bool scene = false;   // a mesh scene (--scene): its camera and controls instead of the plane's
+    double flight_speed = 0;  // in a window, the scene's flight: units per second, before Shift
 };
 
 class Hud {

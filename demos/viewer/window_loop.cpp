@@ -15,6 +15,7 @@
 #include "frame_stats.hpp"
 #include "hud.hpp"
 #include "renderer/vulkan_swapchain.hpp"
+#include "scene_flight.hpp"
 #include "streaming_session.hpp"
 #include "viewer_run.hpp"
 
@@ -175,6 +176,35 @@ void pan_image(GLFWwindow* window, Input& input, CameraPose& pose, double dt, Pl
     pose = clamp_image_pose(pose, plane);
 }
 
+// Whether any of the keys that fly a scene's camera is held now.
+bool flying_keys_held(GLFWwindow* window) {
+    for (const int key :
+         {GLFW_KEY_W, GLFW_KEY_A, GLFW_KEY_S, GLFW_KEY_D, GLFW_KEY_UP, GLFW_KEY_DOWN, GLFW_KEY_LEFT,
+          GLFW_KEY_RIGHT, GLFW_KEY_Q, GLFW_KEY_E, GLFW_KEY_PAGE_UP, GLFW_KEY_PAGE_DOWN}) {
+        if (key_down(window, key)) return true;
+    }
+    return false;
+}
+
+// What flies the scene's camera this frame: the keys held and the input gathered since the last
+// frame (taken: the drag and the wheel start again from nothing).
+FlightInput scene_flight_input(GLFWwindow* window, Input& input, double dt) {
+    FlightInput flight;
+    flight.seconds = dt;
+    flight.look_x = input.drag_x;
+    flight.look_y = input.drag_y;
+    flight.wheel = input.scroll;
+    input.scroll = input.drag_x = input.drag_y = 0;
+    flight.forward = key_down(window, GLFW_KEY_W) || key_down(window, GLFW_KEY_UP);
+    flight.back = key_down(window, GLFW_KEY_S) || key_down(window, GLFW_KEY_DOWN);
+    flight.right = key_down(window, GLFW_KEY_D) || key_down(window, GLFW_KEY_RIGHT);
+    flight.left = key_down(window, GLFW_KEY_A) || key_down(window, GLFW_KEY_LEFT);
+    flight.up = key_down(window, GLFW_KEY_E) || key_down(window, GLFW_KEY_PAGE_UP);
+    flight.down = key_down(window, GLFW_KEY_Q) || key_down(window, GLFW_KEY_PAGE_DOWN);
+    flight.fast = key_down(window, GLFW_KEY_LEFT_SHIFT) || key_down(window, GLFW_KEY_RIGHT_SHIFT);
+    return flight;
+}
+
 // Where the camera starts and R takes it back to.
 CameraPose home_pose(View view, PlaneExtent plane, double aspect) {
     return view == View::image ? whole_image(plane, aspect) : starting_pose(plane);
@@ -252,6 +282,12 @@ int run_window(const ViewerOptions& options, const Log& log,
         const View view = options.view;
         const CameraPath* path =
             options.camera_path.empty() ? nullptr : find_camera_path(view, options.camera_path);
+        // A scene starts with its first path playing (its own framing), then flies freely once
+        // steered: from where the path is.
+        const SceneBox* scene_box = view == View::scene ? session.scene_box() : nullptr;
+        if (scene_box && !path) path = &camera_paths(view).front();
+        SceneFlight flight;
+        if (scene_box) flight = take_over_scene_flight(path->at(0, *scene_box), *scene_box);
         double path_time = 0;
         Camera camera;
         camera.projection = projection_of(view);
@@ -304,20 +340,37 @@ int run_window(const ViewerOptions& options, const Log& log,
                 path_time = 0;
                 input.next_path = false;
                 after_cut = path != nullptr;
+                // The last path gives way to free flight around a scene, from where it was.
+                if (scene_box && !path) {
+                    flight = take_over_scene_flight(camera.pose, *scene_box, flight.speed);
+                }
             }
             if (input.reset) {
                 path = nullptr;
                 after_cut = true;
                 camera.pose =
                     home_pose(view, session.plane_extent(), double(image_width) / image_height);
+                if (scene_box) {  // the first path's start, flown freely at the base speed
+                    flight = take_over_scene_flight(camera_paths(view).front().at(0, *scene_box),
+                                                    *scene_box);
+                }
                 input.reset = false;
             }
-            // A scene is shown by its paths only (no free flight around it yet).
-            if (!path && view == View::scene) path = &camera_paths(view).front();
-            if (path && view == View::scene) {
-                path_time += dt;
-                camera =
-                    scene_camera(path->at(path_time, *session.scene_box()), *session.scene_box());
+            if (scene_box) {
+                if (path) {
+                    path_time += dt;
+                    camera = scene_camera(path->at(path_time, *scene_box), *scene_box);
+                    // Any flying takes over from the path, where it is (nothing jumps).
+                    if (input.dragging || input.scroll != 0 || flying_keys_held(window.window)) {
+                        flight = take_over_scene_flight(camera.pose, *scene_box, flight.speed);
+                        path = nullptr;
+                    }
+                }
+                if (!path) {
+                    flight =
+                        fly_scene(flight, scene_flight_input(window.window, input, dt), *scene_box);
+                    camera = scene_flight_camera(flight, *scene_box);
+                }
             } else if (path) {
                 after_cut = after_cut || path->cut_between(path_time, path_time + dt);
                 path_time += dt;
@@ -330,8 +383,8 @@ int run_window(const ViewerOptions& options, const Log& log,
                     key_down(window.window, GLFW_KEY_D);
                 if (steering) path = nullptr;
             }
-            if (view == View::scene) {
-                // steered by its path alone
+            if (scene_box) {
+                // flown above
             } else if (!path && view == View::image) {
                 pan_image(window.window, input, camera.pose, dt, session.plane_extent());
             } else if (!path) {
@@ -355,7 +408,9 @@ int run_window(const ViewerOptions& options, const Log& log,
                 data.backend = session.backend_name();
                 data.device = session.device_name();
                 data.texture = session.texture_name();
-                data.camera = path ? path->name : "manual";
+                data.camera = path ? path->name : scene_box ? "free flight" : "manual";
+                data.scene = scene_box != nullptr;
+                data.flight_speed = flight.speed;
                 data.stats = &stats;
                 data.counters = session.counters();
                 data.budget_pages = session.budget_pages();
