@@ -2,6 +2,7 @@
 
 #include <cstdio>
 
+#include "camera_path.hpp"
 #include "vtpage/base/error.hpp"
 
 namespace vtpage::viewer {
@@ -179,7 +180,11 @@ RunReport make_report(const ViewerOptions& options, const StreamingSession& sess
     r.reference_texture_bytes = session.reference_texture_bytes();
     r.scene_stacks = session.scene_stacks();
     r.scene_stacked_slots = session.scene_stacked_slots();
-    r.camera_path = options.camera_path.empty() ? "manual" : options.camera_path;
+    // The path the run started with: a window over a scene starts with the scene's first.
+    r.camera_path = options.camera_path;
+    if (r.camera_path.empty()) {
+        r.camera_path = r.scene ? camera_paths(View::scene).front().name : "manual";
+    }
     r.mode = to_string(options.mode);
     r.width = options.width;
     r.height = options.height;

@@ -1100,6 +1100,40 @@ INSTANTIATE_TEST_SUITE_P(Forms, ViewerSceneTest, testing::Values("gltf", "glb", 
                              return param.param;
                          });
 
+// The textured box in a window (under Xvfb) with no input: the orbit plays (free flight waits
+// for a key, a drag or the wheel), every frame reaches the window and the run ends cleanly.
+TEST(ViewerSceneWindowTest, PlaysTheOrbitAndClosesCleanlyUnderXvfb) {
+    VTPAGE_VIEWER_SCENES_OR_SKIP();
+    VTPAGE_SCENE_MODELS_OR_SKIP();
+    VTPAGE_VIEWER_BACKEND_OR_SKIP("host");
+    const std::string xvfb_run = test::find_program("xvfb-run");
+    if (xvfb_run.empty()) GTEST_SKIP() << "xvfb-run is not installed (Debian: xvfb)";
+    const fs::path cache = scratch("scene_cache_window");
+    fs::remove_all(cache);
+    std::vector<std::string> arguments =
+        scene_run(scene_models / "BoxTextured-glTF/BoxTextured.gltf", cache, "scene_window");
+    // In a window: no --headless and no --settle (headless alone), 12 frames.
+    std::erase(arguments, "--headless");
+    std::erase(arguments, "--settle");
+    const auto frames = std::find(arguments.begin(), arguments.end(), "--frames");
+    ASSERT_NE(frames, arguments.end());
+    *std::next(frames) = "12";
+    arguments.insert(arguments.begin(), {xvfb_run, "-a", test::viewer_path()});
+    const test::ProgramResult run = test::run_program(arguments, {"DISPLAY", "WAYLAND_DISPLAY"});
+    ASSERT_EQ(run.exit_code, 0) << run.output;
+    const nlohmann::json stats = read_json(scratch("scene_window.json"));
+    ASSERT_FALSE(stats.is_discarded());
+    expect_clean_validation(stats);
+    EXPECT_EQ(stats["frames"], 12);
+    EXPECT_EQ(stats["presented_frames"], 12) << "every frame reached the window";
+    EXPECT_EQ(stats["camera_path"], "orbit");
+    const Image shot = read_png(scratch("scene_window.png"));
+    ASSERT_EQ(shot.width, 320);
+    ASSERT_EQ(shot.height, 180);
+    EXPECT_FALSE(is_sky(shot, 160, 90)) << "the orbit frames the box in the middle";
+    EXPECT_TRUE(is_sky(shot, 0, 0)) << "and the sky around it";
+}
+
 // A second run with the same cache takes the baked file as it is.
 TEST(ViewerSceneCacheTest, ASecondRunReusesTheBakedImage) {
     VTPAGE_VIEWER_SCENES_OR_SKIP();
