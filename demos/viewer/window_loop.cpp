@@ -360,8 +360,10 @@ int run_window(const ViewerOptions& options, const Log& log,
                 if (path) {
                     path_time += dt;
                     camera = scene_camera(path->at(path_time, *scene_box), *scene_box);
-                    // Any flying takes over from the path, where it is (nothing jumps).
-                    if (input.dragging || input.scroll != 0 || flying_keys_held(window.window)) {
+                    // Any flying takes over from the path, where it is (nothing jumps); a drag
+                    // begun and ended between two frames too.
+                    const bool dragged = input.dragging || input.drag_x != 0 || input.drag_y != 0;
+                    if (dragged || input.scroll != 0 || flying_keys_held(window.window)) {
                         flight = take_over_scene_flight(camera.pose, *scene_box, flight.speed);
                         path = nullptr;
                     }
