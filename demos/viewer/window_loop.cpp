@@ -48,6 +48,9 @@ struct Input {
     bool next_path = false;
     bool reset = false;
     bool dragging = false;
+    // Where the last cursor event put the cursor (a drag counts from there: the cursor's place
+    // now may be further on, when the frame was slow and its events are still queued).
+    bool cursor_seen = false;
     double last_x = 0, last_y = 0;
     double drag_x = 0, drag_y = 0;
     const Hud* hud = nullptr;
@@ -92,7 +95,7 @@ void on_mouse_button(GLFWwindow* window, int button, int action, int) {
     if (button != GLFW_MOUSE_BUTTON_LEFT) return;
     if (action == GLFW_PRESS && !(input.hud && input.hud->wants_mouse())) {
         input.dragging = true;
-        glfwGetCursorPos(window, &input.last_x, &input.last_y);
+        if (!input.cursor_seen) glfwGetCursorPos(window, &input.last_x, &input.last_y);
     } else if (action == GLFW_RELEASE) {
         input.dragging = false;
     }
@@ -100,9 +103,11 @@ void on_mouse_button(GLFWwindow* window, int button, int action, int) {
 
 void on_cursor(GLFWwindow* window, double x, double y) {
     Input& input = input_of(window);
-    if (!input.dragging) return;
-    input.drag_x += x - input.last_x;
-    input.drag_y += y - input.last_y;
+    if (input.dragging) {
+        input.drag_x += x - input.last_x;
+        input.drag_y += y - input.last_y;
+    }
+    input.cursor_seen = true;
     input.last_x = x;
     input.last_y = y;
 }
