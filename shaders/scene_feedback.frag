@@ -53,7 +53,7 @@ void main() {
     }
     uint units[5];
     uint count = 0u;
-    if (m.stack != scene_no_texture) units[count++] = scene_stack_unit;
+    if (scene_has_stack(m)) units[count++] = scene_stack_unit;
     for (uint slot = 0u; slot < 5u; ++slot) {
         if (scene_has_texture(m, slot) && !scene_in_stack(m, slot)) units[count++] = slot;
     }

@@ -60,10 +60,19 @@ const uint scene_no_layer = 0xffffffffu;
 
 bool scene_has_texture(SceneMaterial m, uint slot) { return m.textures[slot] != scene_no_texture; }
 
+// Whether this pipeline draws materials' stacks (ScenePipelines): false in the pipelines for draws
+// without one, so that their shaders leave the stack path out (its registers and code).
+layout(constant_id = 1) const bool scene_stacks_drawn = true;
+
+// Whether the material has a stack this pipeline draws.
+bool scene_has_stack(SceneMaterial m) {
+    return scene_stacks_drawn && m.stack != scene_no_texture;
+}
+
 // Whether the slot is drawn through the material's stack (vtpage only: the reference samples
 // each slot's own texture).
 bool scene_in_stack(SceneMaterial m, uint slot) {
-    return m.stack != scene_no_texture && m.stack_layers[slot] != scene_no_layer;
+    return scene_has_stack(m) && m.stack_layers[slot] != scene_no_layer;
 }
 
 vec2 scene_transform_uv(SceneMaterial m, uint slot, vec2 uv) {

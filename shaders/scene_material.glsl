@@ -64,7 +64,7 @@ VtStackSample scene_sample_stack(SceneMaterial m, SceneSurface s, out VtSampleIn
 #ifdef SCENE_REFERENCE
     return vt_stack_filled(vec4(0.0));
 #else
-    if (m.stack == scene_no_texture) return vt_stack_filled(vec4(0.0));
+    if (!scene_has_stack(m)) return vt_stack_filled(vec4(0.0));
     VtTexture t = vt_texture(frame.directory, frame.indirection, m.stack);
     const uint slot = m.stack_slot;
     return vt_stack_sample_grad_aniso_info(

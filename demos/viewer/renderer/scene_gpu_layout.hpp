@@ -74,6 +74,9 @@ struct SceneGpuDraw {
     std::int32_t vertex_offset = 0;
     std::uint32_t instance = 0;  // into the instances; the shaders read it as gl_InstanceIndex
     bool blended = false;        // drawn after every opaque and masked draw, without depth writes
+    // Whether its material samples a stack: drawn with the pipelines built for stacks (set by
+    // VulkanSceneGeometry from the material), the others with pipelines that leave them out.
+    bool stacked = false;
 };
 
 // What a scene is made of, as the shaders read it (scene/scene_packing.hpp builds it).

@@ -152,12 +152,12 @@ void record_depth_barrier(VkCommandBuffer commands, VkImage depth) {
 
 // The scene's draws: opaque and masked ones with `opaque`, then blended ones with `blended`.
 void draw_scene(VkCommandBuffer commands, VkPipelineLayout layout, const ScenePushConstants& push,
-                const VulkanSceneGeometry& scene, VkPipeline opaque, VkPipeline blended) {
+                const VulkanSceneGeometry& scene, const ScenePipelines::Pass& pass) {
     vkCmdPushConstants(commands, layout, ScenePipelines::push_stages, 0, sizeof(push), &push);
     vkCmdBindIndexBuffer(commands, scene.index_buffer(), 0, VK_INDEX_TYPE_UINT32);
     VkPipeline bound = VK_NULL_HANDLE;
     for (const SceneGpuDraw& draw : scene.draws()) {
-        VkPipeline wanted = draw.blended ? blended : opaque;
+        const VkPipeline wanted = pass.for_draw(draw.blended, draw.stacked);
         if (wanted != bound) vkCmdBindPipeline(commands, VK_PIPELINE_BIND_POINT_GRAPHICS, wanted);
         bound = wanted;
         vkCmdDrawIndexed(commands, draw.index_count, 1, draw.first_index, draw.vertex_offset,
@@ -261,10 +261,12 @@ struct VulkanRenderer::State {
     bool draws_deferred(const FrameDesc& frame) const {
         return settings.deferred_texturing && frame.mode == RenderMode::textured && !frame.scene;
     }
-    void make_scene_targets() {
+    void make_scene_targets(const VulkanSceneGeometry& scene) {
         if (!scene_pipelines) {
+            const bool stacks = std::any_of(scene.draws().begin(), scene.draws().end(),
+                                            [](const SceneGpuDraw& draw) { return draw.stacked; });
             scene_pipelines.emplace(context, colour_format_used, feedback_format_used,
-                                    settings.reference_textures);
+                                    settings.reference_textures, stacks);
         }
         if (depth.get() != VK_NULL_HANDLE && depth.extent().width == settings.width &&
             depth.extent().height == settings.height) {
@@ -427,8 +429,7 @@ void VulkanRenderer::State::record_scene_colour_pass(VkCommandBuffer commands,
         vkCmdBindDescriptorSets(commands, VK_PIPELINE_BIND_POINT_GRAPHICS,
                                 scene_pipelines->layout(), 0, 1, &set, 0, nullptr);
     }
-    draw_scene(commands, scene_pipelines->layout(), push, scene, scene_pipelines->colour(),
-               scene_pipelines->colour_blended());
+    draw_scene(commands, scene_pipelines->layout(), push, scene, scene_pipelines->colour());
     vkCmdEndRendering(commands);
 }
 
@@ -568,7 +569,7 @@ void VulkanRenderer::State::record_frame(VkCommandBuffer commands, FrameSlot& sl
     push.lod_bias = deferred ? 0.0f : frame.lod_bias;
     if (frame.scene) {
         const VulkanCommandLabel label(context, commands, "viewer scene colour pass");
-        make_scene_targets();
+        make_scene_targets(*frame.scene);
         record_scene_colour_pass(commands, scene_push(push, *frame.scene, submitted + 1),
                                  *frame.scene);
     } else if (deferred) {
@@ -615,7 +616,7 @@ void VulkanRenderer::State::record_feedback_and_copies(
         set_viewport(commands, feedback_extent());
         draw_scene(commands, scene_pipelines->layout(),
                    scene_push(push, *frame.scene, submitted + 1), *frame.scene,
-                   scene_pipelines->feedback(), scene_pipelines->feedback_blended());
+                   scene_pipelines->feedback());
     } else {
         begin_rendering(commands, feedback.view(), feedback_extent(), nothing);
         set_viewport(commands, feedback_extent());

@@ -69,6 +69,10 @@ void check_scene_geometry(const SceneGeometryData& data) {
 VulkanSceneGeometry::VulkanSceneGeometry(VulkanContext& context, const SceneGeometryData& data)
     : draws_(data.draws) {
     check_scene_geometry(data);
+    for (SceneGpuDraw& draw : draws_) {
+        const SceneGpuMaterial& material = data.materials[data.instances[draw.instance].material];
+        draw.stacked = material.stack != scene_no_texture;
+    }
     const VkBufferUsageFlags addressed =
         VK_BUFFER_USAGE_STORAGE_BUFFER_BIT | VK_BUFFER_USAGE_SHADER_DEVICE_ADDRESS_BIT;
     vertices_ = device_copy(context, std::span(data.vertices), addressed, "vtpage scene vertices");

@@ -1,5 +1,7 @@
 #include "renderer/vulkan_scene_pipeline.hpp"
 
+#include <cstddef>
+
 #include "renderer/scene_shaders.hpp"
 #include "renderer/vulkan_graphics_pipeline.hpp"
 #include "renderer/vulkan_reference_textures.hpp"
@@ -10,7 +12,8 @@
 namespace vtpage::viewer {
 
 ScenePipelines::ScenePipelines(VulkanContext& context, VkFormat colour_format,
-                               VkFormat feedback_format, const VulkanReferenceTextures* reference) {
+                               VkFormat feedback_format, const VulkanReferenceTextures* reference,
+                               bool stacks) {
     VkPushConstantRange range{push_stages, 0, sizeof(ScenePushConstants)};
     VkPipelineLayoutCreateInfo layout_info{VK_STRUCTURE_TYPE_PIPELINE_LAYOUT_CREATE_INFO};
     layout_info.pushConstantRangeCount = 1;
@@ -29,11 +32,20 @@ ScenePipelines::ScenePipelines(VulkanContext& context, VkFormat colour_format,
     auto fragment = reference ? make_shader_module(context, scene_reference_fragment_spirv(),
                                                    "scene_reference.frag")
                               : make_shader_module(context, scene_fragment_spirv(), "scene.frag");
-    // scene_reference_count: the reference's array of textures.
-    const std::uint32_t count = reference ? reference->count() : 1;
-    const VkSpecializationMapEntry entry{0, 0, sizeof(count)};
-    const VkSpecializationInfo specialization{1, &entry, sizeof(count), &count};
-    const VkSpecializationInfo* colour_specialization = reference ? &specialization : nullptr;
+    // Specialization: scene_reference_count (id 0), the reference's array of textures, and
+    // scene_stacks_drawn (id 1), whether the stack path is compiled in.
+    struct Constants {
+        std::uint32_t reference_count;
+        VkBool32 stacks_drawn;
+    };
+    const VkSpecializationMapEntry entries[] = {
+        {0, offsetof(Constants, reference_count), sizeof(std::uint32_t)},
+        {1, offsetof(Constants, stacks_drawn), sizeof(VkBool32)}};
+    const Constants constants[2] = {{reference ? reference->count() : 1, VK_FALSE},
+                                    {reference ? reference->count() : 1, VK_TRUE}};
+    const VkSpecializationInfo specializations[2] = {
+        {2, entries, sizeof(Constants), &constants[0]},
+        {2, entries, sizeof(Constants), &constants[1]}};
     auto feedback_vertex =
         make_shader_module(context, scene_feedback_vertex_spirv(), "scene_feedback.vert");
     auto feedback =
@@ -50,14 +62,39 @@ ScenePipelines::ScenePipelines(VulkanContext& context, VkFormat colour_format,
                                       {stage_vertex, stage_fragment, format, mask, depth_format,
                                        blended, fragment_specialization, "ScenePipelines", name});
     };
-    colour_ = pipeline(vertex.get(), fragment.get(), colour_format, rgba, false,
-                       colour_specialization, "vtpage scene colour");
-    colour_blended_ = pipeline(vertex.get(), fragment.get(), colour_format, rgba, true,
-                               colour_specialization, "vtpage scene colour, blended");
-    feedback_ = pipeline(feedback_vertex.get(), feedback.get(), feedback_format, rg, false, nullptr,
-                         "vtpage scene feedback");
-    feedback_blended_ = pipeline(feedback_vertex.get(), feedback.get(), feedback_format, rg, true,
-                                 nullptr, "vtpage scene feedback, blended");
+    static const char* const colour_names[2][2] = {
+        {"vtpage scene colour", "vtpage scene colour, blended"},
+        {"vtpage scene colour, stacks", "vtpage scene colour, stacks, blended"}};
+    static const char* const feedback_names[2][2] = {
+        {"vtpage scene feedback", "vtpage scene feedback, blended"},
+        {"vtpage scene feedback, stacks", "vtpage scene feedback, stacks, blended"}};
+    // The reference never samples stacks.
+    const int variants = stacks && !reference ? 2 : 1;
+    for (int stacked = 0; stacked < variants; ++stacked) {
+        for (int blended = 0; blended < 2; ++blended) {
+            colour_[stacked][blended] =
+                pipeline(vertex.get(), fragment.get(), colour_format, rgba, blended != 0,
+                         &specializations[stacked], colour_names[stacked][blended]);
+            feedback_[stacked][blended] =
+                pipeline(feedback_vertex.get(), feedback.get(), feedback_format, rg, blended != 0,
+                         &specializations[stacked], feedback_names[stacked][blended]);
+        }
+    }
 }
+
+namespace {
+
+// Draws with stacks take the plain pipelines where no stacked ones were built.
+ScenePipelines::Pass pass_of(const UniqueVkPipeline (&pipelines)[2][2]) {
+    const int stacked = pipelines[1][0].get() != VK_NULL_HANDLE ? 1 : 0;
+    return {pipelines[0][0].get(), pipelines[0][1].get(), pipelines[stacked][0].get(),
+            pipelines[stacked][1].get()};
+}
+
+}  // namespace
+
+ScenePipelines::Pass ScenePipelines::colour() const noexcept { return pass_of(colour_); }
+
+ScenePipelines::Pass ScenePipelines::feedback() const noexcept { return pass_of(feedback_); }
 
 }  // namespace vtpage::viewer

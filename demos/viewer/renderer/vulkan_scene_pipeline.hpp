@@ -42,23 +42,37 @@ public:
 
     // The hardware reference's colour pipelines where `reference` is given: its set bound as set
     // 0 (VulkanReferenceTextures), its textures sampled instead of virtual textures.
+    // stacks: whether to build the pipelines for draws whose material samples a stack too;
+    // without them such draws take the others, which sample each slot's own texture (the same
+    // image, without the stack's saving).
     ScenePipelines(VulkanContext& context, VkFormat colour_format, VkFormat feedback_format,
-                   const VulkanReferenceTextures* reference = nullptr);
+                   const VulkanReferenceTextures* reference = nullptr, bool stacks = true);
+
+    // A pass's pipelines: opaque and blended, each for draws whose material samples a stack and
+    // for the others. The shaders' stack path is a specialization constant (scene_stacks_drawn),
+    // so that a draw without a stack pays nothing for it (registers, code).
+    struct Pass {
+        VkPipeline opaque = VK_NULL_HANDLE;
+        VkPipeline blended = VK_NULL_HANDLE;
+        VkPipeline stacked_opaque = VK_NULL_HANDLE;
+        VkPipeline stacked_blended = VK_NULL_HANDLE;
+        VkPipeline for_draw(bool blended_draw, bool stacked) const {
+            return stacked ? (blended_draw ? stacked_blended : stacked_opaque)
+                           : (blended_draw ? blended : opaque);
+        }
+    };
 
     VkPipelineLayout layout() const noexcept { return layout_.get(); }
-    VkPipeline colour() const noexcept { return colour_.get(); }
-    VkPipeline colour_blended() const noexcept { return colour_blended_.get(); }
-    VkPipeline feedback() const noexcept { return feedback_.get(); }
-    VkPipeline feedback_blended() const noexcept { return feedback_blended_.get(); }
+    Pass colour() const noexcept;
+    Pass feedback() const noexcept;
     static constexpr VkShaderStageFlags push_stages =
         VK_SHADER_STAGE_VERTEX_BIT | VK_SHADER_STAGE_FRAGMENT_BIT;
 
 private:
     UniqueVkPipelineLayout layout_;
-    UniqueVkPipeline colour_;
-    UniqueVkPipeline colour_blended_;
-    UniqueVkPipeline feedback_;
-    UniqueVkPipeline feedback_blended_;
+    // [stacked][blended]
+    UniqueVkPipeline colour_[2][2];
+    UniqueVkPipeline feedback_[2][2];
 };
 
 }  // namespace vtpage::viewer
