@@ -509,6 +509,50 @@ TEST_F(SceneBakeToolTest, TheProgramsRefusalNamesTheImageAndLeavesNothing) {
     EXPECT_EQ(cached_files(), std::vector<fs::path>{}) << message;
 }
 
+// Several bakes at once: each program bakes the same file a serial run does, every texture is
+// reported once, and a bad image among good ones is the error, its good neighbours' files kept
+// or not but nothing half-written left.
+TEST_F(SceneBakeToolTest, BakesAtOnceMakeWhatOneAtATimeMakes) {
+    const auto png = [&](const std::string& name, std::uint32_t width, std::uint32_t seed) {
+        test::SampleImage image{width, width / 2 + 3, 3};
+        for (std::uint32_t i = 0; i < image.width * image.height * 3; ++i)
+            image.bytes.push_back(std::uint8_t(i * seed + i / 7));
+        const fs::path path = folder_.path() / name;
+        test::save_image(image, path.string(), [](VipsImage* in, const char* to) {
+            return vips_pngsave(in, to, nullptr);
+        });
+        return SceneImage{path, {}, "", name};
+    };
+    GltfScene scene;
+    for (std::uint32_t i = 0; i < 6; ++i) {
+        scene.images.push_back(png("image" + std::to_string(i) + ".png", 40 + 9 * i, 3 + 2 * i));
+        SceneMaterial& material = scene.materials.emplace_back();
+        material.base_colour_texture = TextureSlot{.image = i, .srgb = true};
+        material.normal_texture = TextureSlot{.image = i};
+    }
+    const SceneTextures serial = bake(scene, folder_.path() / "serial.gltf");
+    settings_.cache_dir = folder_.path() / "at_once";
+    settings_.bakes_at_once = 4;
+    const SceneTextures at_once = bake(scene, folder_.path() / "at_once.gltf");
+    EXPECT_EQ(lines_.size(), 12u);
+    ASSERT_EQ(at_once.textures.size(), serial.textures.size());
+    EXPECT_EQ(at_once.material_slots, serial.material_slots);
+    for (std::size_t t = 0; t < serial.textures.size(); ++t) {
+        EXPECT_TRUE(at_once.textures[t].baked_now);
+        EXPECT_EQ(at_once.textures[t].image, serial.textures[t].image);
+        EXPECT_EQ(at_once.textures[t].format, serial.textures[t].format);
+        EXPECT_EQ(read_bytes(at_once.textures[t].file), read_bytes(serial.textures[t].file)) << t;
+    }
+    std::ofstream(folder_.path() / "image4.png") << "not a PNG";
+    settings_.cache_dir = folder_.path() / "bad";
+    const std::string message = error_of(scene, folder_.path() / "bad.gltf");
+    EXPECT_NE(message.find("material 4, base colour texture, image \"image4.png\""),
+              std::string::npos)
+        << message;
+    for (const auto& entry : fs::directory_iterator(settings_.cache_dir))
+        EXPECT_EQ(entry.path().extension(), ".vtex") << entry.path();
+}
+
 TEST_F(SceneBakeToolTest, AProgramThatHangsIsStoppedAtTheDeadline) {
     SKIP_WITHOUT_MODELS();
     const fs::path tool = folder_.path() / "hangs.sh";

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cstdlib>
+#include <thread>
 
 #include "scene/isolated_scene_reader.hpp"
 #include "scene/scene_image_baker.hpp"
@@ -88,6 +89,11 @@ std::shared_ptr<const SessionScene> load_session_scene(
     SceneTextureSettings settings;
     settings.cache_dir = cache_dir;
     settings.progress = progress;
+    // A bake's decode is serial and its encode threaded: a few bakes at once, sharing the cores,
+    // keep them busy on a scene of many images.
+    const unsigned cores = std::max(1U, std::thread::hardware_concurrency());
+    settings.bakes_at_once = std::clamp(cores / 4, 1U, 8U);
+    settings.threads = std::max(1U, cores / settings.bakes_at_once);
     // Found only when an image must be baked: cached textures open without it.
     settings.baker = [](const SceneImageBake& job) {
         const std::filesystem::path tool = find_bake_tool();

@@ -2,15 +2,19 @@
 
 #include <unistd.h>
 
+#include <algorithm>
 #include <atomic>
 #include <chrono>
 #include <cinttypes>
 #include <cstdio>
+#include <exception>
 #include <fstream>
+#include <mutex>
 #include <optional>
 #include <sstream>
 #include <string>
 #include <system_error>
+#include <thread>
 
 #include "vtpage/base/error.hpp"
 #include "vtpage/streaming/archive/format_checksum.hpp"
@@ -272,6 +276,50 @@ void report(const SceneTextureSettings& settings, std::size_t index, std::size_t
         vt::address_mode_name(request.sampling.address_v), "): ", outcome));
 }
 
+// Each request's texture, in the requests' order, provided by settings.bakes_at_once workers
+// that take the next request in turn. A failure stops the workers taking more; the first
+// failing request's error (in the requests' order, so that a run reports what a serial one
+// would) is thrown once every worker is done.
+std::vector<SceneTexture> provide_all(const GltfScene& scene, const fs::path& scene_file,
+                                      const std::vector<Request>& requests,
+                                      const SceneTextureSettings& settings) {
+    std::vector<std::optional<SceneTexture>> textures(requests.size());
+    std::vector<std::exception_ptr> failures(requests.size());
+    std::atomic<std::size_t> next{0};
+    std::atomic<bool> failed{false};
+    std::mutex progress_mutex;  // guards settings.progress and `reported`
+    std::size_t reported = 0;
+    const auto work = [&] {
+        for (std::size_t i = next++; i < requests.size() && !failed; i = next++) {
+            const auto start = std::chrono::steady_clock::now();
+            try {
+                textures[i] = provide(scene, scene_file, requests[i], settings);
+            } catch (...) {
+                failures[i] = std::current_exception();
+                failed = true;
+                return;
+            }
+            const std::chrono::duration<double> seconds = std::chrono::steady_clock::now() - start;
+            const std::scoped_lock lock(progress_mutex);
+            report(settings, reported++, requests.size(), scene, requests[i], *textures[i],
+                   seconds.count());
+        }
+    };
+    const std::size_t workers = std::clamp<std::size_t>(settings.bakes_at_once, 1,
+                                                        std::max<std::size_t>(requests.size(), 1));
+    {
+        std::vector<std::jthread> pool;
+        for (std::size_t w = 1; w < workers; ++w) pool.emplace_back(work);
+        work();
+    }
+    for (const std::exception_ptr& failure : failures) {
+        if (failure) std::rethrow_exception(failure);
+    }
+    std::vector<SceneTexture> provided;
+    for (std::optional<SceneTexture>& texture : textures) provided.push_back(std::move(*texture));
+    return provided;
+}
+
 }  // namespace
 
 vt::TileFormat slot_format(const SceneMaterial& material, MaterialSlot slot) {
@@ -302,13 +350,7 @@ SceneTextures bake_scene_textures(const GltfScene& scene, const fs::path& scene_
     SceneTextures out;
     const std::vector<Request> requests = plan(scene, scene_file, out);
     make_cache_folder(settings.cache_dir);
-    for (std::size_t i = 0; i < requests.size(); ++i) {
-        const auto start = std::chrono::steady_clock::now();
-        out.textures.push_back(provide(scene, scene_file, requests[i], settings));
-        const std::chrono::duration<double> seconds = std::chrono::steady_clock::now() - start;
-        report(settings, i, requests.size(), scene, requests[i], out.textures.back(),
-               seconds.count());
-    }
+    out.textures = provide_all(scene, scene_file, requests, settings);
     return out;
 }
 

@@ -72,6 +72,10 @@ struct SceneTextureSettings {
     // Told one line per texture, baked or reused.
     std::function<void(std::string_view line)> progress;
     unsigned threads = 0;  // encoding threads of each bake; 0: one per core
+    // Images baked at once, each by a worker of its own (the baker is then called from several
+    // threads, and progress too, one line at a time): the bake tool's processes keep more cores
+    // busy than one bake, whose image decode is serial.
+    unsigned bakes_at_once = 1;
     // The most memory one bake may need (the baker's limit, checked from the image's header).
     std::uint64_t max_memory_bytes = std::uint64_t{1} << 30;
     // Part of the cache's key: a file baked at another quality is baked again.
