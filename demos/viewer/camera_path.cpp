@@ -72,6 +72,28 @@ CameraPose approach(double t, const SceneBox& box) {
     return around_scene(box, distance, angle, elevation);
 }
 
+constexpr double flythrough_seconds = 20;
+
+// Low over the scene along its longer horizontal axis, weaving across the other, looking ahead
+// and a little down: the scene's parts pass close by one after another, so that a large scene
+// streams all the way (and a scene of one object is flown over, never into).
+CameraPose flythrough(double t, const SceneBox& box) {
+    const auto c = box.centre();
+    const double half_x = 0.5 * (box.max[0] - box.min[0]), half_z = 0.5 * (box.max[2] - box.min[2]);
+    const bool along_x = half_x >= half_z;
+    const double along = along_x ? half_x : half_z, across = along_x ? half_z : half_x;
+    const double phase = 2 * pi * t / flythrough_seconds;
+    const double a = -0.85 * along * std::cos(0.5 * phase);  // one way per pass, eased
+    const double b = 0.3 * across * std::sin(phase);
+    const double da = 0.425 * along * std::sin(0.5 * phase) + 1e-3 * along;  // d/d(phase)
+    const double db = 0.3 * across * std::cos(phase);
+    const double height = box.max[1] - box.min[1];
+    const double altitude = box.max[1] + std::max(0.35 * height, 0.05 * box.radius());
+    const double x = c[0] + (along_x ? a : b), z = c[2] + (along_x ? b : a);
+    const double yaw = along_x ? std::atan2(da, db) : std::atan2(db, da);
+    return {x, altitude, z, yaw, -0.3};
+}
+
 constexpr double overview_seconds = 24;
 constexpr double dive_seconds = 12;
 constexpr double dive_moving_seconds = 10;  // then still
@@ -240,6 +262,12 @@ const std::vector<CameraPath>& camera_paths(View view) {
          .description = "from the framing distance in to a third of it, a hold, and back out",
          .seconds = approach_seconds,
          .scene_pose = &approach},
+        {.name = "flythrough",
+         .description = "low over the scene from one end to the other, weaving: parts pass close "
+                        "by one after another",
+         .seconds = flythrough_seconds,
+         .holds_end = true,
+         .scene_pose = &flythrough},
     };
     if (view == View::image) return image;
     return view == View::scene ? scene : camera_paths();

@@ -11,6 +11,7 @@
 // and, for a mesh scene (--scene), framing its bounds (SceneBox):
 //   orbit      around the scene at the distance that frames it, rising and sinking
 //   approach   from the framing distance in to a third of it, a hold, and back out
+//   flythrough low over the scene from one end to the other, weaving, then holds
 #pragma once
 
 #include <string>

@@ -192,7 +192,7 @@ ParsedOptions parse_viewer_options(int argc, const char* const* argv) {
         "--scene", o.scene,
         "A glTF 2.0 scene (.gltf or .glb) drawn instead of the plane: its meshes, materials and "
         "images, each image baked on first use into --scene-cache and streamed as a virtual "
-        "texture (camera paths: orbit, approach)");
+        "texture (camera paths: orbit, approach, flythrough)");
     app.add_flag("--reference-textures", o.reference_textures,
                  "--scene: draw it through ordinary sampled images instead, every level resident "
                  "in the baked formats, a VkSampler with each texture's address modes and "

@@ -341,8 +341,8 @@ double distance_to_centre(const CameraPose& pose, const SceneBox& box) {
 }
 
 TEST(ScenePathTest, TheScenePathsAreTheSceneViewsAlone) {
-    ASSERT_EQ(camera_paths(View::scene).size(), 2u);
-    for (const char* name : {"orbit", "approach"}) {
+    ASSERT_EQ(camera_paths(View::scene).size(), 3u);
+    for (const char* name : {"orbit", "approach", "flythrough"}) {
         const CameraPath* path = find_camera_path(View::scene, name);
         ASSERT_NE(path, nullptr) << name;
         EXPECT_EQ(path->name, name);
@@ -437,6 +437,41 @@ TEST(ScenePathTest, TheApproachComesCloseWithoutEnteringTheBoxOrClippingIt) {
         nearest = std::min(nearest, distance_to_centre(approach.at(t, wide), wide));
     }
     EXPECT_NEAR(nearest / distance_to_centre(approach.at(0, wide), wide), 0.35, 0.01);
+}
+
+// The flythrough crosses the box's longer side low over its top, never inside it, looking ahead
+// (along its way) and a little down, with no 60 Hz step jumps; it holds its end.
+TEST(ScenePathTest, TheFlythroughCrossesLowOverTheBoxLookingAhead) {
+    const CameraPath& flythrough = *find_camera_path(View::scene, "flythrough");
+    EXPECT_TRUE(flythrough.holds_end);
+    for (const NamedBox& named : scene_boxes) {
+        SCOPED_TRACE(named.name);
+        const SceneBox& box = named.box;
+        const int along = box.max[0] - box.min[0] >= box.max[2] - box.min[2] ? 0 : 2;
+        const double length = box.max[along] - box.min[along];
+        const CameraPose start = flythrough.at(0, box),
+                         end = flythrough.at(flythrough.seconds, box);
+        const double eye_start[3] = {start.x, start.altitude, start.z};
+        const double eye_end[3] = {end.x, end.altitude, end.z};
+        EXPECT_NEAR(eye_start[along], box.min[along] + 0.075 * length, 1e-6 * length);
+        EXPECT_NEAR(eye_end[along], box.max[along] - 0.075 * length, 1e-6 * length);
+        for (double t = 0; t + 1.0 / 60 <= flythrough.seconds; t += 0.05) {
+            const CameraPose pose = flythrough.at(t, box), next = flythrough.at(t + 1.0 / 60, box);
+            ASSERT_FALSE(inside(box, pose)) << "t=" << t;
+            EXPECT_GT(pose.altitude, box.max[1]) << "t=" << t;
+            EXPECT_LT(pose.altitude - box.max[1], 0.5 * box.radius()) << "t=" << t;
+            EXPECT_LT(pose.pitch, 0);
+            // The view's direction agrees with the way it moves.
+            const double dx = next.x - pose.x, dz = next.z - pose.z;
+            const double moved = std::hypot(dx, dz);
+            if (moved > 1e-9 * box.radius()) {
+                EXPECT_GT((dx * std::sin(pose.yaw) + dz * std::cos(pose.yaw)) / moved, 0.7)
+                    << "t=" << t;
+            }
+            EXPECT_LT(distance(pose, next), 0.05 * box.radius()) << "t=" << t;
+        }
+        expect_same(flythrough.at(flythrough.seconds + 3, box), end);
+    }
 }
 
 // The orbit's end is its start, and later passes are the first again; no 60 Hz step jumps.
