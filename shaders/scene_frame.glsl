@@ -52,6 +52,7 @@ layout(push_constant, std430) uniform Frame {
     uint mode;             // 0 textured, 1 residency overlay, 2 mip overlay
     float max_anisotropy;  // 1: trilinear; up to 16: anisotropic
     uint frame_number;     // turns which slot a feedback pixel asks for
+    uint64_t quality;      // SceneQualityBins, zeroed before the colour pass; 0: not counted
 }
 frame;
 

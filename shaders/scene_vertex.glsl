@@ -15,10 +15,13 @@ layout(location = 3) flat out uint out_material;
 void main() {
     SceneVertex vertex = SceneVertices(frame.vertices).vertices[gl_VertexIndex];
     SceneInstance instance = SceneInstances(frame.instances).instances[gl_InstanceIndex];
-    const vec4 world = instance.world * vec4(vertex.position, 1.0);
+    // precise: no fused or reordered arithmetic, so that the depth pre-pass and the colour pass
+    // (pipelines of their own) compute the very same depth for the same vertex.
+    precise const vec4 world = instance.world * vec4(vertex.position, 1.0);
     out_uv = vec2(vertex.u, vertex.v);
     out_material = instance.material.x;
-    gl_Position = frame.view_projection * world;
+    precise const vec4 position = frame.view_projection * world;
+    gl_Position = position;
 #ifndef SCENE_FEEDBACK
     out_world = world.xyz;
     out_normal = mat3(instance.normal) * vertex.normal;

@@ -35,7 +35,7 @@ struct Rates {
 
 // The sample quality of the frames (SampleQuality) over a run.
 struct QualityFigures {
-    bool measured = false;  // some frame was measured (the deferred textured pass)
+    bool measured = false;  // some frame was measured (sample_quality.hpp)
     // Measured frames with the plane in view, warm-up frames left out.
     std::size_t frames = 0;
     double share_p50 = 0, share_min = 0, share_mean = 0;  // share of pixels at the wanted level

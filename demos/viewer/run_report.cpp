@@ -40,7 +40,8 @@ nlohmann::json cut_json(const CutRecovery& cut) {
     return json;
 }
 
-// Not measured (forward texturing, an overlay mode): says so and nothing more.
+// Not measured (forward plane texturing, an overlay mode, the reference textures): says so and
+// nothing more.
 nlohmann::json quality_json(const RunReport& r) {
     const QualityFigures& q = r.quality;
     if (!q.measured) return {{"measured", false}};
@@ -50,6 +51,8 @@ nlohmann::json quality_json(const RunReport& r) {
     return {
         {"measured", true},
         {"frames", q.frames},
+        // The last frame's pixels on the plane, or a scene's fragments of textured materials.
+        {"counted_last", q.last.plane_pixels},
         {"share_at_wanted_level",
          {{"p50", q.share_p50},
           {"min", q.share_min},

@@ -329,6 +329,21 @@ void expect_streamed(const Pose& pose, const nlohmann::json& stats) {
     EXPECT_TRUE(evicted > 0 || resident < pages) << resident << " of " << pages << " resident";
 }
 
+// The vtpage run counted its fragments' levels: settled, the last frame's samples (nearly) all
+// at the level they want (the feedback, at a fraction of the resolution, may miss a few pixels'
+// wishes); before, while pages streamed in, fewer were. The reference counts none.
+void expect_quality_counted(const Pose& pose, const nlohmann::json& ours,
+                            const nlohmann::json& reference, bool streamed) {
+    SCOPED_TRACE(pose.name);
+    const nlohmann::json& quality = ours["quality"];
+    ASSERT_EQ(quality["measured"], true) << quality;
+    EXPECT_GT(quality["counted_last"].get<std::uint64_t>(), 0u) << quality;
+    const double last = quality["share_at_wanted_level"]["last"].get<double>();
+    EXPECT_GE(last, 0.99) << quality;
+    if (streamed) EXPECT_LT(quality["share_at_wanted_level"]["min"].get<double>(), last) << quality;
+    EXPECT_EQ(reference["quality"]["measured"], false) << reference["quality"];
+}
+
 class SceneParityTest : public testing::Test {
 protected:
     void SetUp() override {
@@ -389,6 +404,7 @@ protected:
             std::fflush(stdout);
             RecordProperty(file_name(std::string(scene.name) + "_" + pose.name), row);
             if (scene.ours) expect_streamed(pose, ours->stats);
+            expect_quality_counted(pose, ours->stats, reference->stats, scene.ours);
             if (!passes && pose.gated) {
                 EXPECT_GE(s.coverage, pose.min_coverage) << "the scene covers too little";
                 EXPECT_GE(s.psnr, pose.gate_db);

@@ -77,6 +77,9 @@ struct SceneGpuDraw {
     // Whether its material samples a stack: drawn with the pipelines built for stacks (set by
     // VulkanSceneGeometry from the material), the others with pipelines that leave them out.
     bool stacked = false;
+    // Whether its material is alpha-masked (set by VulkanSceneGeometry): its fragments may
+    // discard, so that its colour pipeline tests depth after the shader.
+    bool masked = false;
 };
 
 // What a scene is made of, as the shaders read it (scene/scene_packing.hpp builds it).

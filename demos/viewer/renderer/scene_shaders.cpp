@@ -10,6 +10,9 @@ constexpr std::uint32_t scene_vert[] = {
 constexpr std::uint32_t scene_frag[] = {
 #include "scene.frag.spv.inc"
 };
+constexpr std::uint32_t scene_early_frag[] = {
+#include "scene_early.frag.spv.inc"
+};
 constexpr std::uint32_t scene_reference_frag[] = {
 #include "scene_reference.frag.spv.inc"
 };
@@ -23,6 +26,7 @@ constexpr std::uint32_t scene_feedback_frag[] = {
 
 std::span<const std::uint32_t> scene_vertex_spirv() { return scene_vert; }
 std::span<const std::uint32_t> scene_fragment_spirv() { return scene_frag; }
+std::span<const std::uint32_t> scene_early_fragment_spirv() { return scene_early_frag; }
 std::span<const std::uint32_t> scene_reference_fragment_spirv() { return scene_reference_frag; }
 std::span<const std::uint32_t> scene_feedback_vertex_spirv() { return scene_feedback_vert; }
 std::span<const std::uint32_t> scene_feedback_fragment_spirv() { return scene_feedback_frag; }

@@ -9,6 +9,7 @@ namespace vtpage::viewer {
 
 std::span<const std::uint32_t> scene_vertex_spirv();
 std::span<const std::uint32_t> scene_fragment_spirv();
+std::span<const std::uint32_t> scene_early_fragment_spirv();
 std::span<const std::uint32_t> scene_reference_fragment_spirv();
 std::span<const std::uint32_t> scene_feedback_vertex_spirv();
 std::span<const std::uint32_t> scene_feedback_fragment_spirv();

@@ -76,7 +76,7 @@ UniqueVkPipeline make_graphics_pipeline(VulkanContext& context, VkPipelineLayout
 
     VkGraphicsPipelineCreateInfo create{VK_STRUCTURE_TYPE_GRAPHICS_PIPELINE_CREATE_INFO,
                                         &rendering};
-    create.stageCount = 2;
+    create.stageCount = shape.fragment != VK_NULL_HANDLE ? 2 : 1;
     create.pStages = stages;
     create.pVertexInputState = &vertex_input;
     create.pInputAssemblyState = &assembly;

@@ -17,6 +17,7 @@ namespace vtpage::viewer {
 
 struct GraphicsPipelineShape {
     VkShaderModule vertex = VK_NULL_HANDLE;
+    // VK_NULL_HANDLE: no fragment stage, depth only (write_mask 0): a depth pre-pass.
     VkShaderModule fragment = VK_NULL_HANDLE;
     VkFormat colour_format = VK_FORMAT_UNDEFINED;
     VkColorComponentFlags write_mask = 0;

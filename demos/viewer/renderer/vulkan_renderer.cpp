@@ -157,9 +157,24 @@ void draw_scene(VkCommandBuffer commands, VkPipelineLayout layout, const ScenePu
     vkCmdBindIndexBuffer(commands, scene.index_buffer(), 0, VK_INDEX_TYPE_UINT32);
     VkPipeline bound = VK_NULL_HANDLE;
     for (const SceneGpuDraw& draw : scene.draws()) {
-        const VkPipeline wanted = pass.for_draw(draw.blended, draw.stacked);
+        const VkPipeline wanted = pass.for_draw(draw);
         if (wanted != bound) vkCmdBindPipeline(commands, VK_PIPELINE_BIND_POINT_GRAPHICS, wanted);
         bound = wanted;
+        vkCmdDrawIndexed(commands, draw.index_count, 1, draw.first_index, draw.vertex_offset,
+                         draw.instance);
+    }
+}
+
+// The depth of the scene's opaque draws (masked ones discard, blended ones write no depth), laid
+// down before the colour pass's draws so that each pixel is shaded once, by its nearest surface.
+void draw_depth_prepass(VkCommandBuffer commands, VkPipelineLayout layout,
+                        const ScenePushConstants& push, const VulkanSceneGeometry& scene,
+                        VkPipeline prepass) {
+    vkCmdPushConstants(commands, layout, ScenePipelines::push_stages, 0, sizeof(push), &push);
+    vkCmdBindIndexBuffer(commands, scene.index_buffer(), 0, VK_INDEX_TYPE_UINT32);
+    vkCmdBindPipeline(commands, VK_PIPELINE_BIND_POINT_GRAPHICS, prepass);
+    for (const SceneGpuDraw& draw : scene.draws()) {
+        if (draw.blended || draw.masked) continue;
         vkCmdDrawIndexed(commands, draw.index_count, 1, draw.first_index, draw.vertex_offset,
                          draw.instance);
     }
@@ -329,12 +344,21 @@ struct VulkanRenderer::State {
         shaded_colours =
             VulkanBuffer(context, pixels * 4, addressed | VK_BUFFER_USAGE_TRANSFER_SRC_BIT,
                          BufferMemory::device_local, "vtpage shaded colours");
-        if (!quality_counts) {
-            quality_counts = VulkanBuffer(
-                context, quality_bins * quality_bin_bytes,
-                addressed | VK_BUFFER_USAGE_TRANSFER_SRC_BIT | VK_BUFFER_USAGE_TRANSFER_DST_BIT,
-                BufferMemory::device_local, "vtpage quality counts");
-        }
+        make_quality_counts();
+    }
+    // The bins the deferred pass or the scene's colour pass counts its quality into.
+    void make_quality_counts() {
+        if (quality_counts) return;
+        quality_counts = VulkanBuffer(
+            context, quality_bins * quality_bin_bytes,
+            VK_BUFFER_USAGE_STORAGE_BUFFER_BIT | VK_BUFFER_USAGE_SHADER_DEVICE_ADDRESS_BIT |
+                VK_BUFFER_USAGE_TRANSFER_SRC_BIT | VK_BUFFER_USAGE_TRANSFER_DST_BIT,
+            BufferMemory::device_local, "vtpage quality counts");
+    }
+    // Through vtpage, the scene's textured colour pass counts its quality (the reference samples
+    // every level resident: nothing to count).
+    bool counts_scene_quality(const FrameDesc& frame) const {
+        return frame.scene && frame.mode == RenderMode::textured && !settings.reference_textures;
     }
     CompletedFrame collect(std::uint32_t slot_index) {
         const FrameRecord& record = records[slot_index];
@@ -375,8 +399,12 @@ struct VulkanRenderer::State {
     void begin_colour_pass(VkCommandBuffer commands, VkImageView depth_view = VK_NULL_HANDLE);
     void record_forward_colour_pass(VkCommandBuffer commands, const GroundPlanePushConstants& push,
                                     const std::vector<PlaneDraw>& planes);
-    void record_scene_colour_pass(VkCommandBuffer commands, const ScenePushConstants& push,
-                                  const VulkanSceneGeometry& scene);
+    void record_scene_colour_pass(VkCommandBuffer commands, ScenePushConstants push,
+                                  const VulkanSceneGeometry& scene, bool count_quality,
+                                  Readback& readback);
+    void record_quality_clear(VkCommandBuffer commands, VkPipelineStageFlags2 counting_stage);
+    void record_quality_copy(VkCommandBuffer commands, VkPipelineStageFlags2 counting_stage,
+                             Readback& readback);
     void record_sample_positions(VkCommandBuffer commands, const GroundPlanePushConstants& push,
                                  const std::vector<PlaneDraw>& planes);
     void record_deferred_colour_pass(VkCommandBuffer commands, const FrameDesc& frame,
@@ -418,10 +446,18 @@ void VulkanRenderer::State::record_forward_colour_pass(VkCommandBuffer commands,
     vkCmdEndRendering(commands);
 }
 
-// The scene's colour pass: as the forward pass, with a depth target and the mesh pipelines.
+// The scene's colour pass: as the forward pass, with a depth target and the mesh pipelines, the
+// opaque draws' depth laid down first (a pre-pass); where count_quality, into the quality bins,
+// copied to the frame's readback after it.
 void VulkanRenderer::State::record_scene_colour_pass(VkCommandBuffer commands,
-                                                     const ScenePushConstants& push,
-                                                     const VulkanSceneGeometry& scene) {
+                                                     ScenePushConstants push,
+                                                     const VulkanSceneGeometry& scene,
+                                                     bool count_quality, Readback& readback) {
+    if (count_quality) {
+        make_quality_counts();
+        record_quality_clear(commands, VK_PIPELINE_STAGE_2_FRAGMENT_SHADER_BIT);
+        push.quality = quality_counts.device_address();
+    }
     record_depth_barrier(commands, depth.get());
     begin_colour_pass(commands, depth.view());
     if (const VulkanReferenceTextures* reference = settings.reference_textures) {
@@ -429,8 +465,41 @@ void VulkanRenderer::State::record_scene_colour_pass(VkCommandBuffer commands,
         vkCmdBindDescriptorSets(commands, VK_PIPELINE_BIND_POINT_GRAPHICS,
                                 scene_pipelines->layout(), 0, 1, &set, 0, nullptr);
     }
+    draw_depth_prepass(commands, scene_pipelines->layout(), push, scene,
+                       scene_pipelines->depth_prepass());
     draw_scene(commands, scene_pipelines->layout(), push, scene, scene_pipelines->colour());
     vkCmdEndRendering(commands);
+    if (count_quality)
+        record_quality_copy(commands, VK_PIPELINE_STAGE_2_FRAGMENT_SHADER_BIT, readback);
+}
+
+// The quality bins start at zero, once the previous frame's counting and copy are done with
+// them, and the clear is done before this frame's counting (in counting_stage).
+void VulkanRenderer::State::record_quality_clear(VkCommandBuffer commands,
+                                                 VkPipelineStageFlags2 counting_stage) {
+    record_memory_barrier(commands, counting_stage | VK_PIPELINE_STAGE_2_COPY_BIT,
+                          VK_ACCESS_2_SHADER_STORAGE_WRITE_BIT, VK_PIPELINE_STAGE_2_CLEAR_BIT,
+                          VK_ACCESS_2_TRANSFER_WRITE_BIT);
+    vkCmdFillBuffer(commands, quality_counts.get(), 0, VK_WHOLE_SIZE, 0);
+    // (Some validation layers take vkCmdFillBuffer for a copy: both stages.)
+    record_memory_barrier(
+        commands, VK_PIPELINE_STAGE_2_CLEAR_BIT | VK_PIPELINE_STAGE_2_COPY_BIT,
+        VK_ACCESS_2_TRANSFER_WRITE_BIT, counting_stage,
+        VK_ACCESS_2_SHADER_STORAGE_READ_BIT | VK_ACCESS_2_SHADER_STORAGE_WRITE_BIT);
+}
+
+// The counts to the host with the frame's other copies (record_frame's barrier before the host
+// reads), once the counting (in counting_stage) is done.
+void VulkanRenderer::State::record_quality_copy(VkCommandBuffer commands,
+                                                VkPipelineStageFlags2 counting_stage,
+                                                Readback& readback) {
+    // The clear's writes too: a frame that counted nothing copies what the clear wrote.
+    record_memory_barrier(
+        commands, counting_stage | VK_PIPELINE_STAGE_2_CLEAR_BIT | VK_PIPELINE_STAGE_2_COPY_BIT,
+        VK_ACCESS_2_SHADER_STORAGE_WRITE_BIT | VK_ACCESS_2_TRANSFER_WRITE_BIT,
+        VK_PIPELINE_STAGE_2_COPY_BIT, VK_ACCESS_2_TRANSFER_READ_BIT);
+    const VkBufferCopy bins{0, 0, quality_bins * quality_bin_bytes};
+    vkCmdCopyBuffer(commands, quality_counts.get(), readback.quality.get(), 1, &bins);
 }
 
 // The raster half of the deferred pass: uv and level of detail per pixel, copied to a buffer
@@ -571,7 +640,7 @@ void VulkanRenderer::State::record_frame(VkCommandBuffer commands, FrameSlot& sl
         const VulkanCommandLabel label(context, commands, "viewer scene colour pass");
         make_scene_targets(*frame.scene);
         record_scene_colour_pass(commands, scene_push(push, *frame.scene, submitted + 1),
-                                 *frame.scene);
+                                 *frame.scene, counts_scene_quality(frame), readback);
     } else if (deferred) {
         const VulkanCommandLabel label(context, commands, "viewer deferred colour pass");
         record_deferred_colour_pass(commands, frame, push, planes, readback);
@@ -850,7 +919,7 @@ std::optional<CompletedFrame> VulkanRenderer::render(const FrameDesc& frame) {
     record.feedback_height = feedback_extent.height;
     record.captured = frame.capture;
     record.identity_checked = identity_checked;
-    record.quality_measured = s.draws_deferred(frame);
+    record.quality_measured = s.draws_deferred(frame) || s.counts_scene_quality(frame);
     record.upload = upload;
     record.presented = image_index && frame.present_to->present(*image_index);
     return done;

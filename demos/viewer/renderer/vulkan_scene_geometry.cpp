@@ -72,6 +72,7 @@ VulkanSceneGeometry::VulkanSceneGeometry(VulkanContext& context, const SceneGeom
     for (SceneGpuDraw& draw : draws_) {
         const SceneGpuMaterial& material = data.materials[data.instances[draw.instance].material];
         draw.stacked = material.stack != scene_no_texture;
+        draw.masked = material.alpha_mode == 1;
     }
     const VkBufferUsageFlags addressed =
         VK_BUFFER_USAGE_STORAGE_BUFFER_BIT | VK_BUFFER_USAGE_SHADER_DEVICE_ADDRESS_BIT;

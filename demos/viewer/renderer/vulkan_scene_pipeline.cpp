@@ -29,9 +29,13 @@ ScenePipelines::ScenePipelines(VulkanContext& context, VkFormat colour_format,
     layout_ = UniqueVkPipelineLayout(context.device(), layout);
 
     auto vertex = make_shader_module(context, scene_vertex_spirv(), "scene.vert");
+    // vtpage's: scene_early.frag for the draws that never discard, scene.frag for masked ones.
     auto fragment = reference ? make_shader_module(context, scene_reference_fragment_spirv(),
                                                    "scene_reference.frag")
                               : make_shader_module(context, scene_fragment_spirv(), "scene.frag");
+    auto early_fragment =
+        reference ? UniqueVkShaderModule()
+                  : make_shader_module(context, scene_early_fragment_spirv(), "scene_early.frag");
     // Specialization: scene_reference_count (id 0), the reference's array of textures, and
     // scene_stacks_drawn (id 1), whether the stack path is compiled in.
     struct Constants {
@@ -62,33 +66,52 @@ ScenePipelines::ScenePipelines(VulkanContext& context, VkFormat colour_format,
                                       {stage_vertex, stage_fragment, format, mask, depth_format,
                                        blended, fragment_specialization, "ScenePipelines", name});
     };
-    static const char* const colour_names[2][2] = {
-        {"vtpage scene colour", "vtpage scene colour, blended"},
-        {"vtpage scene colour, stacks", "vtpage scene colour, stacks, blended"}};
+    static const char* const colour_names[2][kinds] = {
+        {"vtpage scene colour", "vtpage scene colour, blended", "vtpage scene colour, masked"},
+        {"vtpage scene colour, stacks", "vtpage scene colour, stacks, blended",
+         "vtpage scene colour, stacks, masked"}};
     static const char* const feedback_names[2][2] = {
         {"vtpage scene feedback", "vtpage scene feedback, blended"},
         {"vtpage scene feedback, stacks", "vtpage scene feedback, stacks, blended"}};
+    depth_prepass_ = pipeline(vertex.get(), VK_NULL_HANDLE, colour_format, 0, false, nullptr,
+                              "vtpage scene depth pre-pass");
     // The reference never samples stacks.
     const int variants = stacks && !reference ? 2 : 1;
     for (int stacked = 0; stacked < variants; ++stacked) {
-        for (int blended = 0; blended < 2; ++blended) {
-            colour_[stacked][blended] =
-                pipeline(vertex.get(), fragment.get(), colour_format, rgba, blended != 0,
-                         &specializations[stacked], colour_names[stacked][blended]);
-            feedback_[stacked][blended] =
-                pipeline(feedback_vertex.get(), feedback.get(), feedback_format, rg, blended != 0,
-                         &specializations[stacked], feedback_names[stacked][blended]);
+        for (int kind = opaque; kind < kinds; ++kind) {
+            const bool blend = kind == blended;
+            const VkShaderModule colour_fragment =
+                reference || kind == masked ? fragment.get() : early_fragment.get();
+            if (kind != masked || !reference) {
+                colour_[stacked][kind] =
+                    pipeline(vertex.get(), colour_fragment, colour_format, rgba, blend,
+                             &specializations[stacked], colour_names[stacked][kind]);
+            }
+            if (kind != masked) {  // the feedback shader has no side effects: early tests anyway
+                feedback_[stacked][kind] =
+                    pipeline(feedback_vertex.get(), feedback.get(), feedback_format, rg, blend,
+                             &specializations[stacked], feedback_names[stacked][kind]);
+            }
         }
     }
 }
 
 namespace {
 
-// Draws with stacks take the plain pipelines where no stacked ones were built.
-ScenePipelines::Pass pass_of(const UniqueVkPipeline (&pipelines)[2][2]) {
-    const int stacked = pipelines[1][0].get() != VK_NULL_HANDLE ? 1 : 0;
-    return {pipelines[0][0].get(), pipelines[0][1].get(), pipelines[stacked][0].get(),
-            pipelines[stacked][1].get()};
+// Draws with stacks take the plain pipelines where no stacked ones were built, masked draws the
+// opaque ones where no masked ones were.
+ScenePipelines::Pass pass_of(const UniqueVkPipeline (&pipelines)[2][ScenePipelines::kinds]) {
+    ScenePipelines::Pass pass;
+    const int built = pipelines[1][ScenePipelines::opaque].get() != VK_NULL_HANDLE ? 2 : 1;
+    for (int stacked = 0; stacked < 2; ++stacked) {
+        for (int kind = 0; kind < ScenePipelines::kinds; ++kind) {
+            const int from = stacked < built ? stacked : 0;
+            const VkPipeline own = pipelines[from][kind].get();
+            pass.pipelines[stacked][kind] =
+                own != VK_NULL_HANDLE ? own : pipelines[from][ScenePipelines::opaque].get();
+        }
+    }
+    return pass;
 }
 
 }  // namespace

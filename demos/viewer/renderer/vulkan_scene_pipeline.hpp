@@ -10,6 +10,7 @@
 #include <cstddef>
 #include <cstdint>
 
+#include "renderer/scene_gpu_layout.hpp"
 #include "vtpage/interop/vulkan_handle.hpp"
 
 namespace vtpage {
@@ -32,9 +33,11 @@ struct ScenePushConstants {
     std::uint32_t mode;
     float max_anisotropy;
     std::uint32_t frame_number;
+    std::uint64_t quality;  // the colour pass's quality bins (scene_fragment.glsl); 0: none
 };
 static_assert(offsetof(ScenePushConstants, lod_bias) == 104, "scene_frame.glsl");
-static_assert(sizeof(ScenePushConstants) == 120, "within the 128 bytes Vulkan guarantees");
+static_assert(offsetof(ScenePushConstants, quality) == 120, "scene_frame.glsl");
+static_assert(sizeof(ScenePushConstants) == 128, "the 128 bytes Vulkan guarantees");
 
 class ScenePipelines {
 public:
@@ -48,21 +51,26 @@ public:
     ScenePipelines(VulkanContext& context, VkFormat colour_format, VkFormat feedback_format,
                    const VulkanReferenceTextures* reference = nullptr, bool stacks = true);
 
-    // A pass's pipelines: opaque and blended, each for draws whose material samples a stack and
-    // for the others. The shaders' stack path is a specialization constant (scene_stacks_drawn),
-    // so that a draw without a stack pays nothing for it (registers, code).
+    // A pass's pipelines: opaque, blended and alpha-masked, each for draws whose material
+    // samples a stack and for the others. The shaders' stack path is a specialization constant
+    // (scene_stacks_drawn), so that a draw without a stack pays nothing for it (registers, code).
+    // vtpage's colour pipelines test depth before the shader (scene_early.frag) except for masked
+    // draws; elsewhere the masked pipelines are the opaque ones.
+    enum Kind { opaque, blended, masked, kinds };
     struct Pass {
-        VkPipeline opaque = VK_NULL_HANDLE;
-        VkPipeline blended = VK_NULL_HANDLE;
-        VkPipeline stacked_opaque = VK_NULL_HANDLE;
-        VkPipeline stacked_blended = VK_NULL_HANDLE;
-        VkPipeline for_draw(bool blended_draw, bool stacked) const {
-            return stacked ? (blended_draw ? stacked_blended : stacked_opaque)
-                           : (blended_draw ? blended : opaque);
+        VkPipeline pipelines[2][kinds] = {};  // [stacked][kind]
+        VkPipeline for_draw(const SceneGpuDraw& draw) const {
+            return pipelines[draw.stacked ? 1 : 0][draw.blended  ? blended
+                                                   : draw.masked ? masked
+                                                                 : opaque];
         }
     };
 
     VkPipelineLayout layout() const noexcept { return layout_.get(); }
+    // Depth only, vertex stage alone: the colour pass first lays down the depth of its opaque
+    // draws, so that its (costly) shading runs once per pixel and not for what a nearer surface
+    // hides.
+    VkPipeline depth_prepass() const noexcept { return depth_prepass_.get(); }
     Pass colour() const noexcept;
     Pass feedback() const noexcept;
     static constexpr VkShaderStageFlags push_stages =
@@ -70,9 +78,9 @@ public:
 
 private:
     UniqueVkPipelineLayout layout_;
-    // [stacked][blended]
-    UniqueVkPipeline colour_[2][2];
-    UniqueVkPipeline feedback_[2][2];
+    UniqueVkPipeline depth_prepass_;
+    UniqueVkPipeline colour_[2][kinds];  // [stacked][kind]; no masked ones where the opaque serve
+    UniqueVkPipeline feedback_[2][kinds];
 };
 
 }  // namespace vtpage::viewer
