@@ -1082,11 +1082,11 @@ TEST_P(ViewerSceneTest, TheTexturedBoxIsDrawnWithItsLogo) {
     EXPECT_LE(stats["resident_pages"].get<std::uint64_t>(),
               stats["budget_pages"].get<std::uint64_t>());
     EXPECT_GT(stats["pages_streamed"].get<std::uint64_t>(), 0u);
-    // The colour pass counts the box's fragments and the levels they sampled: the logo is all
-    // mip tail, so each samples the level it wants.
+    // The colour pass counts the box's fragments and the levels they sampled (the last frame's:
+    // this short run is all warm-up): the logo is all mip tail, so each samples the level it
+    // wants.
     const nlohmann::json& quality = stats["quality"];
     EXPECT_EQ(quality["measured"], true) << quality;
-    EXPECT_GT(quality["frames"].get<std::uint64_t>(), 0u) << quality;
     EXPECT_GT(quality["counted_last"].get<std::uint64_t>(), std::uint64_t(320 * 180) / 20)
         << quality;
     EXPECT_DOUBLE_EQ(quality["share_at_wanted_level"]["last"].get<double>(), 1.0) << quality;
