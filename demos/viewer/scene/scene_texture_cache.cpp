@@ -316,6 +316,7 @@ std::vector<SceneTexture> provide_all(const GltfScene& scene, const fs::path& sc
         if (failure) std::rethrow_exception(failure);
     }
     std::vector<SceneTexture> provided;
+    provided.reserve(textures.size());
     for (std::optional<SceneTexture>& texture : textures) provided.push_back(std::move(*texture));
     return provided;
 }
