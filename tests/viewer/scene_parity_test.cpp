@@ -330,10 +330,10 @@ void expect_streamed(const Pose& pose, const nlohmann::json& stats) {
 }
 
 // The vtpage run counted its fragments' levels (printed in the table), and the reference none.
-// Where every page of the scene is resident and the sampling is isotropic, no fragment can have
-// fallen back to a coarser level: each samples the level it wants. Elsewhere the share is
-// reported only (our scene's view wants more than its budget holds; docs/viewer.md says what
-// the texture-transform test shows).
+// Where the scene's textures hold no more pages than are resident (the textured box: one page)
+// and the sampling is isotropic, no fragment can have fallen back to a coarser level: each
+// samples the level it wants. Elsewhere the share is reported only: docs/viewer.md ("Sample
+// quality") says where the count and the residency overlay still disagree.
 double expect_quality_counted(const Pose& pose, const nlohmann::json& ours,
                               const nlohmann::json& reference) {
     SCOPED_TRACE(pose.name);
