@@ -63,6 +63,11 @@ public:
     // A completed frame's GPU time and sample quality, and the CPU time of the render() call
     // that handed it back.
     void record_completed(const CompletedSummary& completed);
+    // The settled image's quality (StreamingSession::settle) as the run's last, leaving the
+    // per-frame figures to the flight's frames.
+    void record_settled_quality(const SampleQuality& quality) {
+        if (quality.measured) last_quality_ = quality;
+    }
     // What decides whether a cut that misses full detail was over budget.
     void set_budget_pages(std::size_t pages) noexcept { cuts_.set_budget_pages(pages); }
     // Streaming counters at `seconds` since the start; rates() compares the newest with the

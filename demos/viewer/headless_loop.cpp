@@ -220,7 +220,9 @@ int run_headless(const ViewerOptions& options, const Log& log,
                 hud->record(commands, target);
             };
         }
-        settled = session.settle(frame, std::chrono::seconds(120));
+        SampleQuality settled_quality;
+        settled = session.settle(frame, std::chrono::seconds(120), 200, &settled_quality);
+        stats.record_settled_quality(settled_quality);
     }
     return finish_run(options, session, stats, seconds, settled, stdout);
 }

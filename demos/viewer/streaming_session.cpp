@@ -390,8 +390,8 @@ void StreamingSession::rethrow_unless_input_error() {
     }
 }
 
-bool StreamingSession::settle(SessionFrame frame, std::chrono::milliseconds timeout,
-                              int max_frames) {
+bool StreamingSession::settle(SessionFrame frame, std::chrono::milliseconds timeout, int max_frames,
+                              SampleQuality* last_quality) {
     // The deadline moves with progress: a slow machine delivers pages late, a stuck view none.
     auto deadline = Clock::now() + timeout;
     std::uint64_t filled = streaming_->streamer().statistics().pages_filled;
@@ -403,6 +403,7 @@ bool StreamingSession::settle(SessionFrame frame, std::chrono::milliseconds time
         const bool nothing_held = table.awaiting_fill == 0 && table.waiting_for_limit == 0;
         std::optional<CompletedSummary> last = render(frame);
         for (CompletedSummary& done : finish()) last = std::move(done);
+        if (last && last_quality) *last_quality = last->quality;
         if (!streaming_->streamer().wait_idle_while_progressing(timeout) ||
             !wait_idle_keeping_input_errors(timeout))
             return false;

@@ -216,8 +216,10 @@ public:
     std::vector<CompletedSummary> finish();
     // Renders `frame` again and again, waiting for the streamer between frames, until a frame
     // asks for nothing that is not resident, and once more so that the image shows it; false
-    // after `max_frames`, or when no page arrived for `timeout`.
-    bool settle(SessionFrame frame, std::chrono::milliseconds timeout, int max_frames = 200);
+    // after `max_frames`, or when no page arrived for `timeout`. `last_quality`, where given,
+    // gets the last settling frame's sample quality: what the settled image shows.
+    bool settle(SessionFrame frame, std::chrono::milliseconds timeout, int max_frames = 200,
+                SampleQuality* last_quality = nullptr);
     // Makes every page of every texture resident and waits for it (UsageError when the budget
     // cannot hold them all; busy when no page arrives for `stall`).
     void preload_all(std::chrono::milliseconds stall);
