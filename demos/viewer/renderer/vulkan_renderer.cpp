@@ -539,18 +539,9 @@ void VulkanRenderer::State::record_deferred_colour_pass(VkCommandBuffer commands
                                                         const std::vector<PlaneDraw>& planes,
                                                         Readback& readback) {
     record_sample_positions(commands, push, planes);
-    // The quality bins start at zero, once the previous frame's pass and copy are done with them.
-    record_memory_barrier(commands,
-                          VK_PIPELINE_STAGE_2_COMPUTE_SHADER_BIT | VK_PIPELINE_STAGE_2_COPY_BIT,
-                          VK_ACCESS_2_SHADER_STORAGE_WRITE_BIT, VK_PIPELINE_STAGE_2_CLEAR_BIT,
-                          VK_ACCESS_2_TRANSFER_WRITE_BIT);
-    vkCmdFillBuffer(commands, quality_counts.get(), 0, VK_WHOLE_SIZE, 0);
-    // The copy's and the clear's writes (and the previous frame's reads of the colours) before
-    // the shading.
-    record_memory_barrier(
-        commands, VK_PIPELINE_STAGE_2_COPY_BIT | VK_PIPELINE_STAGE_2_CLEAR_BIT,
-        VK_ACCESS_2_TRANSFER_WRITE_BIT, VK_PIPELINE_STAGE_2_COMPUTE_SHADER_BIT,
-        VK_ACCESS_2_SHADER_STORAGE_READ_BIT | VK_ACCESS_2_SHADER_STORAGE_WRITE_BIT);
+    // Its second barrier also orders the sample positions' copy (and the previous frame's reads
+    // of the colours) before the shading.
+    record_quality_clear(commands, VK_PIPELINE_STAGE_2_COMPUTE_SHADER_BIT);
     ShadePushConstants shading{};
     shading.indirection = push.indirection;
     shading.directory = push.directory;
@@ -564,12 +555,8 @@ void VulkanRenderer::State::record_deferred_colour_pass(VkCommandBuffer commands
     shading.lod_bias = frame.lod_bias;
     shading.max_anisotropy = settings.max_anisotropy;
     shade.record(commands, shading);
-    record_memory_barrier(commands, VK_PIPELINE_STAGE_2_COMPUTE_SHADER_BIT,
-                          VK_ACCESS_2_SHADER_STORAGE_WRITE_BIT, VK_PIPELINE_STAGE_2_COPY_BIT,
-                          VK_ACCESS_2_TRANSFER_READ_BIT);
-    // To the host with the frame's other copies (record_frame's barrier before the host reads).
-    const VkBufferCopy bins{0, 0, quality_bins * quality_bin_bytes};
-    vkCmdCopyBuffer(commands, quality_counts.get(), readback.quality.get(), 1, &bins);
+    // Its barrier also orders the shaded colours' writes before their copy below.
+    record_quality_copy(commands, VK_PIPELINE_STAGE_2_COMPUTE_SHADER_BIT, readback);
     record_image_barrier(
         commands, colour.get(), VK_IMAGE_LAYOUT_UNDEFINED, VK_IMAGE_LAYOUT_TRANSFER_DST_OPTIMAL,
         VK_PIPELINE_STAGE_2_COLOR_ATTACHMENT_OUTPUT_BIT | VK_PIPELINE_STAGE_2_ALL_TRANSFER_BIT,
