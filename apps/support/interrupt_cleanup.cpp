@@ -1,5 +1,6 @@
 #include "vtpage/app/interrupt_cleanup.hpp"
 
+#include <pthread.h>
 #include <signal.h>
 #include <unistd.h>
 
@@ -8,6 +9,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <stdexcept>
+#include <thread>
 
 namespace vtpage::app {
 
@@ -30,7 +32,7 @@ void write_text(const char* text) {
     }
 }
 
-void on_interrupt(int signal) {
+[[noreturn]] void on_interrupt(int signal) {
     bool removed = false;
     for (auto& slot : partial_files) {
         const char* path = slot.exchange(nullptr);
@@ -44,15 +46,23 @@ void on_interrupt(int signal) {
 
 }  // namespace
 
+// The signals are taken by a thread of their own with sigwait, not by an asynchronous handler:
+// a handler may interrupt any code (ThreadSanitizer's runtime deadlocked on its own lock when the
+// handler ran inside its free), a waiting thread interrupts nothing.
 void remove_partial_files_on_interrupt(const char* program) {
     program_name = program;
-    struct sigaction action {};
-    action.sa_handler = on_interrupt;
-    sigemptyset(&action.sa_mask);
-    sigaddset(&action.sa_mask, SIGINT);
-    sigaddset(&action.sa_mask, SIGTERM);
-    ::sigaction(SIGINT, &action, nullptr);
-    ::sigaction(SIGTERM, &action, nullptr);
+    sigset_t stops;
+    sigemptyset(&stops);
+    sigaddset(&stops, SIGINT);
+    sigaddset(&stops, SIGTERM);
+    // Blocked here, before the program starts its threads, so that every thread inherits it and
+    // only the waiting thread takes them.
+    ::pthread_sigmask(SIG_BLOCK, &stops, nullptr);
+    std::thread([stops] {
+        int signal = 0;
+        while (::sigwait(&stops, &signal) != 0) {}
+        on_interrupt(signal);
+    }).detach();
 }
 
 PartialFileGuard::PartialFileGuard(const std::string& path) {

@@ -19,6 +19,7 @@
 #include <vector>
 
 #include "../support/bake_tool_run.hpp"
+#include "../support/wait_for_exit.hpp"
 #include "streaming_test_support.hpp"
 
 #pragma GCC diagnostic push
@@ -341,12 +342,15 @@ TEST_F(BakeToolTest, SignalsRemoveThePartialFile) {
         while (!std::filesystem::exists(partial) && std::chrono::steady_clock::now() < deadline) {
             std::this_thread::sleep_for(std::chrono::milliseconds(5));
         }
-        ASSERT_TRUE(std::filesystem::exists(partial)) << "the bake never began writing";
+        if (!std::filesystem::exists(partial)) {
+            test::kill_and_reap(pid);
+            FAIL() << "the bake never began writing";
+        }
         ::kill(pid, signal);
-        int status = 0;
-        ASSERT_EQ(::waitpid(pid, &status, 0), pid);
-        EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 1)
-            << "signal " << signal << ": status " << status;
+        const std::optional<int> status = test::wait_for_exit(pid, std::chrono::seconds(60));
+        ASSERT_TRUE(status) << "signal " << signal << ": still running 60 s later (killed)";
+        EXPECT_TRUE(WIFEXITED(*status) && WEXITSTATUS(*status) == 1)
+            << "signal " << signal << ": status " << *status;
         EXPECT_FALSE(std::filesystem::exists(partial)) << "signal " << signal;
         EXPECT_FALSE(std::filesystem::exists(out)) << "signal " << signal;
     }

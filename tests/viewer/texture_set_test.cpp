@@ -22,6 +22,7 @@
 #include <thread>
 #include <vector>
 
+#include "../support/wait_for_exit.hpp"
 #include "scene_layout.hpp"
 #include "texture_set_source.hpp"
 #include "viewer_process.hpp"
@@ -494,12 +495,15 @@ TEST_F(TextureSetSourceTest, TheSetToolLeavesNoPartialFileWhenStopped) {
         while (!fs::exists(partial) && std::chrono::steady_clock::now() < deadline) {
             std::this_thread::sleep_for(std::chrono::milliseconds(5));
         }
-        ASSERT_TRUE(fs::exists(partial)) << "the tool never began writing";
+        if (!fs::exists(partial)) {
+            test::kill_and_reap(pid);
+            FAIL() << "the tool never began writing";
+        }
         ::kill(pid, signal);
-        int status = 0;
-        ASSERT_EQ(::waitpid(pid, &status, 0), pid);
-        EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 1)
-            << "signal " << signal << ": status " << status;
+        const std::optional<int> status = test::wait_for_exit(pid, std::chrono::seconds(60));
+        ASSERT_TRUE(status) << "signal " << signal << ": still running 60 s later (killed)";
+        EXPECT_TRUE(WIFEXITED(*status) && WEXITSTATUS(*status) == 1)
+            << "signal " << signal << ": status " << *status;
         for (const auto& entry : fs::directory_iterator(dir)) {
             EXPECT_NE(entry.path().extension(), ".partial") << entry.path();
         }

@@ -2,8 +2,8 @@
 // are removed, "<program>: interrupted by SIGINT (partial output removed)" goes to stderr and the
 // program exits 1 (the work did not finish), so that a stopped run leaves nothing behind.
 //
-// The handler only unlinks and writes (async-signal-safe); the paths are held in a fixed set of
-// slots, so that registering allocates nothing the handler could see half made.
+// A thread of its own waits for the signals (sigwait) and only unlinks and writes; the paths are
+// held in a fixed set of slots, so that registering allocates nothing it could see half made.
 #pragma once
 
 #include <string>
@@ -12,7 +12,8 @@ namespace vtpage::app {
 
 inline constexpr int interrupted_exit_status = 1;
 
-// Installs the handlers for SIGINT and SIGTERM. Call once, before any partial file exists.
+// Blocks SIGINT and SIGTERM and starts the thread that waits for them. Call once, before the
+// program starts a thread (threads inherit the blocked signals) and before any partial file exists.
 void remove_partial_files_on_interrupt(const char* program);
 
 // Removes `path` if the program is interrupted while this object lives; after finish() (the file
