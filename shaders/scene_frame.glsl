@@ -86,3 +86,13 @@ vec2 scene_transform_uv(SceneMaterial m, uint slot, vec2 uv) {
 vec2 scene_transform_derivative(SceneMaterial m, uint slot, vec2 d) {
     return vec2(dot(m.transforms[slot * 2u].xy, d), dot(m.transforms[slot * 2u + 1u].xy, d));
 }
+
+#ifdef VT_FRAGMENT_SHADER
+// The device's level of detail (a VulkanLodProbe, set 0) where scene_lod_from_device: vtpage's
+// isotropic samples then filter between the levels, with the weights, that the reference's
+// images do in the same place (virtual_texture.glsl, VT_LOD_PROBE).
+layout(set = 0, binding = 0) uniform sampler2D scene_lod_probe;
+layout(constant_id = 2) const bool scene_lod_from_device = true;
+#define VT_LOD_PROBE scene_lod_probe
+#define VT_LOD_PROBE_ENABLED scene_lod_from_device
+#endif

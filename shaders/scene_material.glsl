@@ -9,10 +9,10 @@ const vec3 scene_sun_colour = vec3(0.84);
 const vec3 scene_sky_colour = vec3(0.55, 0.62, 0.75);
 
 #ifdef SCENE_REFERENCE
-// The hardware reference: texture id i is element i of this array (VulkanReferenceTextures), an
-// image of the same levels and formats whose sampler has the texture's address modes.
+// The hardware reference: texture id i is element i of this array (VulkanReferenceTextures, set
+// 1), an image of the same levels and formats whose sampler has the texture's address modes.
 layout(constant_id = 0) const uint scene_reference_count = 1u;
-layout(set = 0, binding = 0) uniform sampler2D scene_reference_textures[scene_reference_count];
+layout(set = 1, binding = 0) uniform sampler2D scene_reference_textures[scene_reference_count];
 #endif
 
 // A fragment's surface and its screen derivatives, taken once before any branch (derivatives

@@ -179,6 +179,7 @@ RunReport make_report(const ViewerOptions& options, const StreamingSession& sess
     r.texture = session.texture_name();
     r.scene = session.scene_box() != nullptr;
     r.reference_textures = options.reference_textures;
+    r.lod_from = options.lod_from_device ? "device" : "formula";
     r.scene_geometry_bytes = session.scene_geometry_bytes();
     r.reference_texture_bytes = session.reference_texture_bytes();
     r.scene_stacks = session.scene_stacks();
@@ -284,6 +285,7 @@ nlohmann::json to_json(const RunReport& r) {
         {"scene",
          {{"drawn", r.scene},
           {"reference_textures", r.reference_textures},
+          {"lod_from", r.lod_from},
           {"geometry_bytes", r.scene_geometry_bytes},
           {"reference_texture_bytes", r.reference_texture_bytes},
           {"stacks", r.scene_stacks},

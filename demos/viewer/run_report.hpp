@@ -24,6 +24,7 @@ struct RunReport {
     // A --scene's device memory beside the budget: its geometry, and with --reference-textures
     // the images of every level (the hardware reference's textures).
     bool scene = false, reference_textures = false;
+    std::string lod_from;  // --lod-from: "device" or "formula"
     std::uint64_t scene_geometry_bytes = 0, reference_texture_bytes = 0;
     // Its material stacks, and the material slots drawn through them.
     std::size_t scene_stacks = 0, scene_stacked_slots = 0;

@@ -220,6 +220,7 @@ StreamingSession::StreamingSession(SessionSettings settings) : settings_(std::mo
                                .max_anisotropy = float(s.anisotropy),
                                .identity_check = s.identity_check,
                                .identity_texture_tag = identity ? identity->texture() : 0,
+                               .scene_lod_from_device = s.scene_lod_from_device,
                                .reference_textures = reference_.get()});
     startup_seconds_ = std::chrono::duration<double>(Clock::now() - start).count();
 }

@@ -67,7 +67,8 @@ struct SessionSettings {
     std::uint32_t height = 720;
     std::uint32_t feedback_divisor = 4;
     bool deferred_texturing = true;
-    std::uint32_t anisotropy = 1;  // VulkanRendererSettings::max_anisotropy
+    std::uint32_t anisotropy = 1;       // VulkanRendererSettings::max_anisotropy
+    bool scene_lod_from_device = true;  // VulkanRendererSettings::scene_lod_from_device
     // Feedback processed on the streaming's feedback thread; false: on the render thread as
     // each frame completes (the synchronous handling, for comparison).
     bool feedback_thread = true;

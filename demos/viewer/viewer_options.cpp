@@ -88,7 +88,7 @@ void check_output(const std::string& flag, const std::string& path) {
 const std::vector<std::pair<std::string, std::vector<std::string>>> option_groups = {
     {"Scene",
      {"--texture", "--scene", "--scene-cache", "--reference-textures", "--material-stacks",
-      "--texture-size-log2", "--texture-format", "--seed", "--view", "--mode",
+      "--lod-from", "--texture-size-log2", "--texture-format", "--seed", "--view", "--mode",
       "--forward-texturing", "--anisotropy"}},
     {"Budget and pressure",
      {"--budget-mib", "--governor", "--headroom-mib", "--min-budget-mib", "--frame-ms-target",
@@ -198,6 +198,14 @@ ParsedOptions parse_viewer_options(int argc, const char* const* argv) {
                  "in the baked formats, a VkSampler with each texture's address modes and "
                  "--anisotropy: what a renderer has without vtpage, and the reference vtpage's "
                  "images are compared with");
+    std::string lod_from = "device";
+    app.add_option("--lod-from", lod_from,
+                   "--scene: where vtpage's samples take their level of detail: the device's "
+                   "(device, the default: read from a small mipmapped image, so that they filter "
+                   "between the levels an ordinary image of the texture would, with its weights) "
+                   "or the exact formula's (formula)")
+        ->check(CLI::IsMember({"device", "formula"}))
+        ->capture_default_str();
     std::string material_stacks = "on";
     app.add_option("--material-stacks", material_stacks,
                    "--scene: sample the slots of a material that share a size, wrap and uv "
@@ -402,6 +410,7 @@ ParsedOptions parse_viewer_options(int argc, const char* const* argv) {
     try {
         app.parse(argc, argv);
         o.material_stacks = material_stacks == "on";
+        o.lod_from_device = lod_from == "device";
         check_output("--screenshot", o.screenshot);
         check_output("--stats", o.stats);
         check_path_view(o.camera_path, o.scene.empty() ? views.at(view) : View::scene);

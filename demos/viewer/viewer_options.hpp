@@ -32,6 +32,9 @@ struct ViewerOptions {
     // The scene drawn through ordinary sampled images instead
     // (SessionSettings::reference_textures).
     bool reference_textures = false;
+    // Where a scene's isotropic samples through vtpage take their level of detail: the device's
+    // (read from a probe image, VulkanRendererSettings::scene_lod_from_device) or the formula's.
+    bool lod_from_device = true;
     // Whether a scene's materials sample their agreeing slots as one material stack (on) or
     // each slot as a texture of its own (off), to compare the two (scene/scene_stacks.hpp).
     bool material_stacks = true;

@@ -23,6 +23,7 @@ SessionSettings session_settings(const ViewerOptions& o, const Log& log) {
     s.deferred_texturing = o.deferred_texturing;
     s.anisotropy = o.anisotropy;
     s.reference_textures = o.reference_textures;
+    s.scene_lod_from_device = o.lod_from_device;
     s.feedback_thread = o.feedback_thread;
     if (o.governor) {
         vt::StreamingGovernorSettings governor;

@@ -201,12 +201,49 @@ VtLevelPosition vt_level_position(VtTexture t, uint mip, vec2 uv) {
     return vt_level_position(t.size, t.tile_payload, t.address, mip, uv);
 }
 
-// The level of detail for uv derivatives (in uv units per pixel), before clamping.
-float vt_lod(uvec2 size, vec2 duv_dx, vec2 duv_dy, float lod_bias) {
+// The level of detail for uv derivatives (in uv units per pixel), before clamping, by the exact
+// formula of the Vulkan specification (the longer derivative, in texels).
+float vt_formula_lod(uvec2 size, vec2 duv_dx, vec2 duv_dy) {
     const vec2 dx = duv_dx * vec2(size);
     const vec2 dy = duv_dy * vec2(size);
     const float rho2 = max(max(dot(dx, dx), dot(dy, dy)), 1e-20);
-    return 0.5 * log2(rho2) + lod_bias;
+    return 0.5 * log2(rho2);
+}
+
+// The device's own level of detail, read from a VulkanLodProbe: an app that declares its probe
+//   layout(set = S, binding = B) uniform sampler2D my_probe;
+//   #define VT_LOD_PROBE my_probe
+//   #define VT_LOD_PROBE_ENABLED my_switch   // optional: a bool, a specialization constant say
+// before it includes this file has every isotropic level of detail (vt_lod: the trilinear
+// sample, its feedback and the single probe of a round footprint) taken from the device, its
+// approximation of the footprint and its rounding of the fraction included, as an ordinary
+// image of the texture's size would be sampled in the same place. Devices do not all evaluate
+// the formula exactly, and where two levels differ (an edge minified) a level of detail off by
+// a few hundredths shows. The probe's levels hold their own index: sampled trilinearly at the
+// derivatives scaled to the texture's size it returns level + fraction. The scale also takes a
+// power of two that the formula picks, so that the answer lies among the probe's middle levels
+// whatever the texture's size (a power of two moves the device's level by exactly one).
+#ifdef VT_LOD_PROBE
+#ifndef VT_LOD_PROBE_ENABLED
+#define VT_LOD_PROBE_ENABLED true
+#endif
+const float vt_lod_probe_levels = 6.0;  // VulkanLodProbe::probe_levels
+
+float vt_device_lod(uvec2 size, vec2 duv_dx, vec2 duv_dy) {
+    const float estimate = clamp(vt_formula_lod(size, duv_dx, duv_dy), -64.0, 64.0);
+    const float shift = floor(estimate) - 2.0;
+    const vec2 scale = vec2(size) * exp2(-shift - (vt_lod_probe_levels - 1.0));
+    return textureGrad(VT_LOD_PROBE, vec2(0.5), duv_dx * scale, duv_dy * scale).r + shift;
+}
+#endif
+
+// The level of detail for uv derivatives (in uv units per pixel), before clamping: the device's
+// where the app gave a probe (above), otherwise the formula's.
+float vt_lod(uvec2 size, vec2 duv_dx, vec2 duv_dy, float lod_bias) {
+#ifdef VT_LOD_PROBE
+    if (VT_LOD_PROBE_ENABLED) return vt_device_lod(size, duv_dx, duv_dy) + lod_bias;
+#endif
+    return vt_formula_lod(size, duv_dx, duv_dy) + lod_bias;
 }
 
 float vt_clamped_lod(VtTexture t, vec2 duv_dx, vec2 duv_dy, float lod_bias) {

@@ -1,7 +1,7 @@
 // The hardware reference (--reference-textures): a scene's textures as ordinary sampled images,
 // every level resident in the same formats as the baked tiles (decoded by the device), each with
 // a VkSampler of its address modes and the renderer's anisotropy. One descriptor set binds them
-// all as an array of combined image samplers indexed by texture id (binding 0 of set 0, sized by
+// all as an array of combined image samplers indexed by texture id (binding 0 of set 1, sized by
 // specialization constant 0); the scene's reference pipelines sample it where the vtpage ones
 // sample virtual textures.
 #pragma once

@@ -21,6 +21,7 @@
 #include "vtpage/interop/vulkan_context.hpp"
 #include "vtpage/interop/vulkan_error.hpp"
 #include "vtpage/interop/vulkan_image.hpp"
+#include "vtpage/interop/vulkan_lod_probe.hpp"
 #include "vtpage/interop/vulkan_texture_directory.hpp"
 
 namespace vtpage::viewer {
@@ -223,8 +224,9 @@ struct VulkanRenderer::State {
     std::uint64_t submitted = 0;
     // Frames begun through the streaming facade, where the renderer was given one.
     VirtualTextureStreaming* streaming = nullptr;
-    // Made with the first scene frame: the mesh pipelines and the depth targets of the colour
-    // and feedback passes.
+    // Made with the first scene frame: the level-of-detail probe, the mesh pipelines and the
+    // depth targets of the colour and feedback passes.
+    std::optional<VulkanLodProbe> lod_probe;
     std::optional<ScenePipelines> scene_pipelines;
     VulkanImage depth;
     VulkanImage feedback_depth;
@@ -280,8 +282,12 @@ struct VulkanRenderer::State {
         if (!scene_pipelines) {
             const bool stacks = std::any_of(scene.draws().begin(), scene.draws().end(),
                                             [](const SceneGpuDraw& draw) { return draw.stacked; });
-            scene_pipelines.emplace(context, colour_format_used, feedback_format_used,
-                                    settings.reference_textures, stacks);
+            lod_probe.emplace(context);
+            scene_pipelines.emplace(
+                context, colour_format_used, feedback_format_used, *lod_probe,
+                ScenePipelines::Options{.reference = settings.reference_textures,
+                                        .stacks = stacks,
+                                        .lod_from_device = settings.scene_lod_from_device});
         }
         if (depth.get() != VK_NULL_HANDLE && depth.extent().width == settings.width &&
             depth.extent().height == settings.height) {
@@ -292,6 +298,14 @@ struct VulkanRenderer::State {
                             "vtpage scene depth");
         feedback_depth = VulkanImage(context, feedback_extent(), ScenePipelines::depth_format,
                                      usage, "vtpage scene feedback depth");
+    }
+    // The scene pipelines' sets: the probe (0) and the reference's textures (1) where drawn.
+    void bind_scene_sets(VkCommandBuffer commands) const {
+        const VulkanReferenceTextures* reference = settings.reference_textures;
+        const VkDescriptorSet sets[2] = {lod_probe->set(),
+                                         reference ? reference->set() : VK_NULL_HANDLE};
+        vkCmdBindDescriptorSets(commands, VK_PIPELINE_BIND_POINT_GRAPHICS,
+                                scene_pipelines->layout(), 0, reference ? 2 : 1, sets, 0, nullptr);
     }
     // Waits for a frame with the settings' timeout; on timeout, busy with what the frame waits
     // for (a CUDA fill value that never came shows here rather than as a hang).
@@ -460,11 +474,7 @@ void VulkanRenderer::State::record_scene_colour_pass(VkCommandBuffer commands,
     }
     record_depth_barrier(commands, depth.get());
     begin_colour_pass(commands, depth.view());
-    if (const VulkanReferenceTextures* reference = settings.reference_textures) {
-        const VkDescriptorSet set = reference->set();
-        vkCmdBindDescriptorSets(commands, VK_PIPELINE_BIND_POINT_GRAPHICS,
-                                scene_pipelines->layout(), 0, 1, &set, 0, nullptr);
-    }
+    bind_scene_sets(commands);
     draw_depth_prepass(commands, scene_pipelines->layout(), push, scene,
                        scene_pipelines->depth_prepass());
     draw_scene(commands, scene_pipelines->layout(), push, scene, scene_pipelines->colour());
@@ -670,6 +680,7 @@ void VulkanRenderer::State::record_feedback_and_copies(
         begin_rendering(commands, feedback.view(), feedback_extent(), nothing,
                         feedback_depth.view());
         set_viewport(commands, feedback_extent());
+        bind_scene_sets(commands);
         draw_scene(commands, scene_pipelines->layout(),
                    scene_push(push, *frame.scene, submitted + 1), *frame.scene,
                    scene_pipelines->feedback());

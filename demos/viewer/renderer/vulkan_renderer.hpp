@@ -84,6 +84,11 @@ struct VulkanRendererSettings {
     // the frame shows (CompletedFrame::identity). Needs deferred_texturing.
     bool identity_check = false;
     std::uint32_t identity_texture_tag = 1;
+    // A scene's isotropic samples through vtpage take the device's level of detail (read from a
+    // VulkanLodProbe), so that they filter between the levels, with the weights, that an
+    // ordinary image would; false: the exact formula's (vt_formula_lod). The planes' passes
+    // take the formula's.
+    bool scene_lod_from_device = true;
     // The hardware reference (--reference-textures): a scene's colour pass samples these
     // ordinary images, texture id i from element i, instead of the virtual textures (the
     // feedback pass is the same). It must outlive the renderer.

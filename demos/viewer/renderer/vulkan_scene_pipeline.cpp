@@ -7,22 +7,23 @@
 #include "renderer/vulkan_reference_textures.hpp"
 #include "vtpage/interop/vulkan_context.hpp"
 #include "vtpage/interop/vulkan_error.hpp"
+#include "vtpage/interop/vulkan_lod_probe.hpp"
 #include "vtpage/interop/vulkan_shader_module.hpp"
 
 namespace vtpage::viewer {
 
 ScenePipelines::ScenePipelines(VulkanContext& context, VkFormat colour_format,
-                               VkFormat feedback_format, const VulkanReferenceTextures* reference,
-                               bool stacks) {
+                               VkFormat feedback_format, const VulkanLodProbe& probe,
+                               const Options& options) {
+    const VulkanReferenceTextures* reference = options.reference;
     VkPushConstantRange range{push_stages, 0, sizeof(ScenePushConstants)};
     VkPipelineLayoutCreateInfo layout_info{VK_STRUCTURE_TYPE_PIPELINE_LAYOUT_CREATE_INFO};
     layout_info.pushConstantRangeCount = 1;
     layout_info.pPushConstantRanges = &range;
-    const VkDescriptorSetLayout set_layout = reference ? reference->set_layout() : VK_NULL_HANDLE;
-    if (reference) {
-        layout_info.setLayoutCount = 1;
-        layout_info.pSetLayouts = &set_layout;
-    }
+    const VkDescriptorSetLayout set_layouts[2] = {
+        probe.set_layout(), reference ? reference->set_layout() : VK_NULL_HANDLE};
+    layout_info.setLayoutCount = reference ? 2 : 1;
+    layout_info.pSetLayouts = set_layouts;
     VkPipelineLayout layout = VK_NULL_HANDLE;
     vk_check(vkCreatePipelineLayout(context.device(), &layout_info, nullptr, &layout),
              "ScenePipelines", "vkCreatePipelineLayout");
@@ -36,20 +37,25 @@ ScenePipelines::ScenePipelines(VulkanContext& context, VkFormat colour_format,
     auto early_fragment =
         reference ? UniqueVkShaderModule()
                   : make_shader_module(context, scene_early_fragment_spirv(), "scene_early.frag");
-    // Specialization: scene_reference_count (id 0), the reference's array of textures, and
-    // scene_stacks_drawn (id 1), whether the stack path is compiled in.
+    // Specialization: scene_reference_count (id 0), the reference's array of textures,
+    // scene_stacks_drawn (id 1), whether the stack path is compiled in, and
+    // scene_lod_from_device (id 2).
     struct Constants {
         std::uint32_t reference_count;
         VkBool32 stacks_drawn;
+        VkBool32 lod_from_device;
     };
     const VkSpecializationMapEntry entries[] = {
         {0, offsetof(Constants, reference_count), sizeof(std::uint32_t)},
-        {1, offsetof(Constants, stacks_drawn), sizeof(VkBool32)}};
-    const Constants constants[2] = {{reference ? reference->count() : 1, VK_FALSE},
-                                    {reference ? reference->count() : 1, VK_TRUE}};
+        {1, offsetof(Constants, stacks_drawn), sizeof(VkBool32)},
+        {2, offsetof(Constants, lod_from_device), sizeof(VkBool32)}};
+    const std::uint32_t reference_count = reference ? reference->count() : 1;
+    const VkBool32 lod_from_device = options.lod_from_device ? VK_TRUE : VK_FALSE;
+    const Constants constants[2] = {{reference_count, VK_FALSE, lod_from_device},
+                                    {reference_count, VK_TRUE, lod_from_device}};
     const VkSpecializationInfo specializations[2] = {
-        {2, entries, sizeof(Constants), &constants[0]},
-        {2, entries, sizeof(Constants), &constants[1]}};
+        {3, entries, sizeof(Constants), &constants[0]},
+        {3, entries, sizeof(Constants), &constants[1]}};
     auto feedback_vertex =
         make_shader_module(context, scene_feedback_vertex_spirv(), "scene_feedback.vert");
     auto feedback =
@@ -76,7 +82,7 @@ ScenePipelines::ScenePipelines(VulkanContext& context, VkFormat colour_format,
     depth_prepass_ = pipeline(vertex.get(), VK_NULL_HANDLE, colour_format, 0, false, nullptr,
                               "vtpage scene depth pre-pass");
     // The reference never samples stacks.
-    const int variants = stacks && !reference ? 2 : 1;
+    const int variants = options.stacks && !reference ? 2 : 1;
     for (int stacked = 0; stacked < variants; ++stacked) {
         for (int kind = opaque; kind < kinds; ++kind) {
             const bool blend = kind == blended;

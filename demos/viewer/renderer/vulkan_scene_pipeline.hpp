@@ -2,7 +2,8 @@
 // and alpha-masked draws (depth tested and written), of blended draws (depth tested, not
 // written, blended over), and the feedback pass of each. Vertices are pulled by device address
 // (no vertex input), an index buffer is bound; both faces drawn (the shading lights a back face
-// as its front), dynamic rendering with a depth attachment, no descriptors.
+// as its front), dynamic rendering with a depth attachment. Set 0 is the level-of-detail probe
+// (VulkanLodProbe), set 1 the hardware reference's textures where there is one.
 #pragma once
 
 #include <vulkan/vulkan.h>
@@ -15,7 +16,8 @@
 
 namespace vtpage {
 class VulkanContext;
-}
+class VulkanLodProbe;
+}  // namespace vtpage
 
 namespace vtpage::viewer {
 
@@ -43,13 +45,21 @@ class ScenePipelines {
 public:
     static constexpr VkFormat depth_format = VK_FORMAT_D32_SFLOAT;
 
-    // The hardware reference's colour pipelines where `reference` is given: its set bound as set
-    // 0 (VulkanReferenceTextures), its textures sampled instead of virtual textures.
-    // stacks: whether to build the pipelines for draws whose material samples a stack too;
-    // without them such draws take the others, which sample each slot's own texture (the same
-    // image, without the stack's saving).
+    struct Options {
+        // The hardware reference's colour pipelines where given: its set bound as set 1
+        // (VulkanReferenceTextures), its textures sampled instead of virtual textures.
+        const VulkanReferenceTextures* reference = nullptr;
+        // Whether to build the pipelines for draws whose material samples a stack too; without
+        // them such draws take the others, which sample each slot's own texture (the same
+        // image, without the stack's saving).
+        bool stacks = true;
+        // Whether vtpage's isotropic samples take the device's level of detail from the probe
+        // (scene_lod_from_device) or the exact formula's (vt_formula_lod).
+        bool lod_from_device = true;
+    };
+    // `probe`'s set layout is set 0 of the pipelines' layout.
     ScenePipelines(VulkanContext& context, VkFormat colour_format, VkFormat feedback_format,
-                   const VulkanReferenceTextures* reference = nullptr, bool stacks = true);
+                   const VulkanLodProbe& probe, const Options& options);
 
     // A pass's pipelines: opaque, blended and alpha-masked, each for draws whose material
     // samples a stack and for the others. The shaders' stack path is a specialization constant
