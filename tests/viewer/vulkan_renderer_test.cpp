@@ -12,6 +12,7 @@
 #include <filesystem>
 #include <map>
 #include <set>
+#include <thread>
 
 #include "../interop/vulkan_test_support.hpp"
 #include "../support/backend_fixture.hpp"
@@ -207,6 +208,29 @@ TEST_P(VulkanRendererTest, AFrameThatNeverFinishesIsAnErrorNotAHang) {
         }
     }
     EXPECT_EQ(finished, 1u);
+}
+
+// A renderer destroyed while its frame is past the deadline (a slow device, a loaded machine)
+// waits longer for it instead of destroying what the device still uses: the validation layer,
+// which reports every such destroy, stays quiet (the fixture checks), and the destruction ends
+// when the frame does.
+TEST_P(VulkanRendererTest, ARendererDestroyedPastAFramesDeadlineWaitsForTheFrame) {
+    VulkanTimeline late_signal(*context);
+    auto late = std::make_unique<VulkanRenderer>(
+        *context, *indirection, *textures,
+        VulkanRendererSettings{.width = 64, .height = 32, .frame_timeout_ms = 200});
+    FrameDesc frame = frame_for(OrthoView::at_lod(1.0f, 0.2f, 0.2f), RenderMode::textured);
+    frame.waits.push_back(FrameWait{late_signal.get(), 1});
+    late->render(frame);
+    const auto start = std::chrono::steady_clock::now();
+    std::thread signaller([&] {
+        std::this_thread::sleep_for(std::chrono::milliseconds(800));
+        late_signal.signal(1);
+    });
+    late.reset();
+    const auto waited = std::chrono::steady_clock::now() - start;
+    signaller.join();
+    EXPECT_GE(waited, std::chrono::milliseconds(800)) << "destroyed before its frame finished";
 }
 
 TEST_P(VulkanRendererTest, FeedbackNamesTheTilesTheCameraSees) {

@@ -789,13 +789,25 @@ VulkanRenderer::VulkanRenderer(VulkanContext& context, VirtualTextureStreaming& 
     state_->streaming = &streaming;
 }
 
+// Nothing the device may still use is destroyed under it: a frame past its deadline (a slow
+// device, a machine under load) is given a longer one, and a device that has not finished even
+// then keeps the renderer's objects (they are left allocated, reported) rather than reading freed
+// memory.
 VulkanRenderer::~VulkanRenderer() {
     try {
         state_->wait_for(state_->submitted);
+        return;
     } catch (const Error& error) {
         state_->context.log().error("vulkan renderer: waiting for frames in flight: ",
                                     error.what());
     }
+    constexpr std::uint64_t teardown_ns = 120ull * 1000 * 1000 * 1000;
+    if (state_->timeline.wait(state_->submitted, teardown_ns)) return;
+    state_->context.log().error("vulkan renderer: the device has not finished frame ",
+                                state_->submitted,
+                                " in 120 s more: its objects are left allocated, not freed "
+                                "while it may still use them");
+    static_cast<void>(state_.release());
 }
 
 std::optional<CompletedFrame> VulkanRenderer::render(const FrameDesc& frame) {
