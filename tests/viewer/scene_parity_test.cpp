@@ -67,6 +67,15 @@ fs::path scratch() {
     return folder;
 }
 
+// This process's screenshots and statistics: the scene and its baked cache are shared by the
+// processes that run at once (under the scene's lock), a pose's files are not (two processes
+// removed each other's).
+fs::path pose_files() {
+    const fs::path folder = scratch() / ("poses-" + std::to_string(::getpid()));
+    fs::create_directories(folder);
+    return folder;
+}
+
 // Our scene, generated on first use into the scratch folder (its images kept for the next run,
 // the scene written again where the generator is newer); the folder is locked while it is made,
 // for test cases run at once. Empty, with the reason, where it cannot be made.
@@ -242,15 +251,16 @@ std::string file_name(std::string text) {
 struct ViewerRun {
     Image image;
     nlohmann::json stats;
-    fs::path shot;
+    fs::path shot, stats_file;
 };
 
 std::optional<ViewerRun> run_viewer(const Scene& scene, const Pose& pose, bool reference) {
     const std::string name = file_name(std::string(scene.name) + "_" + pose.name) +
                              (reference ? "_reference" : "_vtpage");
     ViewerRun run;
-    run.shot = scratch() / (name + ".png");
-    const fs::path stats = scratch() / (name + ".json");
+    run.shot = pose_files() / (name + ".png");
+    run.stats_file = pose_files() / (name + ".json");
+    const fs::path& stats = run.stats_file;
     // The pose of frame N - 1 at the path's time: N - 1 steps of at most 10 s (the flag's limit).
     const int frames = pose.seconds == 0 ? 1 : int(std::ceil(pose.seconds / 10)) + 1;
     const double step_ms = frames == 1 ? 16 : pose.seconds * 1000 / (frames - 1);
@@ -430,19 +440,23 @@ protected:
                     EXPECT_LE(s.flipped_share(), masked_gate);
                 }
                 const fs::path difference =
-                    scratch() /
+                    pose_files() /
                     (file_name(std::string(scene.name) + "_" + pose.name) + "_difference.png");
                 write_difference(difference, ours->image, reference->image);
                 ADD_FAILURE() << "kept: " << ours->shot.string() << ", " << reference->shot.string()
                               << " and (times 8) " << difference.string();
             } else {
                 std::error_code ignored;
-                fs::remove(ours->shot, ignored);
-                fs::remove(reference->shot, ignored);
+                for (const ViewerRun* run : {&*ours, &*reference}) {
+                    fs::remove(run->shot, ignored);
+                    fs::remove(run->stats_file, ignored);
+                }
             }
         }
         std::printf("  (on %s; PSNR and p99.99 over the covered pixels whose alpha test agrees)\n",
                     device.c_str());
+        std::error_code ignored;
+        fs::remove(pose_files(), ignored);  // only where empty: failing poses keep their files
         if (!scene.ours) return;
         // Each pose's share counts where the fence has edges enough; all the poses' together
         // count always.
