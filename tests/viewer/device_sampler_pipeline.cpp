@@ -16,7 +16,7 @@ DeviceSamplerPipeline::DeviceSamplerPipeline(VulkanContext& context, std::uint32
                                              DeviceSampling sampling,
                                              std::span<const std::uint32_t> spirv,
                                              std::uint32_t push_bytes, const char* name)
-    : context_(context), push_bytes_(push_bytes) {
+    : context_(context), probe_(context), push_bytes_(push_bytes) {
     make_image(width, height, levels, sampling.format);
     make_samplers(sampling, std::uint32_t(levels.size()));
     make_pipeline(spirv, push_bytes, name);
@@ -119,20 +119,20 @@ void DeviceSamplerPipeline::make_samplers(const DeviceSampling& sampling,
 void DeviceSamplerPipeline::make_pipeline(std::span<const std::uint32_t> spirv,
                                           std::uint32_t push_bytes, const char* name) {
     const VkDevice device = context_.device();
-    VkDescriptorSetLayoutBinding bindings[2]{};
-    for (std::uint32_t b = 0; b < 2; ++b) {
+    VkDescriptorSetLayoutBinding bindings[3]{};
+    for (std::uint32_t b = 0; b < 3; ++b) {
         bindings[b] = {b, VK_DESCRIPTOR_TYPE_COMBINED_IMAGE_SAMPLER, 1, VK_SHADER_STAGE_COMPUTE_BIT,
                        nullptr};
     }
     VkDescriptorSetLayoutCreateInfo set_info{VK_STRUCTURE_TYPE_DESCRIPTOR_SET_LAYOUT_CREATE_INFO};
-    set_info.bindingCount = 2;
+    set_info.bindingCount = 3;
     set_info.pBindings = bindings;
     VkDescriptorSetLayout set_layout = VK_NULL_HANDLE;
     vk_check(vkCreateDescriptorSetLayout(device, &set_info, nullptr, &set_layout), name,
              "vkCreateDescriptorSetLayout");
     set_layout_ = UniqueVkDescriptorSetLayout(device, set_layout);
 
-    const VkDescriptorPoolSize size{VK_DESCRIPTOR_TYPE_COMBINED_IMAGE_SAMPLER, 2};
+    const VkDescriptorPoolSize size{VK_DESCRIPTOR_TYPE_COMBINED_IMAGE_SAMPLER, 3};
     VkDescriptorPoolCreateInfo pool_info{VK_STRUCTURE_TYPE_DESCRIPTOR_POOL_CREATE_INFO};
     pool_info.maxSets = 1;
     pool_info.poolSizeCount = 1;
@@ -146,12 +146,13 @@ void DeviceSamplerPipeline::make_pipeline(std::span<const std::uint32_t> spirv,
     allocate.descriptorSetCount = 1;
     allocate.pSetLayouts = &set_layout;
     vk_check(vkAllocateDescriptorSets(device, &allocate, &set_), name, "vkAllocateDescriptorSets");
-    const VkDescriptorImageInfo images[2] = {
+    const VkDescriptorImageInfo images[3] = {
         {anisotropic_.get(), view_.get(), VK_IMAGE_LAYOUT_SHADER_READ_ONLY_OPTIMAL},
-        {isotropic_.get(), view_.get(), VK_IMAGE_LAYOUT_SHADER_READ_ONLY_OPTIMAL}};
+        {isotropic_.get(), view_.get(), VK_IMAGE_LAYOUT_SHADER_READ_ONLY_OPTIMAL},
+        probe_.descriptor_image_info()};
     VkWriteDescriptorSet write{VK_STRUCTURE_TYPE_WRITE_DESCRIPTOR_SET};
     write.dstSet = set_;
-    write.descriptorCount = 2;
+    write.descriptorCount = 3;
     write.descriptorType = VK_DESCRIPTOR_TYPE_COMBINED_IMAGE_SAMPLER;
     write.pImageInfo = images;
     vkUpdateDescriptorSets(device, 1, &write, 0, nullptr);

@@ -2,8 +2,8 @@
 // image (UNORM or SRGB) holding the mip levels it is given (the texels the virtual texture's
 // tiles hold), two samplers on it (at
 // the device's largest anisotropy, at most 16x, and without anisotropy) and a compute pipeline
-// whose set 0 binds them as combined image samplers 0 and 1; its other inputs are push
-// constants (buffer device addresses among them).
+// whose set 0 binds them as combined image samplers 0 and 1, and a level-of-detail probe
+// (VulkanLodProbe) as 2; its other inputs are push constants (buffer device addresses among them).
 #pragma once
 
 #include <vulkan/vulkan.h>
@@ -15,6 +15,7 @@
 
 #include "vtpage/interop/vulkan_context.hpp"
 #include "vtpage/interop/vulkan_handle.hpp"
+#include "vtpage/interop/vulkan_lod_probe.hpp"
 
 namespace vtpage::test {
 
@@ -64,6 +65,7 @@ private:
                        const char* name);
 
     VulkanContext& context_;
+    VulkanLodProbe probe_;
     float max_anisotropy_ = 1;
     UniqueVkDeviceMemory memory_;  // members go in reverse: pipeline ... image, then memory
     UniqueVkImage image_;

@@ -1,8 +1,9 @@
 // The body of parity_render_test.comp and its deliberately wrong variants: a plane seen through
 // a pinhole camera, each pixel's uv (an affine map of the plane's coordinates) and derivatives
-// worked out exactly from the ray, sampled four ways: vtpage isotropic (vt_sample_grad_info),
-// vtpage at push.max_anisotropy (vt_sample_grad_aniso_info), and the device's sampler without
-// anisotropy and at its 16x, on an image that holds the tiles' texels with the same address
+// worked out exactly from the ray, sampled five ways: vtpage isotropic at the formula's level of
+// detail (vt_sample_grad_info) and at the device's (vt_device_lod, from the level-of-detail
+// probe), vtpage at push.max_anisotropy (vt_sample_grad_aniso_info), and the device's sampler
+// without anisotropy and at its 16x, on an image that holds the tiles' texels with the same address
 // modes and colour space. Every colour is written as the image would show it
 // (vt_output_colour: an sRGB texture's linear sample encoded back). vulkan_image_parity_test.cpp
 // compares them.
@@ -12,6 +13,9 @@
 #extension GL_EXT_buffer_reference2 : require
 #extension GL_EXT_shader_explicit_arithmetic_types_int64 : require
 
+layout(set = 0, binding = 2) uniform sampler2D lod_probe;  // VulkanLodProbe
+#define VT_LOD_PROBE lod_probe
+#define VT_LOD_PROBE_ENABLED false  // vt_lod keeps the formula; vt_device_lod is called below
 #include "vtpage/virtual_texture.glsl"
 
 layout(local_size_x = 8, local_size_y = 8) in;
@@ -22,6 +26,7 @@ layout(set = 0, binding = 1) uniform sampler2D device_plain;  // anisotropy off
 // ParityPixel in vulkan_image_parity_test.cpp.
 struct ParityPixel {
     vec4 isotropic;
+    vec4 isotropic_device_lod;
     vec4 anisotropic;
     vec4 device_isotropic;
     vec4 device_anisotropic;
@@ -101,6 +106,17 @@ vec4 isotropic_under_test(VtTexture t, vec2 uv, vec2 dx, vec2 dy) {
 #endif
 }
 
+// The isotropic sample at the device's level of detail.
+vec4 device_lod_under_test(VtTexture t, vec2 uv, vec2 dx, vec2 dy) {
+    VtSampleInfo info;
+    const float last = float(t.mip_count - 1u);
+    float lod = clamp(vt_device_lod(t.size, dx, dy), 0.0, last);
+#ifdef VT_TEST_WRONG_LOD
+    lod = min(lod + 1.0, last);
+#endif
+    return vt_sample_lod_info(t, uv, lod, info);
+}
+
 void main() {
     const uvec2 pixel = gl_GlobalInvocationID.xy;
     if (pixel.x >= push.width || pixel.y >= push.height) return;
@@ -120,6 +136,8 @@ void main() {
     derivatives(centre, dx, dy);
     VtSampleInfo info;
     r.isotropic = vt_output_colour(t, decoded(t, isotropic_under_test(tested, uv, dx, dy)));
+    r.isotropic_device_lod =
+        vt_output_colour(t, decoded(t, device_lod_under_test(tested, uv, dx, dy)));
     r.anisotropic = vt_output_colour(
         t, decoded(t, vt_sample_grad_aniso_info(tested, uv, dx, dy, 0.0, push.max_anisotropy,
                                                 info)));
