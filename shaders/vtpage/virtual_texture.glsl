@@ -17,6 +17,11 @@
 //   vec4 colour = vt_sample_grad_aniso(t, uv, dx, dy, 0.0, 16.0);   // vt_sample_aniso(t, uv, 16.0)
 //   uvec2 request = vt_feedback_aniso(t, uv, dFdx(uv), dFdy(uv), lod_bias, 16.0);
 //
+// The level of detail is the specification's exact formula, or the device's own where the app
+// binds a VulkanLodProbe and #defines VT_LOD_PROBE first (see vt_device_lod):
+//   layout(set = 0, binding = 0) uniform sampler2D lod_probe;
+//   #define VT_LOD_PROBE lod_probe
+//
 // Sampling is trilinear: bilinear inside one tile of each of the two nearest mip levels (the
 // tile's 4-texel border holds its neighbours' texels, so the 2 x 2 footprint never leaves the
 // tile), blended by the fractional level of detail. A level whose page is not resident falls
