@@ -6,16 +6,17 @@
 namespace vtpage {
 
 VulkanImage::VulkanImage(VulkanContext& context, VkExtent2D extent, VkFormat format,
-                         VkImageUsageFlags usage, const char* name)
+                         VkImageUsageFlags usage, const char* name, std::uint32_t levels)
     : format_(format), extent_(extent) {
     VkDevice device = context.device();
-    const std::string arguments = detail::concat(
-        extent.width, "x", extent.height, " format=", int(format), " name=", name ? name : "");
+    const std::string arguments =
+        detail::concat(extent.width, "x", extent.height, " levels=", levels,
+                       " format=", int(format), " name=", name ? name : "");
     VkImageCreateInfo create{VK_STRUCTURE_TYPE_IMAGE_CREATE_INFO};
     create.imageType = VK_IMAGE_TYPE_2D;
     create.format = format;
     create.extent = {extent.width, extent.height, 1};
-    create.mipLevels = 1;
+    create.mipLevels = levels;
     create.arrayLayers = 1;
     create.samples = VK_SAMPLE_COUNT_1_BIT;
     create.tiling = VK_IMAGE_TILING_OPTIMAL;
@@ -49,7 +50,7 @@ VulkanImage::VulkanImage(VulkanContext& context, VkExtent2D extent, VkFormat for
                        format == VK_FORMAT_X8_D24_UNORM_PACK32;
     view.subresourceRange = {depth ? VkImageAspectFlags(VK_IMAGE_ASPECT_DEPTH_BIT)
                                    : VkImageAspectFlags(VK_IMAGE_ASPECT_COLOR_BIT),
-                             0, 1, 0, 1};
+                             0, levels, 0, 1};
     VkImageView raw_view = VK_NULL_HANDLE;
     vk_check(vkCreateImageView(device, &view, nullptr, &raw_view), "VulkanImage",
              "vkCreateImageView", arguments);

@@ -3,7 +3,7 @@
 
 set(VTPAGE_VULKAN_INTEROP_SOURCES
   vulkan_error.cpp vulkan_context.cpp vulkan_buffer.cpp vulkan_image.cpp vulkan_barrier.cpp
-  vulkan_lod_probe.cpp
+  vulkan_lod_probe.cpp vulkan_sampler_set.cpp
   vulkan_timeline.cpp vulkan_page_importer.cpp vulkan_indirection_table.cpp
   vulkan_texture_directory.cpp
   vulkan_shader_module.cpp vulkan_shaders.cpp vulkan_compute_pipeline.cpp

@@ -27,8 +27,7 @@ std::uint16_t half_of(std::uint32_t value) {
 
 }  // namespace
 
-VulkanLodProbe::VulkanLodProbe(VulkanContext& context, std::uint32_t binding, VkExtent2D extent)
-    : extent_(extent) {
+VulkanLodProbe::VulkanLodProbe(VulkanContext& context, std::uint32_t binding, VkExtent2D extent) {
     constexpr std::uint32_t largest = 1u << 15;
     if (extent.width == 0 || extent.height == 0 || extent.width > largest ||
         extent.height > largest) {
@@ -37,48 +36,14 @@ VulkanLodProbe::VulkanLodProbe(VulkanContext& context, std::uint32_t binding, Vk
                                    largest, " a side)"));
     }
     while ((std::max(extent.width, extent.height) >> levels_) != 0) ++levels_;
-    make_image(context);
+    image_ = VulkanImage(context, extent, probe_format,
+                         VK_IMAGE_USAGE_SAMPLED_BIT | VK_IMAGE_USAGE_TRANSFER_DST_BIT,
+                         "vtpage level-of-detail probe", levels_);
     make_sampler(context);
     fill(context);
-    make_set(context, binding);
-}
-
-void VulkanLodProbe::make_image(VulkanContext& context) {
-    VkDevice device = context.device();
-    VkImageCreateInfo create{VK_STRUCTURE_TYPE_IMAGE_CREATE_INFO};
-    create.imageType = VK_IMAGE_TYPE_2D;
-    create.format = probe_format;
-    create.extent = {extent_.width, extent_.height, 1};
-    create.mipLevels = levels_;
-    create.arrayLayers = 1;
-    create.samples = VK_SAMPLE_COUNT_1_BIT;
-    create.tiling = VK_IMAGE_TILING_OPTIMAL;
-    create.usage = VK_IMAGE_USAGE_SAMPLED_BIT | VK_IMAGE_USAGE_TRANSFER_DST_BIT;
-    create.initialLayout = VK_IMAGE_LAYOUT_UNDEFINED;
-    VkImage raw = VK_NULL_HANDLE;
-    vk_check(vkCreateImage(device, &create, nullptr, &raw), where, "vkCreateImage");
-    image_ = UniqueVkImage(device, raw);
-    context.set_name(VK_OBJECT_TYPE_IMAGE, reinterpret_cast<std::uint64_t>(raw),
-                     "vtpage level-of-detail probe");
-    VkMemoryRequirements requirements{};
-    vkGetImageMemoryRequirements(device, raw, &requirements);
-    VkMemoryAllocateInfo allocate{VK_STRUCTURE_TYPE_MEMORY_ALLOCATE_INFO};
-    allocate.allocationSize = requirements.size;
-    allocate.memoryTypeIndex =
-        context.memory_type(requirements.memoryTypeBits, VK_MEMORY_PROPERTY_DEVICE_LOCAL_BIT);
-    VkDeviceMemory memory = VK_NULL_HANDLE;
-    vk_check(vkAllocateMemory(device, &allocate, nullptr, &memory), where, "vkAllocateMemory");
-    memory_ = UniqueVkDeviceMemory(device, memory);
-    vk_check(vkBindImageMemory(device, raw, memory, 0), where, "vkBindImageMemory");
-
-    VkImageViewCreateInfo view{VK_STRUCTURE_TYPE_IMAGE_VIEW_CREATE_INFO};
-    view.image = raw;
-    view.viewType = VK_IMAGE_VIEW_TYPE_2D;
-    view.format = probe_format;
-    view.subresourceRange = {VK_IMAGE_ASPECT_COLOR_BIT, 0, levels_, 0, 1};
-    VkImageView raw_view = VK_NULL_HANDLE;
-    vk_check(vkCreateImageView(device, &view, nullptr, &raw_view), where, "vkCreateImageView");
-    view_ = UniqueVkImageView(device, raw_view);
+    const VkDescriptorImageInfo image = descriptor_image_info();
+    set_.emplace(context, binding, std::span(&image, 1),
+                 VK_SHADER_STAGE_FRAGMENT_BIT | VK_SHADER_STAGE_COMPUTE_BIT, where);
 }
 
 void VulkanLodProbe::make_sampler(VulkanContext& context) {
@@ -102,8 +67,8 @@ void VulkanLodProbe::fill(VulkanContext& context) {
     std::vector<std::uint16_t> texels;
     std::vector<VkBufferImageCopy> copies;
     for (std::uint32_t level = 0; level < levels_; ++level) {
-        const std::uint32_t width = std::max(1u, extent_.width >> level);
-        const std::uint32_t height = std::max(1u, extent_.height >> level);
+        const std::uint32_t width = std::max(1u, image_.extent().width >> level);
+        const std::uint32_t height = std::max(1u, image_.extent().height >> level);
         VkBufferImageCopy copy{};
         copy.bufferOffset = texels.size() * sizeof(std::uint16_t);
         copy.imageSubresource = {VK_IMAGE_ASPECT_COLOR_BIT, level, 0, 1};
@@ -133,46 +98,8 @@ void VulkanLodProbe::fill(VulkanContext& context) {
     });
 }
 
-void VulkanLodProbe::make_set(VulkanContext& context, std::uint32_t binding) {
-    VkDevice device = context.device();
-    VkDescriptorSetLayoutBinding entry{};
-    entry.binding = binding;
-    entry.descriptorType = VK_DESCRIPTOR_TYPE_COMBINED_IMAGE_SAMPLER;
-    entry.descriptorCount = 1;
-    entry.stageFlags = VK_SHADER_STAGE_FRAGMENT_BIT | VK_SHADER_STAGE_COMPUTE_BIT;
-    VkDescriptorSetLayoutCreateInfo layout{VK_STRUCTURE_TYPE_DESCRIPTOR_SET_LAYOUT_CREATE_INFO};
-    layout.bindingCount = 1;
-    layout.pBindings = &entry;
-    VkDescriptorSetLayout raw_layout = VK_NULL_HANDLE;
-    vk_check(vkCreateDescriptorSetLayout(device, &layout, nullptr, &raw_layout), where,
-             "vkCreateDescriptorSetLayout");
-    set_layout_ = UniqueVkDescriptorSetLayout(device, raw_layout);
-    const VkDescriptorPoolSize size{VK_DESCRIPTOR_TYPE_COMBINED_IMAGE_SAMPLER, 1};
-    VkDescriptorPoolCreateInfo pool{VK_STRUCTURE_TYPE_DESCRIPTOR_POOL_CREATE_INFO};
-    pool.maxSets = 1;
-    pool.poolSizeCount = 1;
-    pool.pPoolSizes = &size;
-    VkDescriptorPool raw_pool = VK_NULL_HANDLE;
-    vk_check(vkCreateDescriptorPool(device, &pool, nullptr, &raw_pool), where,
-             "vkCreateDescriptorPool");
-    pool_ = UniqueVkDescriptorPool(device, raw_pool);
-    VkDescriptorSetAllocateInfo allocate{VK_STRUCTURE_TYPE_DESCRIPTOR_SET_ALLOCATE_INFO};
-    allocate.descriptorPool = raw_pool;
-    allocate.descriptorSetCount = 1;
-    allocate.pSetLayouts = &raw_layout;
-    vk_check(vkAllocateDescriptorSets(device, &allocate, &set_), where, "vkAllocateDescriptorSets");
-    const VkDescriptorImageInfo info = descriptor_image_info();
-    VkWriteDescriptorSet write{VK_STRUCTURE_TYPE_WRITE_DESCRIPTOR_SET};
-    write.dstSet = set_;
-    write.dstBinding = binding;
-    write.descriptorCount = 1;
-    write.descriptorType = VK_DESCRIPTOR_TYPE_COMBINED_IMAGE_SAMPLER;
-    write.pImageInfo = &info;
-    vkUpdateDescriptorSets(device, 1, &write, 0, nullptr);
-}
-
 VkDescriptorImageInfo VulkanLodProbe::descriptor_image_info() const noexcept {
-    return {sampler_.get(), view_.get(), VK_IMAGE_LAYOUT_SHADER_READ_ONLY_OPTIMAL};
+    return {sampler_.get(), image_.view(), VK_IMAGE_LAYOUT_SHADER_READ_ONLY_OPTIMAL};
 }
 
 }  // namespace vtpage

@@ -166,46 +166,12 @@ void VulkanReferenceTextures::make_sampler(const ReferenceTexture& texture, floa
 }
 
 void VulkanReferenceTextures::make_set() {
-    VkDevice device = context_.device();
-    const auto count = std::uint32_t(images_.size());
-    VkDescriptorSetLayoutBinding binding{};
-    binding.binding = 0;
-    binding.descriptorType = VK_DESCRIPTOR_TYPE_COMBINED_IMAGE_SAMPLER;
-    binding.descriptorCount = count;
-    binding.stageFlags = VK_SHADER_STAGE_FRAGMENT_BIT;
-    VkDescriptorSetLayoutCreateInfo layout{VK_STRUCTURE_TYPE_DESCRIPTOR_SET_LAYOUT_CREATE_INFO};
-    layout.bindingCount = 1;
-    layout.pBindings = &binding;
-    VkDescriptorSetLayout raw_layout = VK_NULL_HANDLE;
-    vk_check(vkCreateDescriptorSetLayout(device, &layout, nullptr, &raw_layout), where,
-             "vkCreateDescriptorSetLayout");
-    set_layout_ = UniqueVkDescriptorSetLayout(device, raw_layout);
-    const VkDescriptorPoolSize size{VK_DESCRIPTOR_TYPE_COMBINED_IMAGE_SAMPLER, count};
-    VkDescriptorPoolCreateInfo pool{VK_STRUCTURE_TYPE_DESCRIPTOR_POOL_CREATE_INFO};
-    pool.maxSets = 1;
-    pool.poolSizeCount = 1;
-    pool.pPoolSizes = &size;
-    VkDescriptorPool raw_pool = VK_NULL_HANDLE;
-    vk_check(vkCreateDescriptorPool(device, &pool, nullptr, &raw_pool), where,
-             "vkCreateDescriptorPool");
-    pool_ = UniqueVkDescriptorPool(device, raw_pool);
-    VkDescriptorSetAllocateInfo allocate{VK_STRUCTURE_TYPE_DESCRIPTOR_SET_ALLOCATE_INFO};
-    allocate.descriptorPool = raw_pool;
-    allocate.descriptorSetCount = 1;
-    allocate.pSetLayouts = &raw_layout;
-    vk_check(vkAllocateDescriptorSets(device, &allocate, &set_), where, "vkAllocateDescriptorSets");
     std::vector<VkDescriptorImageInfo> infos;
     for (const Image& image : images_) {
         infos.push_back(
             {image.sampler.get(), image.view.get(), VK_IMAGE_LAYOUT_SHADER_READ_ONLY_OPTIMAL});
     }
-    VkWriteDescriptorSet write{VK_STRUCTURE_TYPE_WRITE_DESCRIPTOR_SET};
-    write.dstSet = set_;
-    write.dstBinding = 0;
-    write.descriptorCount = count;
-    write.descriptorType = VK_DESCRIPTOR_TYPE_COMBINED_IMAGE_SAMPLER;
-    write.pImageInfo = infos.data();
-    vkUpdateDescriptorSets(device, 1, &write, 0, nullptr);
+    set_.emplace(context_, 0, infos, VK_SHADER_STAGE_FRAGMENT_BIT, where);
 }
 
 }  // namespace vtpage::viewer

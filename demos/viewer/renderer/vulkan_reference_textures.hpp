@@ -9,10 +9,12 @@
 #include <vulkan/vulkan.h>
 
 #include <cstdint>
+#include <optional>
 #include <vector>
 
 #include "renderer/reference_texture.hpp"
 #include "vtpage/interop/vulkan_handle.hpp"
+#include "vtpage/interop/vulkan_sampler_set.hpp"
 
 namespace vtpage {
 class VulkanContext;
@@ -28,8 +30,8 @@ public:
     VulkanReferenceTextures(VulkanContext& context, const std::vector<ReferenceTexture>& textures,
                             float max_anisotropy);
 
-    VkDescriptorSetLayout set_layout() const noexcept { return set_layout_.get(); }
-    VkDescriptorSet set() const noexcept { return set_; }
+    VkDescriptorSetLayout set_layout() const noexcept { return set_->layout(); }
+    VkDescriptorSet set() const noexcept { return set_->get(); }
     std::uint32_t count() const noexcept { return std::uint32_t(images_.size()); }
     std::uint64_t bytes() const noexcept { return bytes_; }  // device memory of the images
 
@@ -47,9 +49,7 @@ private:
 
     VulkanContext& context_;
     std::vector<Image> images_;
-    UniqueVkDescriptorSetLayout set_layout_;
-    UniqueVkDescriptorPool pool_;
-    VkDescriptorSet set_ = VK_NULL_HANDLE;  // freed with the pool
+    std::optional<VulkanSamplerSet> set_;  // made last, of every image
     std::uint64_t bytes_ = 0;
 };
 

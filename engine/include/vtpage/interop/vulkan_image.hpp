@@ -1,8 +1,11 @@
-// A 2D image with its own device-local memory and a view (of its depth where the format is a
-// depth format without stencil, else of its colour): the renderer's targets.
+// A 2D image with its own device-local memory and a view of all its levels (of its depth where
+// the format is a depth format without stencil, else of its colour): the renderer's targets, and
+// small sampled images such as the level-of-detail probe.
 #pragma once
 
 #include <vulkan/vulkan.h>
+
+#include <cstdint>
 
 #include "vtpage/interop/vulkan_handle.hpp"
 
@@ -13,8 +16,9 @@ class VulkanContext;
 class VulkanImage {
 public:
     VulkanImage() = default;
+    // `levels`: mip levels, the first of `extent`.
     VulkanImage(VulkanContext& context, VkExtent2D extent, VkFormat format, VkImageUsageFlags usage,
-                const char* name = nullptr);
+                const char* name = nullptr, std::uint32_t levels = 1);
     VulkanImage(VulkanImage&&) noexcept = default;
     VulkanImage& operator=(VulkanImage&&) noexcept = default;
 

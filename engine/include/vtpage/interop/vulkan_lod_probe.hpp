@@ -16,8 +16,11 @@
 #include <vulkan/vulkan.h>
 
 #include <cstdint>
+#include <optional>
 
 #include "vtpage/interop/vulkan_handle.hpp"
+#include "vtpage/interop/vulkan_image.hpp"
+#include "vtpage/interop/vulkan_sampler_set.hpp"
 
 namespace vtpage {
 
@@ -38,24 +41,17 @@ public:
     std::uint32_t levels() const noexcept { return levels_; }
 
     VkDescriptorImageInfo descriptor_image_info() const noexcept;
-    VkDescriptorSetLayout set_layout() const noexcept { return set_layout_.get(); }
-    VkDescriptorSet set() const noexcept { return set_; }
+    VkDescriptorSetLayout set_layout() const noexcept { return set_->layout(); }
+    VkDescriptorSet set() const noexcept { return set_->get(); }
 
 private:
-    void make_image(VulkanContext& context);
     void make_sampler(VulkanContext& context);
     void fill(VulkanContext& context);
-    void make_set(VulkanContext& context, std::uint32_t binding);
 
-    UniqueVkDeviceMemory memory_;  // members go in reverse: sampler, view, image, memory
-    UniqueVkImage image_;
-    UniqueVkImageView view_;
-    UniqueVkSampler sampler_;
-    UniqueVkDescriptorSetLayout set_layout_;
-    UniqueVkDescriptorPool pool_;
-    VkDescriptorSet set_ = VK_NULL_HANDLE;  // freed with the pool
-    VkExtent2D extent_{};
     std::uint32_t levels_ = 0;
+    VulkanImage image_;  // members go in reverse: the set, the sampler, then the image
+    UniqueVkSampler sampler_;
+    std::optional<VulkanSamplerSet> set_;  // made last, from the image and the sampler
 };
 
 }  // namespace vtpage
