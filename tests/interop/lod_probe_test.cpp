@@ -168,8 +168,11 @@ TEST_F(LodProbeTest, ItAnswersWithTheLevelAnImageOfTheTexturesSizeReads) {
             formula_largest = std::max(formula_largest, formula_off);
             probe_sum += probe_off;
             formula_sum += formula_off;
-            // One step of an 8-bit fraction: a derivative a rounding away from a step's edge.
-            if (probe_off > 1.0 / 128 && shown++ < 5) {
+            // Four steps of an 8-bit fraction. The H200 answers in steps of 1/256 from a log2 of
+            // its own whose error follows the mantissa: at a size that is not a power of two the
+            // probe's scaled derivatives have another mantissa, and 5 of 8,192 cases at 300 x 700
+            // were 3/256 off (lavapipe: none). A probe a level's 1/50 off still fails.
+            if (probe_off > 1.0 / 64 && shown++ < 5) {
                 ADD_FAILURE() << "case " << i << ": dx (" << cases[i].dx[0] << ", "
                               << cases[i].dx[1] << "), dy (" << cases[i].dy[0] << ", "
                               << cases[i].dy[1] << "): device " << r.device << ", probe " << r.probe
@@ -180,7 +183,7 @@ TEST_F(LodProbeTest, ItAnswersWithTheLevelAnImageOfTheTexturesSizeReads) {
         std::printf("  %5u x %-5u %6u  %10.5f %10.5f              %10.5f %10.5f\n", size.width,
                     size.height, truth.levels(), probe_largest, probe_sum / n, formula_largest,
                     formula_sum / n);
-        EXPECT_EQ(shown, 0u) << "cases where the probe is off the device by more than 1/128";
+        EXPECT_EQ(shown, 0u) << "cases where the probe is off the device by more than 1/64";
     }
 }
 
