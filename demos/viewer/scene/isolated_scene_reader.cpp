@@ -42,14 +42,40 @@ bool write_all(int fd, const std::uint8_t* bytes, std::size_t size) {
     return true;
 }
 
+#if defined(VTPAGE_SCENE_READER_UNDER_SANITIZER)
+// The address space the process has mapped, from /proc/self/statm (no allocation: this runs
+// in a forked child); 0 where it cannot be read.
+std::uint64_t mapped_bytes() {
+    const int fd = ::open("/proc/self/statm", O_RDONLY | O_CLOEXEC);
+    if (fd < 0) return 0;
+    char text[64] = {};
+    const ssize_t got = ::read(fd, text, sizeof text - 1);
+    ::close(fd);
+    std::uint64_t pages = 0;
+    for (ssize_t i = 0; i < got && text[i] >= '0' && text[i] <= '9'; ++i) {
+        pages = pages * 10 + std::uint64_t(text[i] - '0');
+    }
+    return pages * std::uint64_t(::sysconf(_SC_PAGESIZE));
+}
+#endif
+
+// The child's address-space limit: memory_bytes, or under a sanitizer, whose shadow memory alone
+// is far more address space than that and is mapped already, memory_bytes beyond what is mapped.
+rlim_t address_space_limit(std::uint64_t memory_bytes) {
+#if defined(VTPAGE_SCENE_READER_UNDER_SANITIZER)
+    const std::uint64_t mapped = mapped_bytes();
+    if (mapped == 0) return RLIM_INFINITY;
+    return rlim_t(mapped + memory_bytes);
+#else
+    return rlim_t(memory_bytes);
+#endif
+}
+
 [[noreturn]] void child_main(int fd, const std::filesystem::path& path,
                              const IsolatedReadSettings& settings) {
-#if !defined(VTPAGE_SCENE_READER_UNDER_SANITIZER)
-    // Not under sanitizers: their shadow memory alone is far more address space than this.
-    const rlim_t memory = settings.memory_bytes;
+    const rlim_t memory = address_space_limit(settings.memory_bytes);
     const rlimit address_space{memory, memory};
     ::setrlimit(RLIMIT_AS, &address_space);
-#endif
     const auto seconds = rlim_t(settings.deadline.count() / 1000 + 1);
     const rlimit cpu{seconds, seconds};
     ::setrlimit(RLIMIT_CPU, &cpu);

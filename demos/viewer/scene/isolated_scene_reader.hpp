@@ -18,7 +18,8 @@ namespace vtpage::viewer {
 struct IsolatedReadSettings {
     GltfSceneLimits limits;
     std::chrono::milliseconds deadline{60'000};
-    std::uint64_t memory_bytes = std::uint64_t{8} << 30;  // the child's address space
+    // The child's address space (under a sanitizer: beyond what the sanitizer has mapped).
+    std::uint64_t memory_bytes = std::uint64_t{8} << 30;
 };
 
 GltfScene read_gltf_scene_isolated(const std::filesystem::path& path,
