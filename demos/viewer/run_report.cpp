@@ -389,6 +389,7 @@ nlohmann::json to_json(const RunReport& r) {
             {"kept", r.decode_governor.kept},
             {"taken_back", r.decode_governor.taken_back},
             {"removed", r.decode_governor.removed},
+            {"surges", r.decode_governor.surges},
             {"last_pages_per_second", r.decode_governor.last_pages_per_second}}},
           {"read_backend", r.file_reads.backend}}},
         {"indirection",

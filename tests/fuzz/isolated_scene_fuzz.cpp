@@ -27,10 +27,9 @@ void check_references(const vtpage::viewer::GltfScene& scene) {
         if (instance.mesh >= scene.meshes.size()) std::abort();
     }
     for (const SceneMaterial& material : scene.materials) {
-        for (const auto* slot :
-             {&material.base_colour_texture, &material.normal_texture,
-              &material.metallic_roughness_texture, &material.occlusion_texture,
-              &material.emissive_texture}) {
+        for (const auto* slot : {&material.base_colour_texture, &material.normal_texture,
+                                 &material.metallic_roughness_texture, &material.occlusion_texture,
+                                 &material.emissive_texture}) {
             if (*slot && (*slot)->image >= scene.images.size()) std::abort();
         }
     }

@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <limits>
 
 #include "vtpage/base/error.hpp"
 
@@ -37,7 +38,28 @@ DecodeThreadGovernorSettings pool_of(std::size_t pool, std::size_t initial) {
     s.initial_threads = initial;
     s.window_seconds = 0.45;  // five updates of 0.1 s (summed, a little under 0.5)
     s.window_updates = 5;
+    s.surge = false;  // the steps on their own; surges have tests of their own below
     return s;
+}
+
+// As the streamer runs it with a frame target (the app's, here 30 ms against the simulated
+// 10): the default windows and surges, an update every 10 ms.
+DecodeThreadGovernorSettings streamer_like(std::size_t pool, std::size_t initial) {
+    DecodeThreadGovernorSettings s;
+    s.pool_threads = pool;
+    s.initial_threads = initial;
+    s.frame_ms_target = 30;
+    return s;
+}
+
+std::size_t run_every_10_ms(DecodeThreadGovernor& governor, const SimulatedDecoders& decoders,
+                            int updates) {
+    std::size_t most = governor.active_threads();
+    for (int i = 0; i < updates; ++i) {
+        const DecodeThreadInput input = decoders.input(governor.active_threads(), 0.01);
+        most = std::max(most, governor.update(input).active_threads);
+    }
+    return most;
 }
 
 // Runs `updates` updates, each measured with the threads active then; the most active seen.
@@ -208,6 +230,101 @@ TEST(DecodeThreadGovernorTest, JudgesTheFramesByTheirTailNotTheirMean) {
     }
 }
 
+// A burst (updates in a row with pages waiting and the threads busy) puts the rest of the pool
+// on trial within a few updates, where steps would have added one thread after a window; the
+// trial is kept where the threads decode faster.
+TEST(DecodeThreadGovernorTest, ABurstSurgesToThePoolWithinAFewUpdates) {
+    DecodeThreadGovernor governor(streamer_like(31, 16));
+    SimulatedDecoders decoders;
+    decoders.useful_threads = 32;
+    decoders.waiting = 0;  // the first reads are not back yet
+    decoders.decoding = false;
+    run_every_10_ms(governor, decoders, 3);
+    decoders.waiting = 16;
+    decoders.decoding = true;
+    EXPECT_EQ(run_every_10_ms(governor, decoders, 7), 31u) << "a surge after 0.05 s of backlog";
+    EXPECT_EQ(governor.statistics().surges, 1u);
+    EXPECT_EQ(governor.statistics().windows, 0u) << "before the first window ended";
+    run_every_10_ms(governor, decoders, 30);  // the trial's window: 0.25 s
+    EXPECT_EQ(governor.statistics().kept, 1u);
+    EXPECT_EQ(governor.active_threads(), 31u);
+}
+
+// A surge whose frames go over the target is taken back whole, a few updates in, and never
+// tried again: the steps go on from where it began, and stop where the frames would.
+TEST(DecodeThreadGovernorTest, ASurgeThatSlowsTheFramesIsTakenBackAndNotTriedAgain) {
+    DecodeThreadGovernor governor(streamer_like(31, 16));
+    SimulatedDecoders decoders;
+    decoders.useful_threads = 32;
+    decoders.frame_ms = 2;
+    decoders.frame_ms_per_thread = 1;  // 18 ms at 16 threads, 33 at 31: over the 30 ms target
+    run_every_10_ms(governor, decoders, 5);
+    ASSERT_EQ(governor.active_threads(), 31u) << "the surge";
+    run_every_10_ms(governor, decoders, 2);
+    EXPECT_EQ(governor.active_threads(), 31u) << "two slow frames are not yet a trend";
+    run_every_10_ms(governor, decoders, 1);
+    EXPECT_EQ(governor.active_threads(), 16u) << "the third ends it, before its window does";
+    EXPECT_EQ(governor.statistics().surges, 1u);
+    EXPECT_EQ(governor.statistics().taken_back, 1u);
+    run_every_10_ms(governor, decoders, 3000);  // 30 s of a lasting backlog
+    EXPECT_EQ(governor.statistics().surges, 1u);
+    EXPECT_GT(governor.statistics().kept, 0u) << "steps up to 28 threads keep within 30 ms";
+    EXPECT_LE(governor.active_threads(), 28u);
+}
+
+// No surge where the window did not begin with a backlog in every update, where the threads
+// idle, or where the frames are over the target.
+// Without frames measured (streaming while nothing is drawn), the surge's pages per second
+// judge it alone.
+TEST(DecodeThreadGovernorTest, ASurgeWithoutFramesIsJudgedByItsPagesPerSecond) {
+    for (std::size_t useful : {32, 16}) {
+        SCOPED_TRACE(useful == 32 ? "every thread helps" : "16 threads are all that help");
+        DecodeThreadGovernor governor(streamer_like(31, 16));
+        SimulatedDecoders decoders;
+        decoders.useful_threads = useful;
+        for (int i = 0; i < 40; ++i) {
+            DecodeThreadInput input = decoders.input(governor.active_threads(), 0.01);
+            input.frame_ms = -1;
+            governor.update(input);
+        }
+        EXPECT_EQ(governor.statistics().surges, 1u);
+        EXPECT_EQ(governor.active_threads(), useful == 32 ? 31u : 16u);
+    }
+}
+
+TEST(DecodeThreadGovernorTest, NoSurgeWithoutABurst) {
+    SimulatedDecoders decoders;
+    decoders.useful_threads = 32;
+    DecodeThreadGovernor intermittent(streamer_like(31, 16));
+    for (int i = 0; i < 400; ++i) {
+        decoders.waiting = i % 2 ? 16 : 0;  // half the updates: a backlog, not a burst
+        intermittent.update(decoders.input(intermittent.active_threads(), 0.01));
+    }
+    EXPECT_EQ(intermittent.statistics().surges, 0u);
+    EXPECT_GT(intermittent.statistics().trials, 0u) << "the steps still follow a backlog";
+
+    decoders.waiting = 16;
+    DecodeThreadGovernorSettings untargeted = streamer_like(31, 16);
+    untargeted.frame_ms_target = 0;  // no target: the steps alone
+    DecodeThreadGovernor stepping(untargeted);
+    run_every_10_ms(stepping, decoders, 400);
+    EXPECT_EQ(stepping.statistics().surges, 0u);
+    EXPECT_GT(stepping.statistics().kept, 0u);
+
+    SimulatedDecoders idle = decoders;
+    idle.decoding = false;
+    DecodeThreadGovernor stalled(streamer_like(31, 16));
+    run_every_10_ms(stalled, idle, 400);
+    EXPECT_EQ(stalled.statistics().surges, 0u);
+
+    DecodeThreadGovernorSettings targeted = streamer_like(31, 16);
+    targeted.over_target_updates = 1000;  // no removal: the surge's own frame check
+    decoders.frame_ms = 40;
+    DecodeThreadGovernor over(targeted);
+    run_every_10_ms(over, decoders, 400);
+    EXPECT_EQ(over.statistics().surges, 0u);
+}
+
 TEST(DecodeThreadGovernorTest, StaysWithinThePoolAndIgnoresUpdatesWithoutTime) {
     DecodeThreadGovernor governor(pool_of(3, 3));
     SimulatedDecoders decoders;
@@ -238,6 +355,12 @@ TEST(DecodeThreadGovernorTest, RefusesSettingsItCannotFollow) {
     DecodeThreadGovernorSettings s = pool_of(4, 2);
     s.frame_ms_target = -1;
     EXPECT_TRUE(refused(s));
+    DecodeThreadGovernorSettings surge = pool_of(4, 2);
+    surge.surge_updates = 0;
+    EXPECT_TRUE(refused(surge));
+    surge = pool_of(4, 2);
+    surge.surge_seconds = std::numeric_limits<double>::quiet_NaN();
+    EXPECT_TRUE(refused(surge));
     s = pool_of(4, 2);
     s.window_updates = 0;
     EXPECT_TRUE(refused(s));

@@ -32,6 +32,8 @@ void check_settings(const DecodeThreadGovernorSettings& s) {
     check(share(s.backlog_share) && share(s.busy_share) && share(s.frame_percentile),
           "backlog_share, busy_share and frame_percentile must be from 0 to 1");
     check(s.over_target_updates > 0, "over_target_updates must not be 0");
+    check(std::isfinite(s.surge_seconds) && s.surge_seconds >= 0 && s.surge_updates > 0,
+          "a surge needs a length >= 0 and at least one update");
 }
 
 bool measured(double frame_ms) { return std::isfinite(frame_ms) && frame_ms >= 0; }
@@ -57,41 +59,57 @@ DecodeThreadDecision DecodeThreadGovernor::update(const DecodeThreadInput& input
     if (!std::isfinite(input.seconds) || input.seconds <= 0) return {active_};
     measure(input);
     DecodeThreadChange change = DecodeThreadChange::none;
-    if (frames_over_target(input)) {
+    if (surge_slows_frames(input)) {
+        window_.clear();
+        change = take_back_trial();
+    } else if (frames_over_target(input)) {
         change = remove_thread();
     } else if (window_.seconds >= settings_.window_seconds &&
                window_.updates >= settings_.window_updates) {
         change = end_window();
+    } else if (wants_surge()) {
+        change = start_surge();
     }
     return {active_, change};
 }
 
-void DecodeThreadGovernor::measure(const DecodeThreadInput& input) {
-    window_.seconds += input.seconds;
-    ++window_.updates;
-    if (input.waiting_pages > 0) ++window_.backlog_updates;
-    window_.decoded_pages += input.decoded_pages;
+void DecodeThreadGovernor::Window::add(const DecodeThreadInput& input) {
+    seconds += input.seconds;
+    ++updates;
+    if (input.waiting_pages > 0) ++backlog_updates;
+    decoded_pages += input.decoded_pages;
     if (std::isfinite(input.busy_seconds) && input.busy_seconds > 0) {
-        window_.busy_seconds += input.busy_seconds;
+        busy_seconds += input.busy_seconds;
     }
-    if (measured(input.frame_ms)) window_.frames_ms.push_back(input.frame_ms);
+    if (measured(input.frame_ms)) frames_ms.push_back(input.frame_ms);
+}
+
+void DecodeThreadGovernor::measure(const DecodeThreadInput& input) {
+    window_.add(input);
+    if (input.waiting_pages > 0) {
+        backlog_run_.add(input);
+    } else {
+        backlog_run_.clear();
+    }
 }
 
 // The window's figures, and a fresh window.
-DecodeThreadGovernor::Outcome DecodeThreadGovernor::outcome() {
-    const Window& w = window_;
+DecodeThreadGovernor::Outcome DecodeThreadGovernor::outcome() { return summarize(window_); }
+
+// What `w` measured; it is cleared.
+DecodeThreadGovernor::Outcome DecodeThreadGovernor::summarize(Window& w) {
     Outcome done;
     done.pages_per_second = w.seconds > 0 ? double(w.decoded_pages) / w.seconds : 0;
     done.backlog = w.backlog_updates >= settings_.backlog_share * w.updates;
     done.busy = w.busy_seconds >= settings_.busy_share * w.seconds * double(active_);
     if (!w.frames_ms.empty()) {
-        std::vector<double>& frames = window_.frames_ms;
+        std::vector<double>& frames = w.frames_ms;
         const auto rank =
             std::size_t(std::ceil(settings_.frame_percentile * double(frames.size() - 1)));
         std::nth_element(frames.begin(), frames.begin() + std::ptrdiff_t(rank), frames.end());
         done.frame_ms = frames[rank];
     }
-    window_.clear();
+    w.clear();
     return done;
 }
 
@@ -110,6 +128,16 @@ bool DecodeThreadGovernor::frames_over_target(const DecodeThreadInput& input) {
         over_in_a_row_ = 0;
     }
     return over_in_a_row_ >= settings_.over_target_updates;
+}
+
+// A surge is judged frame by frame as well: over_target_updates updates in a row with a frame
+// over the target end it at once, so that a burst costs the app a few slow frames, not a
+// window of them.
+bool DecodeThreadGovernor::surge_slows_frames(const DecodeThreadInput& input) {
+    if (!surging_ || !measured(input.frame_ms)) return false;
+    const bool over = input.frame_ms > settings_.frame_ms_target;
+    surge_over_in_a_row_ = over ? surge_over_in_a_row_ + 1 : 0;
+    return surge_over_in_a_row_ >= settings_.over_target_updates;
 }
 
 DecodeThreadChange DecodeThreadGovernor::remove_thread() {
@@ -133,20 +161,53 @@ DecodeThreadChange DecodeThreadGovernor::end_window() {
         return DecodeThreadChange::none;
     }
     if (!wants_thread(done)) return DecodeThreadChange::none;
-    return start_trial(done);
+    return start_trial(done, step_);
 }
 
-DecodeThreadChange DecodeThreadGovernor::start_trial(const Outcome& before) {
+DecodeThreadChange DecodeThreadGovernor::start_trial(const Outcome& before, std::size_t threads) {
     before_trial_ = before;
     trial_ = true;
-    trial_added_ = std::min(step_, settings_.pool_threads - active_);
+    trial_added_ = std::min(threads, settings_.pool_threads - active_);
     active_ += trial_added_;
     ++statistics_.trials;
     return DecodeThreadChange::trial;
 }
 
+// A backlog in every update for surge_updates updates and surge_seconds, the active threads
+// busy and the frames within the target: a burst, which the steps would follow too late. Only
+// with a target: without one, the frames can only be compared with frames before, and on an
+// H200 every surge made them slower than the 10% a trial may (the app's thread waits for a
+// core behind the whole pool), where the target of a 60 Hz app has room for it.
+bool DecodeThreadGovernor::wants_surge() const {
+    const Window& w = backlog_run_;
+    if (!settings_.surge || settings_.frame_ms_target <= 0 || surge_spent_ || trial_ ||
+        cooldown_ > 0 || active_ >= settings_.pool_threads) {
+        return false;
+    }
+    if (w.updates < settings_.surge_updates || w.seconds < settings_.surge_seconds ||
+        w.backlog_updates < w.updates || w.decoded_pages == 0 ||
+        w.busy_seconds < settings_.busy_share * w.seconds * double(active_)) {
+        return false;
+    }
+    return std::all_of(w.frames_ms.begin(), w.frames_ms.end(),
+                       [&](double ms) { return ms <= settings_.frame_ms_target; });
+}
+
+// The rest of the pool on trial, measured against the backlog's updates that wanted it; the
+// trial's window starts now.
+DecodeThreadChange DecodeThreadGovernor::start_surge() {
+    const Outcome before = summarize(backlog_run_);
+    window_.clear();
+    surging_ = true;
+    surge_over_in_a_row_ = 0;
+    ++statistics_.surges;
+    return start_trial(before, settings_.pool_threads - active_);
+}
+
 DecodeThreadChange DecodeThreadGovernor::take_back_trial() {
     trial_ = false;
+    if (surging_) surge_spent_ = true;
+    surging_ = false;
     active_ -= trial_added_;
     step_ = 1;
     ++statistics_.taken_back;
@@ -174,12 +235,13 @@ DecodeThreadChange DecodeThreadGovernor::end_trial(const Outcome& trial) {
         frames_fine = trial.frame_ms <= before_trial_.frame_ms * (1 + settings_.max_frame_rise);
     }
     if (!faster || !frames_fine) return take_back_trial();
+    surging_ = false;
     ++statistics_.kept;
     failed_in_a_row_ = 0;
     step_ = std::min(step_ * 2, settings_.pool_threads);
     // The trial's window is the next one's window before: a backlog that lasts is not measured
     // twice per step.
-    if (wants_thread(trial)) return start_trial(trial);
+    if (wants_thread(trial)) return start_trial(trial, step_);
     return DecodeThreadChange::kept;
 }
 

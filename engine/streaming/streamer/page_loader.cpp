@@ -394,11 +394,6 @@ struct PageLoader::State {
         return ranks++;
     }
 
-    bool active_now(std::size_t rank) {
-        std::lock_guard lock(mutex);
-        return rank < active;
-    }
-
     void decoder_ready() {
         {
             std::lock_guard lock(mutex);
@@ -413,21 +408,18 @@ struct PageLoader::State {
         std::deque<PendingCopy> copies;
         std::string no_stream;
         const bool decodes = make_context(context, no_stream);
-        // Parked threads pin theirs when first activated: a large pool of mostly parked
-        // threads does not pin memory (or take the driver's time) it may never use.
+        // Parked threads pin theirs too, before the loader is ready: pinned when first
+        // activated, they stalled every thread's copies while the driver pinned (on an H200
+        // with 32 cores, 15 threads activated at once decoded nothing for 120 ms), just when a
+        // backlog wanted them.
         const std::size_t rank = decodes ? take_rank() : 0;
-        bool staged = decodes && active_now(rank);
-        if (staged) reserve_staging(context.get());
+        if (decodes) reserve_staging(context.get());
         decoder_ready();
         if (!decodes) return;
         while (true) {
             if (context) release_copies(*context, copies, false);
             // Copies still running are released first (they unpin pages), parked or not.
             if (copies.empty() && !wait_active(rank)) break;
-            if (!staged) {
-                reserve_staging(context.get());
-                staged = true;
-            }
             std::optional<Reading> reading = next_decodable(rank, !copies.empty());
             if (!reading) {
                 std::lock_guard lock(mutex);

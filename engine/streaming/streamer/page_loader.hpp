@@ -8,7 +8,8 @@
 // Active decode threads: of the decode_threads started, active_decode_threads take pages (the
 // first ranks, given as the threads start with a stream); the others wait parked on a condition of
 // their own (a read's completion wakes only the active ones) until set_active_decode_threads raises
-// the count. A parked thread pins its staging when it is first activated, not at start. Lowered,
+// the count. Every thread pins its staging at start, parked or not (pinning stalls every
+// thread's copies, which is not what a backlog that activates threads needs). Lowered,
 // the threads past the count finish the page they decode and park. The count is guarded by the
 // loader's mutex.
 //

@@ -17,6 +17,15 @@
 //     starts the next trial at once where it still wants threads: a backlog that lasts reaches
 //     the pool in a few windows (on an H200, 8 to 15 threads took 7 windows of 0.5 s one by
 //     one, where a burst of streaming lasts a second or two);
+//   surges, where there is a frame target: a backlog in every update that keeps the active
+//     threads busy is a burst (a scene loaded, a cut), over before a few windows of steps have
+//     passed (on an H200 with 32 cores 2,048 pages took 0.45 s, in which steps went from 16
+//     threads to 17): after surge_updates updates in a row and surge_seconds of it, the rest
+//     of the pool goes on trial at once, measured against those updates and judged after its
+//     window as any trial, and frame by frame too: over_target_updates updates in a row with
+//     frames over the target take it back at once. A surge taken back is not tried again: the
+//     steps are what is left. Without a target there is no surge (the frames a surge slows,
+//     compared with the frames before it, always grew more than a trial may);
 //   removes a thread when over_target_updates updates in a row had a frame over the target
 //     while pages were decoded;
 //   waits cooldown_windows windows after a removal or a trial that did not help before trying
@@ -49,6 +58,11 @@ struct DecodeThreadGovernorSettings {
     double busy_share = 0.75;
     std::uint32_t over_target_updates = 3;
     std::uint32_t cooldown_windows = 2;
+    // A surge (with a frame target only): the whole pool on trial once surge_updates updates
+    // in a row, at least surge_seconds long, had a backlog, busy threads and frames within it.
+    bool surge = true;
+    double surge_seconds = 0.05;
+    std::uint32_t surge_updates = 4;
 };
 
 // One update's measurements, since the previous update.
@@ -74,6 +88,7 @@ struct DecodeThreadGovernorStatistics {
     std::uint64_t kept = 0;            // trials whose thread made decoding faster
     std::uint64_t taken_back = 0;      // trials that did not
     std::uint64_t removed = 0;         // threads removed for frames over the target
+    std::uint64_t surges = 0;          // trials of the whole pool (counted among the trials)
     double last_pages_per_second = 0;  // of the last window
 };
 
@@ -81,7 +96,8 @@ class DecodeThreadGovernor {
 public:
     // invalid_argument for no pool, initial_threads outside 1..pool_threads, a target that is
     // negative, not finite or above a minute, a window of no updates or a negative or
-    // non-finite length, or shares outside [0, 1].
+    // non-finite length, shares outside [0, 1], or a surge of no updates or a negative or
+    // non-finite length.
     explicit DecodeThreadGovernor(DecodeThreadGovernorSettings settings);
 
     DecodeThreadDecision update(const DecodeThreadInput& input);
@@ -98,6 +114,7 @@ private:
         std::uint64_t decoded_pages = 0;
         double busy_seconds = 0;
         std::vector<double> frames_ms;  // each update's slowest frame (its capacity is reused)
+        void add(const DecodeThreadInput& input);
         void clear() noexcept;
     };
     // What an ended window says.
@@ -110,11 +127,15 @@ private:
 
     void measure(const DecodeThreadInput& input);
     Outcome outcome();
+    Outcome summarize(Window& w);
     bool frames_over_target(const DecodeThreadInput& input);
     bool frames_within_target(const Outcome& done) const;
     DecodeThreadChange remove_thread();
     DecodeThreadChange end_window();
-    DecodeThreadChange start_trial(const Outcome& before);
+    bool wants_surge() const;
+    bool surge_slows_frames(const DecodeThreadInput& input);
+    DecodeThreadChange start_surge();
+    DecodeThreadChange start_trial(const Outcome& before, std::size_t threads);
     DecodeThreadChange end_trial(const Outcome& trial);
     DecodeThreadChange take_back_trial();
     bool wants_thread(const Outcome& done) const;
@@ -123,13 +144,17 @@ private:
     DecodeThreadGovernorSettings settings_;
     std::size_t active_ = 1;
     Window window_;
+    Window backlog_run_;           // the updates since the last one without a backlog
     bool trial_ = false;           // the window measures threads added on trial
     Outcome before_trial_;         // the window that started it
     std::size_t step_ = 1;         // threads the next trial adds
     std::size_t trial_added_ = 0;  // threads the trial under way added
     std::uint32_t over_in_a_row_ = 0;
-    std::uint32_t cooldown_ = 0;         // windows left before the next trial
-    std::uint32_t failed_in_a_row_ = 0;  // trials taken back in a row
+    std::uint32_t cooldown_ = 0;             // windows left before the next trial
+    std::uint32_t failed_in_a_row_ = 0;      // trials taken back in a row
+    bool surging_ = false;                   // the trial under way is a surge
+    bool surge_spent_ = false;               // a surge was taken back: none again
+    std::uint32_t surge_over_in_a_row_ = 0;  // the surge's updates with slower frames, in a row
     DecodeThreadGovernorStatistics statistics_;
 };
 
