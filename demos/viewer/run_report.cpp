@@ -237,6 +237,8 @@ RunReport make_report(const ViewerOptions& options, const StreamingSession& sess
     r.residency = counters.residency;
     r.budget = counters.budget;
     r.refaulted_pages = streamer.refaulted_pages;
+    r.held_pages = streamer.held_pages;
+    r.held_requests = streamer.held_requests;
     r.withdrawn_requests = counters.withdrawn_requests;
     r.budget_stalls = streamer.budget_stalls;
     r.failed_pages = streamer.failed_pages;
@@ -355,7 +357,9 @@ nlohmann::json to_json(const RunReport& r) {
           {"recent_pages_last", r.budget.newest.recent_pages},
           {"free_pages_last", r.budget.newest.free_pages},
           {"sampled_budget_share_mean", r.budget.mean_sampled_budget_share()},
-          {"refaulted_pages", r.refaulted_pages}}},
+          {"refaulted_pages", r.refaulted_pages},
+          {"held_pages", r.held_pages},
+          {"held_requests", r.held_requests}}},
         {"residency",
          {{"samples", r.residency.samples},
           {"sampled_share_mean", r.residency.mean_share()},
@@ -526,11 +530,11 @@ std::string summary_text(const RunReport& r) {
                        mib(residency.mean_resident_bytes()), " / ",
                        mib(residency.mean_in_use_bytes()), "; ",
                        mib(residency.mean_tile_granular_bytes()), ")"));
-    row("over budget: frames / most pages / free pages held by sampled ones; refaults",
+    row("over budget: frames / most pages / free pages held by sampled ones; refaults (held)",
         detail::concat(r.budget.over_budget_frames, " of ", r.budget.frames, " / ",
                        r.budget.most_over_budget_pages, " / ",
                        fixed(100 * r.budget.mean_sampled_budget_share(), 1), "%; ",
-                       r.refaulted_pages));
+                       r.refaulted_pages, " (", r.held_pages, ")"));
     row("requests (dropped, withdrawn, superseded levels)",
         detail::concat(r.requests, " (", r.dropped_requests, ", ", r.withdrawn_requests, ", ",
                        r.superseded_requests, ")"));

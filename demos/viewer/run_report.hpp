@@ -62,6 +62,8 @@ struct RunReport {
     ResidencyTotals residency;          // how much of what is resident the view sampled
     BudgetTotals budget;                // the view against the budget, frame by frame
     std::uint64_t refaulted_pages = 0;  // asked for again within 8 frames of their eviction
+    std::uint64_t held_pages = 0;       // ... of which held while over budget
+    std::uint64_t held_requests = 0;    // requests for held pages, not queued
     std::uint64_t budget_stalls = 0, failed_pages = 0;
     // Pages read from baked files through the streamer's read pipeline (zero for procedural
     // textures): read and decoded, stored bytes read, read buffers at their peak.

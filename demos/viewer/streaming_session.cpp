@@ -174,6 +174,7 @@ StreamingSession::StreamingSession(SessionSettings settings) : settings_(std::mo
     streamer_settings.table.budget_bytes = s.budget_bytes;
     streamer_settings.table.evict_ahead_pages = s.evict_ahead_pages;
     streamer_settings.recent_frames = s.recent_frames;
+    streamer_settings.refault_hold_frames = s.refault_hold_frames;
     streamer_settings.worker_threads = s.workers;
     streamer_settings.pack_tails = s.pack_tails;
     streamer_settings.pack_levels = s.pack_levels;

@@ -74,11 +74,12 @@ struct SessionSettings {
     bool feedback_thread = true;
     // VulkanRendererSettings::identity_check on every textured frame (the identity texture).
     bool identity_check = false;
-    std::size_t evict_ahead_pages = 64;  // PageTableSettings::evict_ahead_pages
-    std::uint64_t recent_frames = 8;     // StreamerSettings::recent_frames
-    bool pack_tails = true;              // StreamerSettings::pack_tails
-    bool pack_levels = true;             // StreamerSettings::pack_levels
-    std::size_t decode_threads = 0;      // StreamerFileReads::decode_threads (0: the default)
+    std::size_t evict_ahead_pages = 64;      // PageTableSettings::evict_ahead_pages
+    std::uint64_t recent_frames = 8;         // StreamerSettings::recent_frames
+    std::uint64_t refault_hold_frames = 64;  // StreamerSettings::refault_hold_frames
+    bool pack_tails = true;                  // StreamerSettings::pack_tails
+    bool pack_levels = true;                 // StreamerSettings::pack_levels
+    std::size_t decode_threads = 0;          // StreamerFileReads::decode_threads (0: the default)
     // The frame time the decode threads' governor holds (with decode_threads 0), with or without
     // the streaming governor; 0: none (each trial's frames against those before it).
     double decode_frame_ms_target = 0;

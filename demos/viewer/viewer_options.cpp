@@ -102,8 +102,8 @@ const std::vector<std::pair<std::string, std::vector<std::string>>> option_group
      {"--screenshot", "--stats", "--trace", "--trace-events", "--validation", "--identity-check"}},
     {"Streaming",
      {"--backend", "--workers", "--batch-pages", "--evict-ahead", "--recent-frames",
-      "--no-pack-tails", "--no-pack-levels", "--decode-threads", "--preload-all",
-      "--upload-pages-per-frame", "--read-backend"}},
+      "--refault-hold-frames", "--no-pack-tails", "--no-pack-levels", "--decode-threads",
+      "--preload-all", "--upload-pages-per-frame", "--read-backend"}},
     {"Feedback", {"--feedback-divisor", "--feedback-on-render-thread"}},
 };
 
@@ -326,6 +326,12 @@ ParsedOptions parse_viewer_options(int argc, const char* const* argv) {
                    "not evict them (a coarser level may evict a finer one), so that a view over "
                    "budget keeps what it samples instead of reading its pages again and again")
         ->check(app::count_in(1, 1024))
+        ->capture_default_str();
+    app.add_option("--refault-hold-frames", o.refault_hold_frames,
+                   "A page asked for again soon after its eviction while the view is over budget "
+                   "is not read again for this many frames (or until the view fits): the view "
+                   "stops chasing the pages it traded away. 0: never held")
+        ->check(app::count_in(0, 65536))
         ->capture_default_str();
     app.add_flag("!--no-pack-tails", o.pack_tails,
                  "Give each texture's mip tail a page of its own instead of packing the tails of "

@@ -65,11 +65,12 @@ struct ViewerOptions {
     // The identity texture, checked on every frame (VulkanRendererSettings::identity_check):
     // violations are counted in the summary and the stats, and make the exit status 1.
     bool identity_check = false;
-    std::size_t evict_ahead_pages = 64;  // PageTableSettings::evict_ahead_pages
-    std::uint64_t recent_frames = 8;     // StreamerSettings::recent_frames
-    bool pack_tails = true;              // StreamerSettings::pack_tails
-    bool pack_levels = true;             // StreamerSettings::pack_levels
-    std::size_t decode_threads = 0;      // StreamerFileReads::decode_threads (0: the default)
+    std::size_t evict_ahead_pages = 64;      // PageTableSettings::evict_ahead_pages
+    std::uint64_t recent_frames = 8;         // StreamerSettings::recent_frames
+    std::uint64_t refault_hold_frames = 64;  // StreamerSettings::refault_hold_frames
+    bool pack_tails = true;                  // StreamerSettings::pack_tails
+    bool pack_levels = true;                 // StreamerSettings::pack_levels
+    std::size_t decode_threads = 0;          // StreamerFileReads::decode_threads (0: the default)
     // Headless: before the last frame, keep rendering its pose until every page it asks for is
     // resident (the settled image, for comparisons).
     bool settle = false;

@@ -39,6 +39,7 @@ SessionSettings session_settings(const ViewerOptions& o, const Log& log) {
     s.identity_check = o.identity_check;
     s.evict_ahead_pages = o.evict_ahead_pages;
     s.recent_frames = o.recent_frames;
+    s.refault_hold_frames = o.refault_hold_frames;
     s.pack_tails = o.pack_tails;
     s.pack_levels = o.pack_levels;
     s.decode_threads = o.decode_threads;

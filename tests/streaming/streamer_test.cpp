@@ -966,6 +966,63 @@ TEST_P(StreamerTest, ACoarserLevelTakesTheRoomOfAFinerOneTheViewAlsoWants) {
     streamer.rethrow_error();
 }
 
+// Reads for a view that turns between two halves of 5 pages each every 9 frames, for 120 frames,
+// beside 6 free pages: each turn asks again for pages the last one evicted.
+struct TurningViewRun {
+    StreamerStatistics statistics;
+    bool first_half_ready_after_budget_grew = false;
+};
+
+TurningViewRun run_turning_view(Backend& backend, FrameId hold_frames) {
+    StreamerSettings s = test::streamer_test_settings(8);
+    s.packed_level_pages = 1;  // pinned: the tail's page and one level host; 6 pages left
+    s.refault_hold_frames = hold_frames;
+    Streamer streamer(backend, s);
+    const TextureId id = streamer.add_texture(std::make_shared<test::PatternSource>(12, 9));
+    const std::vector<PageIndex> view = mip0_pages(streamer, id, 0, 10);
+    const std::span<const PageIndex> first = std::span(view).first(5);
+    const std::span<const PageIndex> second = std::span(view).subspan(5);
+    TurningViewRun run;
+    ViewFrames frames(streamer);
+    for (int frame = 0; frame < 120; ++frame) frames.ask((frame / 9) % 2 == 0 ? first : second);
+    EXPECT_TRUE(streamer.wait_idle_while_progressing(60s));
+    run.statistics = streamer.statistics();
+    // A budget that holds the whole view releases what was held, once the view has fitted it
+    // for a window of recent frames.
+    streamer.set_budget(16 * page_bytes);
+    for (FrameId frame = 0; frame < s.recent_frames + 2; ++frame) frames.ask(view);
+    EXPECT_TRUE(streamer.wait_idle_while_progressing(60s));
+    frames.ask(view);
+    run.first_half_ready_after_budget_grew = std::all_of(
+        first.begin(), first.end(), [&](PageIndex page) { return streamer.is_ready(page); });
+    streamer.rethrow_error();
+    streamer.page_table().check_invariants();
+    return run;
+}
+
+// Over budget, a page asked for again soon after its eviction is held rather than read again:
+// the turning view reads each of its pages at most twice, where without holds it reads them
+// again at every turn. Holds end when the budget grows to hold the view.
+TEST_P(StreamerTest, AViewOverBudgetStopsChasingThePagesItTradedAway) {
+    const TurningViewRun held = run_turning_view(*backend_, 64);
+    EXPECT_GT(held.statistics.held_pages, 0u);
+    EXPECT_GT(held.statistics.held_requests, 0u);
+    EXPECT_LE(held.statistics.pages_filled, 2u * 10u + 2u) << "tail and level host beside";
+    EXPECT_TRUE(held.first_half_ready_after_budget_grew);
+
+    const TurningViewRun chased = run_turning_view(*backend_, 0);
+    std::printf(
+        "  a view turning between two halves over budget, 120 frames: %llu pages read "
+        "with holds (%llu held, %llu requests held back), %llu without\n",
+        static_cast<unsigned long long>(held.statistics.pages_filled),
+        static_cast<unsigned long long>(held.statistics.held_pages),
+        static_cast<unsigned long long>(held.statistics.held_requests),
+        static_cast<unsigned long long>(chased.statistics.pages_filled));
+    EXPECT_EQ(chased.statistics.held_pages, 0u);
+    EXPECT_GE(chased.statistics.pages_filled, 40u) << "about 5 pages read at each of 13 turns";
+    EXPECT_TRUE(chased.first_half_ready_after_budget_grew);
+}
+
 // A view that moves within what the budget holds is never over budget and never reads a page
 // it evicted within its recent frames.
 TEST_P(StreamerTest, AMovingViewThatFitsIsNeverOverBudget) {

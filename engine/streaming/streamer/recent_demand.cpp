@@ -21,6 +21,34 @@ void RecentDemand::evicted(PageIndex page, FrameId frame) {
     evictions_.emplace_back(frame, page);
 }
 
+void RecentDemand::hold(PageIndex page, FrameId frame, FrameId frames) {
+    // Holds of pages never asked for again expire unseen: swept once there are many.
+    constexpr std::size_t sweep_at = 4096;
+    if (held_until_.size() >= sweep_at) {
+        std::erase_if(held_until_, [&](const auto& entry) { return entry.second < frame; });
+    }
+    held_until_[page] = frame + frames;
+}
+
+bool RecentDemand::held(PageIndex page, FrameId frame) {
+    auto found = held_until_.find(page);
+    if (found == held_until_.end()) return false;
+    if (frame <= found->second) return true;
+    held_until_.erase(found);
+    return false;
+}
+
+void RecentDemand::fits(bool fits_now, FrameId frame) {
+    if (!fits_now) {
+        fitting_since_.reset();
+        return;
+    }
+    if (!fitting_since_) fitting_since_ = frame;
+    if (frame - *fitting_since_ + 1 < window_) return;
+    held_until_.clear();
+    fitting_since_.reset();
+}
+
 std::size_t RecentDemand::pages(FrameId frame) {
     forget_before(frame);
     return last_asked_.size();

@@ -10,6 +10,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <deque>
+#include <optional>
 #include <unordered_map>
 #include <utility>
 
@@ -37,6 +38,15 @@ public:
         return n;
     }
     FrameId window() const noexcept { return window_; }
+
+    // Holds `page` (asked for again soon after its eviction, while the view was over budget):
+    // held(page, f) is true up to frame `frame + frames`, or until the view has fitted the
+    // budget for a whole window (fits): a view that fits for a frame or two between two
+    // halves that do not fit together is still trading them.
+    void hold(PageIndex page, FrameId frame, FrameId frames);
+    bool held(PageIndex page, FrameId frame);
+    void fits(bool fits_now, FrameId frame);
+    std::size_t held_pages() const noexcept { return held_until_.size(); }
     // A page asked for again within this many frames of its eviction is a refault, whatever
     // the window.
     static constexpr FrameId refault_frames = 8;
@@ -49,6 +59,8 @@ private:
     std::deque<std::pair<FrameId, PageIndex>> asks_;  // in frame order; stale once asked again
     std::unordered_map<PageIndex, FrameId> evicted_in_;
     std::deque<std::pair<FrameId, PageIndex>> evictions_;
+    std::unordered_map<PageIndex, FrameId> held_until_;
+    std::optional<FrameId> fitting_since_;  // the first frame of the view fitting, while held
 };
 
 }  // namespace vtpage::vt::streamer_detail

@@ -12,11 +12,12 @@ StreamRequestResult RequestIntake::request(std::span<const PageRequest> requests
     StreamRequestResult result;
     TouchedPages touched;
     const FrameId frame = parts_.table.current_frame();
+    const std::size_t budget = parts_.table.budget_pages();
     TraceRecorder* const trace = trace::active();
     const std::int64_t trace_start = trace ? trace->now() : 0;
     std::int64_t trace_queued = 0;
     const std::vector<PageIndex> traced =
-        admit(keys, owners, frame, result, touched, trace, trace_queued);
+        admit(keys, owners, frame, budget, result, touched, trace, trace_queued);
     for (PageIndex page : traced) {
         trace->complete("page", "request", trace_start, trace_queued,
                         {.page = page, .frame = frame});
@@ -46,20 +47,54 @@ std::vector<PendingKey> RequestIntake::keys_of(std::span<const PageRequest> requ
 
 std::vector<PageIndex> RequestIntake::admit(const std::vector<PendingKey>& keys,
                                             const std::vector<TextureId>& owners, FrameId frame,
-                                            StreamRequestResult& result, TouchedPages& touched,
-                                            TraceRecorder* trace, std::int64_t& queued_at) {
+                                            std::size_t budget, StreamRequestResult& result,
+                                            TouchedPages& touched, TraceRecorder* trace,
+                                            std::int64_t& queued_at) {
     std::vector<PageIndex> traced;
     const RequestBook::Lock lock = parts_.book.lock();
+    RecentDemand& demand = parts_.book.demand(lock);
+    // Every page of the request asked for first: whether the view is over budget counts them.
+    std::vector<std::uint8_t> whole(keys.size()), refault(keys.size());
+    bool any_refault = false;
     for (std::size_t i = 0; i < keys.size(); ++i) {
-        if (whole_page_nolock(lock, owners[i], keys[i].mip) &&
-            parts_.book.demand(lock).asked(keys[i].page, frame))
-            ++parts_.book.stats(lock).refaulted_pages;
+        whole[i] = whole_page_nolock(lock, owners[i], keys[i].mip);
+        refault[i] = whole[i] && demand.asked(keys[i].page, frame);
+        any_refault = any_refault || refault[i];
+    }
+    const bool over =
+        (any_refault || demand.held_pages() > 0) && over_budget_nolock(lock, frame, budget);
+    if (demand.held_pages() > 0) demand.fits(!over, frame);
+    for (std::size_t i = 0; i < keys.size(); ++i) {
+        if (refault[i]) ++parts_.book.stats(lock).refaulted_pages;
+        if (whole[i] && held_back_nolock(lock, keys[i].page, refault[i], frame, over)) continue;
         if (admit_nolock(lock, keys[i], frame, result, touched) && trace)
             traced.push_back(keys[i].page);
     }
     // Before a worker can take them: a page's request precedes its commit.
     if (trace) queued_at = trace->now();
     return traced;
+}
+
+bool RequestIntake::over_budget_nolock(const RequestBook::Lock& lock, FrameId frame,
+                                       std::size_t budget) const {
+    const std::size_t pinned = parts_.book.tails(lock).size() + parts_.placement.host_count();
+    const std::size_t free = budget - std::min(budget, pinned);
+    return parts_.book.demand(lock).pages(frame) > free;
+}
+
+bool RequestIntake::held_back_nolock(const RequestBook::Lock& lock, PageIndex page, bool refault,
+                                     FrameId frame, bool over_budget) {
+    RecentDemand& demand = parts_.book.demand(lock);
+    StreamerStatistics& stats = parts_.book.stats(lock);
+    if (refault && parts_.refault_hold_frames > 0 && over_budget) {
+        demand.hold(page, frame, parts_.refault_hold_frames);
+        ++stats.held_pages;
+    }
+    if (demand.held_pages() == 0 || !demand.held(page, frame)) return false;
+    // Read or being read again after all (asked before the hold): not held back.
+    if (parts_.book.find_ready(lock, page) || parts_.book.in_flight(lock, page)) return false;
+    ++stats.held_requests;
+    return true;
 }
 
 // Counts the request and queues it, unless its page is ready (then touched, to keep it for

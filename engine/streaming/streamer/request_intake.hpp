@@ -25,6 +25,7 @@ public:
         const TextureSet& textures;
         RequestBook& book;
         LevelPlacement& placement;
+        FrameId refault_hold_frames = 0;  // StreamerSettings::refault_hold_frames
     };
     explicit RequestIntake(Parts parts) : parts_(parts) {}
 
@@ -45,10 +46,19 @@ private:
     bool whole_page_nolock(const RequestBook::Lock& lock, TextureId texture, std::uint32_t mip);
     // Newly queued pages (traced when a trace is recorded); `queued_at`: the trace's time once
     // queued, before a worker can take them.
+    // `budget`: the table's budget in pages, read before the book's lock is taken.
     std::vector<PageIndex> admit(const std::vector<PendingKey>& keys,
                                  const std::vector<TextureId>& owners, FrameId frame,
-                                 StreamRequestResult& result, TouchedPages& touched,
-                                 TraceRecorder* trace, std::int64_t& queued_at);
+                                 std::size_t budget, StreamRequestResult& result,
+                                 TouchedPages& touched, TraceRecorder* trace,
+                                 std::int64_t& queued_at);
+    // Whether the view asked for more pages in its recent frames than `budget` holds beside
+    // the pinned ones (as Streamer::budget_demand counts them).
+    bool over_budget_nolock(const RequestBook::Lock& lock, FrameId frame, std::size_t budget) const;
+    // Whether the request for `page` is held back (RecentDemand::hold): a refault while over
+    // budget holds it.
+    bool held_back_nolock(const RequestBook::Lock& lock, PageIndex page, bool refault,
+                          FrameId frame, bool over_budget);
     bool admit_nolock(const RequestBook::Lock& lock, PendingKey key, FrameId frame,
                       StreamRequestResult& result, TouchedPages& touched);
     void keep_touched(const TouchedPages& touched, StreamRequestResult& result);

@@ -18,6 +18,10 @@ void check_counts(const StreamerSettings& settings) {
         throw Error(Errc::invalid_argument, "Streamer", "recent_frames must be 1 to 1024",
                     detail::concat("recent_frames=", settings.recent_frames));
     }
+    if (settings.refault_hold_frames > 65536) {
+        throw Error(Errc::invalid_argument, "Streamer", "refault_hold_frames must be 0 to 65536",
+                    detail::concat("refault_hold_frames=", settings.refault_hold_frames));
+    }
     if (settings.worker_threads != 0 && settings.batch_pages != 0 && settings.max_pending != 0)
         return;
     throw Error(Errc::invalid_argument, "Streamer",

@@ -172,8 +172,8 @@ void Streamer::State::make_parts() {
         BatchFinisher::Parts{*table, book, events, *placement, errors});
     runner = std::make_unique<BatchRunner>(
         BatchRunner::Parts{*table, *textures, book, *placement, *stored, *commits, *finisher});
-    intake =
-        std::make_unique<RequestIntake>(RequestIntake::Parts{*table, *textures, book, *placement});
+    intake = std::make_unique<RequestIntake>(
+        RequestIntake::Parts{*table, *textures, book, *placement, settings.refault_hold_frames});
     FillStage::Parts fills{
         backend,  gpu,    device,
         settings, errors, [this](std::span<const PageIndex> pages) { finisher->unpin(pages); }};

@@ -155,6 +155,12 @@ struct StreamerSettings {
     // its pages for each other, and its feedback, which need not name every page it samples
     // every frame, does not lose them between two frames. 1 to 1024.
     FrameId recent_frames = 8;
+    // A page asked for again within 8 frames of its eviction (a refault) while the view needs
+    // more pages than the budget holds is held: not read again for refault_hold_frames frames,
+    // or until the view fits the budget, and the part of the view it covers shows the finest
+    // coarser level resident. A view over budget then stops chasing the pages it traded away
+    // instead of reading them again and again. 0: never held; at most 65536.
+    FrameId refault_hold_frames = 64;
     StreamerFileReads file_reads;
     // Pack the mip tails of many textures into shared pages (see above); false: a page each.
     bool pack_tails = true;
@@ -206,6 +212,10 @@ struct StreamerStatistics {
     // Pages asked for again within recent_frames frames of their eviction: a view trading its
     // own pages for each other (thrashing). Few, with recent_frames above 1.
     std::uint64_t refaulted_pages = 0;
+    // Of those, the pages held while the view was over budget (refault_hold_frames), and the
+    // requests for held pages that were not queued.
+    std::uint64_t held_pages = 0;
+    std::uint64_t held_requests = 0;
     // Pages the view asked for in its last recent_frames frames (packed levels and tails left
     // out), and how many of them the budget cannot hold beside the pinned pages: the view is
     // over budget by that many. The streamer then keeps the finest levels that fit where they
