@@ -515,6 +515,26 @@ TEST_P(StreamerTest, AQueueOfNoRequestsIsRefused) {
     }
 }
 
+// Windows of recent frames and holds outside their ranges are refused with the number.
+TEST_P(StreamerTest, RecentFramesAndHoldsOutsideTheirRangesAreRefused) {
+    auto refusal = [&](StreamerSettings s) -> std::string {
+        try {
+            Streamer streamer(*backend_, s);
+        } catch (const Error& error) {
+            if (error.code() == Errc::invalid_argument) return error.what();
+        }
+        return "made";
+    };
+    auto s = settings(8);
+    s.recent_frames = 0;
+    EXPECT_NE(refusal(s).find("recent_frames=0"), std::string::npos) << refusal(s);
+    s = settings(8);
+    s.refault_hold_frames = 65537;
+    EXPECT_NE(refusal(s).find("refault_hold_frames=65537"), std::string::npos) << refusal(s);
+    s.refault_hold_frames = 0;  // never held
+    EXPECT_EQ(refusal(s), "made");
+}
+
 // bake -> stream -> the streamed pages show the image at mip 0 and its box filter at every other
 // mip (borders included).
 TEST_P(StreamerTest, BakedFilesStreamTheImageAndItsBoxFilteredMips) {
