@@ -1,5 +1,7 @@
 #include "streaming/streamer/recent_demand.hpp"
 
+#include <algorithm>
+
 namespace vtpage::vt::streamer_detail {
 
 bool RecentDemand::asked(PageIndex page, FrameId frame) {
@@ -21,7 +23,8 @@ void RecentDemand::evicted(PageIndex page, FrameId frame) {
     evictions_.emplace_back(frame, page);
 }
 
-void RecentDemand::hold(PageIndex page, FrameId frame, FrameId frames) {
+void RecentDemand::hold(PageIndex page, FrameId frame, FrameId frames, std::size_t free_pages) {
+    free_while_held_ = held_until_.empty() ? free_pages : std::min(free_while_held_, free_pages);
     // Holds of pages never asked for again expire unseen: swept once there are many.
     constexpr std::size_t sweep_at = 4096;
     if (held_until_.size() >= sweep_at) {
@@ -38,13 +41,18 @@ bool RecentDemand::held(PageIndex page, FrameId frame) {
     return false;
 }
 
-void RecentDemand::fits(bool fits_now, FrameId frame) {
+void RecentDemand::fits(bool fits_now, FrameId frame, std::size_t free_pages) {
+    const bool budget_grew = free_pages > free_while_held_;
+    free_while_held_ = std::min(free_while_held_, free_pages);
     if (!fits_now) {
         fitting_since_.reset();
         return;
     }
     if (!fitting_since_) fitting_since_ = frame;
-    if (frame - *fitting_since_ + 1 < window_) return;
+    if (budget_grew || frame - *fitting_since_ + 1 >= window_) release_holds();
+}
+
+void RecentDemand::release_holds() noexcept {
     held_until_.clear();
     fitting_since_.reset();
 }

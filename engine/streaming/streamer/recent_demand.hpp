@@ -39,13 +39,14 @@ public:
     }
     FrameId window() const noexcept { return window_; }
 
-    // Holds `page` (asked for again soon after its eviction, while the view was over budget):
-    // held(page, f) is true up to frame `frame + frames`, or until the view has fitted the
-    // budget for a whole window (fits): a view that fits for a frame or two between two
-    // halves that do not fit together is still trading them.
-    void hold(PageIndex page, FrameId frame, FrameId frames);
+    // Holds `page` (asked for again soon after its eviction, while the view was over budget
+    // with `free_pages` pages beside the pinned ones): held(page, f) is true up to frame
+    // `frame + frames`, or until the view has fitted the budget for a whole window, or fits a
+    // budget that grew (fits): a view that fits for a frame or two between two halves that do
+    // not fit together is still trading them.
+    void hold(PageIndex page, FrameId frame, FrameId frames, std::size_t free_pages);
     bool held(PageIndex page, FrameId frame);
-    void fits(bool fits_now, FrameId frame);
+    void fits(bool fits_now, FrameId frame, std::size_t free_pages);
     std::size_t held_pages() const noexcept { return held_until_.size(); }
     // A page asked for again within this many frames of its eviction is a refault, whatever
     // the window.
@@ -61,6 +62,8 @@ private:
     std::deque<std::pair<FrameId, PageIndex>> evictions_;
     std::unordered_map<PageIndex, FrameId> held_until_;
     std::optional<FrameId> fitting_since_;  // the first frame of the view fitting, while held
+    std::size_t free_while_held_ = 0;       // the fewest free pages seen while pages are held
+    void release_holds() noexcept;
 };
 
 }  // namespace vtpage::vt::streamer_detail

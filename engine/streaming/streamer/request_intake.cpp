@@ -61,12 +61,17 @@ std::vector<PageIndex> RequestIntake::admit(const std::vector<PendingKey>& keys,
         refault[i] = whole[i] && demand.asked(keys[i].page, frame);
         any_refault = any_refault || refault[i];
     }
-    const bool over =
-        (any_refault || demand.held_pages() > 0) && over_budget_nolock(lock, frame, budget);
-    if (demand.held_pages() > 0) demand.fits(!over, frame);
+    std::size_t free = 0;
+    bool over = false;
+    if (any_refault || demand.held_pages() > 0) {
+        free = free_pages_nolock(lock, budget);
+        over = demand.pages(frame) > free;
+    }
+    if (demand.held_pages() > 0) demand.fits(!over, frame, free);
     for (std::size_t i = 0; i < keys.size(); ++i) {
         if (refault[i]) ++parts_.book.stats(lock).refaulted_pages;
-        if (whole[i] && held_back_nolock(lock, keys[i].page, refault[i], frame, over)) continue;
+        if (whole[i] && held_back_nolock(lock, keys[i].page, refault[i], frame, over, free))
+            continue;
         if (admit_nolock(lock, keys[i], frame, result, touched) && trace)
             traced.push_back(keys[i].page);
     }
@@ -75,19 +80,18 @@ std::vector<PageIndex> RequestIntake::admit(const std::vector<PendingKey>& keys,
     return traced;
 }
 
-bool RequestIntake::over_budget_nolock(const RequestBook::Lock& lock, FrameId frame,
-                                       std::size_t budget) const {
+std::size_t RequestIntake::free_pages_nolock(const RequestBook::Lock& lock,
+                                             std::size_t budget) const {
     const std::size_t pinned = parts_.book.tails(lock).size() + parts_.placement.host_count();
-    const std::size_t free = budget - std::min(budget, pinned);
-    return parts_.book.demand(lock).pages(frame) > free;
+    return budget - std::min(budget, pinned);
 }
 
 bool RequestIntake::held_back_nolock(const RequestBook::Lock& lock, PageIndex page, bool refault,
-                                     FrameId frame, bool over_budget) {
+                                     FrameId frame, bool over_budget, std::size_t free_pages) {
     RecentDemand& demand = parts_.book.demand(lock);
     StreamerStatistics& stats = parts_.book.stats(lock);
     if (refault && parts_.refault_hold_frames > 0 && over_budget) {
-        demand.hold(page, frame, parts_.refault_hold_frames);
+        demand.hold(page, frame, parts_.refault_hold_frames, free_pages);
         ++stats.held_pages;
     }
     if (demand.held_pages() == 0 || !demand.held(page, frame)) return false;

@@ -52,13 +52,12 @@ private:
                                  std::size_t budget, StreamRequestResult& result,
                                  TouchedPages& touched, TraceRecorder* trace,
                                  std::int64_t& queued_at);
-    // Whether the view asked for more pages in its recent frames than `budget` holds beside
-    // the pinned ones (as Streamer::budget_demand counts them).
-    bool over_budget_nolock(const RequestBook::Lock& lock, FrameId frame, std::size_t budget) const;
-    // Whether the request for `page` is held back (RecentDemand::hold): a refault while over
-    // budget holds it.
+    // The pages `budget` holds beside the pinned ones (as Streamer::budget_demand counts them).
+    std::size_t free_pages_nolock(const RequestBook::Lock& lock, std::size_t budget) const;
+    // Whether the request for `page` is held back (RecentDemand::hold): a refault while the
+    // view is over budget (`free_pages` beside the pinned ones) holds it.
     bool held_back_nolock(const RequestBook::Lock& lock, PageIndex page, bool refault,
-                          FrameId frame, bool over_budget);
+                          FrameId frame, bool over_budget, std::size_t free_pages);
     bool admit_nolock(const RequestBook::Lock& lock, PendingKey key, FrameId frame,
                       StreamRequestResult& result, TouchedPages& touched);
     void keep_touched(const TouchedPages& touched, StreamRequestResult& result);
