@@ -517,7 +517,7 @@ TEST_P(StreamerTest, AQueueOfNoRequestsIsRefused) {
 
 // Windows of recent frames and holds outside their ranges are refused with the number.
 TEST_P(StreamerTest, RecentFramesAndHoldsOutsideTheirRangesAreRefused) {
-    auto refusal = [&](StreamerSettings s) -> std::string {
+    auto refusal = [&](const StreamerSettings& s) -> std::string {
         try {
             Streamer streamer(*backend_, s);
         } catch (const Error& error) {
