@@ -8,6 +8,7 @@
 #include <cstring>
 
 #include "scene/gltf_scene.hpp"
+#include "scene_references.hpp"
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
     using namespace vtpage::viewer;
@@ -18,24 +19,8 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     limits.max_triangles = 1 << 16;
     limits.max_instances = 1 << 12;
     try {
-        const GltfScene scene =
-            load_gltf_scene_from_memory(data, size, binary ? "glb" : "gltf", limits);
-        for (const SceneMesh& mesh : scene.meshes) {
-            if (mesh.material >= scene.materials.size()) std::abort();
-            for (std::uint32_t index : mesh.indices) {
-                if (index >= mesh.positions.size()) std::abort();
-            }
-        }
-        for (const SceneInstance& instance : scene.instances) {
-            if (instance.mesh >= scene.meshes.size()) std::abort();
-        }
-        for (const SceneMaterial& material : scene.materials) {
-            for (const auto* slot : {&material.base_colour_texture, &material.normal_texture,
-                                     &material.metallic_roughness_texture,
-                                     &material.occlusion_texture, &material.emissive_texture}) {
-                if (*slot && (*slot)->image >= scene.images.size()) std::abort();
-            }
-        }
+        vtpage::fuzz::abort_unless_references_hold(
+            load_gltf_scene_from_memory(data, size, binary ? "glb" : "gltf", limits));
     } catch (const SceneError&) {}
     return 0;
 }

@@ -12,30 +12,7 @@
 
 #include "fuzz_files.hpp"
 #include "scene/isolated_scene_reader.hpp"
-
-namespace {
-
-void check_references(const vtpage::viewer::GltfScene& scene) {
-    using namespace vtpage::viewer;
-    for (const SceneMesh& mesh : scene.meshes) {
-        if (mesh.material >= scene.materials.size()) std::abort();
-        for (std::uint32_t index : mesh.indices) {
-            if (index >= mesh.positions.size()) std::abort();
-        }
-    }
-    for (const SceneInstance& instance : scene.instances) {
-        if (instance.mesh >= scene.meshes.size()) std::abort();
-    }
-    for (const SceneMaterial& material : scene.materials) {
-        for (const auto* slot : {&material.base_colour_texture, &material.normal_texture,
-                                 &material.metallic_roughness_texture, &material.occlusion_texture,
-                                 &material.emissive_texture}) {
-            if (*slot && (*slot)->image >= scene.images.size()) std::abort();
-        }
-    }
-}
-
-}  // namespace
+#include "scene_references.hpp"
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
     using namespace vtpage::viewer;
@@ -55,7 +32,7 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     settings.deadline = std::chrono::milliseconds(5000);
     settings.memory_bytes = std::uint64_t{1} << 30;
     try {
-        check_references(read_gltf_scene_isolated(file, settings));
+        vtpage::fuzz::abort_unless_references_hold(read_gltf_scene_isolated(file, settings));
     } catch (const SceneError&) {}
     return 0;
 }
