@@ -54,6 +54,7 @@ struct Options : bench::BenchOptions {
     std::size_t arena_pages = 256;
     double seconds = 2;
     std::string read_backend = "automatic";
+    std::string decode_priority = "low";
     std::vector<std::size_t> reader_counts{1, 4, 8, 16};
     std::string trace;  // the Streamer's traced run writes its trace here
 };
@@ -62,6 +63,11 @@ const std::map<std::string, vt::FileReadBackend> read_backends = {
     {"automatic", vt::FileReadBackend::automatic},
     {"io_uring", vt::FileReadBackend::io_uring},
     {"threads", vt::FileReadBackend::threads}};
+
+const std::map<std::string, vt::DecodeThreadPriority> decode_priorities = {
+    {"normal", vt::DecodeThreadPriority::normal},
+    {"low", vt::DecodeThreadPriority::low},
+    {"idle", vt::DecodeThreadPriority::idle}};
 
 // A folder of its own under the temporary directory, removed with everything in it.
 class TemporaryFolder {
@@ -210,19 +216,25 @@ nlohmann::json print_streamer(const PageSet& set, const Figures& f, const Option
     const double limit = binding_limit(f, f.warm_read);
     nlohmann::json json = nlohmann::json::array();
     // The pipeline with --workers decode threads and with the streamer's own (0), without it,
-    // and with --trace once more with a recorder installed.
+    // and with --trace once more with a recorder installed; at --decode-priority, and the
+    // streamer's own at the normal priority too where that is another.
     struct Run {
         bool pipeline = true;
         std::size_t decode_threads = 0;
         bool traced = false;
+        bool normal_priority = false;
     };
-    std::vector<Run> runs = {{true, options.workers, false}, {true, 0, false}, {false, 0, false}};
+    std::vector<Run> runs = {{true, options.workers}, {true, 0}};
+    const vt::DecodeThreadPriority priority = decode_priorities.at(options.decode_priority);
+    if (priority != vt::DecodeThreadPriority::normal) runs.push_back({true, 0, false, true});
+    runs.push_back({false, 0});
     if (!options.trace.empty()) runs.push_back({true, options.workers, true});
-    for (const auto& [pipeline, decode_threads, traced] : runs) {
+    for (const auto& [pipeline, decode_threads, traced, normal_priority] : runs) {
         StreamerRunSettings settings;
         settings.read_pipeline = pipeline;
         settings.read_backend = read_backends.at(options.read_backend);
         settings.decode_threads = decode_threads;
+        settings.decode_priority = normal_priority ? vt::DecodeThreadPriority::normal : priority;
         settings.seconds = options.quick ? 0.5 : std::max(4.0, 2 * options.seconds);
         std::optional<TraceRecorder> recorder;
         if (traced) recorder.emplace().install();
@@ -235,6 +247,7 @@ nlohmann::json print_streamer(const PageSet& set, const Figures& f, const Option
                            : decode_threads > 0 ? "read queue + " + std::to_string(decode_threads) +
                                                       " decode threads"
                                                 : "read queue + automatic decode threads";
+        if (normal_priority) mode += ", normal priority";
         if (traced) mode += ", traced";
         const std::string threads = pipeline ? std::to_string(r.active_decode_threads) + " / " +
                                                    std::to_string(r.most_active_decode_threads) +
@@ -250,6 +263,7 @@ nlohmann::json print_streamer(const PageSet& set, const Figures& f, const Option
                         {"active_decode_threads", r.active_decode_threads},
                         {"most_active_decode_threads", r.most_active_decode_threads},
                         {"traced", traced},
+                        {"decode_priority", normal_priority ? "normal" : options.decode_priority},
                         {"pages", r.pages},
                         {"seconds", r.seconds},
                         {"pages_per_s", r.pages_per_s()},
@@ -312,6 +326,12 @@ void add_options(CLI::App& app, Options& options) {
     app.add_option("--read-backend", options.read_backend,
                    "FileReadQueue's backend: automatic, io_uring or threads")
         ->check(CLI::IsMember({"automatic", "io_uring", "threads"}))
+        ->capture_default_str();
+    app.add_option("--decode-priority", options.decode_priority,
+                   "The Streamer's decode threads: low (SCHED_BATCH, nice +10), idle "
+                   "(SCHED_IDLE) or normal; with low or idle, the automatic row is run at the "
+                   "normal priority too")
+        ->check(CLI::IsMember({"normal", "low", "idle"}))
         ->capture_default_str();
     app.add_option("--trace", options.trace,
                    "Also stream with a trace recorder installed (a third Streamer row) and write "

@@ -10,6 +10,7 @@
 #include "page_set.hpp"
 #include "vtpage/backend/backend.hpp"
 #include "vtpage/streaming/io/file_read_queue.hpp"
+#include "vtpage/streaming/streamer/decode_thread_priority.hpp"
 
 namespace vtpage::bench::disk {
 
@@ -19,6 +20,7 @@ struct StreamerRunSettings {
     // DecodeThreadGovernor every 10 ms, a feedback's pace, with the loop's frame times).
     std::size_t decode_threads = 0;
     vt::FileReadBackend read_backend = vt::FileReadBackend::automatic;
+    vt::DecodeThreadPriority decode_priority = vt::DecodeThreadPriority::low;
     double seconds = 2;  // at most; stops earlier when every page has been streamed
 };
 

@@ -387,6 +387,7 @@ nlohmann::json to_json(const RunReport& r) {
           {"decode_seconds", r.file_reads.decode_seconds},
           {"decode_threads", r.file_reads.decode_threads},
           {"active_decode_threads", r.file_reads.active_decode_threads},
+          {"lowered_decode_threads", r.file_reads.lowered_decode_threads},
           {"decode_threads_governed", r.decode_threads_governed},
           {"decode_governor",
            {{"trials", r.decode_governor.trials},

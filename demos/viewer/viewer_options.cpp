@@ -103,7 +103,7 @@ const std::vector<std::pair<std::string, std::vector<std::string>>> option_group
     {"Streaming",
      {"--backend", "--workers", "--batch-pages", "--evict-ahead", "--recent-frames",
       "--refault-hold-frames", "--no-pack-tails", "--no-pack-levels", "--decode-threads",
-      "--preload-all", "--upload-pages-per-frame", "--read-backend"}},
+      "--decode-priority", "--preload-all", "--upload-pages-per-frame", "--read-backend"}},
     {"Feedback", {"--feedback-divisor", "--feedback-on-render-thread"}},
 };
 
@@ -340,8 +340,15 @@ ParsedOptions parse_viewer_options(int argc, const char* const* argv) {
                  "Give each coarse level (a level that fits one page with room to spare) a page "
                  "of its own instead of packing those of many textures into shared pages");
     app.add_option("--decode-threads", o.decode_threads,
-                   "Threads that decode pages read from files (0: half the cores, 2 to 8)")
+                   "Threads that decode pages read from files (0: automatic: a thread for each "
+                   "usable core but one, as many taking pages as the frames allow)")
         ->check(app::count_in(0, 64))
+        ->capture_default_str();
+    app.add_option("--decode-priority", o.decode_priority,
+                   "How the decode threads are scheduled: low (SCHED_BATCH, nice +10: the "
+                   "render thread takes a core from them when it wakes), idle (SCHED_IDLE: "
+                   "only cores nothing else wants), normal (as the render thread)")
+        ->check(CLI::IsMember({"normal", "low", "idle"}))
         ->capture_default_str();
     app.add_option("--feedback-divisor", o.feedback_divisor,
                    "The feedback pass renders at 1/N of the size")

@@ -71,6 +71,8 @@ struct ViewerOptions {
     bool pack_tails = true;                  // StreamerSettings::pack_tails
     bool pack_levels = true;                 // StreamerSettings::pack_levels
     std::size_t decode_threads = 0;          // StreamerFileReads::decode_threads (0: the default)
+    // StreamerFileReads::decode_priority (normal | low | idle)
+    std::string decode_priority = "low";
     // Headless: before the last frame, keep rendering its pose until every page it asks for is
     // resident (the settled image, for comparisons).
     bool settle = false;

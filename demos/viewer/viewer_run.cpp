@@ -43,6 +43,9 @@ SessionSettings session_settings(const ViewerOptions& o, const Log& log) {
     s.pack_tails = o.pack_tails;
     s.pack_levels = o.pack_levels;
     s.decode_threads = o.decode_threads;
+    s.decode_priority = o.decode_priority == "normal" ? vt::DecodeThreadPriority::normal
+                        : o.decode_priority == "idle" ? vt::DecodeThreadPriority::idle
+                                                      : vt::DecodeThreadPriority::low;
     s.decode_frame_ms_target = o.frame_ms_target;
     s.frames_in_flight = frames_in_flight;
     s.workers = o.workers;

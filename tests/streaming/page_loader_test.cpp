@@ -5,6 +5,8 @@
 
 #include <gtest/gtest.h>
 
+#include <sched.h>
+#include <sys/resource.h>
 #include <time.h>
 
 #include <algorithm>
@@ -247,6 +249,88 @@ TEST_F(PageLoaderTest, WithoutAStreamOnAnyDecodeThreadPagesFailWithDeviceUnavail
     EXPECT_EQ(stats.failed, 3u);
     EXPECT_EQ(stats.outstanding, 0u);
     EXPECT_EQ(stats.buffers_in_use, 0u);
+}
+
+// Records the scheduling policy and nice value of the threads that decode its pages.
+class SchedulingRecorder final : public TileSource {
+public:
+    explicit SchedulingRecorder(std::shared_ptr<const TileSource> file) : file_(std::move(file)) {}
+
+    struct Seen {
+        int policy = -1;
+        int nice = 0;
+    };
+
+    TextureShape shape() const noexcept override { return file_->shape(); }
+    std::string name() const override { return "recorded " + file_->name(); }
+    void fill_host(std::uint64_t page, std::span<std::byte> destination) const override {
+        file_->fill_host(page, destination);
+    }
+    std::optional<StoredPageRead> stored_read(std::uint64_t page) const override {
+        return file_->stored_read(page);
+    }
+    void decode_stored(std::uint64_t page, std::span<const std::byte> stored,
+                       std::span<std::byte> destination) const override {
+        // With 0, both ask about the calling thread on Linux.
+        const Seen seen{::sched_getscheduler(0), ::getpriority(PRIO_PROCESS, 0)};
+        {
+            std::lock_guard lock(mutex_);
+            seen_.push_back(seen);
+        }
+        file_->decode_stored(page, stored, destination);
+    }
+    std::vector<Seen> seen() const {
+        std::lock_guard lock(mutex_);
+        return seen_;
+    }
+
+private:
+    std::shared_ptr<const TileSource> file_;
+    mutable std::mutex mutex_;
+    mutable std::vector<Seen> seen_;
+};
+
+// The decode threads run at the priority asked for, and only they: the app's thread keeps its
+// own. Lowering is always allowed, so every thread is counted as lowered.
+TEST_F(PageLoaderTest, DecodeThreadsRunAtThePriorityAskedFor) {
+    const int app_policy = ::sched_getscheduler(0);
+    const int app_nice = ::getpriority(PRIO_PROCESS, 0);
+    struct Case {
+        DecodeThreadPriority priority;
+        int policy;
+        int nice;
+    };
+    for (const Case& c : {Case{DecodeThreadPriority::normal, app_policy, app_nice},
+                          Case{DecodeThreadPriority::low, SCHED_BATCH, std::min(19, app_nice + 10)},
+                          Case{DecodeThreadPriority::idle, SCHED_IDLE, app_nice}}) {
+        SCOPED_TRACE(int(c.priority));
+        auto recorder = std::make_shared<SchedulingRecorder>(source_);
+        std::atomic<std::size_t> loaded{0};
+        PageLoaderSettings s = settings();
+        s.priority = c.priority;
+        s.on_loaded = [&](const PageLoadResult& result) {
+            EXPECT_TRUE(result.ok) << result.tag;
+            ++loaded;
+        };
+        PageLoader loader(std::move(s));
+        std::vector<PageLoad> loads;
+        for (std::uint64_t page = 0; page < 4; ++page) {
+            PageLoad one = load(page);
+            one.source = recorder;
+            loads.push_back(one);
+        }
+        loader.load(std::move(loads));
+        for (int i = 0; i < 2000 && loaded.load() < 4; ++i) std::this_thread::sleep_for(10ms);
+        ASSERT_EQ(loaded.load(), 4u);
+        for (const SchedulingRecorder::Seen& seen : recorder->seen()) {
+            EXPECT_EQ(seen.policy, c.policy);
+            EXPECT_EQ(seen.nice, c.nice);
+        }
+        EXPECT_EQ(loader.statistics().lowered_decode_threads,
+                  c.priority == DecodeThreadPriority::normal ? 0u : 2u);
+    }
+    EXPECT_EQ(::sched_getscheduler(0), app_policy);
+    EXPECT_EQ(::getpriority(PRIO_PROCESS, 0), app_nice);
 }
 
 // Only the active decode threads take pages: the others stay parked until the count is raised,

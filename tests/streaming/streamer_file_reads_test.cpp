@@ -291,6 +291,7 @@ TEST_P(StreamerFileReadsTest, DecodeThreadsTakePagesAsManyAsAreActive) {
         for (PageIndex page : pages) EXPECT_TRUE(streamer.is_ready(page)) << page;
         const StreamerStatistics stats = streamer.statistics();
         EXPECT_EQ(stats.file_reads.decode_threads, load.pool);
+        EXPECT_EQ(stats.file_reads.lowered_decode_threads, load.pool) << "low by default";
         EXPECT_EQ(stats.file_reads.active_decode_threads, 1u);
         EXPECT_EQ(stats.file_reads.decode_queue, 0u);
         const DecodeThreadLoad after = streamer.decode_threads();
@@ -307,9 +308,21 @@ TEST_P(StreamerFileReadsTest, DecodeThreadsTakePagesAsManyAsAreActive) {
     EXPECT_EQ(load.active, 3u);
 }
 
-TEST(DecodeThreadCountsTest, AThreadForEachUsableCpuButOneHalfOfThemActive) {
+// At the normal priority half of them take pages at first; at a lowered one (the default), the
+// app's threads preempt them, and all of them do.
+TEST(DecodeThreadCountsTest, AThreadForEachUsableCpuButOneHalfOfThemActiveAtTheNormalPriority) {
     using streamer_detail::decode_thread_counts;
     StreamerFileReads reads;  // 64 read buffers, automatic
+    for (DecodeThreadPriority lowered : {DecodeThreadPriority::low, DecodeThreadPriority::idle}) {
+        reads.decode_priority = lowered;
+        for (std::size_t cpus : {1, 2, 3, 16, 128}) {
+            const auto counts = decode_thread_counts(reads, cpus);
+            EXPECT_EQ(counts.pool, std::clamp<std::size_t>(cpus - 1, 1, 64)) << cpus;
+            EXPECT_EQ(counts.active, counts.pool) << cpus;
+            EXPECT_TRUE(counts.automatic);
+        }
+    }
+    reads.decode_priority = DecodeThreadPriority::normal;
     auto counts = decode_thread_counts(reads, 16);
     EXPECT_EQ(counts.pool, 15u) << "the app's render thread keeps a CPU";
     EXPECT_EQ(counts.active, 8u);

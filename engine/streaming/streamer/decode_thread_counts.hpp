@@ -16,7 +16,8 @@ struct DecodeThreadCounts {
 
 // decode_threads > 0: that many, all active. 0: a thread for each usable CPU but one (the app's
 // render thread keeps it), at most one per read buffer (a thread more would never have a page),
-// at least one; half the usable CPUs active at first, at least 2, within the pool.
+// at least one; at the normal priority half the usable CPUs active at first, at least 2, within
+// the pool; at a lowered one (the app's threads preempt them) the whole pool.
 DecodeThreadCounts decode_thread_counts(const StreamerFileReads& reads, std::size_t usable_cpus);
 
 }  // namespace vtpage::vt::streamer_detail

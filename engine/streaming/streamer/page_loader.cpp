@@ -12,6 +12,7 @@
 #include <unordered_map>
 
 #include "base/test_points.hpp"
+#include "streaming/streamer/decode_thread_scheduling.hpp"
 #include "vtpage/base/error.hpp"
 #include "vtpage/base/trace.hpp"
 #include "vtpage/streaming/sources/device_fill_context.hpp"
@@ -81,6 +82,7 @@ struct PageLoader::State {
     std::condition_variable ready_cv;  // the constructor's: a decode thread is ready
     std::size_t decoders_ready = 0;    // with their stream and staging, or ended
     bool stopping = false;
+    bool priority_refused = false;  // a decode thread could not lower its priority (said once)
     PageLoaderStatistics stats;
     // Destroyed first: it waits for the reads in flight, up to its shutdown_timeout. A read
     // that outlasts it holds its buffer (keep_alive) until it ends.
@@ -402,8 +404,22 @@ struct PageLoader::State {
         ready_cv.notify_all();
     }
 
+    // At the priority asked for before anything else; a thread that cannot lower its own
+    // still decodes, and the first says why.
+    void lower_priority() {
+        const std::string why_not = streamer_detail::lower_this_thread(settings.priority);
+        std::lock_guard lock(mutex);
+        if (why_not.empty()) {
+            if (settings.priority != DecodeThreadPriority::normal) ++stats.lowered_decode_threads;
+        } else if (!priority_refused) {
+            priority_refused = true;
+            settings.log.warning("page loader: decode threads keep their priority: ", why_not);
+        }
+    }
+
     void decoder_main(std::size_t index) {
         trace::name_thread("vtpage decode " + std::to_string(index));
+        lower_priority();
         std::unique_ptr<DeviceFillContext> context;
         std::deque<PendingCopy> copies;
         std::string no_stream;

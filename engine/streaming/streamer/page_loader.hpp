@@ -41,6 +41,7 @@
 #include "vtpage/base/log.hpp"
 #include "vtpage/streaming/io/file_read_queue.hpp"
 #include "vtpage/streaming/sources/tile_source.hpp"
+#include "vtpage/streaming/streamer/decode_thread_priority.hpp"
 
 namespace vtpage::vt {
 
@@ -67,6 +68,7 @@ struct PageLoadResult {
 struct PageLoaderSettings {
     std::size_t decode_threads = 2;         // started
     std::size_t active_decode_threads = 0;  // taking pages at first; 0: all of them
+    DecodeThreadPriority priority = DecodeThreadPriority::normal;  // each decode thread's
     std::size_t read_buffers = 32;
     FileReadQueueSettings reads;
     std::optional<int> device;  // the CUDA device of the pages; none: pages are host memory
@@ -83,10 +85,11 @@ struct PageLoaderStatistics {
     std::size_t waiting = 0;      // for a read buffer
     std::size_t buffers_in_use = 0;
     std::size_t buffers_peak = 0;
-    std::size_t decode_queue = 0;           // read, waiting for a decode thread
-    double decode_seconds = 0;              // summed over decode threads (decode and copy)
-    std::size_t decode_threads = 0;         // started
-    std::size_t active_decode_threads = 0;  // of them, taking pages
+    std::size_t decode_queue = 0;            // read, waiting for a decode thread
+    double decode_seconds = 0;               // summed over decode threads (decode and copy)
+    std::size_t decode_threads = 0;          // started
+    std::size_t active_decode_threads = 0;   // of them, taking pages
+    std::size_t lowered_decode_threads = 0;  // of them, at the lowered priority asked for
     FileReadStatistics reads;
 };
 

@@ -17,6 +17,7 @@ void StoredPageRoute::start_for(const TileSource& source, const StreamerSettings
         std::lock_guard lock(mutex_);
         loader_settings.active_decode_threads = decode_threads_.active;
     }
+    loader_settings.priority = reads.decode_priority;
     loader_settings.read_buffers = reads.read_buffers;
     loader_settings.reads.depth = reads.depth;
     loader_settings.reads.backend = reads.backend;
@@ -175,6 +176,7 @@ void StoredPageRoute::report(StreamerStatistics::FileReads& reads) const {
     reads.page_cache_attempts = loader.reads.page_cache_attempts;
     reads.bytes_read = loader.reads.bytes_read;
     reads.decode_seconds = loader.decode_seconds;
+    reads.lowered_decode_threads = loader.lowered_decode_threads;
     if (auto used = backend()) reads.backend = std::string(to_string(*used));
 }
 

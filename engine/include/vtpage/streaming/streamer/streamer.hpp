@@ -88,6 +88,7 @@
 #include "vtpage/streaming/sources/page_request.hpp"
 #include "vtpage/streaming/sources/texture_set.hpp"
 #include "vtpage/streaming/sources/tile_source.hpp"
+#include "vtpage/streaming/streamer/decode_thread_priority.hpp"
 
 namespace vtpage::vt {
 
@@ -132,11 +133,14 @@ struct StreamerFileReads {
     // made the viewer's render call p99 about 5 ms over the instanced set, 8 threads 2.5 ms), and
     // past some count decode no faster (docs/streaming.md). 0: automatic: a thread is started
     // for each CPU this process may use (affinity and cgroup quota) but one, at most one per read
-    // buffer; half the CPUs (at least 2) take pages at first, the others wait parked, and
-    // set_active_decode_threads changes how many take pages (VirtualTextureStreaming runs a
-    // DecodeThreadGovernor that does it from the frame times and the pages decoded per second).
-    // N > 0: N threads, all taking pages.
+    // buffer; at the normal priority half the CPUs (at least 2) take pages at first, the others
+    // wait parked, and set_active_decode_threads changes how many take pages
+    // (VirtualTextureStreaming runs a DecodeThreadGovernor that does it from the frame times and
+    // the pages decoded per second); at a lowered priority all of them take pages at first, and
+    // the governor removes threads while the frames are over their target. N > 0: N threads,
+    // all taking pages.
     std::size_t decode_threads = 0;
+    DecodeThreadPriority decode_priority = DecodeThreadPriority::low;
     std::size_t read_buffers = 64;  // pages read or waiting to be decoded at most
     std::size_t depth = 32;         // reads in flight at most
     FileReadBackend backend = FileReadBackend::automatic;
@@ -247,7 +251,10 @@ struct StreamerStatistics {
         double decode_seconds = 0;              // summed over decode threads
         std::size_t decode_threads = 0;         // started (StreamerFileReads::decode_threads)
         std::size_t active_decode_threads = 0;  // of them, taking pages (the others parked)
-        std::string backend;                    // io_uring or threads
+        // Of them, at the lowered StreamerFileReads::decode_priority (the others could not lower
+        // theirs: a warning in the log says why).
+        std::size_t lowered_decode_threads = 0;
+        std::string backend;  // io_uring or threads
     } file_reads;
     PageTableStatistics table;
 };
