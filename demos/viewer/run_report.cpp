@@ -395,6 +395,7 @@ nlohmann::json to_json(const RunReport& r) {
             {"taken_back", r.decode_governor.taken_back},
             {"removed", r.decode_governor.removed},
             {"surges", r.decode_governor.surges},
+            {"measured_target_ms", r.decode_governor.measured_target_ms},
             {"last_pages_per_second", r.decode_governor.last_pages_per_second}}},
           {"read_backend", r.file_reads.backend}}},
         {"indirection",

@@ -190,12 +190,24 @@ TEST(DecodeThreadGovernorTest, TakesBackAThreadThatSlowsTheFramesThoughItDecodes
     SimulatedDecoders decoders;
     decoders.frame_ms_per_thread = 2;  // 14 ms at 2 threads, 16 at 3, 18 at 4
 
-    // Without a target: the trial's frames are 14% slower, more than max_frame_rise (10%).
-    DecodeThreadGovernor relative(pool_of(8, 2));
+    // Without a target, given or measured: the trial's frames are 14% slower, more than
+    // max_frame_rise (10%).
+    DecodeThreadGovernorSettings none = pool_of(8, 2);
+    none.tail_ratio = 0;
+    DecodeThreadGovernor relative(none);
     run(relative, decoders, 10);
     EXPECT_EQ(relative.statistics().trials, 1u);
     EXPECT_EQ(relative.statistics().taken_back, 1u);
     EXPECT_EQ(relative.active_threads(), 2u);
+
+    // The measured target, 1.5 times the 14 ms the frames take before any trial (21 ms), keeps
+    // threads up to a fifth (20 ms) and takes back a sixth (22 ms), for as long as the windows
+    // it remembers include one at 2 threads.
+    DecodeThreadGovernor measured(pool_of(8, 2));
+    run(measured, decoders, 5 * 32);
+    EXPECT_GE(measured.statistics().kept, 1u);
+    EXPECT_LE(measured.active_threads(), 5u);
+    EXPECT_GE(measured.statistics().taken_back, 1u);
 
     // With a 17 ms target: a third thread is kept (16 ms), a fourth's frames (18 ms) are over.
     DecodeThreadGovernorSettings s = pool_of(8, 2);
@@ -305,7 +317,8 @@ TEST(DecodeThreadGovernorTest, NoSurgeWithoutABurst) {
 
     decoders.waiting = 16;
     DecodeThreadGovernorSettings untargeted = streamer_like(31, 16);
-    untargeted.frame_ms_target = 0;  // no target: the steps alone
+    untargeted.frame_ms_target = 0;  // no target, given or measured: the steps alone
+    untargeted.tail_ratio = 0;
     DecodeThreadGovernor stepping(untargeted);
     run_every_10_ms(stepping, decoders, 400);
     EXPECT_EQ(stepping.statistics().surges, 0u);
@@ -323,6 +336,97 @@ TEST(DecodeThreadGovernorTest, NoSurgeWithoutABurst) {
     DecodeThreadGovernor over(targeted);
     run_every_10_ms(over, decoders, 400);
     EXPECT_EQ(over.statistics().surges, 0u);
+}
+
+// Decode threads that slow one frame in five, more the more of them decode: the app's pace
+// (its median frame) does not move, its tail does.
+struct SpikingFrames {
+    SimulatedDecoders decoders;
+    std::size_t harmless_threads = 8;  // up to 8 threads slow no frame
+    double spike_ms_per_thread = 0.4;  // each thread past them, one frame in five
+    bool spikes_of_its_own = false;    // the app's own: every fifth frame 5 ms, at any count
+    int update = 0;
+
+    DecodeThreadInput next(std::size_t active) {
+        DecodeThreadInput input = decoders.input(active, 0.01);
+        input.frame_ms = 2;
+        if (++update % 5 == 0) {
+            if (spikes_of_its_own) input.frame_ms = 5;
+            if (active > harmless_threads) {
+                input.frame_ms += spike_ms_per_thread * double(active - harmless_threads);
+            }
+        }
+        return input;
+    }
+    void run(DecodeThreadGovernor& governor, int updates) {
+        for (int i = 0; i < updates; ++i) governor.update(next(governor.active_threads()));
+    }
+};
+
+// Without a target, the governor holds the one it measures: 1.5 times the app's median frame
+// and at least half a millisecond over it (3 ms here). All 15 threads active (a lowered
+// priority starts them all) make one frame in five 4.8 ms: it removes a thread a window until
+// the tail is within 3 ms (10 threads: 2.8 ms), and the trials that follow are taken back.
+TEST(DecodeThreadGovernorTest, WithoutATargetItHoldsTheAppsOwnPace) {
+    DecodeThreadGovernorSettings s = streamer_like(15, 15);
+    s.frame_ms_target = 0;
+    DecodeThreadGovernor governor(s);
+    SpikingFrames frames;
+    frames.decoders.useful_threads = 16;
+    frames.run(governor, 24);
+    EXPECT_EQ(governor.active_threads(), 15u) << "nothing measured before the first window";
+    frames.run(governor, 3000);  // 30 s
+    EXPECT_DOUBLE_EQ(governor.statistics().measured_target_ms, 3.0);
+    EXPECT_GE(governor.statistics().removed, 5u);
+    EXPECT_GE(governor.active_threads(), 10u);
+    EXPECT_LE(governor.active_threads(), 11u) << "10, or 11 on a trial";
+    for (int i = 0; i < 3000; ++i) {
+        EXPECT_LE(governor.update(frames.next(governor.active_threads())).active_threads, 11u);
+    }
+
+    // The slack: frames of 0.5 ms whose tail is 0.9 ms (a loop's jitter; 1.5 times is 0.75) are
+    // within the target.
+    DecodeThreadGovernor loop(s);
+    SpikingFrames jitter = frames;
+    jitter.harmless_threads = 15;
+    for (int i = 0; i < 3000; ++i) {
+        DecodeThreadInput input = jitter.next(loop.active_threads());
+        input.frame_ms = i % 5 == 0 ? 0.9 : 0.5;
+        loop.update(input);
+    }
+    EXPECT_DOUBLE_EQ(loop.statistics().measured_target_ms, 1.0);
+    EXPECT_EQ(loop.active_threads(), 15u);
+
+    // Frames that keep their pace keep every thread.
+    DecodeThreadGovernor steady(s);
+    SpikingFrames fine = frames;
+    fine.harmless_threads = 15;
+    fine.run(steady, 3000);
+    EXPECT_EQ(steady.active_threads(), 15u);
+    EXPECT_EQ(steady.statistics().removed, 0u);
+
+    // A tail of the app's own (every fifth frame 5 ms, at any count) does not take more than
+    // half the pool: past that, threads removed would not make it shorter.
+    DecodeThreadGovernor own(s);
+    SpikingFrames its_own = fine;
+    its_own.spikes_of_its_own = true;
+    its_own.run(own, 3000);
+    EXPECT_EQ(own.active_threads(), 7u);
+
+    // Without decoding, slow frames are not the decode threads' doing.
+    DecodeThreadGovernor idle(s);
+    SpikingFrames quiet = frames;
+    quiet.decoders.decoding = false;
+    quiet.run(idle, 3000);
+    EXPECT_EQ(idle.active_threads(), 15u);
+
+    // tail_ratio 0: no target measured, and nothing removed.
+    s.tail_ratio = 0;
+    DecodeThreadGovernor unmeasured(s);
+    SpikingFrames again = frames;
+    again.run(unmeasured, 3000);
+    EXPECT_EQ(unmeasured.active_threads(), 15u);
+    EXPECT_EQ(unmeasured.statistics().measured_target_ms, 0.0);
 }
 
 TEST(DecodeThreadGovernorTest, StaysWithinThePoolAndIgnoresUpdatesWithoutTime) {
@@ -358,6 +462,22 @@ TEST(DecodeThreadGovernorTest, RefusesSettingsItCannotFollow) {
     DecodeThreadGovernorSettings surge = pool_of(4, 2);
     surge.surge_updates = 0;
     EXPECT_TRUE(refused(surge));
+    for (double ratio : {0.5, 101.0, -1.0, std::numeric_limits<double>::quiet_NaN(),
+                         std::numeric_limits<double>::infinity()}) {
+        DecodeThreadGovernorSettings tail = pool_of(4, 2);
+        tail.tail_ratio = ratio;
+        EXPECT_TRUE(refused(tail)) << ratio;
+    }
+    for (double slack : {-0.1, 1001.0, std::numeric_limits<double>::quiet_NaN()}) {
+        DecodeThreadGovernorSettings tail = pool_of(4, 2);
+        tail.tail_slack_ms = slack;
+        EXPECT_TRUE(refused(tail)) << slack;
+    }
+    DecodeThreadGovernorSettings median = pool_of(4, 2);
+    median.pace_windows = 0;
+    EXPECT_TRUE(refused(median));
+    median.pace_windows = 4097;
+    EXPECT_TRUE(refused(median));
     surge = pool_of(4, 2);
     surge.surge_seconds = std::numeric_limits<double>::quiet_NaN();
     EXPECT_TRUE(refused(surge));

@@ -32,6 +32,12 @@ void check_settings(const DecodeThreadGovernorSettings& s) {
     check(share(s.backlog_share) && share(s.busy_share) && share(s.frame_percentile),
           "backlog_share, busy_share and frame_percentile must be from 0 to 1");
     check(s.over_target_updates > 0, "over_target_updates must not be 0");
+    check(std::isfinite(s.tail_ratio) &&
+              (s.tail_ratio == 0 || (s.tail_ratio >= 1 && s.tail_ratio <= 100)),
+          "tail_ratio must be 0 (none) or from 1 to 100");
+    check(std::isfinite(s.tail_slack_ms) && s.tail_slack_ms >= 0 && s.tail_slack_ms <= 1000,
+          "tail_slack_ms must be a number of milliseconds from 0 to 1000");
+    check(s.pace_windows > 0 && s.pace_windows <= 4096, "pace_windows must be 1 to 4096");
     check(std::isfinite(s.surge_seconds) && s.surge_seconds >= 0 && s.surge_updates > 0,
           "a surge needs a length >= 0 and at least one update");
 }
@@ -104,6 +110,9 @@ DecodeThreadGovernor::Outcome DecodeThreadGovernor::summarize(Window& w) {
     done.busy = w.busy_seconds >= settings_.busy_share * w.seconds * double(active_);
     if (!w.frames_ms.empty()) {
         std::vector<double>& frames = w.frames_ms;
+        const auto middle = frames.begin() + std::ptrdiff_t(frames.size() / 2);
+        std::nth_element(frames.begin(), middle, frames.end());
+        done.median_ms = *middle;
         const auto rank =
             std::size_t(std::ceil(settings_.frame_percentile * double(frames.size() - 1)));
         std::nth_element(frames.begin(), frames.begin() + std::ptrdiff_t(rank), frames.end());
@@ -113,16 +122,38 @@ DecodeThreadGovernor::Outcome DecodeThreadGovernor::summarize(Window& w) {
     return done;
 }
 
+// The target given, else the one measured (0: none).
+double DecodeThreadGovernor::target_ms() const noexcept {
+    return settings_.frame_ms_target > 0 ? settings_.frame_ms_target
+                                         : statistics_.measured_target_ms;
+}
+
+// The app's pace: the lowest of the last pace_windows windows' median frames (windows without
+// threads on trial). The decode threads slow the worst frames long before the median, and the
+// lowest median is the least of their doing; tail_ratio times it, and tail_slack_ms over it.
+void DecodeThreadGovernor::measure_target(double median_ms) {
+    if (settings_.frame_ms_target > 0 || settings_.tail_ratio <= 0 || median_ms < 0) return;
+    if (paces_.size() < settings_.pace_windows) {
+        paces_.push_back(median_ms);
+    } else {
+        paces_[next_pace_] = median_ms;
+    }
+    next_pace_ = (next_pace_ + 1) % settings_.pace_windows;
+    const double pace = *std::min_element(paces_.begin(), paces_.end());
+    statistics_.measured_target_ms =
+        std::max(settings_.tail_ratio * pace, pace + settings_.tail_slack_ms);
+}
+
 bool DecodeThreadGovernor::frames_within_target(const Outcome& done) const {
-    return settings_.frame_ms_target <= 0 || done.frame_ms <= settings_.frame_ms_target;
+    return target_ms() <= 0 || done.frame_ms <= target_ms();
 }
 
 // Frames over the target while decoding, over_target_updates in a row. A frame over the target
 // with nothing decoded is not the decode threads' doing.
 bool DecodeThreadGovernor::frames_over_target(const DecodeThreadInput& input) {
-    if (settings_.frame_ms_target <= 0 || !measured(input.frame_ms)) return false;
+    if (target_ms() <= 0 || !measured(input.frame_ms)) return false;
     const bool decoding = input.decoded_pages > 0 || input.busy_seconds > 0;
-    if (input.frame_ms > settings_.frame_ms_target && decoding) {
+    if (input.frame_ms > target_ms() && decoding) {
         ++over_in_a_row_;
     } else {
         over_in_a_row_ = 0;
@@ -135,7 +166,7 @@ bool DecodeThreadGovernor::frames_over_target(const DecodeThreadInput& input) {
 // window of them.
 bool DecodeThreadGovernor::surge_slows_frames(const DecodeThreadInput& input) {
     if (!surging_ || !measured(input.frame_ms)) return false;
-    const bool over = input.frame_ms > settings_.frame_ms_target;
+    const bool over = input.frame_ms > target_ms();
     surge_over_in_a_row_ = over ? surge_over_in_a_row_ + 1 : 0;
     return surge_over_in_a_row_ >= settings_.over_target_updates;
 }
@@ -153,9 +184,18 @@ DecodeThreadChange DecodeThreadGovernor::remove_thread() {
 
 DecodeThreadChange DecodeThreadGovernor::end_window() {
     ++statistics_.windows;
+    const bool decoded = window_.decoded_pages > 0 || window_.busy_seconds > 0;
     const Outcome done = outcome();
     statistics_.last_pages_per_second = done.pages_per_second;
     if (trial_) return end_trial(done);
+    measure_target(done.median_ms);
+    // Frames over the target now and then, not in a row, while decoding: a thread fewer each
+    // window, down to half the pool (where an app whose frames have such a tail of their own
+    // keeps what the normal priority starts with).
+    const std::size_t tail_floor = std::max<std::size_t>(1, settings_.pool_threads / 2);
+    if (decoded && done.frame_ms >= 0 && !frames_within_target(done) && active_ > tail_floor) {
+        return remove_thread();
+    }
     if (cooldown_ > 0) {
         --cooldown_;
         return DecodeThreadChange::none;
@@ -175,9 +215,10 @@ DecodeThreadChange DecodeThreadGovernor::start_trial(const Outcome& before, std:
 
 // A backlog in every update for surge_updates updates and surge_seconds, the active threads
 // busy and the frames within the target: a burst, which the steps would follow too late. Only
-// with a target: without one, the frames can only be compared with frames before, and on an
-// H200 every surge made them slower than the 10% a trial may (the app's thread waits for a
-// core behind the whole pool), where the target of a 60 Hz app has room for it.
+// with a target given: compared with the frames before, on an H200 every surge made them
+// slower than the 10% a trial may (the app's thread waited for a core behind the whole pool),
+// and against a measured target one on 16 cores raised the viewer's frame p99 by a third,
+// where an app's own target has room for it.
 bool DecodeThreadGovernor::wants_surge() const {
     const Window& w = backlog_run_;
     if (!settings_.surge || settings_.frame_ms_target <= 0 || surge_spent_ || trial_ ||
@@ -224,14 +265,14 @@ bool DecodeThreadGovernor::wants_thread(const Outcome& done) const {
 }
 
 // The trial's thread stays only if decoding got faster by more than min_gain, and the frames
-// stayed within the target (or, without one, their tail did not grow by more than
+// stayed within the target (or, without one given or measured, their tail did not grow by more than
 // max_frame_rise).
 DecodeThreadChange DecodeThreadGovernor::end_trial(const Outcome& trial) {
     trial_ = false;
     const bool faster =
         trial.pages_per_second > before_trial_.pages_per_second * (1 + settings_.min_gain);
     bool frames_fine = frames_within_target(trial);
-    if (settings_.frame_ms_target <= 0 && trial.frame_ms >= 0 && before_trial_.frame_ms >= 0) {
+    if (target_ms() <= 0 && trial.frame_ms >= 0 && before_trial_.frame_ms >= 0) {
         frames_fine = trial.frame_ms <= before_trial_.frame_ms * (1 + settings_.max_frame_rise);
     }
     if (!faster || !frames_fine) return take_back_trial();

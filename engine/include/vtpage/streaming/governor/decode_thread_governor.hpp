@@ -11,23 +11,33 @@
 //   adds threads (a trial) after a window in which pages kept waiting for decode, the active
 //     threads were busy and the frames were within the target; after the next window it keeps
 //     them only if the pages decoded per second rose by more than min_gain and the frames
-//     stayed within the target (without one: their tail grew by no more than max_frame_rise),
-//     else takes them back. A trial adds one thread at first and twice as many as the last
-//     after each trial it kept, one again after one it took back, and a kept trial's window
-//     starts the next trial at once where it still wants threads: a backlog that lasts reaches
-//     the pool in a few windows (on an H200, 8 to 15 threads took 7 windows of 0.5 s one by
+//     stayed within the target (without one, given or measured: their tail grew by no more than
+//     max_frame_rise), else takes them back. A trial adds one thread at first and twice as many as
+//     the last after each trial it kept, one again after one it took back, and a kept trial's
+//     window starts the next trial at once where it still wants threads: a backlog that lasts
+//     reaches the pool in a few windows (on an H200, 8 to 15 threads took 7 windows of 0.5 s one by
 //     one, where a burst of streaming lasts a second or two);
-//   surges, where there is a frame target: a backlog in every update that keeps the active
+//   surges, where the app gives a frame target: a backlog in every update that keeps
+//   the active
 //     threads busy is a burst (a scene loaded, a cut), over before a few windows of steps have
 //     passed (on an H200 with 32 cores 2,048 pages took 0.45 s, in which steps went from 16
 //     threads to 17): after surge_updates updates in a row and surge_seconds of it, the rest
 //     of the pool goes on trial at once, measured against those updates and judged after its
 //     window as any trial, and frame by frame too: over_target_updates updates in a row with
 //     frames over the target take it back at once. A surge taken back is not tried again: the
-//     steps are what is left. Without a target there is no surge (the frames a surge slows,
-//     compared with the frames before it, always grew more than a trial may);
+//     steps are what is left;
 //   removes a thread when over_target_updates updates in a row had a frame over the target
-//     while pages were decoded;
+//     while pages were decoded, and after a window whose frames' tail was over the target
+//     while pages were decoded, a thread a window, down to half the pool (decode threads that
+//     slow a frame now and then, not three in a row: on an H200 with 16 cores, 15 decode
+//     threads doubled the viewer's frame p99 over the instanced set, at any priority, where
+//     its median did not move);
+//   without a target, measures one: the app's own pace, tail_ratio times the lowest median
+//     frame of its last pace_windows windows, and at least tail_slack_ms over it (from the
+//     first window on), so that decode threads follow the frame time where the app names none.
+//     Decode threads that slow the median itself (not seen on the H200s: the viewer's median
+//     frame stayed within 2% from 8 threads to 15) raise it, a kept trial at a time, once their
+//     windows are all that pace_windows remembers;
 //   waits cooldown_windows windows after a removal or a trial that did not help before trying
 //     again, twice as long after each trial in a row that did not help (up to 32 windows), so
 //     that it does not add and remove a thread every window;
@@ -43,8 +53,16 @@ namespace vtpage::vt {
 struct DecodeThreadGovernorSettings {
     std::size_t pool_threads = 1;     // the decode threads started (the most that can be active)
     std::size_t initial_threads = 1;  // active at first
-    // 0: no target; frames are then compared with the window before each trial.
+    // 0: no target given; the governor then holds the one it measures (tail_ratio), and
+    // before it has measured one a trial's frames are compared with the window before it.
     double frame_ms_target = 0;
+    // The measured target: this many times the app's pace, the lowest median frame of the last
+    // pace_windows windows (>= 1; 0: none measured), and at least tail_slack_ms over it (a
+    // loop of half a millisecond has that much of the scheduler's jitter however few threads
+    // decode).
+    double tail_ratio = 1.5;
+    double tail_slack_ms = 0.5;
+    std::uint32_t pace_windows = 32;
     // A window: at least this long and this many updates (throughput over a few feedbacks is
     // noise: a read burst, a page that decodes slowly).
     double window_seconds = 0.25;
@@ -89,6 +107,7 @@ struct DecodeThreadGovernorStatistics {
     std::uint64_t taken_back = 0;      // trials that did not
     std::uint64_t removed = 0;         // threads removed for frames over the target
     std::uint64_t surges = 0;          // trials of the whole pool (counted among the trials)
+    double measured_target_ms = 0;     // without frame_ms_target, the one it holds (0: none yet)
     double last_pages_per_second = 0;  // of the last window
 };
 
@@ -120,14 +139,17 @@ private:
     // What an ended window says.
     struct Outcome {
         double pages_per_second = 0;
-        double frame_ms = -1;  // the frames' percentile; negative: no frame measured
-        bool backlog = false;  // pages waited for decode in backlog_share of the updates
-        bool busy = false;     // the active threads decoded busy_share of the time
+        double frame_ms = -1;   // the frames' percentile; negative: no frame measured
+        double median_ms = -1;  // their median
+        bool backlog = false;   // pages waited for decode in backlog_share of the updates
+        bool busy = false;      // the active threads decoded busy_share of the time
     };
 
     void measure(const DecodeThreadInput& input);
     Outcome outcome();
     Outcome summarize(Window& w);
+    double target_ms() const noexcept;
+    void measure_target(double median_ms);
     bool frames_over_target(const DecodeThreadInput& input);
     bool frames_within_target(const Outcome& done) const;
     DecodeThreadChange remove_thread();
@@ -155,6 +177,8 @@ private:
     bool surging_ = false;                   // the trial under way is a surge
     bool surge_spent_ = false;               // a surge was taken back: none again
     std::uint32_t surge_over_in_a_row_ = 0;  // the surge's updates with slower frames, in a row
+    std::vector<double> paces_;              // the last pace_windows windows' medians (a ring)
+    std::size_t next_pace_ = 0;              // where the ring writes next
     DecodeThreadGovernorStatistics statistics_;
 };
 
