@@ -3,6 +3,7 @@
 // delivery, callbacks, frames, the page loader) while a workload drives every route (packed
 // tails, packed coarse levels of two shapes, pages read from baked files of both versions
 // through the fault-injecting file layer, fills that fail, evicting ahead, a lowered budget,
+// requests held for a view over budget that asks again for what it gave up (refault holds),
 // requests from three threads, frames completed late, twice or not at all, slow callbacks,
 // destruction mid-stream). The events and the frame calls go to one log, and the reuse rule is
 // checked from the log alone with the library's frame model (frame N is complete once
@@ -267,10 +268,11 @@ Violations check_log(const std::vector<Entry>& log, const PageFacts& facts,
 
 struct RouteCounts {
     std::uint64_t tails = 0, level_3x3 = 0, level_2x2 = 0, stored = 0, failed_fills = 0,
-                  evictions = 0;
+                  evictions = 0, held = 0;
     static constexpr std::uint64_t least = 100;  // events a route must see over the run
     bool enough() const {
-        return std::min({tails, level_3x3, level_2x2, stored, failed_fills, evictions}) >= least;
+        return std::min({tails, level_3x3, level_2x2, stored, failed_fills, evictions, held}) >=
+               least;
     }
     void add(const RouteCounts& o) {
         tails += o.tails;
@@ -279,6 +281,7 @@ struct RouteCounts {
         stored += o.stored;
         failed_fills += o.failed_fills;
         evictions += o.evictions;
+        held += o.held;
     }
 };
 
@@ -536,6 +539,7 @@ RunResult run_seed(std::uint64_t seed, const std::vector<std::string>& defects) 
         if (!streamer->wait_idle_while_progressing(60s)) result.error = "the streamer never idled";
         const StreamerStatistics stats = streamer->statistics();
         result.counts.failed_fills = stats.failed_pages;
+        result.counts.held = stats.held_requests;
         const std::vector<Entry> entries = log.take();
         result.violations = check_log(entries, facts, view);
         // (d) the app's view is the streamer's.
@@ -652,11 +656,12 @@ TEST_F(ScheduleExplorerTest, TheReuseRuleHoldsInEverySchedule) {
     const double seconds = std::chrono::duration<double>(Clock::now() - start).count();
     std::printf(
         "schedule explorer: %zu runs (%zu listed, %zu fresh) in %.1f s; events: tails %llu, "
-        "3x3 levels %llu, 2x2 levels %llu, stored pages %llu, failed fills %llu, evictions %llu\n",
+        "3x3 levels %llu, 2x2 levels %llu, stored pages %llu, failed fills %llu, evictions %llu, "
+        "held requests %llu\n",
         runs, std::min(listed, runs), fresh, seconds, (unsigned long long)total.tails,
         (unsigned long long)total.level_3x3, (unsigned long long)total.level_2x2,
         (unsigned long long)total.stored, (unsigned long long)total.failed_fills,
-        (unsigned long long)total.evictions);
+        (unsigned long long)total.evictions, (unsigned long long)total.held);
     if (!only_seed()) {
         const std::uint64_t least = RouteCounts::least;
         EXPECT_GE(total.tails, least) << "packed and own tails";
@@ -665,6 +670,7 @@ TEST_F(ScheduleExplorerTest, TheReuseRuleHoldsInEverySchedule) {
         EXPECT_GE(total.stored, least) << "stored pages";
         EXPECT_GE(total.failed_fills, least) << "failed fills";
         EXPECT_GE(total.evictions, least) << "evictions";
+        EXPECT_GE(total.held, least) << "requests held for a view over budget (refaults)";
     }
 }
 
