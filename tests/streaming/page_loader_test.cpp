@@ -312,11 +312,14 @@ TEST_F(PageLoaderTest, DecodeThreadsRunAtThePriorityAskedFor) {
             EXPECT_TRUE(result.ok) << result.tag;
             ++loaded;
         };
+        // Each page into memory of its own: two threads decode at once.
+        std::vector<std::vector<std::byte>> destinations(4, std::vector<std::byte>(page_bytes));
         PageLoader loader(std::move(s));
         std::vector<PageLoad> loads;
         for (std::uint64_t page = 0; page < 4; ++page) {
             PageLoad one = load(page);
             one.source = recorder;
+            one.destination = reinterpret_cast<DeviceAddress>(destinations[page].data());
             loads.push_back(one);
         }
         loader.load(std::move(loads));
