@@ -72,20 +72,37 @@ private:
     std::size_t read_ = 0;
 };
 
-// A baked file whose decodes wait, in the order they began, until let_through lets them go, and
-// are counted while they run: how many run at once is how many decode threads take pages.
-class GatedDecodes final : public TileSource {
+// A baked file seen through a source that watches its decodes: everything else is the file's.
+class WatchedDecodes : public TileSource {
 public:
-    explicit GatedDecodes(std::shared_ptr<const TileSource> file) : file_(std::move(file)) {}
+    WatchedDecodes(std::shared_ptr<const TileSource> file, std::string watch)
+        : file_(std::move(file)), watch_(std::move(watch)) {}
 
     TextureShape shape() const noexcept override { return file_->shape(); }
-    std::string name() const override { return "gated " + file_->name(); }
+    std::string name() const override { return watch_ + " " + file_->name(); }
     void fill_host(std::uint64_t page, std::span<std::byte> destination) const override {
         file_->fill_host(page, destination);
     }
     std::optional<StoredPageRead> stored_read(std::uint64_t page) const override {
         return file_->stored_read(page);
     }
+    void decode_stored(std::uint64_t page, std::span<const std::byte> stored,
+                       std::span<std::byte> destination) const override {
+        file_->decode_stored(page, stored, destination);
+    }
+
+private:
+    std::shared_ptr<const TileSource> file_;
+    std::string watch_;
+};
+
+// A baked file whose decodes wait, in the order they began, until let_through lets them go, and
+// are counted while they run: how many run at once is how many decode threads take pages.
+class GatedDecodes final : public WatchedDecodes {
+public:
+    explicit GatedDecodes(std::shared_ptr<const TileSource> file)
+        : WatchedDecodes(std::move(file), "gated") {}
+
     void decode_stored(std::uint64_t page, std::span<const std::byte> stored,
                        std::span<std::byte> destination) const override {
         {
@@ -96,7 +113,7 @@ public:
             changed_.notify_all();
             changed_.wait(lock, [&] { return ticket < let_through_; });
         }
-        file_->decode_stored(page, stored, destination);
+        WatchedDecodes::decode_stored(page, stored, destination);
         std::lock_guard lock(mutex_);
         --running_;
         changed_.notify_all();
@@ -125,7 +142,6 @@ public:
     }
 
 private:
-    std::shared_ptr<const TileSource> file_;
     mutable std::mutex mutex_;
     mutable std::condition_variable changed_;
     mutable std::size_t running_ = 0;
@@ -252,23 +268,16 @@ TEST_F(PageLoaderTest, WithoutAStreamOnAnyDecodeThreadPagesFailWithDeviceUnavail
 }
 
 // Records the scheduling policy and nice value of the threads that decode its pages.
-class SchedulingRecorder final : public TileSource {
+class SchedulingRecorder final : public WatchedDecodes {
 public:
-    explicit SchedulingRecorder(std::shared_ptr<const TileSource> file) : file_(std::move(file)) {}
+    explicit SchedulingRecorder(std::shared_ptr<const TileSource> file)
+        : WatchedDecodes(std::move(file), "recorded") {}
 
     struct Seen {
         int policy = -1;
         int nice = 0;
     };
 
-    TextureShape shape() const noexcept override { return file_->shape(); }
-    std::string name() const override { return "recorded " + file_->name(); }
-    void fill_host(std::uint64_t page, std::span<std::byte> destination) const override {
-        file_->fill_host(page, destination);
-    }
-    std::optional<StoredPageRead> stored_read(std::uint64_t page) const override {
-        return file_->stored_read(page);
-    }
     void decode_stored(std::uint64_t page, std::span<const std::byte> stored,
                        std::span<std::byte> destination) const override {
         // With 0, both ask about the calling thread on Linux.
@@ -277,7 +286,7 @@ public:
             std::lock_guard lock(mutex_);
             seen_.push_back(seen);
         }
-        file_->decode_stored(page, stored, destination);
+        WatchedDecodes::decode_stored(page, stored, destination);
     }
     std::vector<Seen> seen() const {
         std::lock_guard lock(mutex_);
@@ -285,7 +294,6 @@ public:
     }
 
 private:
-    std::shared_ptr<const TileSource> file_;
     mutable std::mutex mutex_;
     mutable std::vector<Seen> seen_;
 };
