@@ -1,8 +1,9 @@
 // Files of the older format versions keep opening: baked files written by the writers of
-// versions 1 and 2 (tests/streaming/files, made by make_files.cpp there and committed as they
-// were written, never regenerated) are opened by today's reader and every page is compared with
-// what was read back when they were written, and for version 2 with the pattern they were
-// written from, tile by tile.
+// versions 1, 2 and 3 (tests/streaming/files, made by make_files.cpp and make_files_v3.cpp there
+// and committed as they were written, never regenerated) are opened by today's reader and every
+// page is compared with what was read back when they were written, and for versions 2 and 3 with
+// the pattern they were written from, tile by tile (but the one page of random bytes, stored
+// raw).
 #include <gtest/gtest.h>
 
 #include <zstd.h>
@@ -28,6 +29,18 @@ const std::string files_folder = VTPAGE_LEGACY_FILES_DIR;
 std::byte pattern_byte(std::uint64_t page, std::uint64_t i) {
     return std::byte((i >> 6) ^ (page * 37) ^ ((i & 63) * 3));
 }
+
+// make_files_v3.cpp's sampling per file: versions 1 and 2 read as the defaults.
+TextureSampling expected_sampling(const std::string& file) {
+    if (file == "v3-rgba8-700x500.vtex") {
+        return {AddressMode::repeat, AddressMode::mirrored_repeat, ColorSpace::srgb};
+    }
+    if (file == "v3-bc4-2000x1500.vtex") return {AddressMode::clamp_to_edge, AddressMode::repeat};
+    return {};
+}
+// The page of random bytes that the version-3 writer stored raw.
+const std::string random_page_file = "v3-bc4-2000x1500.vtex";
+constexpr std::uint64_t random_page = 1;
 
 struct ExpectedPage {
     std::string file;
@@ -75,12 +88,12 @@ TEST(BakedLegacyFilesTest, EveryPageOfTheCommittedFilesReadsAsWritten) {
         const int version = source->version();
         versions.insert(version);
         EXPECT_EQ("v" + std::to_string(version), e.file.substr(0, 2)) << e.file;
-        EXPECT_EQ(source->sampling(), TextureSampling{}) << "defaults for old versions";
+        EXPECT_EQ(source->sampling(), expected_sampling(e.file)) << e.file;
         const std::span<std::byte> out = std::span(page).first(
             version == 1 ? BakedTextureFile(source->name()).header().page_bytes : page_bytes);
         source->fill_host(e.page, out);
         EXPECT_EQ(checksum64(out), e.checksum) << e.file << " page " << e.page;
-        if (version != 2) continue;
+        if (version == 1 || (e.file == random_page_file && e.page == random_page)) continue;
         const TileFormatInfo info = tile_format_info(source->shape().format);
         for (std::uint32_t t = 0; t < info.tiles_per_page(); ++t) {
             const std::uint64_t first = std::uint64_t(t) * info.tile_bytes();
@@ -92,8 +105,8 @@ TEST(BakedLegacyFilesTest, EveryPageOfTheCommittedFilesReadsAsWritten) {
             }
         }
     }
-    EXPECT_EQ(versions, (std::set<int>{1, 2}));
-    EXPECT_EQ(sources.size(), 3u);
+    EXPECT_EQ(versions, (std::set<int>{1, 2, 3}));
+    EXPECT_EQ(sources.size(), 5u);
 }
 
 TEST(BakedLegacyFilesTest, TheCommittedFilesCheckClean) {
@@ -105,6 +118,15 @@ TEST(BakedLegacyFilesTest, TheCommittedFilesCheckClean) {
         EXPECT_EQ(archive.version(), 2u) << name;
         archive.check_all();
     }
+    for (const char* name : {"v3-rgba8-700x500.vtex", "v3-bc4-2000x1500.vtex"}) {
+        const BakedTextureArchive archive(files_folder + "/" + name);
+        EXPECT_EQ(archive.version(), 3u) << name;
+        archive.check_all();
+    }
+    // The random page is stored raw, the others zstd-compressed, as the version-3 writer chose.
+    const BakedTextureArchive v3(files_folder + "/" + random_page_file);
+    EXPECT_EQ(v3.archive().stored_extent(random_page).encoding, PageEncoding::raw);
+    EXPECT_EQ(v3.archive().stored_extent(0).encoding, PageEncoding::zstd);
 }
 
 }  // namespace
