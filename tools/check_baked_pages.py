@@ -1,12 +1,12 @@
 #!/usr/bin/env python3
-"""Checks the stored pages of a baked texture of format version 3 with Python's xxhash module,
+"""Checks the stored pages of a baked texture of format version 3 or 4 with Python's xxhash module,
 independently of vtpage: each page's stored bytes hashed with XXH3-64 (seed 0) against the
 page index, and the header, descriptor and index against the header's checksums.
 
     python3 tools/check_baked_pages.py texture.vtex            # every page
     python3 tools/check_baked_pages.py texture.vtex --page 7   # one page, its numbers printed
 
-Exit status: 0 all match, 1 a mismatch, 2 not a version-3 file, 77 the xxhash module is missing
+Exit status: 0 all match, 1 a mismatch, 2 not a file of version 3 or 4, 77 the xxhash module is missing
 (Debian: python3-xxhash; pip: xxhash).
 """
 import argparse
@@ -21,8 +21,10 @@ except ImportError:
 
 # PageArchiveHeader (128 bytes, little-endian): magic, version, header_bytes, page_count,
 # page_bytes, tile_bytes, tiles_per_page, descriptor_offset, descriptor_bytes, index_offset,
-# table_offset, data_offset, file_bytes, descriptor/index/table/header checksums, reserved.
-HEADER = struct.Struct("<8sIIQQIIQQQQQQQQQQ8s")
+# table_offset, data_offset, file_bytes, descriptor/index/table/header checksums, parts per page
+# (version 4: a zstd page is that many zstd frames, one after the other; zero in version 3),
+# reserved.
+HEADER = struct.Struct("<8sIIQQIIQQQQQQQQQQI4s")
 # PageIndexEntry (40 bytes): offset, stored_bytes, stored_checksum, page_bytes, encoding, reserved.
 ENTRY = struct.Struct("<QQQQII")
 
@@ -35,10 +37,11 @@ def main():
     with open(args.file, "rb") as f:
         data = f.read()
     (magic, version, _, page_count, _, _, _, descriptor_offset, descriptor_bytes, index_offset,
-     _, _, _, descriptor_sum, index_sum, _, header_sum, _) = HEADER.unpack_from(data, 0)
-    if magic != b"VTPGPACK" or version != 3:
-        print(f"{args.file}: not a baked texture of version 3 ({magic!r}, version {version})")
+     _, _, _, descriptor_sum, index_sum, _, header_sum, parts, _) = HEADER.unpack_from(data, 0)
+    if magic != b"VTPGPACK" or version not in (3, 4):
+        print(f"{args.file}: not a baked texture of version 3 or 4 ({magic!r}, version {version})")
         return 2
+    frames = parts if version == 4 else 1
     bad = 0
     header = bytearray(data[:HEADER.size])
     header[112:120] = bytes(8)  # header_checksum is computed with itself zero
@@ -57,7 +60,7 @@ def main():
         computed = xxhash.xxh3_64_intdigest(data[offset:offset + stored_bytes])
         if args.page is not None:
             print(f"page {page}: offset {offset}, {stored_bytes} stored bytes "
-                  f"({'zstd' if encoding else 'raw'}), index {stored_sum:016x}, "
+                  f"({f'zstd, {frames} frames' if encoding else 'raw'}), index {stored_sum:016x}, "
                   f"XXH3 {computed:016x}")
         if computed != stored_sum:
             print(f"page {page}: stored bytes checksum mismatch")

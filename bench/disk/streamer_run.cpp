@@ -58,6 +58,14 @@ public:
                        std::span<std::byte> destination) const override {
         archive_.decode_page(page, stored, destination);
     }
+    std::vector<vt::StoredPart> split_stored(std::uint64_t page,
+                                             std::span<const std::byte> stored) const override {
+        return archive_.split_stored(page, stored);
+    }
+    void decode_stored_part(std::uint64_t page, const vt::StoredPart& part,
+                            std::span<std::byte> destination) const override {
+        archive_.decode_part(page, part, destination);
+    }
 
     bool split_reads = true;
 

@@ -1,4 +1,4 @@
-// vtpage-bake as a user runs it on version 3: every kind of input libvips reads, the formats
+// vtpage-bake as a user runs it on version 4: every kind of input libvips reads, the formats
 // `auto` chooses, corrupt files (exit 2, naming the page or field) and the memory of a bake at
 // two widths.
 #include <gtest/gtest.h>
@@ -38,7 +38,7 @@ protected:
         EXPECT_EQ(run.status, 0) << run.output;
         const ToolRun check = run_bake_tool("-q --check " + out);
         EXPECT_EQ(check.status, 0) << check.output;
-        EXPECT_NE(check.output.find("ok: version 3"), std::string::npos) << check.output;
+        EXPECT_NE(check.output.find("ok: version 4"), std::string::npos) << check.output;
         return run;
     }
     test::TemporaryFolder folder_;
@@ -70,7 +70,7 @@ TEST_F(BakeArchiveToolTest, PngJpegSixteenBitPngAndTiffBake) {
         const ToolRun run = bake_ok(input, "", out);
         const vt::BakedFileSource source(out);
         EXPECT_EQ(source.shape(), (vt::TextureShape{300, 260, vt::TileFormat::bc1})) << input;
-        EXPECT_EQ(source.version(), 3);
+        EXPECT_EQ(source.version(), 4);
         EXPECT_NE(run.output.find("mip  0      300 x 260      PSNR "), std::string::npos)
             << run.output;
         EXPECT_NE(run.output.find("mip  8        1 x 1 "), std::string::npos) << run.output;

@@ -122,7 +122,7 @@ std::vector<std::uint8_t> reference_tile(const test::ReferenceLevel& level,
 
 void TextureArchiveRoundTrip::expect_tiles_match(const std::vector<test::ReferenceLevel>& levels) {
     const vt::BakedFileSource source(path());
-    ASSERT_EQ(source.version(), 3);
+    ASSERT_EQ(source.version(), 4);
     const vt::TextureLayout layout(source.shape());
     ASSERT_EQ(layout.mip_count, levels.size());
     const TileFormat format = GetParam();

@@ -1,4 +1,4 @@
-// vtpage-bake as a user runs it: bake (version 3), check (versions 1 and 3), and the exit status
+// vtpage-bake as a user runs it: bake (version 4), check (versions 1 and 4), and the exit status
 // and message for bad input. The inputs are PNGs written with stb_image_write; the other image
 // formats and the tile formats are tested in tests/bake.
 #include <gtest/gtest.h>
@@ -63,7 +63,7 @@ TEST_F(BakeToolTest, BakesAndChecks) {
         << bake.output;
     const ToolRun check = run("-q --check " + out);
     EXPECT_EQ(check.status, 0) << check.output;
-    EXPECT_NE(check.output.find("ok: version 3, 300 x 260, rgba8, 3 pages"), std::string::npos)
+    EXPECT_NE(check.output.find("ok: version 4, 300 x 260, rgba8, 3 pages"), std::string::npos)
         << check.output;
     // Mip 0's payload is the image itself, unpadded.
     const BakedFileSource source(out);

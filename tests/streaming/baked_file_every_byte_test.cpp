@@ -3,7 +3,8 @@
 // header, the checksum table and the padding after it is flipped in turn; the data, 2 MiB a
 // page, is flipped at a stride that lands in every tile at varying offsets. A header rewritten
 // with a fresh checksum is caught by the fields that have one right value. The same for a baked
-// texture of version 3 (a page archive with XXH3 checksums and a descriptor): every byte of it.
+// texture of version 4 (a page archive with XXH3 checksums, a descriptor and pages stored in
+// parts): every byte of it.
 #include <gtest/gtest.h>
 
 #include <fcntl.h>
@@ -108,11 +109,11 @@ TEST_F(BakedFileEveryByteTest, HeaderFieldsWithAFreshChecksumAreStillChecked) {
 }
 
 // Version 3: one page of rgba8 (zstd-compressed to a few KiB), small enough to flip every byte.
-TEST(BakedArchiveEveryByteTest, EveryByteOfAVersion3FileIsCovered) {
+TEST(BakedArchiveEveryByteTest, EveryByteOfAVersion4FileIsCovered) {
     test::TemporaryFolder folder;
     const std::string path = folder.file("small-v3.vtex");
     test::write_rgba8_archive(test::make_test_image(37, 23, 5), path);
-    ASSERT_EQ(baked_file_version(path), 3);
+    ASSERT_EQ(baked_file_version(path), 4);
     auto found = [&] {
         try {
             BakedTextureArchive(path).check_all();

@@ -1,5 +1,5 @@
 #!/bin/sh
-# Format version 3's checksums checked outside vtpage: a small texture baked by vtpage-bake, every
+# The checksums of format versions 3 and 4 checked outside vtpage: a small texture baked by vtpage-bake, every
 # stored page hashed by Python's xxhash (tools/check_baked_pages.py) against the page index, and
 # one page's numbers printed. Exit 77 (skipped, the reason printed) where no Python at hand has
 # the xxhash module. Arguments: vtpage-bake, check_baked_pages.py, a scratch folder, and the

@@ -1,7 +1,8 @@
 // Damaged page archives: every byte flipped in turn, truncations, headers and index entries
 // rewritten with fresh checksums, and zstd frames that are valid but of the wrong size or not
-// frames at all. Each must be corrupt_data naming the page (and tile) where there is one. Every
-// test runs on an archive of version 2 (checksum64, tile table) and of version 3 (XXH3, none).
+// frames at all. Each must be corrupt_data naming the page (and tile or part) where there is one.
+// Every test runs on an archive of version 2 (checksum64, tile table), of version 3 (XXH3, none)
+// and of version 4 (XXH3, a zstd page stored as four frames, one per 1 KiB part).
 #include <gtest/gtest.h>
 
 #include <zstd.h>
@@ -31,6 +32,11 @@ protected:
         ASSERT_EQ(good_.header().version, version());
     }
     std::uint32_t version() const { return GetParam(); }
+    // How an error names page 0's first part: the page alone before version 4.
+    std::string page_0_part(int part) const {
+        return version() < 4 ? std::string("page 0: ")
+                             : detail::concat("page 0, part ", part, ": ");
+    }
     // The detail of the corrupt_data that opening and checking `file` throws.
     std::string damage(const test::ArchiveBytes& file) {
         test::write_file(path_, file.bytes);
@@ -145,11 +151,28 @@ TEST_P(PageArchiveCorruptionTest, HeaderFieldsWithFreshChecksumsAreChecked) {
         return damage(file);
     };
     EXPECT_MENTIONS(rewrite([](auto& h) { h.version = 1; }), "unsupported version 1");
-    EXPECT_MENTIONS(rewrite([](auto& h) { h.version = 4; }), "unsupported version 4");
-    if (version() == 3) {
+    EXPECT_MENTIONS(rewrite([](auto& h) { h.version = page_archive_version + 1; }),
+                    detail::concat("unsupported version ", page_archive_version + 1));
+    if (version() < 4) {
+        EXPECT_MENTIONS(rewrite([](auto& h) { h.parts_per_page = 4; }),
+                        "parts_per_page is 4, zero before version 4");
+    } else {
+        EXPECT_EQ(good_.header().parts_per_page, 4u);
+        for (std::uint32_t parts : {0u, 3u, 8u, 65u}) {
+            EXPECT_MENTIONS(
+                rewrite([&](auto& h) { h.parts_per_page = parts; }),
+                detail::concat("parts_per_page is ", parts, ": 1 to 64 dividing the 4"));
+        }
+        // A version-4 header said to be version 3: its parts field is not zero there.
+        EXPECT_MENTIONS(rewrite([](auto& h) { h.version = 3; }), "zero before version 4");
+    }
+    if (version() >= 3) {
         EXPECT_MENTIONS(rewrite([](auto& h) { h.table_checksum = 1; }), "table_checksum");
         // A version-3 header said to be version 2: the descriptor's XXH3 is not its checksum64.
-        EXPECT_MENTIONS(rewrite([](auto& h) { h.version = 2; }), "descriptor checksum mismatch");
+        if (version() == 3) {
+            EXPECT_MENTIONS(rewrite([](auto& h) { h.version = 2; }),
+                            "descriptor checksum mismatch");
+        }
     }
     EXPECT_MENTIONS(rewrite([](auto& h) { h.data_offset += 4096; }), "data_offset");
     EXPECT_MENTIONS(rewrite([](auto& h) { h.page_count = 1000; }), "table_offset");
@@ -181,9 +204,10 @@ TEST_P(PageArchiveCorruptionTest, IndexEntriesWithFreshChecksumsAreChecked) {
     EXPECT_MENTIONS(rewrite(0, [](auto& e) { e.stored_bytes = 0; }), "page 0: bad index");
     EXPECT_MENTIONS(rewrite(0, [](auto& e) { e.encoding = 2; }), "page 0: bad index entry");
     EXPECT_MENTIONS(rewrite(0, [](auto& e) { e.page_bytes = 8192; }), "page 0: bad index");
-    // A compressed page read as raw, and a raw page read as a zstd frame.
+    // A compressed page read as raw, and a raw page read as zstd frames.
     EXPECT_MENTIONS(rewrite(2, [](auto& e) { e.encoding = 0; }), "page 2: bad index entry");
-    EXPECT_MENTIONS(rewrite(1, [](auto& e) { e.encoding = 1; }), "page 1: bad zstd frame");
+    EXPECT_MENTIONS(rewrite(1, [](auto& e) { e.encoding = 1; }),
+                    version() < 4 ? "page 1: bad zstd frame" : "page 1, part 0: bad zstd frame");
 }
 
 // Page 0's stored bytes replaced by `stored` (its index entry and checksums to match).
@@ -210,24 +234,52 @@ std::vector<std::byte> zstd_frame(std::span<const std::byte> bytes) {
     return frame;
 }
 
+// Frames of `page` cut into `parts` equal parts, one after the other.
+std::vector<std::byte> zstd_frames(std::span<const std::byte> page, std::size_t parts) {
+    std::vector<std::byte> out;
+    const std::size_t part = page.size() / parts;
+    for (std::size_t i = 0; i < parts; ++i) {
+        const auto frame = zstd_frame(page.subspan(i * part, part));
+        out.insert(out.end(), frame.begin(), frame.end());
+    }
+    return out;
+}
+
 TEST_P(PageArchiveCorruptionTest, BadZstdFramesAreCorruptDataNamingThePage) {
     const auto page = test::smooth_page(4096, 0);
     EXPECT_MENTIONS(damage(with_stored_page_0(good_, zstd_frame(std::span(page).first(2048)))),
-                    "page 0: the zstd frame decodes to 2048 bytes, the page is 4096");
+                    page_0_part(0) + (version() < 4 ? "the zstd frame decodes to 2048 bytes, "
+                                                      "the page is 4096"
+                                                    : "the zstd frame decodes to 2048 bytes, "
+                                                      "a part is 1024"));
     EXPECT_MENTIONS(damage(with_stored_page_0(good_, test::random_page(300, 9))),
-                    "page 0: bad zstd frame");
-    // A right frame with bytes after it, and two frames that make a page together.
-    std::vector<std::byte> trailing = zstd_frame(page);
+                    page_0_part(0) + "bad zstd frame");
+    // The page's own frames with bytes after them, and two frames that make a page together.
+    std::vector<std::byte> trailing = zstd_frames(page, version() < 4 ? 1 : 4);
     trailing.resize(trailing.size() + 8);
     EXPECT_MENTIONS(damage(with_stored_page_0(good_, trailing)), "page 0: bad zstd frame");
-    std::vector<std::byte> two = zstd_frame(std::span(page).first(2048));
-    const auto second = zstd_frame(std::span(page).last(2048));
-    two.insert(two.end(), second.begin(), second.end());
-    EXPECT_MENTIONS(damage(with_stored_page_0(good_, two)), "page 0:");
+    std::vector<std::byte> two = zstd_frames(page, 2);
+    EXPECT_MENTIONS(damage(with_stored_page_0(good_, two)), "page 0");
+    if (version() >= 4) {
+        // Three of the four frames, a fifth after them, and a frame cut short.
+        const auto parts = zstd_frames(page, 4);
+        const std::size_t first_three =
+            parts.size() - zstd_frame(std::span(page).last(1024)).size();
+        EXPECT_MENTIONS(damage(with_stored_page_0(good_, std::span(parts).first(first_three))),
+                        "page 0, part 3: bad zstd frames: the stored bytes end after 3 of 4");
+        std::vector<std::byte> five = parts;
+        const auto extra = zstd_frame(std::span(page).first(1024));
+        five.insert(five.end(), extra.begin(), extra.end());
+        EXPECT_MENTIONS(damage(with_stored_page_0(good_, five)),
+                        "page 0: bad zstd frames: they do not fill the");
+        EXPECT_MENTIONS(damage(with_stored_page_0(good_, std::span(parts).first(parts.size() - 2))),
+                        "page 0, part 3: bad zstd frame: it ends past the");
+    }
     // A frame of the right size with other bytes in it: version 2's tile checksums catch it.
-    // Version 3 has only the stored bytes' checksum, rewritten here: such a file is a valid one
-    // with other content, as any file rewritten with fresh checksums.
-    const auto other = with_stored_page_0(good_, zstd_frame(test::smooth_page(4096, 5)));
+    // Versions 3 and 4 have only the stored bytes' checksum, rewritten here: such a file is a valid
+    // one with other content, as any file rewritten with fresh checksums.
+    const auto other =
+        with_stored_page_0(good_, zstd_frames(test::smooth_page(4096, 5), version() < 4 ? 1 : 4));
     if (version() == 2) {
         EXPECT_MENTIONS(damage(other), "page 0, tile 0: tile checksum mismatch");
     } else {
@@ -242,10 +294,10 @@ TEST_P(PageArchiveCorruptionTest, BadZstdFramesAreCorruptDataNamingThePage) {
     EXPECT_MENTIONS(
         detail_of([&] { archive.decode_page(0, bad.region(extent.offset, extent.bytes), out); },
                   Errc::corrupt_data),
-        "page 0: bad zstd frame");
+        page_0_part(0) + "bad zstd frame");
 }
 
-INSTANTIATE_TEST_SUITE_P(Versions, PageArchiveCorruptionTest, testing::Values(2u, 3u),
+INSTANTIATE_TEST_SUITE_P(Versions, PageArchiveCorruptionTest, testing::Values(2u, 3u, 4u),
                          [](const testing::TestParamInfo<std::uint32_t>& info) {
                              return "v" + std::to_string(info.param);
                          });

@@ -16,6 +16,7 @@
 #include <filesystem>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <thread>
 #include <utility>
 #include <vector>
@@ -90,6 +91,9 @@ public:
                        std::span<std::byte> destination) const override {
         file_->decode_stored(page, stored, destination);
     }
+
+protected:
+    const TileSource& file() const { return *file_; }
 
 private:
     std::shared_ptr<const TileSource> file_;
@@ -344,6 +348,124 @@ TEST_F(PageLoaderTest, DecodeThreadsRunAtThePriorityAskedFor) {
     }
     EXPECT_EQ(::sched_getscheduler(0), app_policy);
     EXPECT_EQ(::getpriority(PRIO_PROCESS, 0), app_nice);
+}
+
+// A baked file whose pages are decoded in parts (format version 4), the parts watched: which
+// thread decodes each, and each waits until `together` parts have begun (a page's thread alone
+// would wait the whole limit); `failing_part` of page 0 throws instead.
+class PartedDecodes final : public WatchedDecodes {
+public:
+    PartedDecodes(std::shared_ptr<const TileSource> file, std::size_t together,
+                  std::optional<std::uint32_t> failing_part)
+        : WatchedDecodes(std::move(file), "parted"),
+          together_(together),
+          failing_part_(failing_part) {}
+
+    std::vector<StoredPart> split_stored(std::uint64_t page,
+                                         std::span<const std::byte> stored) const override {
+        return file().split_stored(page, stored);
+    }
+    void decode_stored_part(std::uint64_t page, const StoredPart& part,
+                            std::span<std::byte> destination) const override {
+        {
+            std::unique_lock lock(mutex_);
+            threads_.push_back(std::this_thread::get_id());
+            changed_.notify_all();
+            if (!changed_.wait_for(lock, 20s, [&] { return threads_.size() >= together_; })) {
+                ++waited_out_;
+            }
+        }
+        if (page == 0 && failing_part_ == part.index) {
+            throw Error(Errc::corrupt_data, "PartedDecodes", "part 2 is damaged");
+        }
+        file().decode_stored_part(page, part, destination);
+    }
+    std::vector<std::thread::id> threads() const {
+        std::lock_guard lock(mutex_);
+        return threads_;
+    }
+    std::size_t waited_out() const {
+        std::lock_guard lock(mutex_);
+        return waited_out_;
+    }
+
+private:
+    std::size_t together_ = 0;
+    std::optional<std::uint32_t> failing_part_;
+    mutable std::mutex mutex_;
+    mutable std::condition_variable changed_;
+    mutable std::vector<std::thread::id> threads_;
+    mutable std::size_t waited_out_ = 0;
+};
+
+// A page stored in four parts, with four decode threads and no other page: the three idle ones
+// each take a part while the page's own thread decodes one, and the page is the file's.
+TEST_F(PageLoaderTest, IdleDecodeThreadsDecodePartsOfAPageAtOnce) {
+    auto parted = std::make_shared<PartedDecodes>(source_, 4, std::nullopt);
+    std::atomic<std::size_t> loaded{0};
+    PageLoaderSettings s = settings();
+    s.decode_threads = 4;
+    s.on_loaded = [&](const PageLoadResult& result) {
+        EXPECT_TRUE(result.ok) << result.tag;
+        ++loaded;
+    };
+    PageLoader loader(std::move(s));
+    PageLoad one = load(0);
+    one.source = parted;
+    loader.load({one});
+    for (int i = 0; i < 3000 && loaded.load() < 1; ++i) std::this_thread::sleep_for(10ms);
+    ASSERT_EQ(loaded.load(), 1u);
+    std::vector<std::thread::id> threads = parted->threads();
+    EXPECT_EQ(threads.size(), 4u) << "the page's parts";
+    std::sort(threads.begin(), threads.end());
+    EXPECT_EQ(std::unique(threads.begin(), threads.end()) - threads.begin(), 4)
+        << "four threads, a part each";
+    EXPECT_EQ(parted->waited_out(), 0u);
+    EXPECT_EQ(loader.statistics().parts_helped, 3u);
+    std::vector<std::byte> expected(page_bytes);
+    source_->fill_host(0, expected);
+    EXPECT_TRUE(destination_ == expected) << "the page decoded in parts is the file's";
+}
+
+// A part that fails fails its page, once, with the part's error, after every part taken has
+// ended; the next page loads.
+TEST_F(PageLoaderTest, APartThatFailsFailsItsPageAndTheNextLoads) {
+    auto parted = std::make_shared<PartedDecodes>(source_, 0, 2);
+    std::mutex mutex;
+    std::vector<PageLoadResult> results;
+    PageLoaderSettings s = settings();
+    s.decode_threads = 3;
+    s.on_loaded = [&](const PageLoadResult& result) {
+        std::lock_guard lock(mutex);
+        results.push_back(result);
+    };
+    std::vector<std::byte> second(page_bytes);
+    {
+        PageLoader loader(std::move(s));
+        PageLoad bad = load(0), good = load(1);
+        bad.source = good.source = parted;
+        good.destination = reinterpret_cast<DeviceAddress>(second.data());
+        loader.load({bad, good});
+        for (int i = 0; i < 3000 && loader.statistics().outstanding > 0; ++i) {
+            std::this_thread::sleep_for(10ms);
+        }
+        EXPECT_EQ(loader.statistics().failed, 1u);
+        EXPECT_EQ(loader.statistics().loaded, 1u);
+    }
+    ASSERT_EQ(results.size(), 2u);
+    for (const PageLoadResult& result : results) {
+        EXPECT_EQ(result.ok, result.tag == 1) << result.tag;
+        if (result.ok) continue;
+        try {
+            std::rethrow_exception(result.error);
+        } catch (const Error& error) {
+            EXPECT_EQ(error.code(), Errc::corrupt_data);
+            EXPECT_NE(std::string(error.what()).find("part 2 is damaged"), std::string::npos);
+        }
+    }
+    std::vector<std::byte> expected(page_bytes);
+    source_->fill_host(1, expected);
+    EXPECT_TRUE(second == expected);
 }
 
 // Only the active decode threads take pages: the others stay parked until the count is raised,

@@ -201,7 +201,7 @@ TEST_P(StreamerFileReadsTest, CopiesPendingAtDestructionAreUnpinnedBeforeShutdow
 #if VTPAGE_HAS_CUDA
     if (std::get<0>(GetParam()) != "cuda") GTEST_SKIP() << "copies are the CUDA backend's";
     if (!device_fills_built()) GTEST_SKIP() << "built without CUDA";
-    ASSERT_EQ(source_->version(), 3);
+    ASSERT_EQ(source_->version(), 4);
     std::mutex mutex;
     std::vector<std::string> errors;
     StreamerSettings s = settings(4);

@@ -604,7 +604,7 @@ TEST_P(StreamerTest, BakedArchivesStreamAndADamagedPageIsMarkedFailed) {
     s.on_error = [&](const Error&) { ++reported; };
     Streamer streamer(*backend_, s);
     const auto source = std::make_shared<BakedFileSource>(path);
-    EXPECT_EQ(source->version(), 3);
+    EXPECT_EQ(source->version(), 4);
     const TextureId id = streamer.add_texture(source);
     const TextureLayout layout = streamer.textures().layout(id);
     ASSERT_EQ(layout.shape(), (TextureShape{1000, 700, TileFormat::rgba8}));

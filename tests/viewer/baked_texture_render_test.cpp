@@ -156,7 +156,7 @@ protected:
     // The streamer with a budget for every page (nothing is evicted), the texture added.
     void start_streaming() {
         auto source = std::make_shared<vt::BakedFileSource>(path());
-        ASSERT_EQ(source->version(), 3);
+        ASSERT_EQ(source->version(), 4);
         ASSERT_EQ(source->shape(), (vt::TextureShape{image_width, image_height, GetParam()}));
         layout_ = vt::TextureLayout(source->shape());
         VirtualTextureStreamingSettings settings;

@@ -1,5 +1,6 @@
 // PageArchive: opening checks every byte before the data and every index entry; reads check the
-// stored bytes, decode, and in version 2 check each tile. Nothing is allocated from a field before
+// stored bytes, find the frames of their parts (version 4), decode, and in version 2 check each
+// tile. Nothing is allocated from a field before
 // the field is checked against the file's real size or the format's limits.
 #include "vtpage/streaming/archive/page_archive.hpp"
 
@@ -54,10 +55,15 @@ struct PageArchive::State {
     void read_table();
     void check_page_argument(const char* operation, std::uint64_t page,
                              std::size_t destination_bytes) const;
+    // The zstd frames a page is stored in: 1 before version 4.
+    std::uint32_t parts() const { return header.version >= 4 ? header.parts_per_page : 1; }
+    std::vector<StoredPart> split(std::uint64_t page, std::span<const std::byte> stored) const;
+    StoredPart frame_at(std::uint64_t page, std::span<const std::byte> rest,
+                        std::uint32_t part) const;
+    void decode_part(std::uint64_t page, const StoredPart& part,
+                     std::span<std::byte> destination) const;
     void decode(std::uint64_t page, std::span<const std::byte> stored,
                 std::span<std::byte> destination) const;
-    void decode_zstd(std::uint64_t page, std::span<const std::byte> stored,
-                     std::span<std::byte> destination) const;
     void verify_tiles(std::uint64_t page, std::span<const std::byte> bytes) const;
     std::uint64_t checksum(std::span<const std::byte> bytes) const {
         return archive_checksum(header.version, bytes);
@@ -97,6 +103,11 @@ void PageArchive::State::check_header() const {
     expect("header_bytes", header.header_bytes, sizeof(PageArchiveHeader));
     for (std::uint8_t byte : header.reserved) expect("a reserved byte", byte, 0);
     if (const std::string problem = archive::shape_problem(shape); !problem.empty()) {
+        corrupt("inconsistent header: " + problem);
+    }
+    if (const std::string problem =
+            archive::parts_problem(shape, header.version, header.parts_per_page);
+        !problem.empty()) {
         corrupt("inconsistent header: " + problem);
     }
     if (header.descriptor_bytes > page_archive_max_descriptor_bytes) {
@@ -162,7 +173,7 @@ void PageArchive::State::check_entry(std::uint64_t page, const PageIndexEntry& e
     }
     const std::uint64_t bound = e.encoding == std::uint32_t(PageEncoding::raw)
                                     ? shape.page_bytes
-                                    : ZSTD_compressBound(shape.page_bytes);
+                                    : archive::zstd_stored_bound(shape, parts());
     if (e.stored_bytes == 0 || e.stored_bytes > bound ||
         (e.encoding == std::uint32_t(PageEncoding::raw) && e.stored_bytes != bound)) {
         bad(detail::concat(e.stored_bytes, " stored bytes (", e.encoding == 0 ? "raw" : "zstd",
@@ -235,6 +246,7 @@ const std::string& PageArchive::path() const noexcept { return state_->path; }
 int PageArchive::fd() const noexcept { return state_->fd.get(); }
 PageArchiveShape PageArchive::shape() const noexcept { return state_->shape; }
 std::uint32_t PageArchive::version() const noexcept { return state_->header.version; }
+std::uint32_t PageArchive::parts_per_page() const noexcept { return state_->parts(); }
 std::span<const std::byte> PageArchive::descriptor() const noexcept { return state_->descriptor; }
 
 void PageArchive::State::check_page_argument(const char* operation, std::uint64_t page,
@@ -253,31 +265,82 @@ void PageArchive::State::check_page_argument(const char* operation, std::uint64_
     }
 }
 
-void PageArchive::State::decode_zstd(std::uint64_t page, std::span<const std::byte> stored,
-                                     std::span<std::byte> destination) const {
-    const unsigned long long declared = ZSTD_getFrameContentSize(stored.data(), stored.size());
+// The zstd frame of `part` at the start of `rest`: its header says it decodes to the part's bytes.
+StoredPart PageArchive::State::frame_at(std::uint64_t page, std::span<const std::byte> rest,
+                                        std::uint32_t part) const {
+    const std::uint32_t count = parts();
+    const std::string where = count == 1 ? detail::concat("page ", page, ": ")
+                                         : detail::concat("page ", page, ", part ", part, ": ");
+    const std::uint64_t part_bytes = shape.page_bytes / count;
+    if (rest.empty()) {
+        corrupt(detail::concat(where, "bad zstd frames: the stored bytes end after ", part, " of ",
+                               count, " frames"));
+    }
+    const unsigned long long declared = ZSTD_getFrameContentSize(rest.data(), rest.size());
     if (declared == ZSTD_CONTENTSIZE_ERROR || declared == ZSTD_CONTENTSIZE_UNKNOWN) {
-        corrupt(detail::concat("page ", page, ": bad zstd frame: no valid frame header"));
+        corrupt(where + "bad zstd frame: no valid frame header");
     }
-    if (declared != shape.page_bytes) {
-        corrupt(detail::concat("page ", page, ": the zstd frame decodes to ", declared,
-                               " bytes, the page is ", shape.page_bytes));
+    if (declared != part_bytes) {
+        corrupt(detail::concat(where, "the zstd frame decodes to ", declared, " bytes, ",
+                               count == 1 ? "the page is " : "a part is ", part_bytes));
     }
-    if (ZSTD_findFrameCompressedSize(stored.data(), stored.size()) != stored.size()) {
-        corrupt(detail::concat("page ", page, ": bad zstd frame: it does not fill the ",
+    const std::size_t frame = ZSTD_findFrameCompressedSize(rest.data(), rest.size());
+    if (ZSTD_isError(frame)) {
+        corrupt(detail::concat(where, "bad zstd frame: it ends past the ", rest.size(),
+                               " stored bytes left (", ZSTD_getErrorName(frame), ")"));
+    }
+    return {rest.first(frame), part, part * part_bytes, part_bytes};
+}
+
+// Checked once: the stored bytes' checksum, then each frame's header and extent.
+std::vector<StoredPart> PageArchive::State::split(std::uint64_t page,
+                                                  std::span<const std::byte> stored) const {
+    if (checksum(stored) != index[page].stored_checksum) {
+        corrupt(detail::concat("page ", page,
+                               ": stored bytes checksum mismatch: the stored page is corrupt"));
+    }
+    if (index[page].encoding == std::uint32_t(PageEncoding::raw)) {
+        return {StoredPart{stored, 0, 0, shape.page_bytes}};
+    }
+    std::vector<StoredPart> out;
+    std::size_t at = 0;
+    for (std::uint32_t part = 0; part < parts(); ++part) {
+        out.push_back(frame_at(page, stored.subspan(at), part));
+        at += out.back().stored.size();
+    }
+    if (at != stored.size()) {
+        corrupt(detail::concat("page ", page, ": bad zstd frame", parts() == 1 ? "" : "s", ": ",
+                               parts() == 1 ? "it does" : "they do", " not fill the ",
                                stored.size(), " stored bytes exactly"));
     }
-    const auto context = contexts.take();
-    if (!context.get()) {
-        throw Error(Errc::out_of_memory, reader_operation, "cannot make a zstd context",
-                    detail::concat("path=", path, ", page=", page));
+    return out;
+}
+
+void PageArchive::State::decode_part(std::uint64_t page, const StoredPart& part,
+                                     std::span<std::byte> destination) const {
+    const std::span<std::byte> out = destination.subspan(part.offset, part.bytes);
+    if (index[page].encoding == std::uint32_t(PageEncoding::raw)) {
+        if (part.stored.data() != out.data()) {
+            std::memcpy(out.data(), part.stored.data(), part.bytes);
+        }
+    } else {
+        const auto context = contexts.take();
+        if (!context.get()) {
+            throw Error(Errc::out_of_memory, reader_operation, "cannot make a zstd context",
+                        detail::concat("path=", path, ", page=", page));
+        }
+        const std::size_t size = ZSTD_decompressDCtx(context.get(), out.data(), out.size(),
+                                                     part.stored.data(), part.stored.size());
+        if (ZSTD_isError(size) || size != part.bytes) {
+            corrupt(detail::concat(
+                "page ", page, parts() == 1 ? std::string() : detail::concat(", part ", part.index),
+                ": bad zstd frame: ",
+                ZSTD_isError(size) ? ZSTD_getErrorName(size) : "short output"));
+        }
     }
-    const std::size_t size = ZSTD_decompressDCtx(context.get(), destination.data(),
-                                                 shape.page_bytes, stored.data(), stored.size());
-    if (ZSTD_isError(size) || size != shape.page_bytes) {
-        corrupt(detail::concat("page ", page, ": bad zstd frame: ",
-                               ZSTD_isError(size) ? ZSTD_getErrorName(size) : "short output"));
-    }
+    // Version 2's tile table (its pages are one part). Version 3 on: the stored bytes are checked
+    // and zstd decodes them deterministically.
+    if (header.version == 2) verify_tiles(page, destination.first(shape.page_bytes));
 }
 
 void PageArchive::State::verify_tiles(std::uint64_t page, std::span<const std::byte> bytes) const {
@@ -292,17 +355,7 @@ void PageArchive::State::verify_tiles(std::uint64_t page, std::span<const std::b
 
 void PageArchive::State::decode(std::uint64_t page, std::span<const std::byte> stored,
                                 std::span<std::byte> destination) const {
-    if (checksum(stored) != index[page].stored_checksum) {
-        corrupt(detail::concat("page ", page,
-                               ": stored bytes checksum mismatch: the stored page is corrupt"));
-    }
-    if (index[page].encoding == std::uint32_t(PageEncoding::zstd)) {
-        decode_zstd(page, stored, destination);
-    } else if (stored.data() != destination.data()) {
-        std::memcpy(destination.data(), stored.data(), shape.page_bytes);
-    }
-    // Version 3 stops here: the stored bytes are checked and zstd decodes them deterministically.
-    if (header.version == 2) verify_tiles(page, destination.first(shape.page_bytes));
+    for (const StoredPart& part : split(page, stored)) decode_part(page, part, destination);
 }
 
 StoredExtent PageArchive::stored_extent(std::uint64_t page) const {
@@ -323,6 +376,36 @@ void PageArchive::decode_page(std::uint64_t page, std::span<const std::byte> sto
                     detail::concat("path=", s.path, ", page=", page));
     }
     s.decode(page, stored, destination);
+}
+
+std::vector<StoredPart> PageArchive::split_stored(std::uint64_t page,
+                                                  std::span<const std::byte> stored) const {
+    const State& s = *state_;
+    s.check_page_argument("PageArchive::split_stored", page, s.shape.page_bytes);
+    if (stored.size() != s.index[page].stored_bytes) {
+        throw Error(Errc::invalid_argument, "PageArchive::split_stored",
+                    detail::concat("page ", page, " has ", s.index[page].stored_bytes,
+                                   " stored bytes, ", stored.size(), " given"),
+                    detail::concat("path=", s.path, ", page=", page));
+    }
+    return s.split(page, stored);
+}
+
+void PageArchive::decode_part(std::uint64_t page, const StoredPart& part,
+                              std::span<std::byte> destination) const {
+    const State& s = *state_;
+    s.check_page_argument("PageArchive::decode_part", page, destination.size());
+    const std::uint32_t parts =
+        s.index[page].encoding == std::uint32_t(PageEncoding::raw) ? 1 : s.parts();
+    if (part.index >= parts || part.bytes != s.shape.page_bytes / parts ||
+        part.offset != part.index * part.bytes) {
+        throw Error(Errc::invalid_argument, "PageArchive::decode_part",
+                    detail::concat("part ", part.index, " at ", part.offset, " of ", part.bytes,
+                                   " bytes is not one of the ", parts,
+                                   " parts split_stored gives for page ", page),
+                    detail::concat("path=", s.path, ", page=", page));
+    }
+    s.decode_part(page, part, destination);
 }
 
 void PageArchive::read_page(std::uint64_t page, std::span<std::byte> destination) const {

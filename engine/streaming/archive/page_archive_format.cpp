@@ -1,5 +1,7 @@
 #include "streaming/archive/page_archive_format.hpp"
 
+#include <algorithm>
+
 #include "streaming/archive/file_io.hpp"
 #include "vtpage/base/error.hpp"
 #include "vtpage/streaming/archive/format_checksum.hpp"
@@ -39,6 +41,33 @@ std::string shape_problem(const PageArchiveShape& shape) {
                               " tiles: more than ", page_archive_max_tiles, " tiles");
     }
     return {};
+}
+
+std::uint32_t parts_for(const PageArchiveShape& shape, std::uint32_t version,
+                        std::uint32_t wanted) {
+    if (version < 4) return 1;
+    std::uint32_t parts = std::min(wanted, shape.tiles_per_page);
+    while (parts > 1 && shape.tiles_per_page % parts != 0) --parts;
+    return std::max<std::uint32_t>(parts, 1);
+}
+
+std::string parts_problem(const PageArchiveShape& shape, std::uint32_t version,
+                          std::uint32_t parts_per_page) {
+    if (version < 4) {
+        if (parts_per_page == 0) return {};
+        return detail::concat("parts_per_page is ", parts_per_page, ", zero before version 4");
+    }
+    if (parts_per_page == 0 || parts_per_page > page_archive_max_parts_per_page ||
+        shape.tiles_per_page % parts_per_page != 0) {
+        return detail::concat("parts_per_page is ", parts_per_page, ": 1 to ",
+                              page_archive_max_parts_per_page, " dividing the ",
+                              shape.tiles_per_page, " tiles of a page");
+    }
+    return {};
+}
+
+std::uint64_t zstd_stored_bound(const PageArchiveShape& shape, std::uint32_t parts) {
+    return std::uint64_t(parts) * ZSTD_compressBound(shape.page_bytes / parts);
 }
 
 std::uint64_t header_checksum(PageArchiveHeader header) {

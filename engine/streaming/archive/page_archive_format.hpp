@@ -32,6 +32,18 @@ std::uint64_t table_bytes(const PageArchiveShape& shape, std::uint32_t version);
 // What is wrong with a shape ("" when nothing is): empty, inconsistent or past the limits.
 std::string shape_problem(const PageArchiveShape& shape);
 
+// The parts a writer stores a zstd page in: before version 4 one; in version 4 the most, up to
+// `wanted`, that divide tiles_per_page (a part is whole tiles).
+std::uint32_t parts_for(const PageArchiveShape& shape, std::uint32_t version, std::uint32_t wanted);
+
+// What is wrong with a header's parts_per_page ("" when nothing is): zero before version 4; in
+// version 4, 1 to 64 and dividing tiles_per_page.
+std::string parts_problem(const PageArchiveShape& shape, std::uint32_t version,
+                          std::uint32_t parts_per_page);
+
+// The most stored bytes a zstd page of `parts` frames may take (zstd's bound for each part).
+std::uint64_t zstd_stored_bound(const PageArchiveShape& shape, std::uint32_t parts);
+
 // The header's checksum, of its own version (archive_checksum), with header_checksum zero.
 std::uint64_t header_checksum(PageArchiveHeader header);
 

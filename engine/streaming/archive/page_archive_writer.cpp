@@ -24,7 +24,8 @@ constexpr const char* writer_operation = "PageArchiveWriter";
 
 enum class PageStatus : std::uint8_t { missing, adding, added };
 
-// A page as it is stored: a zstd frame, or the page itself where that is not smaller.
+// A page as it is stored: its zstd frames (one per part), or the page itself where that is not
+// smaller.
 struct EncodedPage {
     std::vector<std::byte> frame;
     PageEncoding encoding = PageEncoding::raw;
@@ -39,6 +40,7 @@ struct PageArchiveWriter::State {
     std::vector<std::byte> descriptor;
     int level = 3;
     std::uint32_t version = page_archive_version;
+    std::uint32_t parts = 1;  // the zstd frames of a page
     archive::ArchiveOffsets offsets;
     UniqueFd fd;
     archive::CompressionContexts contexts;
@@ -102,18 +104,25 @@ std::uint64_t PageArchiveWriter::State::reserve(std::uint64_t stored_bytes) {
     return offset;
 }
 
+// Each part is a frame of its own, one after the other (decoded on several threads at once).
 EncodedPage PageArchiveWriter::State::encode(std::span<const std::byte> page) {
     EncodedPage out;
-    out.frame.resize(ZSTD_compressBound(page.size()));
+    out.frame.resize(archive::zstd_stored_bound(shape, parts));
     const auto context = contexts.take();
-    const std::size_t size =
-        context.get() ? ZSTD_compressCCtx(context.get(), out.frame.data(), out.frame.size(),
-                                          page.data(), page.size(), level)
-                      : 0;
-    if (!context.get() || ZSTD_isError(size)) {
-        throw Error(Errc::backend_failure, writer_operation, "zstd compression failed",
-                    detail::concat("path=", path, ", level=", level), 0,
-                    context.get() ? ZSTD_getErrorName(size) : "ZSTD_createCCtx");
+    const std::size_t part_bytes = page.size() / parts;
+    std::size_t size = 0;
+    for (std::uint32_t part = 0; part < parts; ++part) {
+        const std::size_t frame =
+            context.get()
+                ? ZSTD_compressCCtx(context.get(), out.frame.data() + size, out.frame.size() - size,
+                                    page.data() + part * part_bytes, part_bytes, level)
+                : 0;
+        if (!context.get() || ZSTD_isError(frame)) {
+            throw Error(Errc::backend_failure, writer_operation, "zstd compression failed",
+                        detail::concat("path=", path, ", level=", level), 0,
+                        context.get() ? ZSTD_getErrorName(frame) : "ZSTD_createCCtx");
+        }
+        size += frame;
     }
     if (size < page.size()) {
         out.frame.resize(size);
@@ -160,9 +169,15 @@ PageArchiveWriter::PageArchiveWriter(const std::string& path, PageArchiveShape s
                                  page_archive_oldest_version, " to ", page_archive_version, ")"),
                   0);
     }
+    if (settings.parts_per_page == 0 || settings.parts_per_page > page_archive_max_parts_per_page) {
+        s.invalid(detail::concat("parts_per_page is ", settings.parts_per_page, ", 1 to ",
+                                 page_archive_max_parts_per_page),
+                  0);
+    }
     s.descriptor.assign(descriptor.begin(), descriptor.end());
     s.level = settings.zstd_level;
     s.version = settings.version;
+    s.parts = archive::parts_for(shape, s.version, settings.parts_per_page);
     s.offsets = archive::archive_offsets(shape, descriptor.size(), s.version);
     s.next_offset = s.offsets.data_offset;
     s.status.assign(shape.page_count, PageStatus::missing);
@@ -228,6 +243,7 @@ void PageArchiveWriter::State::write_tables_and_header() {
     header.descriptor_checksum = checksum(descriptor);
     header.index_checksum = checksum(index_bytes);
     header.table_checksum = version >= 3 ? 0 : checksum(table_bytes);
+    header.parts_per_page = version >= 4 ? parts : 0;
     header.header_checksum = archive::header_checksum(header);
     const int f = fd.get();
     file_io::write_exact(f, descriptor.data(), descriptor.size(), header.descriptor_offset,

@@ -503,6 +503,18 @@ void BakedFileSource::decode_stored(std::uint64_t page, std::span<const std::byt
     archive_->archive().decode_page(page, stored, destination);
 }
 
+std::vector<StoredPart> BakedFileSource::split_stored(std::uint64_t page,
+                                                      std::span<const std::byte> stored) const {
+    if (!archive_) return TileSource::split_stored(page, stored);
+    return archive_->archive().split_stored(page, stored);
+}
+
+void BakedFileSource::decode_stored_part(std::uint64_t page, const StoredPart& part,
+                                         std::span<std::byte> destination) const {
+    if (!archive_) return TileSource::decode_stored_part(page, part, destination);
+    archive_->archive().decode_part(page, part, destination);
+}
+
 bool BakedFileSource::fills_device() const noexcept { return device_fills_built(); }
 
 void BakedFileSource::fill_device(std::span<const DevicePageFill> fills,

@@ -18,4 +18,14 @@ void TileSource::decode_stored(std::uint64_t page, std::span<const std::byte>,
                 detail::concat("source=", name(), ", page=", page));
 }
 
+std::vector<StoredPart> TileSource::split_stored(std::uint64_t,
+                                                 std::span<const std::byte> stored) const {
+    return {StoredPart{stored, 0, 0, page_bytes}};
+}
+
+void TileSource::decode_stored_part(std::uint64_t page, const StoredPart& part,
+                                    std::span<std::byte> destination) const {
+    decode_stored(page, part.stored, destination);
+}
+
 }  // namespace vtpage::vt

@@ -13,6 +13,7 @@
 
 #include "base/test_points.hpp"
 #include "streaming/streamer/decode_thread_scheduling.hpp"
+#include "streaming/streamer/part_decode_board.hpp"
 #include "vtpage/base/error.hpp"
 #include "vtpage/base/trace.hpp"
 #include "vtpage/streaming/sources/device_fill_context.hpp"
@@ -53,6 +54,16 @@ struct Reading {
 // The loads' tags are the streamer's pages: trace events carry them as the page.
 TraceArgs page_args(const PageLoad& load) { return {.page = load.tag}; }
 
+using streamer_detail::PartClaim;
+using streamer_detail::PartDecodeBoard;
+using streamer_detail::PartedPage;
+
+// What a decode thread takes next: a page read, or a part of a page another thread decodes.
+struct DecodeWork {
+    std::optional<Reading> reading;
+    std::optional<PartClaim> part;
+};
+
 // Copies of one decode thread that were enqueued with on_copies_enqueued and not yet released.
 struct PendingCopy {
     std::uint64_t ticket = 0;
@@ -77,6 +88,8 @@ struct PageLoader::State {
     std::vector<std::size_t> free_buffers;
     std::unordered_map<std::uint64_t, Reading> submitted;  // by read tag
     std::deque<Reading> decodable;
+    PartDecodeBoard parts;                  // pages decoded in parts, with parts not taken
+    std::condition_variable parts_done_cv;  // a page's threads': its last part is done
     std::uint64_t next_read_tag = 1;
     std::size_t decoders_without_stream = 0;
     std::condition_variable ready_cv;  // the constructor's: a decode thread is ready
@@ -213,6 +226,68 @@ struct PageLoader::State {
         }
     }
 
+    // The page's decode, in parts where its source stores it so: the idle active decode threads
+    // take parts while this one takes the rest, and it returns once every part is done (a
+    // page's decode, not the number of pages, binds how soon a view of few pages looks right).
+    void decode_stored(const PageLoad& load, std::span<const std::byte> stored,
+                       std::span<std::byte> destination) {
+        const TileSource& source = *load.source;
+        const std::vector<StoredPart> split = source.split_stored(load.layout_page, stored);
+        if (split.size() == 1) {
+            source.decode_stored_part(load.layout_page, split[0], destination);
+            return;
+        }
+        PartedPage page{[&](std::size_t part) {
+                            source.decode_stored_part(load.layout_page, split[part], destination);
+                        },
+                        split.size()};
+        {
+            std::lock_guard lock(mutex);
+            parts.post_locked(page);
+        }
+        decodable_cv.notify_all();
+        while (true) {
+            std::optional<PartClaim> claim;
+            {
+                std::lock_guard lock(mutex);
+                claim = parts.take_own_locked(page);
+            }
+            if (!claim) break;
+            decode_part(*claim);
+        }
+        {
+            std::unique_lock lock(mutex);
+            parts_done_cv.wait(lock, [&] { return PartDecodeBoard::all_done_locked(page); });
+        }
+        if (page.error) std::rethrow_exception(page.error);
+    }
+
+    // Decodes a part taken from the board and says so, whatever happens (its page's thread
+    // waits for it).
+    void decode_part(const PartClaim& claim) {
+        std::exception_ptr error;
+        try {
+            claim.page->decode(claim.part);
+        } catch (...) {
+            error = std::current_exception();
+        }
+        bool last = false;
+        {
+            std::lock_guard lock(mutex);
+            last = PartDecodeBoard::finish_locked(claim, std::move(error));
+        }
+        if (last) parts_done_cv.notify_all();
+    }
+
+    // A part of another thread's page, taken while idle.
+    void help_decode(const PartClaim& claim) {
+        const auto start = Clock::now();
+        decode_part(claim);
+        std::lock_guard lock(mutex);
+        ++stats.parts_helped;
+        stats.decode_seconds += std::chrono::duration<double>(Clock::now() - start).count();
+    }
+
     // Decoded in place (the page is filled as its decode ends), or whole, then its rows copied.
     void decode_on_host(Reading& reading, std::span<const std::byte> stored) {
         const std::optional<PageRows>& rows = reading.load.rows;
@@ -220,8 +295,8 @@ struct PageLoader::State {
         if (!rows) {
             {
                 VTPAGE_TRACE_SCOPE("page", "decode", args);
-                reading.load.source->decode_stored(
-                    reading.load.layout_page, stored,
+                decode_stored(
+                    reading.load, stored,
                     std::span(reinterpret_cast<std::byte*>(reading.load.destination), page_bytes));
             }
             VTPAGE_TRACE_SCOPE("page", "fill", args);
@@ -230,7 +305,7 @@ struct PageLoader::State {
         std::vector<std::byte> whole(page_bytes);
         {
             VTPAGE_TRACE_SCOPE("page", "decode", args);
-            reading.load.source->decode_stored(reading.load.layout_page, stored, whole);
+            decode_stored(reading.load, stored, whole);
         }
         VTPAGE_TRACE_SCOPE("page", "fill", args);
         auto* destination = reinterpret_cast<std::byte*>(reading.load.destination);
@@ -249,8 +324,7 @@ struct PageLoader::State {
         std::byte* staging = context.staging(page_bytes);
         {
             VTPAGE_TRACE_SCOPE("page", "decode", args);
-            reading.load.source->decode_stored(reading.load.layout_page, stored,
-                                               std::span(staging, page_bytes));
+            decode_stored(reading.load, stored, std::span(staging, page_bytes));
         }
         // The copy into the page, and the wait for it where it is not fenced.
         VTPAGE_TRACE_SCOPE("page", "fill", args);
@@ -316,20 +390,23 @@ struct PageLoader::State {
         return !stopping;
     }
 
-    // A page for the decode thread of `rank` while it is active (none when it was parked
-    // meanwhile).
-    std::optional<Reading> next_decodable(std::size_t rank, bool copies_pending) {
+    // A page, or else a part of a page being decoded, for the decode thread of `rank` while it
+    // is active (nothing when it was parked meanwhile).
+    DecodeWork next_work(std::size_t rank, bool copies_pending) {
         std::unique_lock lock(mutex);
-        const auto woken = [&] { return stopping || rank >= active || !decodable.empty(); };
+        const auto woken = [&] {
+            return stopping || rank >= active || !decodable.empty() || parts.has_parts_locked();
+        };
         if (copies_pending) {
             decodable_cv.wait_for(lock, std::chrono::microseconds(500), woken);
         } else {
             decodable_cv.wait(lock, woken);
         }
-        if (stopping || rank >= active || decodable.empty()) return std::nullopt;
-        Reading reading = std::move(decodable.front());
+        if (stopping || rank >= active) return {};
+        if (decodable.empty()) return {.part = parts.take_any_locked()};
+        DecodeWork work{.reading = std::move(decodable.front())};
         decodable.pop_front();
-        return reading;
+        return work;
     }
 
     // Whether every decode thread failed to make its stream, counting the caller's failure.
@@ -436,13 +513,17 @@ struct PageLoader::State {
             if (context) release_copies(*context, copies, false);
             // Copies still running are released first (they unpin pages), parked or not.
             if (copies.empty() && !wait_active(rank)) break;
-            std::optional<Reading> reading = next_decodable(rank, !copies.empty());
-            if (!reading) {
+            DecodeWork work = next_work(rank, !copies.empty());
+            if (work.part) {
+                help_decode(*work.part);
+                continue;
+            }
+            if (!work.reading) {
                 std::lock_guard lock(mutex);
                 if (stopping) break;
                 continue;
             }
-            decode_one(*reading, context.get(), copies, no_stream);
+            decode_one(*work.reading, context.get(), copies, no_stream);
         }
         if (!context) return;
         // Their pages stay pinned until on_released.

@@ -13,6 +13,11 @@
 // the threads past the count finish the page they decode and park. The count is guarded by the
 // loader's mutex.
 //
+// Pages in parts: a page its source stores as several parts (TileSource::split_stored) is decoded
+// by its own thread and by the active decode threads that have no page to take, a part each; its
+// thread waits for the parts it did not take, and then copies the page. Idle threads help only
+// where no read waits for them, so a loader that is busy decodes as before.
+//
 // Bounded memory: at most `read_buffers` pages are being read or wait for a decode thread (each
 // holds a read buffer); each decode thread stages one page at a time (DeviceFillContext's two
 // arenas). The caller keeps what exceeds room() in its own queue, where a request can still be
@@ -87,6 +92,7 @@ struct PageLoaderStatistics {
     std::size_t buffers_peak = 0;
     std::size_t decode_queue = 0;            // read, waiting for a decode thread
     double decode_seconds = 0;               // summed over decode threads (decode and copy)
+    std::uint64_t parts_helped = 0;          // parts decoded by a thread not the page's own
     std::size_t decode_threads = 0;          // started
     std::size_t active_decode_threads = 0;   // of them, taking pages
     std::size_t lowered_decode_threads = 0;  // of them, at the lowered priority asked for

@@ -176,6 +176,7 @@ void StoredPageRoute::report(StreamerStatistics::FileReads& reads) const {
     reads.page_cache_attempts = loader.reads.page_cache_attempts;
     reads.bytes_read = loader.reads.bytes_read;
     reads.decode_seconds = loader.decode_seconds;
+    reads.decode_parts_helped = loader.parts_helped;
     reads.lowered_decode_threads = loader.lowered_decode_threads;
     if (auto used = backend()) reads.backend = std::string(to_string(*used));
 }

@@ -3,7 +3,8 @@
 // expected_pages.txt). Not part of the build: the files are kept as written then, so that a later
 // reader is tested against what the version-3 writer made. Built once by hand against that
 // commit's libraries (from the repository's root, its build in build/):
-//   c++ -std=c++20 -Iengine/include -Iengine -Ibuild/include tests/streaming/files/make_files_v3.cpp
+//   c++ -std=c++20 -Iengine/include -Iengine -Ibuild/include
+//   tests/streaming/files/make_files_v3.cpp
 //       build/engine/{streaming,core,backend,base}/libvtpage_*.a -lzstd -luring -lxxhash
 //       (and CUDA's libcudart_static.a -ldl -lrt where the build has CUDA) -pthread
 //   ./a.out tests/streaming/files >> tests/streaming/files/expected_pages.txt

@@ -1,16 +1,16 @@
-// Page archives: baked texture format versions 2 and 3. N pages of page_bytes each
+// Page archives: baked texture format versions 2, 3 and 4. N pages of page_bytes each
 // (uncompressed), a page made of tiles_per_page tiles of tile_bytes, each page stored
 // zstd-compressed (or raw where compression does not shrink it), plus an opaque descriptor that
 // the caller defines (the texture's description, at most 64 KiB). Every stored page starts on a
 // 4 KiB boundary, so that a reader can fetch stored_extent() with O_DIRECT and decode elsewhere
-// (decode_page).
+// (decode_page, or split_stored and decode_part on several threads at once).
 //
 // File layout (little-endian; every byte is covered by a checksum or must be zero, so that a
 // flipped bit anywhere is found, even one that zstd would ignore):
 //   offset          bytes                  what
-//   0               128                    PageArchiveHeader, magic "VTPGPACK", version 2 or 3;
-//                                          its own checksum and those of descriptor, index,
-//                                          table
+//   0               128                    PageArchiveHeader, magic "VTPGPACK", version 2, 3 or
+//                                          4; its own checksum and those of descriptor, index,
+//                                          table; in version 4 the parts per page
 //   128             descriptor_bytes       the descriptor
 //                   0 .. 7                 zero padding to a multiple of 8
 //   index_offset    page_count x 40        the page index, PageIndexEntry per page, in page
@@ -29,7 +29,11 @@
 // 3 uses XXH3-64 (seed 0), which xxhsum -H3 and Python's xxhash compute, and checks a page once,
 // its stored bytes before decoding: a zstd frame that passes the check decodes to what was
 // written (zstd is deterministic), so a second hash of the decoded tiles finds nothing more.
-// Writers write version 3; readers read 2 and 3.
+// Version 4 is version 3 with a zstd page stored as parts_per_page zstd frames one after the
+// other, frame k decoding to the page's bytes [k, k + 1) x page_bytes / parts_per_page, so that
+// several threads decode one page at once (a page's decode binds how soon a view that needs few
+// pages looks right). Each part is whole tiles. A raw page is one part. Writers write version
+// 4; readers read 2, 3 and 4.
 //
 // zstd levels, measured on 16 pages of ProceduralSource::fill_host (2 MiB RGBA8 pages from mip 0
 // to the tail of a 16Ki x 16Ki texture) and 4 random pages, one thread of an x86-64 build
@@ -59,17 +63,23 @@
 #include <string>
 #include <vector>
 
+#include "vtpage/streaming/archive/stored_part.hpp"
+
 namespace vtpage::vt {
 
 inline constexpr char page_archive_magic[8] = {'V', 'T', 'P', 'G', 'P', 'A', 'C', 'K'};
 // The version writers write; readers also read page_archive_oldest_version.
-inline constexpr std::uint32_t page_archive_version = 3;
+inline constexpr std::uint32_t page_archive_version = 4;
 inline constexpr std::uint32_t page_archive_oldest_version = 2;
 inline constexpr std::uint64_t page_archive_alignment = 4096;
 inline constexpr std::uint64_t page_archive_max_descriptor_bytes = 64ull * 1024;
 inline constexpr std::uint64_t page_archive_max_page_bytes = 64ull * 1024 * 1024;
 // The most tiles an archive holds (page_count x tiles_per_page): a 2 GiB checksum table.
 inline constexpr std::uint64_t page_archive_max_tiles = std::uint64_t(1) << 28;
+// Version 4: the most parts a page is stored in, and how many writers make by default (512 KiB
+// parts of a 2 MiB page: 8 to 16 tiles each).
+inline constexpr std::uint32_t page_archive_max_parts_per_page = 64;
+inline constexpr std::uint32_t page_archive_default_parts_per_page = 4;
 
 struct PageArchiveHeader {
     char magic[8] = {};
@@ -89,7 +99,9 @@ struct PageArchiveHeader {
     std::uint64_t index_checksum = 0;
     std::uint64_t table_checksum = 0;   // 0 in version 3 (no table)
     std::uint64_t header_checksum = 0;  // of the header with this field zero
-    std::uint8_t reserved[8] = {};
+    // Version 4: 1 to 64, dividing tiles_per_page; before version 4 a reserved zero.
+    std::uint32_t parts_per_page = 0;
+    std::uint8_t reserved[4] = {};
 };
 static_assert(sizeof(PageArchiveHeader) == 128, "the header is 128 bytes on disk");
 
@@ -97,7 +109,7 @@ enum class PageEncoding : std::uint32_t { raw = 0, zstd = 1 };
 
 struct PageIndexEntry {
     std::uint64_t offset = 0;           // a multiple of 4096, at or past data_offset
-    std::uint64_t stored_bytes = 0;     // page_bytes when raw, a zstd frame's size otherwise
+    std::uint64_t stored_bytes = 0;     // page_bytes when raw, its zstd frames' size otherwise
     std::uint64_t stored_checksum = 0;  // archive_checksum of the stored bytes
     std::uint64_t page_bytes = 0;       // the page uncompressed: the header's page_bytes
     std::uint32_t encoding = 0;         // PageEncoding
@@ -115,8 +127,11 @@ struct PageArchiveShape {
 
 struct PageArchiveSettings {
     int zstd_level = 3;  // see the measurements at the top of this file
-    // 3, or 2 for a file that older readers open (tests of the version-2 reader).
+    // 4, or 3 or 2 for a file that older readers open (tests of the older readers).
     std::uint32_t version = page_archive_version;
+    // Version 4: a zstd page is stored in the most parts, up to this, that divide tiles_per_page
+    // (1 to 64); versions 2 and 3 store one frame.
+    std::uint32_t parts_per_page = page_archive_default_parts_per_page;
 };
 
 // Writes an archive as `<path>.partial` (created exclusively, never through a symbolic link)
@@ -125,9 +140,8 @@ struct PageArchiveSettings {
 class PageArchiveWriter {
 public:
     // invalid_argument for a shape that is empty, inconsistent (page_bytes is not tile_bytes x
-    // tiles_per_page) or past the limits above, a descriptor over 64 KiB or a version other
-    // than 2 or 3; io_error when the
-    // partial file cannot be created.
+    // tiles_per_page) or past the limits above, a descriptor over 64 KiB, a version other than
+    // 2 to 4 or parts_per_page outside 1 to 64; io_error when the partial file cannot be created.
     PageArchiveWriter(const std::string& path, PageArchiveShape shape,
                       std::span<const std::byte> descriptor, PageArchiveSettings settings = {});
     ~PageArchiveWriter();
@@ -172,8 +186,10 @@ public:
     // The open file (read-only), for readers that fetch stored_extent() themselves.
     int fd() const noexcept;
     PageArchiveShape shape() const noexcept;
-    // 2 or 3: the file's format version (its checksums: archive_checksum of this version).
+    // 2, 3 or 4: the file's format version (its checksums: archive_checksum of this version).
     std::uint32_t version() const noexcept;
+    // The parts a zstd page is stored in: the header's in version 4, 1 before.
+    std::uint32_t parts_per_page() const noexcept;
     std::span<const std::byte> descriptor() const noexcept;
 
     // Reads, decodes and verifies one page into the first page_bytes of destination.
@@ -182,6 +198,15 @@ public:
     // read. decode_page wants exactly stored_extent(page).bytes of stored bytes.
     StoredExtent stored_extent(std::uint64_t page) const;
     void decode_page(std::uint64_t page, std::span<const std::byte> stored,
+                     std::span<std::byte> destination) const;
+    // decode_page in parts, on as many threads as there are parts: split_stored checks the
+    // stored bytes once (their checksum; in version 4 that they are parts_per_page frames, each
+    // decoding to its part) and says where each part is; decode_part decodes one into its place
+    // in destination (a page: the part's bytes at its offset). A raw page, and a page of a file
+    // before version 4, is one part. decode_part is for parts split_stored gave for this page.
+    std::vector<StoredPart> split_stored(std::uint64_t page,
+                                         std::span<const std::byte> stored) const;
+    void decode_part(std::uint64_t page, const StoredPart& part,
                      std::span<std::byte> destination) const;
     // Reads and verifies every page and the padding between them; progress(fraction) after
     // each page.

@@ -157,7 +157,7 @@ public:
     explicit BakedFileSource(const std::string& path, BakedFileSettings settings = {});
     ~BakedFileSource() override;
 
-    // 1, 2 or 3: the file's format version.
+    // 1 to 4: the file's format version.
     int version() const noexcept;
     // How the texture is meant to be sampled: what a version-3 file records; files of versions
     // 1 and 2 have the defaults (clamp to edge, linear).
@@ -168,11 +168,16 @@ public:
     bool fills_device() const noexcept override;
     void fill_device(std::span<const DevicePageFill> fills,
                      DeviceFillContext& context) const override;
-    // Files of versions 2 and 3: the page's stored extent, verified and decoded by decode_stored.
+    // Files of versions 2 to 4: the page's stored extent, verified and decoded by decode_stored,
+    // or in parts (a version-4 page is several frames) by split_stored and decode_stored_part.
     // Version 1 files fill as before (nullopt).
     std::optional<StoredPageRead> stored_read(std::uint64_t page) const override;
     void decode_stored(std::uint64_t page, std::span<const std::byte> stored,
                        std::span<std::byte> destination) const override;
+    std::vector<StoredPart> split_stored(std::uint64_t page,
+                                         std::span<const std::byte> stored) const override;
+    void decode_stored_part(std::uint64_t page, const StoredPart& part,
+                            std::span<std::byte> destination) const override;
 
 private:
     void read(std::uint64_t page, std::span<std::byte> destination) const;

@@ -13,8 +13,10 @@
 #include <optional>
 #include <span>
 #include <string>
+#include <vector>
 
 #include "vtpage/backend/backend.hpp"
+#include "vtpage/streaming/archive/stored_part.hpp"
 #include "vtpage/streaming/layout/texture_layout.hpp"
 #include "vtpage/streaming/layout/texture_sampling.hpp"
 
@@ -77,6 +79,14 @@ public:
     virtual std::optional<StoredPageRead> stored_read(std::uint64_t page) const;
     virtual void decode_stored(std::uint64_t page, std::span<const std::byte> stored,
                                std::span<std::byte> destination) const;
+    // decode_stored in parts that several threads decode at once (a page stored as several
+    // frames): split_stored checks the stored bytes once and says where each part is;
+    // decode_stored_part decodes one part into its place in destination (page_bytes), on any
+    // thread. The defaults: one part, decoded by decode_stored.
+    virtual std::vector<StoredPart> split_stored(std::uint64_t page,
+                                                 std::span<const std::byte> stored) const;
+    virtual void decode_stored_part(std::uint64_t page, const StoredPart& part,
+                                    std::span<std::byte> destination) const;
 
     TextureLayout layout() const noexcept { return TextureLayout(shape()); }
 

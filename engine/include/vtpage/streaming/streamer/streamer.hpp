@@ -247,8 +247,11 @@ struct StreamerStatistics {
         std::size_t reads_peak_in_flight = 0;
         // Read attempts copied from the page cache at once (io_uring's, FileReadStatistics).
         std::uint64_t page_cache_attempts = 0;
-        std::uint64_t bytes_read = 0;           // stored bytes
-        double decode_seconds = 0;              // summed over decode threads
+        std::uint64_t bytes_read = 0;  // stored bytes
+        double decode_seconds = 0;     // summed over decode threads
+        // Parts of pages stored in parts (format version 4) that an idle decode thread decoded
+        // beside the page's own thread.
+        std::uint64_t decode_parts_helped = 0;
         std::size_t decode_threads = 0;         // started (StreamerFileReads::decode_threads)
         std::size_t active_decode_threads = 0;  // of them, taking pages (the others parked)
         // Of them, at the lowered StreamerFileReads::decode_priority (the others could not lower
