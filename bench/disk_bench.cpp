@@ -32,6 +32,7 @@
 #include "vtpage/app/command_line.hpp"
 #include "vtpage/app/progress_bar.hpp"
 #include "vtpage/base/trace.hpp"
+#include "vtpage/streaming/archive/page_archive.hpp"
 
 namespace {
 
@@ -47,6 +48,7 @@ constexpr double goal_fraction = 0.8;
 struct Options : bench::BenchOptions {
     std::string dir;
     double generate_gib = 0;
+    std::uint64_t parts_per_page = vt::page_archive_default_parts_per_page;
     std::size_t depth = 64;
     std::size_t staging_pages = 32;
     std::size_t workers = std::max(1u, std::thread::hardware_concurrency());
@@ -100,7 +102,7 @@ PageSet prepare_page_set(const Options& options, std::optional<TemporaryFolder>&
         std::filesystem::create_directories(folder);
         const auto bytes = std::uint64_t(generate_gib * gib);
         check_free_space(folder, bytes, std::uint64_t(2 * gib));
-        generate_page_set(folder, bytes, false);
+        generate_page_set(folder, bytes, false, std::uint32_t(options.parts_per_page));
     }
     return open_page_set(folder);
 }
@@ -313,6 +315,11 @@ void add_options(CLI::App& app, Options& options) {
     app.add_option("--generate-gib", options.generate_gib,
                    "First write this many GiB of distinct pages into --dir")
         ->check(app::number_in(1.0 / 64, 1 << 20));
+    app.add_option("--parts-per-page", options.parts_per_page,
+                   "--generate-gib: the zstd frames each page is stored in (decoded on as many "
+                   "threads at once)")
+        ->check(app::count_in(1, vt::page_archive_max_parts_per_page))
+        ->capture_default_str();
     app.add_option("--depth", options.depth, "Reads in flight")->check(app::count_in(1, 4096));
     app.add_option("--staging-pages", options.staging_pages, "Pinned staging buffers (pages)")
         ->check(app::count_in(1, 4096));

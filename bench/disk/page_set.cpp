@@ -111,7 +111,8 @@ void check_free_space(const std::string& folder, std::uint64_t bytes, std::uint6
     }
 }
 
-void generate_page_set(const std::string& folder, std::uint64_t bytes, bool quiet) {
+void generate_page_set(const std::string& folder, std::uint64_t bytes, bool quiet,
+                       std::uint32_t parts_per_page) {
     fs::create_directories(folder);
     const std::uint64_t pages = std::max<std::uint64_t>(1, bytes / set_page_bytes);
     const std::uint64_t per_file = std::clamp<std::uint64_t>(pages / 4, 1, pages_per_file);
@@ -127,7 +128,8 @@ void generate_page_set(const std::string& folder, std::uint64_t bytes, bool quie
         vt::PageArchiveShape file_shape = shape;
         file_shape.page_count = std::min(per_file, pages - file * per_file);
         vt::PageArchiveWriter writer((fs::path(folder) / archive_name(file)).string(), file_shape,
-                                     descriptor_bytes, {.zstd_level = 1});
+                                     descriptor_bytes,
+                                     {.zstd_level = 1, .parts_per_page = parts_per_page});
         std::atomic<std::uint64_t> next{0};
         run_parallel(threads, [&](std::size_t, const std::atomic<bool>& stop) {
             std::vector<std::byte> page(set_page_bytes);

@@ -41,6 +41,7 @@ void check_free_space(const std::string& folder, std::uint64_t bytes, std::uint6
 
 // Writes about `bytes` of distinct 2 MiB pages as several archives into `folder` (created when
 // missing), on every core, with a progress bar on stderr unless `quiet`.
-void generate_page_set(const std::string& folder, std::uint64_t bytes, bool quiet);
+void generate_page_set(const std::string& folder, std::uint64_t bytes, bool quiet,
+                       std::uint32_t parts_per_page);
 
 }  // namespace vtpage::bench::disk

@@ -2,7 +2,8 @@
 // yields and sleeps the library's threads at its test points (every ranked mutex, event
 // delivery, callbacks, frames, the page loader) while a workload drives every route (packed
 // tails, packed coarse levels of two shapes, pages read from baked files of both versions
-// through the fault-injecting file layer, fills that fail, evicting ahead, a lowered budget,
+// through the fault-injecting file layer (a page of version 4 decoded in parts by several decode
+// threads at once), fills that fail, evicting ahead, a lowered budget,
 // requests held for a view over budget that asks again for what it gave up (refault holds),
 // requests from three threads, frames completed late, twice or not at all, slow callbacks,
 // destruction mid-stream). The events and the frame calls go to one log, and the reuse rule is
@@ -268,11 +269,11 @@ Violations check_log(const std::vector<Entry>& log, const PageFacts& facts,
 
 struct RouteCounts {
     std::uint64_t tails = 0, level_3x3 = 0, level_2x2 = 0, stored = 0, failed_fills = 0,
-                  evictions = 0, held = 0;
+                  evictions = 0, held = 0, parts_helped = 0;
     static constexpr std::uint64_t least = 100;  // events a route must see over the run
     bool enough() const {
-        return std::min({tails, level_3x3, level_2x2, stored, failed_fills, evictions, held}) >=
-               least;
+        return std::min({tails, level_3x3, level_2x2, stored, failed_fills, evictions, held,
+                         parts_helped}) >= least;
     }
     void add(const RouteCounts& o) {
         tails += o.tails;
@@ -282,10 +283,11 @@ struct RouteCounts {
         failed_fills += o.failed_fills;
         evictions += o.evictions;
         held += o.held;
+        parts_helped += o.parts_helped;
     }
 };
 
-// Baked files made once for the whole binary: version 1 and a page archive (version 3).
+// Baked files made once for the whole binary: version 1 and a page archive (version 4).
 struct BakedFiles {
     test::TemporaryFolder folder;
     std::string v1, v2;
@@ -540,6 +542,7 @@ RunResult run_seed(std::uint64_t seed, const std::vector<std::string>& defects) 
         const StreamerStatistics stats = streamer->statistics();
         result.counts.failed_fills = stats.failed_pages;
         result.counts.held = stats.held_requests;
+        result.counts.parts_helped = stats.file_reads.decode_parts_helped;
         const std::vector<Entry> entries = log.take();
         result.violations = check_log(entries, facts, view);
         // (d) the app's view is the streamer's.
@@ -657,11 +660,12 @@ TEST_F(ScheduleExplorerTest, TheReuseRuleHoldsInEverySchedule) {
     std::printf(
         "schedule explorer: %zu runs (%zu listed, %zu fresh) in %.1f s; events: tails %llu, "
         "3x3 levels %llu, 2x2 levels %llu, stored pages %llu, failed fills %llu, evictions %llu, "
-        "held requests %llu\n",
+        "held requests %llu, parts decoded by a helping thread %llu\n",
         runs, std::min(listed, runs), fresh, seconds, (unsigned long long)total.tails,
         (unsigned long long)total.level_3x3, (unsigned long long)total.level_2x2,
         (unsigned long long)total.stored, (unsigned long long)total.failed_fills,
-        (unsigned long long)total.evictions, (unsigned long long)total.held);
+        (unsigned long long)total.evictions, (unsigned long long)total.held,
+        (unsigned long long)total.parts_helped);
     if (!only_seed()) {
         const std::uint64_t least = RouteCounts::least;
         EXPECT_GE(total.tails, least) << "packed and own tails";
@@ -671,6 +675,7 @@ TEST_F(ScheduleExplorerTest, TheReuseRuleHoldsInEverySchedule) {
         EXPECT_GE(total.failed_fills, least) << "failed fills";
         EXPECT_GE(total.evictions, least) << "evictions";
         EXPECT_GE(total.held, least) << "requests held for a view over budget (refaults)";
+        EXPECT_GE(total.parts_helped, least) << "parts of a page decoded by a helping thread";
     }
 }
 

@@ -76,6 +76,7 @@ struct BakeFlags {
     double max_memory_gib = 4;
     std::uint64_t threads = 0;  // 0: one per core
     std::uint64_t zstd_level = 3;
+    std::uint64_t parts_per_page = vt::page_archive_default_parts_per_page;
     std::string address_u = "clamp";
     std::string address_v = "clamp";
     bool srgb = false;
@@ -191,6 +192,7 @@ bake::TextureBakeSettings settings_for(const bake::VipsImageReader& reader,
     settings.max_memory_bytes = std::uint64_t(flags.max_memory_gib * gib);
     settings.threads = unsigned(flags.threads);
     settings.zstd_level = int(flags.zstd_level);
+    settings.parts_per_page = std::uint32_t(flags.parts_per_page);
     settings.sampling = sampling_for(flags, choice.format);
     bake::check_bake_limits(reader.info(), settings);
     std::printf("format %s (%s), quality %s, address %s x %s, %s\n",
@@ -346,6 +348,11 @@ static int run(int argc, char** argv) {
     app.add_option("--zstd-level", flags.zstd_level,
                    "zstd level of the pages (1 fastest .. 19 smallest)")
         ->check(app::count_in(1, 19))
+        ->capture_default_str();
+    app.add_option("--parts-per-page", flags.parts_per_page,
+                   "zstd frames a page is stored in, decoded on as many threads at once (the "
+                   "most up to this that are whole tiles)")
+        ->check(app::count_in(1, vt::page_archive_max_parts_per_page))
         ->capture_default_str();
     app.add_option("--address-u", flags.address_u,
                    "Address mode along u: clamp (to edge), repeat or mirror (mirrored repeat); "

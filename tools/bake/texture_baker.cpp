@@ -171,9 +171,9 @@ TextureBakeReport bake_texture_archive(VipsImageReader& reader, const std::strin
         vt::make_baked_texture_descriptor(shape, reader.info().bits_per_sample, settings.sampling);
     // Told before the writer makes the file, so that no signal finds it unregistered.
     if (settings.partial_created) settings.partial_created(path + ".partial");
-    vt::PageArchiveWriter writer(path, vt::baked_archive_shape(shape),
-                                 std::as_bytes(std::span(&descriptor, 1)),
-                                 {.zstd_level = settings.zstd_level});
+    vt::PageArchiveWriter writer(
+        path, vt::baked_archive_shape(shape), std::as_bytes(std::span(&descriptor, 1)),
+        {.zstd_level = settings.zstd_level, .parts_per_page = settings.parts_per_page});
     PageAssembler pages(layout, writer);
     TileQuality quality(layout);
     const Bake bake{layout, settings, pages, quality};

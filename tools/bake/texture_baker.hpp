@@ -21,6 +21,7 @@
 #include "block_codec.hpp"
 #include "tile_quality.hpp"
 #include "vips_image_reader.hpp"
+#include "vtpage/streaming/archive/page_archive.hpp"
 #include "vtpage/streaming/layout/texture_layout.hpp"
 #include "vtpage/streaming/layout/texture_sampling.hpp"
 
@@ -36,6 +37,8 @@ struct TextureBakeSettings {
     std::uint64_t max_memory_bytes = std::uint64_t(4) << 30;
     unsigned threads = 0;  // 0: one per core
     int zstd_level = 3;
+    // zstd frames a page is stored in (format version 4: decoded on as many threads at once).
+    std::uint32_t parts_per_page = vt::page_archive_default_parts_per_page;
     // Recorded in the file's descriptor, and baked: the tiles' borders at the texture's edges
     // follow the address modes, and an sRGB texture's levels are filtered in linear light.
     vt::TextureSampling sampling;

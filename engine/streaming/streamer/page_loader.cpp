@@ -49,6 +49,8 @@ struct Reading {
     // While tracing: the recorder when its read was submitted, and when (on its clock).
     TraceRecorder* trace = nullptr;
     std::int64_t trace_submitted = 0;
+    // How long its decode thread waited for other threads' parts: not decode time of its own.
+    double parts_wait_seconds = 0;
 };
 
 // The loads' tags are the streamer's pages: trace events carry them as the page.
@@ -229,8 +231,9 @@ struct PageLoader::State {
     // The page's decode, in parts where its source stores it so: the idle active decode threads
     // take parts while this one takes the rest, and it returns once every part is done (a
     // page's decode, not the number of pages, binds how soon a view of few pages looks right).
-    void decode_stored(const PageLoad& load, std::span<const std::byte> stored,
+    void decode_stored(Reading& reading, std::span<const std::byte> stored,
                        std::span<std::byte> destination) {
+        const PageLoad& load = reading.load;
         const TileSource& source = *load.source;
         const std::vector<StoredPart> split = source.split_stored(load.layout_page, stored);
         if (split.size() == 1) {
@@ -245,7 +248,8 @@ struct PageLoader::State {
             std::lock_guard lock(mutex);
             parts.post_locked(page);
         }
-        decodable_cv.notify_all();
+        // One idle thread for each part past the one this thread takes first.
+        for (std::size_t i = 1; i < split.size(); ++i) decodable_cv.notify_one();
         while (true) {
             std::optional<PartClaim> claim;
             {
@@ -255,16 +259,19 @@ struct PageLoader::State {
             if (!claim) break;
             decode_part(*claim);
         }
+        const auto waiting = Clock::now();
         {
             std::unique_lock lock(mutex);
             parts_done_cv.wait(lock, [&] { return PartDecodeBoard::all_done_locked(page); });
         }
+        reading.parts_wait_seconds += std::chrono::duration<double>(Clock::now() - waiting).count();
         if (page.error) std::rethrow_exception(page.error);
     }
 
     // Decodes a part taken from the board and says so, whatever happens (its page's thread
     // waits for it).
     void decode_part(const PartClaim& claim) {
+        VTPAGE_TEST_POINT("page_loader.part");
         std::exception_ptr error;
         try {
             claim.page->decode(claim.part);
@@ -296,7 +303,7 @@ struct PageLoader::State {
             {
                 VTPAGE_TRACE_SCOPE("page", "decode", args);
                 decode_stored(
-                    reading.load, stored,
+                    reading, stored,
                     std::span(reinterpret_cast<std::byte*>(reading.load.destination), page_bytes));
             }
             VTPAGE_TRACE_SCOPE("page", "fill", args);
@@ -305,7 +312,7 @@ struct PageLoader::State {
         std::vector<std::byte> whole(page_bytes);
         {
             VTPAGE_TRACE_SCOPE("page", "decode", args);
-            decode_stored(reading.load, stored, whole);
+            decode_stored(reading, stored, whole);
         }
         VTPAGE_TRACE_SCOPE("page", "fill", args);
         auto* destination = reinterpret_cast<std::byte*>(reading.load.destination);
@@ -324,7 +331,7 @@ struct PageLoader::State {
         std::byte* staging = context.staging(page_bytes);
         {
             VTPAGE_TRACE_SCOPE("page", "decode", args);
-            decode_stored(reading.load, stored, std::span(staging, page_bytes));
+            decode_stored(reading, stored, std::span(staging, page_bytes));
         }
         // The copy into the page, and the wait for it where it is not fenced.
         VTPAGE_TRACE_SCOPE("page", "fill", args);
@@ -450,7 +457,8 @@ struct PageLoader::State {
         release_buffer(reading.buffer);
         {
             std::lock_guard lock(mutex);
-            stats.decode_seconds += std::chrono::duration<double>(Clock::now() - start).count();
+            stats.decode_seconds += std::chrono::duration<double>(Clock::now() - start).count() -
+                                    reading.parts_wait_seconds;
         }
         report(result);
     }

@@ -90,8 +90,10 @@ struct PageLoaderStatistics {
     std::size_t waiting = 0;      // for a read buffer
     std::size_t buffers_in_use = 0;
     std::size_t buffers_peak = 0;
-    std::size_t decode_queue = 0;            // read, waiting for a decode thread
-    double decode_seconds = 0;               // summed over decode threads (decode and copy)
+    std::size_t decode_queue = 0;  // read, waiting for a decode thread
+    // Summed over decode threads (decode and copy; a page's thread waiting for the parts other
+    // threads decode is not counted, their decoding is).
+    double decode_seconds = 0;
     std::uint64_t parts_helped = 0;          // parts decoded by a thread not the page's own
     std::size_t decode_threads = 0;          // started
     std::size_t active_decode_threads = 0;   // of them, taking pages
