@@ -136,6 +136,10 @@ TEST_F(PageArchivePartsTest, RefusesWhatIsNotAPartOfThePage) {
     const std::vector<std::byte> raw = stored(archive, 1);
     const StoredPart raw_part = archive.split_stored(1, raw)[0];
     detail_of([&] { archive.decode_part(0, raw_part, page); }, Errc::invalid_argument);
+    // The raw page's part with fewer stored bytes than it decodes to: never read past them.
+    StoredPart short_raw = raw_part;
+    short_raw.stored = short_raw.stored.first(100);
+    detail_of([&] { archive.decode_part(1, short_raw, page); }, Errc::invalid_argument);
 }
 
 // On texture pages four frames store about what one does: zstd's window is the part, not the

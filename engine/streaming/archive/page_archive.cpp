@@ -397,8 +397,9 @@ void PageArchive::decode_part(std::uint64_t page, const StoredPart& part,
     s.check_page_argument("PageArchive::decode_part", page, destination.size());
     const std::uint32_t parts =
         s.index[page].encoding == std::uint32_t(PageEncoding::raw) ? 1 : s.parts();
+    const bool raw = s.index[page].encoding == std::uint32_t(PageEncoding::raw);
     if (part.index >= parts || part.bytes != s.shape.page_bytes / parts ||
-        part.offset != part.index * part.bytes) {
+        part.offset != part.index * part.bytes || (raw && part.stored.size() != part.bytes)) {
         throw Error(Errc::invalid_argument, "PageArchive::decode_part",
                     detail::concat("part ", part.index, " at ", part.offset, " of ", part.bytes,
                                    " bytes is not one of the ", parts,
