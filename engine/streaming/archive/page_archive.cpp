@@ -269,24 +269,27 @@ void PageArchive::State::check_page_argument(const char* operation, std::uint64_
 StoredPart PageArchive::State::frame_at(std::uint64_t page, std::span<const std::byte> rest,
                                         std::uint32_t part) const {
     const std::uint32_t count = parts();
-    const std::string where = count == 1 ? detail::concat("page ", page, ": ")
-                                         : detail::concat("page ", page, ", part ", part, ": ");
+    // Made only for an error: this runs for every part of every page read.
+    const auto where = [&] {
+        return count == 1 ? detail::concat("page ", page, ": ")
+                          : detail::concat("page ", page, ", part ", part, ": ");
+    };
     const std::uint64_t part_bytes = shape.page_bytes / count;
     if (rest.empty()) {
-        corrupt(detail::concat(where, "bad zstd frames: the stored bytes end after ", part, " of ",
-                               count, " frames"));
+        corrupt(detail::concat(where(), "bad zstd frames: the stored bytes end after ", part,
+                               " of ", count, " frames"));
     }
     const unsigned long long declared = ZSTD_getFrameContentSize(rest.data(), rest.size());
     if (declared == ZSTD_CONTENTSIZE_ERROR || declared == ZSTD_CONTENTSIZE_UNKNOWN) {
-        corrupt(where + "bad zstd frame: no valid frame header");
+        corrupt(where() + "bad zstd frame: no valid frame header");
     }
     if (declared != part_bytes) {
-        corrupt(detail::concat(where, "the zstd frame decodes to ", declared, " bytes, ",
+        corrupt(detail::concat(where(), "the zstd frame decodes to ", declared, " bytes, ",
                                count == 1 ? "the page is " : "a part is ", part_bytes));
     }
     const std::size_t frame = ZSTD_findFrameCompressedSize(rest.data(), rest.size());
     if (ZSTD_isError(frame)) {
-        corrupt(detail::concat(where, "bad zstd frame: it ends past the ", rest.size(),
+        corrupt(detail::concat(where(), "bad zstd frame: it ends past the ", rest.size(),
                                " stored bytes left (", ZSTD_getErrorName(frame), ")"));
     }
     return {rest.first(frame), part, part * part_bytes, part_bytes};

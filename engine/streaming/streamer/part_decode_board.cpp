@@ -10,7 +10,7 @@ void PartDecodeBoard::post_locked(PartedPage& page) {
 
 // A page leaves the board when its last part is taken, so that the board never points to a page
 // whose thread may return once the parts are done.
-std::optional<PartClaim> PartDecodeBoard::take_locked(PartedPage& page) {
+std::optional<PartClaim> PartDecodeBoard::take_own_locked(PartedPage& page) {
     if (page.taken >= page.parts) return std::nullopt;
     const PartClaim claim{&page, page.taken++};
     if (page.taken == page.parts) {
@@ -19,13 +19,9 @@ std::optional<PartClaim> PartDecodeBoard::take_locked(PartedPage& page) {
     return claim;
 }
 
-std::optional<PartClaim> PartDecodeBoard::take_own_locked(PartedPage& page) {
-    return take_locked(page);
-}
-
 std::optional<PartClaim> PartDecodeBoard::take_any_locked() {
     if (pages_.empty()) return std::nullopt;
-    return take_locked(*pages_.front());
+    return take_own_locked(*pages_.front());
 }
 
 bool PartDecodeBoard::finish_locked(const PartClaim& claim, std::exception_ptr error) {

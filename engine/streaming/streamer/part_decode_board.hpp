@@ -44,8 +44,6 @@ public:
     static bool all_done_locked(const PartedPage& page) noexcept { return page.done == page.parts; }
 
 private:
-    std::optional<PartClaim> take_locked(PartedPage& page);
-
     std::deque<PartedPage*> pages_;  // with parts not taken yet, oldest first
 };
 
