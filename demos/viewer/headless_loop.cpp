@@ -163,10 +163,10 @@ double fly_path(StreamingSession& session, const CameraPath& path, std::uint64_t
             };
         }
         const double submitted_at = seconds_between(start, Clock::now());
-        if (auto done = session.render(frame)) {
-            stats.record_completed(*done);
+        for (const CompletedSummary& done : session.render(frame)) {
+            stats.record_completed(done);
             stats.record_rendered(seconds_between(start, Clock::now()));
-            last_gpu_ms = done->gpu_ms;
+            last_gpu_ms = done.gpu_ms;
         }
         stats.record_submitted(session.renderer().frames_submitted(), submitted_at, after_cut);
         const auto now = Clock::now();

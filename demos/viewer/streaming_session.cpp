@@ -1,6 +1,7 @@
 #include "streaming_session.hpp"
 
 #include <algorithm>
+#include <utility>
 
 #include "texture_set_source.hpp"
 #include "vtpage/backend/backend_factory.hpp"
@@ -16,6 +17,10 @@ namespace vtpage::viewer {
 namespace {
 
 using Clock = std::chrono::steady_clock;
+
+double milliseconds_since(Clock::time_point start) {
+    return std::chrono::duration<double, std::milli>(Clock::now() - start).count();
+}
 
 // A benchmark's timeline at a few thousand frames a second for minutes, no more.
 constexpr std::size_t max_governor_samples = 1 << 20;
@@ -264,7 +269,7 @@ std::unique_ptr<VulkanReferenceTextures> StreamingSession::make_reference(
                                                      float(settings_.anisotropy));
 }
 
-std::optional<CompletedSummary> StreamingSession::render(const SessionFrame& frame) {
+std::vector<CompletedSummary> StreamingSession::render(const SessionFrame& frame) {
     FrameDesc desc;
     desc.view_projection = frame.view_projection;
     desc.planes = planes_;
@@ -277,13 +282,30 @@ std::optional<CompletedSummary> StreamingSession::render(const SessionFrame& fra
     ++frames_;
     const auto start = Clock::now();
     std::optional<CompletedFrame> done = renderer_->render(desc);
-    const auto rendered = Clock::now();
-    if (!done) return std::nullopt;
-    CompletedSummary summary = consume(*done);
-    summary.render_ms = std::chrono::duration<double, std::milli>(rendered - start).count();
-    summary.feedback_ms =
-        std::chrono::duration<double, std::milli>(Clock::now() - rendered).count();
-    return summary;
+    const double render_ms = milliseconds_since(start);
+    std::vector<CompletedSummary> completed;
+    // The frame render() waited for (unless handed back already), then those the device has
+    // finished since: their feedback reaches the streamer as soon as it can.
+    if (!done) done = renderer_->take_completed();
+    while (done) {
+        const auto consumed = Clock::now();
+        completed.push_back(consume(*done));
+        completed.back().feedback_ms = milliseconds_since(consumed);
+        done = renderer_->take_completed();
+    }
+    if (!completed.empty()) completed.front().render_ms = render_ms;
+    post_early_feedback();
+    return completed;
+}
+
+// The feedback of frames the device is still drawing, as soon as their feedback pass is done:
+// in a frame loop bound by the device, one to two frames before the frames complete.
+void StreamingSession::post_early_feedback() {
+    while (std::optional<FrameFeedback> early = renderer_->take_feedback()) {
+        const auto start = Clock::now();
+        streaming_->post_feedback(early->user_tag, early->feedback);
+        early_copy_ms_ += milliseconds_since(start);
+    }
 }
 
 std::vector<CompletedSummary> StreamingSession::finish() {
@@ -315,8 +337,12 @@ CompletedSummary StreamingSession::consume(const CompletedFrame& done) {
     // The readback buffer is device-visible memory, read once here (timed apart, so that a slow
     // read shows as such); the feedback thread does the rest (or this one, without it).
     const auto start = Clock::now();
-    streaming_->complete_frame(done.user_tag, done.feedback);
-    summary.copy_ms = std::chrono::duration<double, std::milli>(Clock::now() - start).count();
+    if (done.feedback_taken) {  // posted already (post_early_feedback)
+        streaming_->complete_frame(done.user_tag);
+    } else {
+        streaming_->complete_frame(done.user_tag, done.feedback);
+    }
+    summary.copy_ms = milliseconds_since(start) + std::exchange(early_copy_ms_, 0.0);
     collect_feedback_results(summary);
     return summary;
 }
@@ -404,7 +430,8 @@ bool StreamingSession::settle(SessionFrame frame, std::chrono::milliseconds time
         // Held back for their fills or for the per-frame limit: not in the image yet.
         const VulkanIndirectionTableStatistics table = streaming_->indirection().statistics();
         const bool nothing_held = table.awaiting_fill == 0 && table.waiting_for_limit == 0;
-        std::optional<CompletedSummary> last = render(frame);
+        std::optional<CompletedSummary> last;
+        for (CompletedSummary& done : render(frame)) last = std::move(done);
         for (CompletedSummary& done : finish()) last = std::move(done);
         if (last && last_quality) *last_quality = last->quality;
         if (!streaming_->streamer().wait_idle_while_progressing(timeout) ||

@@ -6,8 +6,10 @@
 //
 // Each frame: render() renders (the renderer begins the streaming's frame in its command buffer;
 // frames in flight: nothing waits for the GPU unless it is frames_in_flight behind), and hands
-// the completed frame's feedback to the streaming's complete_frame, whose feedback thread turns
-// it into requests: the render thread only copies it out of the readback buffer. Requests the
+// the feedback of every frame whose feedback pass the device has finished (read before the rest
+// of its frame is done) to the streaming's post_feedback, whose feedback thread turns it into
+// requests (the render thread only copies it out of the readback buffer), and completes the
+// frames the device has finished (complete_frame). Requests the
 // newest feedback no longer makes are withdrawn, so that the workers stream what is in view now
 // rather than what was a second ago. Frames never wait for the streamer: ready pages are
 // published once their fills are done (CUDA) and the image falls back to coarser levels until
@@ -138,11 +140,13 @@ struct CompletedSummary {
     std::vector<vt::FeedbackFrameResult> processed;
     SampleQuality quality;  // what its pixels got (the deferred textured pass)
     bool presented = false;
-    // CPU time of this render() call on the render thread: the renderer's (waiting for the
-    // frame slot, recording, submitting) and the feedback's (handing it to the worker).
+    // CPU time on the render thread: the renderer's render() call that handed it back (waiting
+    // for the frame slot, recording, submitting; 0 for the second frame a call hands back) and
+    // the feedback's (handing it to the worker).
     double render_ms = 0;
     double feedback_ms = 0;
-    // The part of feedback_ms that copied the feedback out of the readback buffer.
+    // The part of feedback_ms that copied the feedback out of the readback buffer (or that of
+    // feedback read early, since the previous summary).
     double copy_ms = 0;
 };
 
@@ -213,8 +217,9 @@ public:
     StreamingSession(const StreamingSession&) = delete;
     StreamingSession& operator=(const StreamingSession&) = delete;
 
-    // Renders a frame; the frame frames_in_flight earlier completes and is handed back.
-    std::optional<CompletedSummary> render(const SessionFrame& frame);
+    // Renders a frame; hands back, oldest first, every earlier frame the device has finished
+    // (the one frames_in_flight earlier at least, waited for).
+    std::vector<CompletedSummary> render(const SessionFrame& frame);
     // Waits for the frames in flight (their feedback still goes to the streamer).
     std::vector<CompletedSummary> finish();
     // Renders `frame` again and again, waiting for the streamer between frames, until a frame
@@ -288,6 +293,7 @@ public:
 
 private:
     CompletedSummary consume(const CompletedFrame& done);
+    void post_early_feedback();
     std::unique_ptr<VulkanReferenceTextures> make_reference(
         std::span<const std::shared_ptr<const vt::TileSource>> sources);
     // The feedback the streaming processed since the last call, into `summary`.
@@ -317,6 +323,8 @@ private:
     SceneLayout scene_;
     std::vector<PlaneDraw> planes_;  // the scene, as each frame draws it
     std::uint64_t frames_ = 0;
+    // Render-thread time handing over feedback read early, added to the next summary's copy_ms.
+    double early_copy_ms_ = 0;
     vt::FeedbackFrameResult last_feedback_;  // render thread: the newest processed
     ResidencyTotals residency_;              // render thread: the samples of the run
     BudgetTotals budget_;                    // render thread: each processed feedback's

@@ -434,9 +434,9 @@ int run_window(const ViewerOptions& options, const Log& log,
                 ImGui::EndFrame();
             }
             const double submitted_at = std::chrono::duration<double>(Clock::now() - start).count();
-            if (auto done = session.render(desc)) {
-                stats.record_completed(*done);
-                last_gpu_ms = done->gpu_ms;
+            for (const CompletedSummary& done : session.render(desc)) {
+                stats.record_completed(done);
+                last_gpu_ms = done.gpu_ms;
             }
             stats.record_submitted(session.renderer().frames_submitted(), submitted_at, after_cut);
             const auto after = Clock::now();

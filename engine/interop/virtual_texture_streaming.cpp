@@ -231,28 +231,61 @@ vt::StreamRequestResult VirtualTextureStreaming::complete_frame(
     frame_completed(frame);
     if (feedback_worker_) {
         feedback_worker_->post(frame, feedback);
+        return newest_from_worker();
+    }
+    const vt::FeedbackFrameResult result = process_feedback_here(frame, feedback, true);
+    keep_here(result);
+    return {.ready = result.ready, .queued = result.queued};
+}
+
+vt::StreamRequestResult VirtualTextureStreaming::post_feedback(
+    FrameId frame, std::span<const vt::FeedbackEntry> feedback) {
+    if (feedback_worker_) {
+        feedback_worker_->post_feedback(frame, feedback);
+        return newest_from_worker();
+    }
+    if (frame <= here_last_posted_) {
+        throw Error(Errc::invalid_argument, "VirtualTextureStreaming::post_feedback",
+                    "frames' feedback comes in increasing order",
+                    detail::concat("frame=", frame, " last=", here_last_posted_));
+    }
+    const vt::FeedbackFrameResult result = process_feedback_here(frame, feedback, false);
+    keep_here(result);
+    return {.ready = result.ready, .queued = result.queued};
+}
+
+void VirtualTextureStreaming::complete_frame(FrameId frame) {
+    frame_completed(frame);
+    if (feedback_worker_) {
+        feedback_worker_->complete(frame);
         if (std::exception_ptr error = feedback_worker_->take_error()) {
             std::rethrow_exception(error);
         }
-        const vt::FeedbackFrameResult newest = feedback_worker_->last_result();
-        return {.ready = newest.ready, .queued = newest.queued};
+        return;
     }
-    const vt::FeedbackFrameResult result = process_feedback_here(frame, feedback);
-    {
-        std::lock_guard lock(statistics_mutex_);
-        ++here_statistics_.posted;
-        ++here_statistics_.processed;
-        here_statistics_.withdrawn += result.withdrawn;
-        here_last_ = result;
-        if (here_results_.size() < max_kept_results) here_results_.push_back(result);
-    }
-    return {.ready = result.ready, .queued = result.queued};
+    streamer_->complete_frame(frame);
+}
+
+vt::StreamRequestResult VirtualTextureStreaming::newest_from_worker() {
+    if (std::exception_ptr error = feedback_worker_->take_error()) std::rethrow_exception(error);
+    const vt::FeedbackFrameResult newest = feedback_worker_->last_result();
+    return {.ready = newest.ready, .queued = newest.queued};
+}
+
+void VirtualTextureStreaming::keep_here(const vt::FeedbackFrameResult& result) {
+    std::lock_guard lock(statistics_mutex_);
+    ++here_statistics_.posted;
+    ++here_statistics_.processed;
+    here_statistics_.withdrawn += result.withdrawn;
+    here_last_ = result;
+    if (here_results_.size() < max_kept_results) here_results_.push_back(result);
 }
 
 // As the worker does it, on the caller's thread.
 vt::FeedbackFrameResult VirtualTextureStreaming::process_feedback_here(
-    FrameId frame, std::span<const vt::FeedbackEntry> feedback) {
+    FrameId frame, std::span<const vt::FeedbackEntry> feedback, bool completes) {
     vt::FeedbackFrameResult result{.frame = frame};
+    here_last_posted_ = frame;
     auto start = std::chrono::steady_clock::now();
     feedback_->process(feedback, scratch_, processed_);
     result.samples = processed_.samples;
@@ -274,7 +307,7 @@ vt::FeedbackFrameResult VirtualTextureStreaming::process_feedback_here(
     }
     result.request_ms = milliseconds_since(start);
     start = std::chrono::steady_clock::now();
-    streamer_->complete_frame(frame);
+    if (completes) streamer_->complete_frame(frame);
     result.complete_ms = milliseconds_since(start);
     after_feedback();
     return result;

@@ -1,6 +1,6 @@
 // One frame of VirtualTextureStreaming as an app runs it, for the facade's tests: begun in a
 // one-off command buffer, submitted with the frame's waits and signals, waited for, completed
-// with its feedback.
+// with its feedback (or left for the test to complete).
 #pragma once
 
 #include <vulkan/vulkan.h>
@@ -13,10 +13,11 @@
 
 namespace vtpage::test {
 
-// What the frame's upload did.
-inline IndirectionUpload run_streaming_frame(VulkanContext& context,
-                                             VirtualTextureStreaming& streaming, VkCommandPool pool,
-                                             std::span<const vt::FeedbackEntry> feedback = {}) {
+// Records, submits and waits for one frame of `streaming` (its uploads alone), without completing
+// it; its upload.
+inline StreamingFrame submit_streaming_frame(VulkanContext& context,
+                                             VirtualTextureStreaming& streaming,
+                                             VkCommandPool pool) {
     VkCommandBufferAllocateInfo allocate{VK_STRUCTURE_TYPE_COMMAND_BUFFER_ALLOCATE_INFO};
     allocate.commandPool = pool;
     allocate.level = VK_COMMAND_BUFFER_LEVEL_PRIMARY;
@@ -39,8 +40,16 @@ inline IndirectionUpload run_streaming_frame(VulkanContext& context,
     context.submit(submit);
     frame.submitted();
     context.wait_idle();
-    streaming.complete_frame(frame.id(), feedback);
     vkFreeCommandBuffers(context.device(), pool, 1, &commands);
+    return frame;
+}
+
+// One whole frame: submitted, waited for, completed with `feedback`; its upload.
+inline IndirectionUpload run_streaming_frame(VulkanContext& context,
+                                             VirtualTextureStreaming& streaming, VkCommandPool pool,
+                                             std::span<const vt::FeedbackEntry> feedback = {}) {
+    StreamingFrame frame = submit_streaming_frame(context, streaming, pool);
+    streaming.complete_frame(frame.id(), feedback);
     return frame.upload();
 }
 

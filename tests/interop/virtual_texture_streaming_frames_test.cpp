@@ -287,6 +287,42 @@ TEST_P(StreamingFramesTest, StatisticsCountFeedbackOnEitherThreadAndPausing) {
     test::expect_no_validation_messages(*app);
 }
 
+// Feedback read before its frame is complete (post_feedback) becomes requests at once, and the
+// frame stays open until complete_frame: the pages it used are not let go under it.
+TEST_P(StreamingFramesTest, FeedbackPostedBeforeItsFrameCompletesLeavesTheFrameOpen) {
+    VTPAGE_BACKEND_OR_SKIP(backend, GetParam());
+    VTPAGE_VULKAN_OR_SKIP(app, *backend);
+    for (bool feedback_thread : {false, true}) {
+        SCOPED_TRACE(feedback_thread ? "feedback thread" : "caller's thread");
+        VirtualTextureStreamingSettings settings = small_settings();
+        settings.feedback_thread = feedback_thread;
+        start(*app, *backend, settings);
+        const std::vector<vt::FeedbackEntry> feedback =
+            every_tile(streaming_->streamer().textures().layout(id_), id_);
+        const auto completed = [&] {
+            return streaming_->streamer().page_table().statistics().completed_frame;
+        };
+        const FrameId first = test::submit_streaming_frame(*app, *streaming_, pool_.get()).id();
+        streaming_->post_feedback(first, feedback);
+        ASSERT_TRUE(streaming_->drain_feedback(idle_deadline()));
+        EXPECT_EQ(streaming_->statistics().last_feedback.frame, first);
+        EXPECT_GT(streaming_->statistics().last_feedback.queued, 0u);
+        EXPECT_LT(completed(), first) << "its feedback was read, the frame is not complete";
+        EXPECT_THROW(streaming_->post_feedback(first, feedback), Error) << "not a newer frame";
+
+        streaming_->complete_frame(first);
+        ASSERT_TRUE(streaming_->wait_idle(idle_deadline()));
+        EXPECT_EQ(completed(), first);
+        streaming_->complete_frame(first);  // again: nothing
+        frame(*app);                        // publishes what the feedback brought in
+        const std::vector<PageIndex> pages = all_pages();
+        EXPECT_EQ(visible(pages), pages.size());
+        EXPECT_EQ(streaming_->statistics().feedback.posted, 2u);
+        stop();
+    }
+    test::expect_no_validation_messages(*app);
+}
+
 INSTANTIATE_TEST_SUITE_P(Backends, StreamingFramesTest,
                          testing::ValuesIn(test::all_backend_names()), test::backend_param_name);
 

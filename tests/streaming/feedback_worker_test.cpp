@@ -176,6 +176,50 @@ TEST_P(FeedbackWorkerTest, FramesOutOfOrderAreRefusedAndDestructionCompletesPost
     EXPECT_EQ(streamer.page_table().statistics().completed_frame, last);
 }
 
+// Feedback read before its frame is complete: its requests go out at once, the frame is
+// completed only when complete() says so (after the requests of the feedback posted before),
+// and destruction completes no frame that was not.
+TEST_P(FeedbackWorkerTest, FeedbackPostedAheadOfItsFrameLeavesTheFrameOpenUntilCompleted) {
+    Streamer streamer(*backend_, test::streamer_test_settings(64));
+    const TextureId id = streamer.add_texture(std::make_shared<test::PatternSource>(12, 4));
+    const auto completed = [&] { return streamer.page_table().statistics().completed_frame; };
+    FrameId second = 0;
+    {
+        FeedbackWorker worker(streamer);
+        const FrameId first = streamer.begin_frame();
+        worker.post_feedback(first, window(id, 2, 3, 4, 2));
+        ASSERT_TRUE(worker.drain(10s));
+        ASSERT_EQ(worker.take_error(), nullptr);
+        EXPECT_EQ(worker.last_result().frame, first);
+        EXPECT_GT(worker.last_result().queued, 2u);
+        EXPECT_EQ(completed(), 0u) << "the frame may still be drawn";
+
+        second = streamer.begin_frame();
+        worker.post_feedback(second, window(id, 2, 3, 4, 2));
+        worker.complete(first);
+        worker.complete(first);  // again: nothing
+        ASSERT_TRUE(worker.drain(10s));
+        EXPECT_EQ(completed(), first);
+        EXPECT_THROW(worker.complete(first - 1), Error) << "an older frame";
+        EXPECT_THROW(worker.post(second, window(id, 2, 3, 4, 2)), Error) << "posted already";
+        worker.complete(second);
+        ASSERT_TRUE(worker.drain(10s));
+        EXPECT_EQ(completed(), second);
+        EXPECT_EQ(worker.statistics().posted, 2u);
+
+        const FrameId third = streamer.begin_frame();
+        worker.post_feedback(third, window(id, 2, 3, 4, 2));
+        ASSERT_TRUE(worker.drain(10s));
+        ASSERT_EQ(worker.take_error(), nullptr);
+    }
+    EXPECT_EQ(completed(), second) << "the third frame was never completed";
+    ASSERT_TRUE(streamer.wait_idle_while_progressing(30s));
+    for (std::uint32_t y = 3; y < 5; ++y) {
+        for (std::uint32_t x = 2; x < 6; ++x)
+            EXPECT_TRUE(streamer.is_ready(page_of(streamer, id, x, y)));
+    }
+}
+
 TEST_P(FeedbackWorkerTest, AfterFrameRunsOnTheWorkersThreadAndItsErrorIsKept) {
     Streamer streamer(*backend_, test::streamer_test_settings(64));
     const TextureId id = streamer.add_texture(std::make_shared<test::PatternSource>(12, 5));

@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 
 #include <unistd.h>
+#include <algorithm>
 #include <chrono>
 #include <cmath>
 #include <cstdio>
@@ -404,6 +405,90 @@ TEST_P(VulkanRendererTest, FramesInFlightComeBackInOrderEachWithItsOwnResidency)
     EXPECT_GT(frames[1].info.upload.entries, 0u);  // level 0's evictions
     EXPECT_EQ(renderer->frames_submitted(), 3u);
     EXPECT_TRUE(renderer->finish().empty());
+}
+
+// take_completed hands a frame back as soon as the device has finished it, once, in order, and
+// render() then has nothing to hand back for that slot.
+TEST_P(VulkanRendererTest, FinishedFramesAreTakenBeforeTheirSlotIsReused) {
+    make_all_resident();
+    const OrthoView view = OrthoView::at_lod(0.3f, 0.9f, 0.44f);
+    const std::vector<std::uint8_t> expected = reference(view);
+    std::uint64_t tag = 100;
+    auto submit = [&] {
+        FrameDesc desc = frame_for(view);
+        desc.user_tag = tag++;
+        return renderer->render(desc);
+    };
+    auto wait_for = [&](std::uint64_t number) {
+        ASSERT_TRUE(renderer->timeline().wait(number, 10'000'000'000ull)) << "frame " << number;
+    };
+    ASSERT_FALSE(submit());
+    wait_for(1);
+    std::optional<CompletedFrame> first = renderer->take_completed();
+    ASSERT_TRUE(first);
+    EXPECT_EQ(first->frame, 1u);
+    EXPECT_EQ(first->user_tag, 100u);
+    EXPECT_LE(compare(copy(*first).colour, expected).largest, tolerance);
+    EXPECT_FALSE(renderer->take_completed()) << "frame 1 was handed back already";
+
+    ASSERT_FALSE(submit());
+    ASSERT_FALSE(submit()) << "frame 3 reuses frame 1's slot, which was handed back";
+    wait_for(3);
+    std::vector<std::uint64_t> taken;
+    while (std::optional<CompletedFrame> done = renderer->take_completed()) {
+        taken.push_back(done->frame);
+        EXPECT_EQ(done->user_tag, 99 + done->frame);
+        EXPECT_LE(compare(copy(*done).colour, expected).largest, tolerance) << done->frame;
+    }
+    EXPECT_EQ(taken, (std::vector<std::uint64_t>{2, 3}));
+
+    // Frames not taken come back from render() and finish() as before, each once.
+    ASSERT_FALSE(submit()) << "frame 4 reuses frame 2's slot, which was handed back";
+    ASSERT_FALSE(submit());
+    std::optional<CompletedFrame> sixth_returns = submit();
+    ASSERT_TRUE(sixth_returns);
+    EXPECT_EQ(sixth_returns->frame, 4u);
+    taken.clear();
+    for (const CompletedFrame& done : renderer->finish()) taken.push_back(done.frame);
+    EXPECT_EQ(taken, (std::vector<std::uint64_t>{5, 6}));
+    EXPECT_FALSE(renderer->take_completed());
+}
+
+// A frame's feedback is read once its feedback pass is done (take_feedback), once, in frame
+// order; the frame then comes back without it. It is the feedback the frame would have brought.
+TEST_P(VulkanRendererTest, FeedbackIsHandedBackOnceAheadOfItsFrame) {
+    make_all_resident();
+    const OrthoView view = OrthoView::at_lod(0.3f, 0.9f, 0.44f);
+    for (std::uint64_t tag : {100, 101}) {
+        FrameDesc desc = frame_for(view);
+        desc.user_tag = tag;
+        ASSERT_FALSE(renderer->render(desc));
+    }
+    std::optional<FrameFeedback> early;
+    const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(10);
+    while (!early && std::chrono::steady_clock::now() < deadline) {
+        early = renderer->take_feedback();
+    }
+    ASSERT_TRUE(early) << "frame 1's feedback pass did not finish in 10 s";
+    EXPECT_EQ(early->frame, 1u);
+    EXPECT_EQ(early->user_tag, 100u);
+    ASSERT_EQ(early->feedback.size(), std::size_t(early->feedback_width) * early->feedback_height);
+    const std::vector<vt::FeedbackEntry> taken(early->feedback.begin(), early->feedback.end());
+    EXPECT_TRUE(std::any_of(taken.begin(), taken.end(),
+                            [](const vt::FeedbackEntry& entry) { return !entry.is_empty(); }));
+
+    const std::vector<CompletedFrame> done = renderer->finish();
+    ASSERT_EQ(done.size(), 2u);
+    EXPECT_TRUE(done[0].feedback_taken);
+    EXPECT_TRUE(done[0].feedback.empty()) << "handed back already";
+    EXPECT_FALSE(done[1].feedback_taken);
+    ASSERT_EQ(done[1].feedback.size(), taken.size());
+    EXPECT_TRUE(std::equal(taken.begin(), taken.end(), done[1].feedback.begin(),
+                           [](const vt::FeedbackEntry& a, const vt::FeedbackEntry& b) {
+                               return a.texture_mip == b.texture_mip && a.tile_xy == b.tile_xy;
+                           }))
+        << "the same view, the same feedback";
+    EXPECT_FALSE(renderer->take_feedback()) << "every frame is handed back";
 }
 
 TEST_P(VulkanRendererTest, OverlayModesTintByResidency) {

@@ -18,9 +18,11 @@ FrameSlot::FrameSlot(VulkanContext& context) : device_(context.device()) {
     VkCommandBufferAllocateInfo allocate{VK_STRUCTURE_TYPE_COMMAND_BUFFER_ALLOCATE_INFO};
     allocate.commandPool = pool;
     allocate.level = VK_COMMAND_BUFFER_LEVEL_PRIMARY;
-    allocate.commandBufferCount = 1;
-    vk_check(vkAllocateCommandBuffers(device_, &allocate, &commands_), "FrameSlot",
+    allocate.commandBufferCount = 2;
+    VkCommandBuffer buffers[2] = {};
+    vk_check(vkAllocateCommandBuffers(device_, &allocate, buffers), "FrameSlot",
              "vkAllocateCommandBuffers");
+    commands_ = {buffers[0], buffers[1]};
 
     VkSemaphoreCreateInfo semaphore_info{VK_STRUCTURE_TYPE_SEMAPHORE_CREATE_INFO};
     VkSemaphore semaphore = VK_NULL_HANDLE;
@@ -46,12 +48,14 @@ FrameSlot::FrameSlot(VulkanContext& context) : device_(context.device()) {
     }
 }
 
-VkCommandBuffer FrameSlot::begin() {
+FrameSlot::Commands FrameSlot::begin() {
     vk_check(vkResetCommandPool(device_, pool_.get(), 0), "FrameSlot::begin", "vkResetCommandPool");
     VkCommandBufferBeginInfo begin_info{VK_STRUCTURE_TYPE_COMMAND_BUFFER_BEGIN_INFO};
     begin_info.flags = VK_COMMAND_BUFFER_USAGE_ONE_TIME_SUBMIT_BIT;
-    vk_check(vkBeginCommandBuffer(commands_, &begin_info), "FrameSlot::begin",
-             "vkBeginCommandBuffer");
+    for (VkCommandBuffer commands : {commands_.first, commands_.rest}) {
+        vk_check(vkBeginCommandBuffer(commands, &begin_info), "FrameSlot::begin",
+                 "vkBeginCommandBuffer");
+    }
     timestamps_written_ = false;
     return commands_;
 }

@@ -1,5 +1,7 @@
-// What one frame in flight owns while the device runs it: its command buffer, its timestamp
-// queries and the semaphore a swapchain signals when the frame's image is acquired.
+// What one frame in flight owns while the device runs it: its two command buffers (the first
+// part, submitted and signalled apart so that its feedback can be read before the rest is done,
+// and the rest), its timestamp queries and the semaphore a swapchain signals when the frame's
+// image is acquired.
 #pragma once
 
 #include <vulkan/vulkan.h>
@@ -19,12 +21,17 @@ public:
     explicit FrameSlot(VulkanContext& context);
     FrameSlot(FrameSlot&&) noexcept = default;
 
-    // Resets the slot's command pool (its last frame must be complete) and begins recording.
-    VkCommandBuffer begin();
-    VkCommandBuffer commands() const noexcept { return commands_; }
+    struct Commands {
+        VkCommandBuffer first = VK_NULL_HANDLE;  // submitted first: uploads, the feedback pass
+        VkCommandBuffer rest = VK_NULL_HANDLE;
+    };
+    // Resets the slot's command pool (its last frame must be complete) and begins recording
+    // both command buffers.
+    Commands begin();
     VkSemaphore image_acquired() const noexcept { return image_acquired_.get(); }
 
-    // Timestamps around the frame and around its textured pass; no-ops where the queue has
+    // Timestamps around the frame (the start in the first command buffer, the end in the rest)
+    // and around its textured pass; no-ops where the queue has
     // none. The textured pass is timed apart because it is where sampling costs show.
     void write_start_timestamp(VkCommandBuffer commands);
     void write_textured_pass_start(VkCommandBuffer commands);
@@ -49,7 +56,7 @@ private:
 
     VkDevice device_ = VK_NULL_HANDLE;
     UniqueVkCommandPool pool_;
-    VkCommandBuffer commands_ = VK_NULL_HANDLE;  // freed with the pool
+    Commands commands_;  // freed with the pool
     UniqueVkQueryPool timestamps_;
     UniqueVkSemaphore image_acquired_;
     double timestamp_period_ns_ = 0;

@@ -48,6 +48,7 @@ struct FrameRecord {
     std::uint32_t readback = 0;  // index into State::readbacks
     std::uint32_t width = 0, height = 0, feedback_width = 0, feedback_height = 0;
     bool captured = false;
+    bool feedback_taken = false;  // take_feedback() handed its feedback back
     bool identity_checked = false;
     bool presented = false;
     bool quality_measured = false;
@@ -206,7 +207,8 @@ struct VulkanRenderer::State {
     VulkanRendererSettings settings;
     GroundPlanePipelines pipelines;
     ShadePipeline shade;
-    VulkanTimeline timeline;
+    VulkanTimeline timeline;           // frame N complete
+    VulkanTimeline feedback_timeline;  // frame N's feedback pass and its copy complete
     VulkanImage colour;
     VulkanImage feedback;
     // The deferred textured pass: the raster pass's sample positions, their copy for the
@@ -239,7 +241,8 @@ struct VulkanRenderer::State {
           settings(s),
           pipelines(c, colour_format_used, sample_position_format, feedback_format_used),
           shade(c),
-          timeline(c, 0, false, "vtpage renderer timeline") {
+          timeline(c, 0, false, "vtpage renderer timeline"),
+          feedback_timeline(c, 0, false, "vtpage renderer feedback timeline") {
         if (!settings.identity_check) return;
         identity_check.emplace(c);
         identity_counts = VulkanBuffer(
@@ -306,6 +309,19 @@ struct VulkanRenderer::State {
                                          reference ? reference->set() : VK_NULL_HANDLE};
         vkCmdBindDescriptorSets(commands, VK_PIPELINE_BIND_POINT_GRAPHICS,
                                 scene_pipelines->layout(), 0, reference ? 2 : 1, sets, 0, nullptr);
+    }
+    void submit(VkCommandBuffer commands, const std::vector<VkSemaphoreSubmitInfo>& waits,
+                const std::vector<VkSemaphoreSubmitInfo>& signals, const char* what) {
+        VkCommandBufferSubmitInfo buffer_info{VK_STRUCTURE_TYPE_COMMAND_BUFFER_SUBMIT_INFO};
+        buffer_info.commandBuffer = commands;
+        VkSubmitInfo2 submit{VK_STRUCTURE_TYPE_SUBMIT_INFO_2};
+        submit.waitSemaphoreInfoCount = static_cast<std::uint32_t>(waits.size());
+        submit.pWaitSemaphoreInfos = waits.data();
+        submit.commandBufferInfoCount = 1;
+        submit.pCommandBufferInfos = &buffer_info;
+        submit.signalSemaphoreInfoCount = static_cast<std::uint32_t>(signals.size());
+        submit.pSignalSemaphoreInfos = signals.data();
+        context.submit(submit, VK_NULL_HANDLE, what);
     }
     // Waits for a frame with the settings' timeout; on timeout, busy with what the frame waits
     // for (a CUDA fill value that never came shows here rather than as a hang).
@@ -374,6 +390,12 @@ struct VulkanRenderer::State {
     bool counts_scene_quality(const FrameDesc& frame) const {
         return frame.scene && frame.mode == RenderMode::textured && !settings.reference_textures;
     }
+    std::span<const vt::FeedbackEntry> feedback_of(const FrameRecord& record) {
+        Readback& readback = readbacks[record.readback];
+        readback.feedback.invalidate();
+        return {reinterpret_cast<const vt::FeedbackEntry*>(readback.feedback.mapped()),
+                std::size_t(record.feedback_width) * record.feedback_height};
+    }
     CompletedFrame collect(std::uint32_t slot_index) {
         const FrameRecord& record = records[slot_index];
         Readback& readback = readbacks[record.readback];
@@ -384,9 +406,8 @@ struct VulkanRenderer::State {
         done.height = record.height;
         done.feedback_width = record.feedback_width;
         done.feedback_height = record.feedback_height;
-        readback.feedback.invalidate();
-        done.feedback = {reinterpret_cast<const vt::FeedbackEntry*>(readback.feedback.mapped()),
-                         std::size_t(record.feedback_width) * record.feedback_height};
+        done.feedback_taken = record.feedback_taken;
+        if (!record.feedback_taken) done.feedback = feedback_of(record);
         if (record.captured) {
             readback.colour.invalidate();
             done.colour = {reinterpret_cast<const std::uint8_t*>(readback.colour.mapped()),
@@ -425,11 +446,11 @@ struct VulkanRenderer::State {
                                      const GroundPlanePushConstants& push,
                                      const std::vector<PlaneDraw>& planes, Readback& readback);
     void record_identity_check(VkCommandBuffer commands, Readback& readback);
-    void record_feedback_and_copies(VkCommandBuffer commands, const FrameDesc& frame,
-                                    GroundPlanePushConstants& push,
-                                    const std::vector<PlaneDraw>& planes, Readback& readback,
-                                    VulkanSwapchain* swapchain,
-                                    std::optional<std::uint32_t> image_index);
+    GroundPlanePushConstants push_for(const FrameDesc& frame) const;
+    void record_feedback_pass(VkCommandBuffer commands, const FrameDesc& frame, Readback& readback);
+    void record_copies_and_blit(VkCommandBuffer commands, const FrameDesc& frame,
+                                Readback& readback, VulkanSwapchain* swapchain,
+                                std::optional<std::uint32_t> image_index);
     void record_frame(VkCommandBuffer commands, FrameSlot& slot, const FrameDesc& frame,
                       Readback& readback, VulkanSwapchain* swapchain,
                       std::optional<std::uint32_t> image_index);
@@ -617,16 +638,23 @@ void VulkanRenderer::State::record_identity_check(VkCommandBuffer commands, Read
     vkCmdCopyBuffer(commands, identity_counts.get(), readback.identity_counts.get(), 1, &region);
 }
 
-void VulkanRenderer::State::record_frame(VkCommandBuffer commands, FrameSlot& slot,
-                                         const FrameDesc& frame, Readback& readback,
-                                         VulkanSwapchain* swapchain,
-                                         std::optional<std::uint32_t> image_index) {
+GroundPlanePushConstants VulkanRenderer::State::push_for(const FrameDesc& frame) const {
     GroundPlanePushConstants push{};
     std::memcpy(push.view_projection, frame.view_projection.data(), sizeof(push.view_projection));
     push.indirection = indirection.device_address();
     push.directory = textures.device_address();
     push.mode = static_cast<std::uint32_t>(frame.mode);
     push.max_anisotropy = settings.max_anisotropy;
+    return push;
+}
+
+// The rest of a frame, after its feedback pass: the colour pass, the identity check, the
+// overlay, the copies to the host and the blit.
+void VulkanRenderer::State::record_frame(VkCommandBuffer commands, FrameSlot& slot,
+                                         const FrameDesc& frame, Readback& readback,
+                                         VulkanSwapchain* swapchain,
+                                         std::optional<std::uint32_t> image_index) {
+    GroundPlanePushConstants push = push_for(frame);
     const std::vector<PlaneDraw> planes = planes_of(frame);
 
     slot.write_textured_pass_start(commands);
@@ -655,17 +683,18 @@ void VulkanRenderer::State::record_frame(VkCommandBuffer commands, FrameSlot& sl
         frame.overlay(commands,
                       OverlayTarget{colour.get(), colour.view(), colour_format_used, extent()});
     }
-    record_feedback_and_copies(commands, frame, push, planes, readback, swapchain, image_index);
+    record_copies_and_blit(commands, frame, readback, swapchain, image_index);
 }
 
-void VulkanRenderer::State::record_feedback_and_copies(
-    VkCommandBuffer commands, const FrameDesc& frame, GroundPlanePushConstants& push,
-    const std::vector<PlaneDraw>& planes, Readback& readback, VulkanSwapchain* swapchain,
-    std::optional<std::uint32_t> image_index) {
+// The feedback pass, at its reduced size, and its copy to the host: the first part of a frame,
+// signalled apart so that the feedback is read without waiting for the colour pass.
+void VulkanRenderer::State::record_feedback_pass(VkCommandBuffer commands, const FrameDesc& frame,
+                                                 Readback& readback) {
+    GroundPlanePushConstants push = push_for(frame);
+    const std::vector<PlaneDraw> planes = planes_of(frame);
+    if (frame.scene) make_scene_targets(*frame.scene);
     std::optional<VulkanCommandLabel> label;
     label.emplace(context, commands, "viewer feedback pass");
-
-    // The feedback pass, at its reduced size.
     record_image_barrier(
         commands, feedback.get(), VK_IMAGE_LAYOUT_UNDEFINED,
         VK_IMAGE_LAYOUT_COLOR_ATTACHMENT_OPTIMAL,
@@ -692,8 +721,7 @@ void VulkanRenderer::State::record_feedback_and_copies(
     }
     vkCmdEndRendering(commands);
 
-    // Copies to the host.
-    label.emplace(context, commands, "viewer readback copies");
+    label.emplace(context, commands, "viewer feedback copy");
     record_image_barrier(commands, feedback.get(), VK_IMAGE_LAYOUT_COLOR_ATTACHMENT_OPTIMAL,
                          VK_IMAGE_LAYOUT_TRANSFER_SRC_OPTIMAL,
                          VK_PIPELINE_STAGE_2_COLOR_ATTACHMENT_OUTPUT_BIT,
@@ -704,6 +732,15 @@ void VulkanRenderer::State::record_feedback_and_copies(
     region.imageExtent = {feedback_extent().width, feedback_extent().height, 1};
     vkCmdCopyImageToBuffer(commands, feedback.get(), VK_IMAGE_LAYOUT_TRANSFER_SRC_OPTIMAL,
                            readback.feedback.get(), 1, &region);
+    record_memory_barrier(commands, VK_PIPELINE_STAGE_2_COPY_BIT, VK_ACCESS_2_TRANSFER_WRITE_BIT,
+                          VK_PIPELINE_STAGE_2_HOST_BIT, VK_ACCESS_2_HOST_READ_BIT);
+}
+
+void VulkanRenderer::State::record_copies_and_blit(VkCommandBuffer commands, const FrameDesc& frame,
+                                                   Readback& readback, VulkanSwapchain* swapchain,
+                                                   std::optional<std::uint32_t> image_index) {
+    std::optional<VulkanCommandLabel> label;
+    label.emplace(context, commands, "viewer readback copies");
     const bool present = swapchain && image_index;
     if (frame.capture || present) {
         record_image_barrier(commands, colour.get(), VK_IMAGE_LAYOUT_COLOR_ATTACHMENT_OPTIMAL,
@@ -714,13 +751,14 @@ void VulkanRenderer::State::record_feedback_and_copies(
                              VK_ACCESS_2_TRANSFER_READ_BIT);
     }
     if (frame.capture) {
+        VkBufferImageCopy region{};
+        region.imageSubresource = {VK_IMAGE_ASPECT_COLOR_BIT, 0, 0, 1};
         region.imageExtent = {settings.width, settings.height, 1};
         vkCmdCopyImageToBuffer(commands, colour.get(), VK_IMAGE_LAYOUT_TRANSFER_SRC_OPTIMAL,
                                readback.colour.get(), 1, &region);
     }
     record_memory_barrier(commands, VK_PIPELINE_STAGE_2_COPY_BIT, VK_ACCESS_2_TRANSFER_WRITE_BIT,
                           VK_PIPELINE_STAGE_2_HOST_BIT, VK_ACCESS_2_HOST_READ_BIT);
-
     label.reset();
     if (present) {
         const VulkanCommandLabel present_label(context, commands, "viewer present blit");
@@ -856,19 +894,23 @@ std::optional<CompletedFrame> VulkanRenderer::render(const FrameDesc& frame) {
     std::optional<std::uint32_t> image_index;
     if (frame.present_to) image_index = frame.present_to->acquire(slot.image_acquired());
 
-    VkCommandBuffer commands = slot.begin();
-    slot.write_start_timestamp(commands);
+    const FrameSlot::Commands commands = slot.begin();
+    slot.write_start_timestamp(commands.first);
     IndirectionUpload upload;
     std::uint64_t user_tag = 0;
     {
-        State::BegunFrame begun = s.begin_streaming(commands, slot_index, frame.user_tag);
+        State::BegunFrame begun = s.begin_streaming(commands.first, slot_index, frame.user_tag);
         upload = begun.upload;
         user_tag = begun.user_tag;
         trace_scope.set_frame(user_tag);
-        s.record_frame(commands, slot, frame, readback, frame.present_to, image_index);
-        slot.write_end_timestamp(commands);
-        vk_check(vkEndCommandBuffer(commands), "VulkanRenderer::render", "vkEndCommandBuffer");
+        s.record_feedback_pass(commands.first, frame, readback);
+        vk_check(vkEndCommandBuffer(commands.first), "VulkanRenderer::render",
+                 "vkEndCommandBuffer");
+        s.record_frame(commands.rest, slot, frame, readback, frame.present_to, image_index);
+        slot.write_end_timestamp(commands.rest);
+        vk_check(vkEndCommandBuffer(commands.rest), "VulkanRenderer::render", "vkEndCommandBuffer");
 
+        // Timeline waits, for both submissions: each waits for what the frame waits for.
         std::vector<VkSemaphoreSubmitInfo> waits;
         for (const FrameWait& wait : frame.waits) {
             VkSemaphoreSubmitInfo info{VK_STRUCTURE_TYPE_SEMAPHORE_SUBMIT_INFO};
@@ -887,6 +929,13 @@ std::optional<CompletedFrame> VulkanRenderer::render(const FrameDesc& frame) {
             info.stageMask = VK_PIPELINE_STAGE_2_ALL_COMMANDS_BIT;
             waits.push_back(info);
         }
+        std::vector<VkSemaphoreSubmitInfo> first_signals(1,
+                                                         {VK_STRUCTURE_TYPE_SEMAPHORE_SUBMIT_INFO});
+        first_signals[0].semaphore = s.feedback_timeline.get();
+        first_signals[0].value = number;
+        first_signals[0].stageMask = VK_PIPELINE_STAGE_2_ALL_COMMANDS_BIT;
+        s.submit(commands.first, waits, first_signals, "viewer frame feedback pass");
+
         if (image_index) {
             VkSemaphoreSubmitInfo info{VK_STRUCTURE_TYPE_SEMAPHORE_SUBMIT_INFO};
             info.semaphore = slot.image_acquired();
@@ -907,16 +956,7 @@ std::optional<CompletedFrame> VulkanRenderer::render(const FrameDesc& frame) {
             const auto theirs = begun.streamed->signals();
             signals.insert(signals.end(), theirs.begin(), theirs.end());
         }
-        VkCommandBufferSubmitInfo buffer_info{VK_STRUCTURE_TYPE_COMMAND_BUFFER_SUBMIT_INFO};
-        buffer_info.commandBuffer = commands;
-        VkSubmitInfo2 submit{VK_STRUCTURE_TYPE_SUBMIT_INFO_2};
-        submit.waitSemaphoreInfoCount = static_cast<std::uint32_t>(waits.size());
-        submit.pWaitSemaphoreInfos = waits.data();
-        submit.commandBufferInfoCount = 1;
-        submit.pCommandBufferInfos = &buffer_info;
-        submit.signalSemaphoreInfoCount = static_cast<std::uint32_t>(signals.size());
-        submit.pSignalSemaphoreInfos = signals.data();
-        s.context.submit(submit, VK_NULL_HANDLE, "viewer frame");
+        s.submit(commands.rest, waits, signals, "viewer frame");
         if (begun.streamed) begun.streamed->submitted();  // else the lock ends with the scope
     }
     s.submitted = number;
@@ -928,11 +968,52 @@ std::optional<CompletedFrame> VulkanRenderer::render(const FrameDesc& frame) {
     record.feedback_width = feedback_extent.width;
     record.feedback_height = feedback_extent.height;
     record.captured = frame.capture;
+    record.feedback_taken = false;
     record.identity_checked = identity_checked;
     record.quality_measured = s.draws_deferred(frame) || s.counts_scene_quality(frame);
     record.upload = upload;
     record.presented = image_index && frame.present_to->present(*image_index);
     return done;
+}
+
+// Frames are handed back in order: the oldest in flight first, and only once (a frame handed
+// back has record.frame 0). The readback ring is one longer than the slots, so a frame handed
+// back here keeps its buffers until the next render() as well.
+std::optional<CompletedFrame> VulkanRenderer::take_completed() {
+    State& s = *state_;
+    const std::uint32_t slots = s.settings.frames_in_flight;
+    const std::uint64_t first = s.submitted >= slots ? s.submitted - slots + 1 : 1;
+    const std::uint64_t finished = s.timeline.value();
+    for (std::uint64_t number = first; number <= std::min(s.submitted, finished); ++number) {
+        const std::uint32_t slot_index = std::uint32_t((number - 1) % slots);
+        FrameRecord& record = s.records[slot_index];
+        if (record.frame != number) continue;  // handed back already
+        CompletedFrame done = s.collect(slot_index);
+        record.frame = 0;
+        return done;
+    }
+    return std::nullopt;
+}
+
+// The feedback pass is submitted and signalled apart from the rest of its frame, so its feedback
+// is there before the frame's colour pass has run: in a frame loop bound by the device, a frame's
+// feedback is read one to two frames sooner than take_completed() would give it.
+std::optional<FrameFeedback> VulkanRenderer::take_feedback() {
+    State& s = *state_;
+    const std::uint32_t slots = s.settings.frames_in_flight;
+    const std::uint64_t first = s.submitted >= slots ? s.submitted - slots + 1 : 1;
+    const std::uint64_t finished = s.feedback_timeline.value();
+    for (std::uint64_t number = first; number <= std::min(s.submitted, finished); ++number) {
+        FrameRecord& record = s.records[std::uint32_t((number - 1) % slots)];
+        if (record.frame != number || record.feedback_taken) continue;  // handed back already
+        record.feedback_taken = true;
+        return FrameFeedback{.frame = number,
+                             .user_tag = record.user_tag,
+                             .feedback = s.feedback_of(record),
+                             .feedback_width = record.feedback_width,
+                             .feedback_height = record.feedback_height};
+    }
+    return std::nullopt;
 }
 
 std::vector<CompletedFrame> VulkanRenderer::finish() {

@@ -12,15 +12,19 @@
 //   }
 //
 // Frames in flight: render() records and submits frame N and returns frame N - frames_in_flight,
-// which it waited for to reuse its command buffer (and whose results it hands back); finish()
-// waits for the rest. Every submission signals the renderer's timeline with its frame number.
+// which it waited for to reuse its command buffer (and whose results it hands back), unless
+// take_completed() handed it back sooner; finish() waits for the rest. Every submission signals the
+// renderer's timeline with its frame number.
 //
-// One frame, in order on the queue: the texture directory's and the indirection table's
-// uploads (under the table's submission lock, see vulkan_indirection_table.hpp; given the
-// streaming facade, its begin_frame records them and holds that lock until the submit), the colour
-// pass, the identity check where asked, the app's overlay hook, the feedback pass, the copies to
-// the host, the blit to the swapchain image. The submission waits for FrameDesc::waits and for the
-// fill timeline value the indirection upload needs (CUDA fills).
+// One frame, in order on the queue, in two submissions. The first: the texture directory's and
+// the indirection table's uploads (under the table's submission lock, see
+// vulkan_indirection_table.hpp; given the streaming facade, its begin_frame records them and holds
+// that lock until the submit), the feedback pass and its copy to the host; it signals a feedback
+// timeline of its own, so that take_feedback() reads the feedback while the rest still runs. The
+// second: the colour pass, the identity check where asked, the app's overlay hook, the copies to
+// the host, the blit to the swapchain image; it signals the frame's timeline. Both submissions
+// wait for FrameDesc::waits and for the fill timeline value the indirection upload needs (CUDA
+// fills).
 #pragma once
 
 #include <vulkan/vulkan.h>
@@ -95,10 +99,10 @@ struct VulkanRendererSettings {
     const VulkanReferenceTextures* reference_textures = nullptr;
 };
 
-// A semaphore wait for a frame's submission.
+// A timeline semaphore wait for a frame's submissions (both wait for it).
 struct FrameWait {
     VkSemaphore semaphore = VK_NULL_HANDLE;
-    std::uint64_t value = 0;  // for timeline semaphores
+    std::uint64_t value = 0;
     VkPipelineStageFlags2 stages = VK_PIPELINE_STAGE_2_ALL_COMMANDS_BIT;
 };
 
@@ -157,13 +161,14 @@ struct IdentityCheckResult {
 };
 
 // A frame the device has finished. The spans stay valid until the next render() (or finish(),
-// or resize()).
+// or resize()), whichever call handed it back.
 struct CompletedFrame {
     std::uint64_t frame = 0;  // 1, 2, ... in submission order
     std::uint64_t user_tag = 0;
     // feedback_width * feedback_height entries, row by row from the top; empty where the plane
-    // was not drawn.
+    // was not drawn, and where take_feedback() handed it back already (feedback_taken).
     std::span<const vt::FeedbackEntry> feedback;
+    bool feedback_taken = false;
     std::uint32_t feedback_width = 0;
     std::uint32_t feedback_height = 0;
     // RGBA8, width * height * 4 bytes, rows from the top; empty unless FrameDesc::capture.
@@ -177,6 +182,16 @@ struct CompletedFrame {
     // How closely the pixels got the detail they wanted; measured by deferred textured frames.
     SampleQuality quality;
     bool presented = false;
+};
+
+// A frame's feedback, read once its feedback pass is done (the rest of the frame may still run).
+// The span stays valid until the next render() (or finish(), or resize()).
+struct FrameFeedback {
+    std::uint64_t frame = 0;
+    std::uint64_t user_tag = 0;
+    std::span<const vt::FeedbackEntry> feedback;  // as CompletedFrame::feedback
+    std::uint32_t feedback_width = 0;
+    std::uint32_t feedback_height = 0;
 };
 
 class VulkanRenderer {
@@ -193,8 +208,18 @@ public:
     VulkanRenderer(const VulkanRenderer&) = delete;
     VulkanRenderer& operator=(const VulkanRenderer&) = delete;
 
-    // Records and submits a frame; returns the frame that last used its slot, now complete.
+    // Records and submits a frame; returns the frame that last used its slot, now complete,
+    // unless take_completed() handed it back already.
     std::optional<CompletedFrame> render(const FrameDesc& frame);
+    // The oldest frame not handed back yet, if the device has finished it; nullopt otherwise
+    // (it does not wait). Called after render(), it hands a frame's feedback back as soon as
+    // the device is done with it, typically a frame sooner than render() would.
+    std::optional<CompletedFrame> take_completed();
+    // The feedback of the oldest frame whose feedback pass the device has finished and whose
+    // feedback was not handed back yet (by this, or with the frame); nullopt otherwise (it does
+    // not wait). Each frame's feedback is handed back once, in frame order: a frame is then
+    // handed back with feedback_taken and no feedback.
+    std::optional<FrameFeedback> take_feedback();
     // Waits for every frame in flight; returns them, oldest first.
     std::vector<CompletedFrame> finish();
     // New offscreen size (waits for the frames in flight, dropping their results).

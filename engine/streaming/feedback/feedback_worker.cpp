@@ -1,5 +1,7 @@
 #include "vtpage/streaming/feedback/feedback_worker.hpp"
 
+#include <algorithm>
+#include <optional>
 #include <utility>
 
 #include "streaming/feedback/stale_requests.hpp"
@@ -35,23 +37,34 @@ FeedbackWorker::~FeedbackWorker() {
     }
     wake_.notify_all();
     thread_.join();
-    // The device has finished every posted frame: the streamer may evict what they used.
-    if (last_completed_ < last_posted_) {
+    // The device has finished every frame completed: the streamer may evict what they used.
+    if (last_completed_ < complete_through_) {
         try {
-            streamer_.complete_frame(last_posted_);
+            streamer_.complete_frame(complete_through_);
         } catch (...) {  // nothing to report to: the frames stay open until the streamer goes
         }
     }
 }
 
 void FeedbackWorker::post(FrameId frame, std::span<const FeedbackEntry> entries) {
+    hand_over(frame, entries, true);
+}
+
+void FeedbackWorker::post_feedback(FrameId frame, std::span<const FeedbackEntry> entries) {
+    hand_over(frame, entries, false);
+}
+
+void FeedbackWorker::hand_over(FrameId frame, std::span<const FeedbackEntry> entries,
+                               bool completes) {
     std::vector<FeedbackEntry> buffer;
     {
         std::lock_guard lock(mutex_);
-        if (frame <= last_posted_) {
-            throw Error(Errc::invalid_argument, "FeedbackWorker::post",
+        if (frame <= last_posted_ || (completes && frame <= complete_through_)) {
+            throw Error(Errc::invalid_argument,
+                        completes ? "FeedbackWorker::post" : "FeedbackWorker::post_feedback",
                         "frames are posted in increasing order",
-                        detail::concat("frame=", frame, " last_posted=", last_posted_));
+                        detail::concat("frame=", frame, " last_posted=", last_posted_,
+                                       " last_completed=", complete_through_));
         }
         if (!free_buffers_.empty()) {
             buffer = std::move(free_buffers_.back());
@@ -68,14 +81,31 @@ void FeedbackWorker::post(FrameId frame, std::span<const FeedbackEntry> entries)
         }
         pending_ = Handoff{std::move(buffer), frame, Clock::now(), true};
         last_posted_ = frame;
+        if (completes) complete_through_ = frame;
         ++statistics_.posted;
+    }
+    wake_.notify_one();
+}
+
+void FeedbackWorker::complete(FrameId frame) {
+    {
+        std::lock_guard lock(mutex_);
+        if (frame < complete_through_) {
+            throw Error(Errc::invalid_argument, "FeedbackWorker::complete",
+                        "frames complete in increasing order",
+                        detail::concat("frame=", frame, " last_completed=", complete_through_));
+        }
+        if (frame == complete_through_) return;
+        complete_through_ = frame;
     }
     wake_.notify_one();
 }
 
 bool FeedbackWorker::drain(std::chrono::milliseconds timeout) {
     std::unique_lock lock(mutex_);
-    return idle_.wait_for(lock, timeout, [this] { return !pending_.waiting && !busy_; });
+    return idle_.wait_for(lock, timeout, [this] {
+        return !pending_.waiting && !busy_ && last_completed_ == complete_through_;
+    });
 }
 
 void FeedbackWorker::pause_requests(bool paused) {
@@ -109,28 +139,38 @@ void FeedbackWorker::run() {
     trace::name_thread("vtpage feedback");
     std::unique_lock lock(mutex_);
     for (;;) {
-        wake_.wait(lock, [this] { return stopping_ || pending_.waiting; });
+        wake_.wait(lock, [this] {
+            return stopping_ || pending_.waiting || last_completed_ < complete_through_;
+        });
         if (stopping_) return;
         Handoff work = std::exchange(pending_, Handoff{});
+        const FrameId complete_through = complete_through_;
         busy_ = true;
         lock.unlock();
-        const FeedbackFrameResult result = [&] {
+        std::optional<FeedbackFrameResult> result;
+        std::exception_ptr failure;
+        if (work.waiting) {
             VTPAGE_TRACE_SCOPE("streamer", "feedback", .frame = work.frame);
-            return handle(work);
-        }();
-        handoff_.record(Clock::now() - work.posted);
+            result = handle(work, complete_through);
+        } else {  // frames completed, with no feedback to process first
+            complete_in_streamer(complete_through, failure);
+        }
         lock.lock();
-        free_buffers_.push_back(std::move(work.entries));
-        last_completed_ = work.frame;
-        keep_result_nolock(result);
+        if (failure && !error_) error_ = failure;
+        if (result) {
+            handoff_.record(Clock::now() - work.posted);
+            free_buffers_.push_back(std::move(work.entries));
+            keep_result_nolock(*result);
+        }
+        last_completed_ = std::max(last_completed_, complete_through);
         busy_ = false;
         idle_.notify_all();
     }
 }
 
-// Requests, then completes the frame: the pages its feedback touched are kept for the frame
-// being recorded now before the frames that used them may let them go.
-FeedbackFrameResult FeedbackWorker::handle(const Handoff& work) {
+// Requests, then completes the frames completed so far: the pages the feedback touched are kept
+// for the frame being recorded now before the frames that used them may let them go.
+FeedbackFrameResult FeedbackWorker::handle(const Handoff& work, FrameId complete_through) {
     FeedbackFrameResult result;
     result.frame = work.frame;
     bool paused = false;
@@ -164,11 +204,7 @@ FeedbackFrameResult FeedbackWorker::handle(const Handoff& work) {
     }
     result.request_ms = milliseconds_since(start);
     start = Clock::now();
-    try {
-        streamer_.complete_frame(work.frame);
-    } catch (...) {
-        if (!failure) failure = std::current_exception();
-    }
+    complete_in_streamer(complete_through, failure);
     result.complete_ms = milliseconds_since(start);
     result.handoff_ms = milliseconds_since(work.posted);
     if (settings_.after_frame) {
@@ -183,6 +219,16 @@ FeedbackFrameResult FeedbackWorker::handle(const Handoff& work) {
         if (!error_) error_ = failure;
     }
     return result;
+}
+
+// Worker thread only (last_completed_ is written by it alone, read here without the lock).
+void FeedbackWorker::complete_in_streamer(FrameId frame, std::exception_ptr& failure) {
+    if (frame <= last_completed_) return;
+    try {
+        streamer_.complete_frame(frame);
+    } catch (...) {
+        if (!failure) failure = std::current_exception();
+    }
 }
 
 std::size_t FeedbackWorker::withdraw_stale(const FeedbackResult& processed) {

@@ -13,6 +13,10 @@
 //     submit with frame.waits() and frame.signals() in the VkSubmitInfo2, then frame.submitted();
 //   once the frame's GPU work is done and its feedback read:
 //     streaming.complete_frame(frame.id(), feedback_entries);
+//   or, sooner, where the app submits the feedback pass apart from the rest of the frame and
+//   reads its feedback as soon as that part is done:
+//     streaming.post_feedback(frame.id(), feedback_entries);   // the frame may still be drawn
+//     streaming.complete_frame(frame.id());                     // once it is done
 // With feedback_thread, complete_frame only copies the feedback and hands it to a thread of its
 // own (vt::FeedbackWorker), so that the render thread never processes feedback. Without it,
 // feedback is processed on the caller's thread before complete_frame returns. Either way the
@@ -232,6 +236,14 @@ public:
     // rethrown here.
     vt::StreamRequestResult complete_frame(FrameId frame,
                                            std::span<const vt::FeedbackEntry> feedback);
+    // The frame's feedback, read before the rest of its GPU work is done: it becomes requests
+    // at once, and complete_frame(frame) follows once the frame is complete. Frames' feedback
+    // comes in increasing order (invalid_argument otherwise). With feedback_thread, as above.
+    vt::StreamRequestResult post_feedback(FrameId frame,
+                                          std::span<const vt::FeedbackEntry> feedback);
+    // Once the frame's GPU work is complete, its feedback posted (or it has none): the pages it
+    // used may be evicted again, and those its upload published count as visible.
+    void complete_frame(FrameId frame);
     // Waits until the feedback handed over is processed, nothing is pending and every fill has
     // reached the device; false on timeout. Rethrows a worker's error.
     bool wait_idle(std::chrono::milliseconds timeout);
@@ -269,8 +281,14 @@ private:
     vt::DecodeThreadGovernorSettings decode_governor_settings() const;
     void start_feedback_thread();
     // Caller's thread, without feedback_thread.
+    // completes: the frame is complete too (complete_frame with feedback).
     vt::FeedbackFrameResult process_feedback_here(FrameId frame,
-                                                  std::span<const vt::FeedbackEntry> feedback);
+                                                  std::span<const vt::FeedbackEntry> feedback,
+                                                  bool completes);
+    // Keeps the result of feedback processed on the caller's thread.
+    void keep_here(const vt::FeedbackFrameResult& result);
+    // The feedback thread's newest result; rethrows its error.
+    vt::StreamRequestResult newest_from_worker();
     // Where feedback is processed, after each: latency events, queue depth, the governor.
     void after_feedback();
     // begin_frame's upload, counted; its pages wait in uploads_ until their frame completes.
@@ -305,6 +323,7 @@ private:
     std::atomic<std::size_t> queue_depth_{0};     // written where feedback is processed
     std::atomic<std::uint64_t> made_visible_{0};  // written by begin_frame
     std::atomic<std::size_t> most_made_visible_{0};
+    FrameId here_last_posted_ = 0;  // the caller's thread's newest feedback (no feedback_thread)
     // Guards the caller's-thread feedback figures below (written by complete_frame without
     // feedback_thread, read by statistics() and take_feedback_results()).
     mutable std::mutex statistics_mutex_;

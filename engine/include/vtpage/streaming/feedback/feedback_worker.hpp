@@ -1,23 +1,28 @@
-// Feedback handled off the render thread: the render loop hands each completed frame's feedback
-// over (post: one copy into a buffer the worker owns, never a wait), and a thread of its own
-// turns it into requests, withdraws what the view no longer asks for, and completes the frame in
-// the streamer.
+// Feedback handled off the render thread: the render loop hands each frame's feedback over
+// (one copy into a buffer the worker owns, never a wait), and a thread of its own turns it into
+// requests, withdraws what the view no longer asks for, and completes the frame in the streamer.
 //
 //   FeedbackWorker worker(streamer);
 //   each frame, once its GPU work is done:
 //     worker.post(frame_id, feedback_entries);   // copies, returns at once
+//   or, where the feedback is read before the rest of its frame is done (a frame submitted as
+//   its feedback pass, then the rest, signalled apart):
+//     worker.post_feedback(frame_id, feedback_entries);   // as soon as the feedback is read
+//     worker.complete(frame_id);                          // once the whole frame is done
 //   before reading results that must include everything posted (tests, settling):
 //     worker.drain(1s);
 //
 // Bounded hand-off: one feedback waits at most. A frame posted while the previous one's feedback
-// still waits replaces it (only the newest view matters; counted as coalesced), and its frame is
-// completed all the same: every posted frame is completed, in order, after the requests of the
-// feedback processed with it. The render thread thus never waits for processing however slow it
-// is, and the memory used is three feedback buffers, reused.
+// still waits replaces it (only the newest view matters; counted as coalesced). Every frame
+// completed (post, complete) is completed in the streamer, in order, after the requests of the
+// feedback processed with it or before it, so that the pages a view asks for are kept for the
+// frame being recorded before the frames that used them may let them go. The render thread thus
+// never waits for processing however slow it is, and the memory used is three feedback buffers,
+// reused.
 //
 // Errors of the streamer (a request naming a page of no texture, ...) do not stop the worker:
 // the oldest is kept for take_error(). Destruction processes nothing more, completes the frames
-// posted so far and joins the thread.
+// completed so far and joins the thread.
 #pragma once
 
 #include <chrono>
@@ -44,7 +49,7 @@ class StaleRequests;
 
 // What the worker made of one feedback.
 struct FeedbackFrameResult {
-    FrameId frame = 0;          // the newest frame completed with it
+    FrameId frame = 0;          // the frame whose feedback it is
     std::size_t samples = 0;    // non-empty entries
     std::size_t requests = 0;   // pages asked for (parents included)
     std::size_t ready = 0;      // ... of which were resident
@@ -95,11 +100,20 @@ public:
     FeedbackWorker(const FeedbackWorker&) = delete;
     FeedbackWorker& operator=(const FeedbackWorker&) = delete;
 
-    // Hands frame `frame`'s feedback over (copied); frames are posted in increasing order
-    // (invalid_argument otherwise). Never waits for the worker.
+    // Hands frame `frame`'s feedback over (copied) and completes the frame: the device has
+    // finished it. Frames are posted in increasing order (invalid_argument otherwise). Never
+    // waits for the worker.
     void post(FrameId frame, std::span<const FeedbackEntry> entries);
-    // Waits until everything posted has been processed and its frames completed; false when
-    // that takes longer than `timeout`.
+    // Hands over the feedback of a frame the device may still be drawing (copied); complete()
+    // follows once it has finished. In increasing order, as post().
+    void post_feedback(FrameId frame, std::span<const FeedbackEntry> entries);
+    // The device has finished `frame`, whose feedback was posted (or that has none): the worker
+    // completes it in the streamer after the requests of the feedback posted before. Frames
+    // complete in increasing order (invalid_argument otherwise; again the same frame is
+    // nothing).
+    void complete(FrameId frame);
+    // Waits until everything posted has been processed and the frames completed so far are
+    // completed in the streamer; false when that takes longer than `timeout`.
     bool drain(std::chrono::milliseconds timeout);
     // While paused, feedback is still read and frames completed, but nothing is requested.
     void pause_requests(bool paused);
@@ -119,7 +133,11 @@ private:
         bool waiting = false;
     };
     void run();
-    FeedbackFrameResult handle(const Handoff& work);
+    // Processes the feedback handed over, then completes frames up to `complete_through`.
+    FeedbackFrameResult handle(const Handoff& work, FrameId complete_through);
+    void complete_in_streamer(FrameId frame, std::exception_ptr& failure);
+    // post (completes: the frame is complete too) and post_feedback.
+    void hand_over(FrameId frame, std::span<const FeedbackEntry> entries, bool completes);
     std::size_t withdraw_stale(const FeedbackResult& processed);
     void keep_result_nolock(const FeedbackFrameResult& result);
 
@@ -141,7 +159,8 @@ private:
     // being filled, one waiting, one being processed), and none is freed while the worker lives.
     std::vector<std::vector<FeedbackEntry>> free_buffers_;
     FrameId last_posted_ = 0;
-    FrameId last_completed_ = 0;
+    FrameId complete_through_ = 0;  // the newest frame the caller said is complete
+    FrameId last_completed_ = 0;    // the newest completed in the streamer
     bool busy_ = false;
     bool paused_ = false;
     bool stopping_ = false;
