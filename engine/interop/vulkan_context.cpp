@@ -659,6 +659,11 @@ std::uint32_t VulkanContext::memory_type(std::uint32_t type_bits, VkMemoryProper
 }
 
 void VulkanContext::submit(const VkSubmitInfo2& submit, VkFence fence, const char* queue_label) {
+    this->submit(std::span<const VkSubmitInfo2>(&submit, 1), fence, queue_label);
+}
+
+void VulkanContext::submit(std::span<const VkSubmitInfo2> batches, VkFence fence,
+                           const char* queue_label) {
     std::lock_guard lock(*state_->queue_lock);
     const VulkanExtensionFunctions& f = state_->functions;
     const bool labelled = queue_label && f.begin_queue_label;
@@ -667,7 +672,8 @@ void VulkanContext::submit(const VkSubmitInfo2& submit, VkFence fence, const cha
         label.pLabelName = queue_label;
         f.begin_queue_label(state_->queue, &label);
     }
-    const VkResult result = vkQueueSubmit2(state_->queue, 1, &submit, fence);
+    const VkResult result =
+        vkQueueSubmit2(state_->queue, std::uint32_t(batches.size()), batches.data(), fence);
     if (labelled) f.end_queue_label(state_->queue);
     vk_check(result, "VulkanContext::submit", "vkQueueSubmit2");
 }

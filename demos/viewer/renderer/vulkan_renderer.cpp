@@ -310,18 +310,18 @@ struct VulkanRenderer::State {
         vkCmdBindDescriptorSets(commands, VK_PIPELINE_BIND_POINT_GRAPHICS,
                                 scene_pipelines->layout(), 0, reference ? 2 : 1, sets, 0, nullptr);
     }
-    void submit(VkCommandBuffer commands, const std::vector<VkSemaphoreSubmitInfo>& waits,
-                const std::vector<VkSemaphoreSubmitInfo>& signals, const char* what) {
-        VkCommandBufferSubmitInfo buffer_info{VK_STRUCTURE_TYPE_COMMAND_BUFFER_SUBMIT_INFO};
-        buffer_info.commandBuffer = commands;
+    // One batch: its command buffer, its waits and its signals (kept alive by the caller).
+    static VkSubmitInfo2 batch(const VkCommandBufferSubmitInfo& commands,
+                               const std::vector<VkSemaphoreSubmitInfo>& waits,
+                               const std::vector<VkSemaphoreSubmitInfo>& signals) {
         VkSubmitInfo2 submit{VK_STRUCTURE_TYPE_SUBMIT_INFO_2};
         submit.waitSemaphoreInfoCount = static_cast<std::uint32_t>(waits.size());
         submit.pWaitSemaphoreInfos = waits.data();
         submit.commandBufferInfoCount = 1;
-        submit.pCommandBufferInfos = &buffer_info;
+        submit.pCommandBufferInfos = &commands;
         submit.signalSemaphoreInfoCount = static_cast<std::uint32_t>(signals.size());
         submit.pSignalSemaphoreInfos = signals.data();
-        context.submit(submit, VK_NULL_HANDLE, what);
+        return submit;
     }
     // Waits for a frame with the settings' timeout; on timeout, busy with what the frame waits
     // for (a CUDA fill value that never came shows here rather than as a hang).
@@ -934,13 +934,12 @@ std::optional<CompletedFrame> VulkanRenderer::render(const FrameDesc& frame) {
         first_signals[0].semaphore = s.feedback_timeline.get();
         first_signals[0].value = number;
         first_signals[0].stageMask = VK_PIPELINE_STAGE_2_ALL_COMMANDS_BIT;
-        s.submit(commands.first, waits, first_signals, "viewer frame feedback pass");
-
+        std::vector<VkSemaphoreSubmitInfo> rest_waits = waits;
         if (image_index) {
             VkSemaphoreSubmitInfo info{VK_STRUCTURE_TYPE_SEMAPHORE_SUBMIT_INFO};
             info.semaphore = slot.image_acquired();
             info.stageMask = VK_PIPELINE_STAGE_2_BLIT_BIT;
-            waits.push_back(info);
+            rest_waits.push_back(info);
         }
         std::vector<VkSemaphoreSubmitInfo> signals(1, {VK_STRUCTURE_TYPE_SEMAPHORE_SUBMIT_INFO});
         signals[0].semaphore = s.timeline.get();
@@ -956,7 +955,14 @@ std::optional<CompletedFrame> VulkanRenderer::render(const FrameDesc& frame) {
             const auto theirs = begun.streamed->signals();
             signals.insert(signals.end(), theirs.begin(), theirs.end());
         }
-        s.submit(commands.rest, waits, signals, "viewer frame");
+        // Two batches in one call: the feedback pass's, signalled apart, then the rest.
+        VkCommandBufferSubmitInfo first{VK_STRUCTURE_TYPE_COMMAND_BUFFER_SUBMIT_INFO};
+        first.commandBuffer = commands.first;
+        VkCommandBufferSubmitInfo rest{VK_STRUCTURE_TYPE_COMMAND_BUFFER_SUBMIT_INFO};
+        rest.commandBuffer = commands.rest;
+        const VkSubmitInfo2 batches[2] = {State::batch(first, waits, first_signals),
+                                          State::batch(rest, rest_waits, signals)};
+        s.context.submit(batches, VK_NULL_HANDLE, "viewer frame");
         if (begun.streamed) begun.streamed->submitted();  // else the lock ends with the scope
     }
     s.submitted = number;

@@ -37,6 +37,7 @@
 #include <functional>
 #include <memory>
 #include <optional>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -172,6 +173,9 @@ public:
 
     // Thread-safe queue access. A queue label, where given, surrounds the submission.
     void submit(const VkSubmitInfo2& submit, VkFence fence = VK_NULL_HANDLE,
+                const char* queue_label = nullptr);
+    // Several batches in one vkQueueSubmit2, in order (one call instead of one a batch).
+    void submit(std::span<const VkSubmitInfo2> batches, VkFence fence = VK_NULL_HANDLE,
                 const char* queue_label = nullptr);
     VkResult present(const VkPresentInfoKHR& present);  // OUT_OF_DATE and SUBOPTIMAL returned
     void wait_idle();
