@@ -1,7 +1,9 @@
 // The io_uring backend: one ring of depth read slots and one thread that fills free slots with
-// reads from the scheduler, submits them and reaps their completions. New requests wake the
-// thread through an eventfd whose read is always armed in the ring, so that it waits in one
-// place (the kernel) for both. Layer decisions apply to what goes to the kernel (a shortened
+// reads from the scheduler, submits them and reaps their completions. A buffered read goes first
+// to the page cache copiers (page_cache_copiers.hpp), which copy it on several threads when all
+// of it is cached; only a miss goes to the ring. New requests and copied reads wake the thread
+// through an eventfd whose read is always armed in the ring, so that it waits in one place (the
+// kernel) for all of them. Layer decisions apply to what goes to the kernel (a shortened
 // length) and to what comes back (a failure replaces the kernel's result), so faults test this
 // code as they test the threads backend.
 #include <fcntl.h>
@@ -21,6 +23,8 @@
 #include <vector>
 
 #include "streaming/io/file_read_engine.hpp"
+#include "streaming/io/page_cache_copiers.hpp"
+#include "streaming/io/usable_cpus.hpp"
 #include "vtpage/base/error.hpp"
 #include "vtpage/base/system_error.hpp"
 #include "vtpage/base/trace.hpp"
@@ -57,6 +61,7 @@ public:
             throw_errno_value(error, Errc::backend_failure, "FileReadQueue", "eventfd failed");
         }
         for (std::size_t i = depth; i > 0; --i) free_.push_back(i - 1);
+        copying_.assign(depth, false);
     }
 
     ~UringReadEngine() override {
@@ -99,17 +104,36 @@ private:
 
     void run() {
         trace::name_thread("vtpage io_uring");
+        // Made and joined on this thread: nothing but it posts to them or takes from them.
+        const int fd = wake_fd_.get();
+        copiers_.emplace(copier_threads(), [fd] {
+            const std::uint64_t one = 1;
+            [[maybe_unused]] const ssize_t written = ::write(fd, &one, sizeof(one));
+        });
         arm_wake();
         while (broken_ == 0) {
+            take_copies(copiers_->take_results());
             fill();
             submit();
-            if (free_.size() == slots_.size() && scheduler_->stopping()) return;
+            if (free_.size() == slots_.size() && scheduler_->stopping()) break;
             if (broken_ == 0) reap();
         }
+        // A broken ring: the copies out end first (their destinations are in use until then).
+        while (broken_ != 0) {
+            const std::vector<PageCacheCopiers::Result> results = copiers_->wait_results();
+            if (results.empty()) break;
+            take_copies(results);
+        }
+        copiers_.reset();
+        if (broken_ == 0) return;
         // The ring is not touched again: what its completions would say is lost. The slots keep
         // their reads (and what those keep alive): the kernel may still write into them.
         while (std::optional<IssuedRead> read = scheduler_->next(true)) fail(*read, broken_);
     }
+
+    // A few threads, never more than a quarter of the CPUs: they copy memory, and the decode
+    // threads need the rest.
+    static std::size_t copier_threads() { return std::clamp<std::size_t>(usable_cpus() / 4, 1, 4); }
 
     void fill() {
         while (!free_.empty()) {
@@ -127,10 +151,18 @@ private:
         slot.attempt = slot.read.attempt();
         slot.decision = layer_.decide(slot.attempt);
         const std::size_t bytes = attempt_bytes(slot.attempt, slot.decision);
-        if (const std::optional<std::int64_t> cached = read_from_page_cache(slot, bytes)) {
-            ++slot.read.page_cache_attempts;
-            return handle(index, int(*cached));
+        if (may_be_cached(slot, bytes)) {
+            copying_[index] = true;
+            copiers_->post(
+                {index, slot.attempt.fd, slot.attempt.offset, slot.read.next_destination(), bytes});
+            return;
         }
+        queue_in_ring(index);
+    }
+
+    void queue_in_ring(std::size_t index) {
+        Slot& slot = slots_[index];
+        const std::size_t bytes = attempt_bytes(slot.attempt, slot.decision);
         io_uring_sqe* sqe = io_uring_get_sqe(&ring_);  // depth + 1 entries: never null here
         io_uring_prep_read(sqe, slot.attempt.fd, slot.read.next_destination(), unsigned(bytes),
                            slot.attempt.offset);
@@ -138,21 +170,31 @@ private:
         ++unsubmitted_;
     }
 
-    // A buffered read whose bytes are all in the page cache, copied here at once: the ring
+    // A buffered read whose bytes may all be in the page cache goes to the copiers: the ring
     // hands a buffered read that cannot complete without waiting to its own worker threads,
     // and on an H200 machine a burst of such reads took 3 to 13 ms where pread took 0.1 to
-    // 2.5 (docs/streaming.md). The whole attempt or nothing: a miss, a short read or an error
-    // goes to the ring as before. O_DIRECT reads always go to the ring (a synchronous one would
-    // stall this thread for the device).
-    std::optional<std::int64_t> read_from_page_cache(const Slot& slot, std::size_t bytes) const {
-        if (slot.decision.action == ReadDecision::Action::fail || bytes == 0) return std::nullopt;
+    // 2.5 (docs/streaming.md). O_DIRECT reads always go to the ring (a synchronous one would
+    // stall a copier for the device), as do attempts the layer fails.
+    static bool may_be_cached(const Slot& slot, std::size_t bytes) {
+        if (slot.decision.action == ReadDecision::Action::fail || bytes == 0) return false;
         const int flags = ::fcntl(slot.attempt.fd, F_GETFL);
-        if (flags < 0 || (flags & O_DIRECT) != 0) return std::nullopt;
-        iovec destination{slot.read.next_destination(), bytes};
-        const ssize_t result =
-            ::preadv2(slot.attempt.fd, &destination, 1, off_t(slot.attempt.offset), RWF_NOWAIT);
-        if (result != ssize_t(bytes)) return std::nullopt;
-        return result;
+        return flags >= 0 && (flags & O_DIRECT) == 0;
+    }
+
+    // What the copiers did: a copied attempt ends as the ring's would; a miss goes to the ring.
+    void take_copies(const std::vector<PageCacheCopiers::Result>& results) {
+        for (const PageCacheCopiers::Result& result : results) {
+            copying_[result.slot] = false;
+            if (broken_ != 0) {
+                finish_failed(result.slot, broken_);
+            } else if (result.copied) {
+                Slot& slot = slots_[result.slot];
+                ++slot.read.page_cache_attempts;
+                handle(result.slot, int(attempt_bytes(slot.attempt, slot.decision)));
+            } else {
+                queue_in_ring(result.slot);
+            }
+        }
     }
 
     void arm_wake() {
@@ -210,7 +252,7 @@ private:
         unsubmitted_ = 0;
         for (std::size_t index = 0; index < slots_.size(); ++index) {
             const bool used = std::find(free_.begin(), free_.end(), index) == free_.end();
-            if (used) finish_failed(index, error);
+            if (used && !copying_[index]) finish_failed(index, error);  // copies end first
         }
     }
 
@@ -234,7 +276,9 @@ private:
     UniqueFd wake_fd_;
     std::uint64_t wake_count_ = 0;  // the eventfd read's destination: lives as long as the ring
     std::vector<Slot> slots_;
-    std::vector<std::size_t> free_;  // slots without a read
+    std::vector<std::size_t> free_;            // slots without a read
+    std::vector<bool> copying_;                // slots whose attempt a copier has
+    std::optional<PageCacheCopiers> copiers_;  // this thread's, while it runs
     std::size_t unsubmitted_ = 0;
     int broken_ = 0;
     std::thread thread_;
