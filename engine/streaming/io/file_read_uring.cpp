@@ -104,22 +104,17 @@ private:
 
     void run() {
         trace::name_thread("vtpage io_uring");
-        // Made and joined on this thread: nothing but it posts to them or takes from them.
-        const int fd = wake_fd_.get();
-        copiers_.emplace(copier_threads(), [fd] {
-            const std::uint64_t one = 1;
-            [[maybe_unused]] const ssize_t written = ::write(fd, &one, sizeof(one));
-        });
+        start_copiers();
         arm_wake();
         while (broken_ == 0) {
-            take_copies(copiers_->take_results());
+            if (copiers_) take_copies(copiers_->take_results());
             fill();
             submit();
             if (free_.size() == slots_.size() && scheduler_->stopping()) break;
             if (broken_ == 0) reap();
         }
         // A broken ring: the copies out end first (their destinations are in use until then).
-        while (broken_ != 0) {
+        while (broken_ != 0 && copiers_) {
             const std::vector<PageCacheCopiers::Result> results = copiers_->wait_results();
             if (results.empty()) break;
             take_copies(results);
@@ -131,9 +126,20 @@ private:
         while (std::optional<IssuedRead> read = scheduler_->next(true)) fail(*read, broken_);
     }
 
-    // A few threads, never more than a quarter of the CPUs: they copy memory, and the decode
-    // threads need the rest.
-    static std::size_t copier_threads() { return std::clamp<std::size_t>(usable_cpus() / 4, 1, 4); }
+    // Made and joined on this thread: nothing but it posts to them or takes from them. A few
+    // threads, never more than a quarter of the CPUs: they copy memory, and the decode threads
+    // need the rest. Where none can start, the ring reads everything.
+    void start_copiers() {
+        const int fd = wake_fd_.get();
+        try {
+            copiers_.emplace(std::clamp<std::size_t>(usable_cpus() / 4, 1, 4), [fd] {
+                const std::uint64_t one = 1;
+                [[maybe_unused]] const ssize_t written = ::write(fd, &one, sizeof(one));
+            });
+        } catch (...) {  // a thread that cannot start, or no memory for it
+            copiers_.reset();
+        }
+    }
 
     void fill() {
         while (!free_.empty()) {
@@ -151,7 +157,7 @@ private:
         slot.attempt = slot.read.attempt();
         slot.decision = layer_.decide(slot.attempt);
         const std::size_t bytes = attempt_bytes(slot.attempt, slot.decision);
-        if (may_be_cached(slot, bytes)) {
+        if (copiers_ && may_be_cached(slot, bytes)) {
             copying_[index] = true;
             copiers_->post(
                 {index, slot.attempt.fd, slot.attempt.offset, slot.read.next_destination(), bytes});
