@@ -163,12 +163,14 @@ double fly_path(StreamingSession& session, const CameraPath& path, std::uint64_t
             };
         }
         const double submitted_at = seconds_between(start, Clock::now());
-        for (const CompletedSummary& done : session.render(frame)) {
+        const std::vector<CompletedSummary> completed = session.render(frame);
+        // Before its completions: the frame just submitted may be among them (a fast device).
+        stats.record_submitted(session.renderer().frames_submitted(), submitted_at, after_cut);
+        for (const CompletedSummary& done : completed) {
             stats.record_completed(done);
             stats.record_rendered(seconds_between(start, Clock::now()));
             last_gpu_ms = done.gpu_ms;
         }
-        stats.record_submitted(session.renderer().frames_submitted(), submitted_at, after_cut);
         const auto now = Clock::now();
         stats.record_frame(seconds_between(frame_start, now) * 1000.0);
         frame_start = now;

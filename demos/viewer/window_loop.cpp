@@ -434,11 +434,13 @@ int run_window(const ViewerOptions& options, const Log& log,
                 ImGui::EndFrame();
             }
             const double submitted_at = std::chrono::duration<double>(Clock::now() - start).count();
-            for (const CompletedSummary& done : session.render(desc)) {
+            const std::vector<CompletedSummary> completed = session.render(desc);
+            // Before its completions: the frame just submitted may be among them.
+            stats.record_submitted(session.renderer().frames_submitted(), submitted_at, after_cut);
+            for (const CompletedSummary& done : completed) {
                 stats.record_completed(done);
                 last_gpu_ms = done.gpu_ms;
             }
-            stats.record_submitted(session.renderer().frames_submitted(), submitted_at, after_cut);
             const auto after = Clock::now();
             stats.record_frame(std::chrono::duration<double>(after - frame_start).count() * 1000.0);
             frame_start = after;
