@@ -57,6 +57,15 @@ protected:
             vt::ProceduralSettings{.size_log2 = texture_log2}));
         pool_ = test::make_command_pool(app);
     }
+    // The small streaming, its feedback processed on a thread of its own or on the caller's;
+    // feedback asking for every tile of its texture.
+    std::vector<vt::FeedbackEntry> start_asking_for_every_tile(VulkanContext& app, Backend& backend,
+                                                               bool feedback_thread) {
+        VirtualTextureStreamingSettings settings = small_settings();
+        settings.feedback_thread = feedback_thread;
+        start(app, backend, settings);
+        return every_tile(streaming_->streamer().textures().layout(id_), id_);
+    }
     IndirectionUpload frame(VulkanContext& app, std::span<const vt::FeedbackEntry> feedback = {}) {
         return test::run_streaming_frame(app, *streaming_, pool_.get(), feedback);
     }
@@ -247,11 +256,8 @@ TEST_P(StreamingFramesTest, StatisticsCountFeedbackOnEitherThreadAndPausing) {
     VTPAGE_VULKAN_OR_SKIP(app, *backend);
     for (bool feedback_thread : {false, true}) {
         SCOPED_TRACE(feedback_thread ? "feedback thread" : "caller's thread");
-        VirtualTextureStreamingSettings settings = small_settings();
-        settings.feedback_thread = feedback_thread;
-        start(*app, *backend, settings);
         const std::vector<vt::FeedbackEntry> feedback =
-            every_tile(streaming_->streamer().textures().layout(id_), id_);
+            start_asking_for_every_tile(*app, *backend, feedback_thread);
         streaming_->pause_requests(true);
         frame(*app, feedback);
         ASSERT_TRUE(streaming_->drain_feedback(idle_deadline()));
@@ -294,11 +300,8 @@ TEST_P(StreamingFramesTest, FeedbackPostedBeforeItsFrameCompletesLeavesTheFrameO
     VTPAGE_VULKAN_OR_SKIP(app, *backend);
     for (bool feedback_thread : {false, true}) {
         SCOPED_TRACE(feedback_thread ? "feedback thread" : "caller's thread");
-        VirtualTextureStreamingSettings settings = small_settings();
-        settings.feedback_thread = feedback_thread;
-        start(*app, *backend, settings);
         const std::vector<vt::FeedbackEntry> feedback =
-            every_tile(streaming_->streamer().textures().layout(id_), id_);
+            start_asking_for_every_tile(*app, *backend, feedback_thread);
         const auto completed = [&] {
             return streaming_->streamer().page_table().statistics().completed_frame;
         };

@@ -3,12 +3,12 @@
 // delivery, callbacks, frames, the page loader) while a workload drives every route (packed
 // tails, packed coarse levels of two shapes, pages read from baked files of both versions
 // through the fault-injecting file layer (a page of version 4 decoded in parts by several decode
-// threads at once), fills that fail, evicting ahead, a lowered budget,
-// requests held for a view over budget that asks again for what it gave up (refault holds),
-// requests from three threads, frames completed late, twice or not at all, slow callbacks,
-// destruction mid-stream). The events and the frame calls go to one log, and the reuse rule is
-// checked from the log alone with the library's frame model (frame N is complete once
-// complete_frame(M >= N) returned):
+// threads at once; with io_uring, cached reads copied by its page cache copiers), fills that fail,
+// evicting ahead, a lowered budget, requests held for a view over budget that asks again for what
+// it gave up (refault holds), requests from three threads, frames completed late, twice or not at
+// all, slow callbacks, destruction mid-stream). The events and the frame calls go to one log, and
+// the reuse rule is checked from the log alone with the library's frame model (frame N is complete
+// once complete_frame(M >= N) returned):
 //   (a) no physical range is handed to another page while a frame begun when the old page was
 //       visible (between its ready and its evicted) is incomplete;
 //   (b) each page's events alternate: committed or ready, then evicted; no double ready, no
@@ -269,7 +269,7 @@ Violations check_log(const std::vector<Entry>& log, const PageFacts& facts,
 
 struct RouteCounts {
     std::uint64_t tails = 0, level_3x3 = 0, level_2x2 = 0, stored = 0, failed_fills = 0,
-                  evictions = 0, held = 0, parts_helped = 0;
+                  evictions = 0, held = 0, parts_helped = 0, page_cache_copies = 0;
     static constexpr std::uint64_t least = 100;  // events a route must see over the run
     bool enough() const {
         return std::min({tails, level_3x3, level_2x2, stored, failed_fills, evictions, held,
@@ -284,6 +284,7 @@ struct RouteCounts {
         evictions += o.evictions;
         held += o.held;
         parts_helped += o.parts_helped;
+        page_cache_copies += o.page_cache_copies;
     }
 };
 
@@ -543,6 +544,7 @@ RunResult run_seed(std::uint64_t seed, const std::vector<std::string>& defects) 
         result.counts.failed_fills = stats.failed_pages;
         result.counts.held = stats.held_requests;
         result.counts.parts_helped = stats.file_reads.decode_parts_helped;
+        result.counts.page_cache_copies = stats.file_reads.page_cache_attempts;
         const std::vector<Entry> entries = log.take();
         result.violations = check_log(entries, facts, view);
         // (d) the app's view is the streamer's.
@@ -660,12 +662,13 @@ TEST_F(ScheduleExplorerTest, TheReuseRuleHoldsInEverySchedule) {
     std::printf(
         "schedule explorer: %zu runs (%zu listed, %zu fresh) in %.1f s; events: tails %llu, "
         "3x3 levels %llu, 2x2 levels %llu, stored pages %llu, failed fills %llu, evictions %llu, "
-        "held requests %llu, parts decoded by a helping thread %llu\n",
+        "held requests %llu, parts decoded by a helping thread %llu, reads copied from the page "
+        "cache %llu\n",
         runs, std::min(listed, runs), fresh, seconds, (unsigned long long)total.tails,
         (unsigned long long)total.level_3x3, (unsigned long long)total.level_2x2,
         (unsigned long long)total.stored, (unsigned long long)total.failed_fills,
         (unsigned long long)total.evictions, (unsigned long long)total.held,
-        (unsigned long long)total.parts_helped);
+        (unsigned long long)total.parts_helped, (unsigned long long)total.page_cache_copies);
     if (!only_seed()) {
         const std::uint64_t least = RouteCounts::least;
         EXPECT_GE(total.tails, least) << "packed and own tails";

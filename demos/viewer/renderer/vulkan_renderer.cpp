@@ -390,6 +390,14 @@ struct VulkanRenderer::State {
     bool counts_scene_quality(const FrameDesc& frame) const {
         return frame.scene && frame.mode == RenderMode::textured && !settings.reference_textures;
     }
+    // The oldest frame that may still be in flight (frames before it reused their slots).
+    std::uint64_t oldest_in_flight() const {
+        const std::uint32_t slots = settings.frames_in_flight;
+        return submitted >= slots ? submitted - slots + 1 : 1;
+    }
+    std::uint32_t slot_of(std::uint64_t number) const {
+        return std::uint32_t((number - 1) % settings.frames_in_flight);
+    }
     std::span<const vt::FeedbackEntry> feedback_of(const FrameRecord& record) {
         Readback& readback = readbacks[record.readback];
         readback.feedback.invalidate();
@@ -852,7 +860,7 @@ std::optional<CompletedFrame> VulkanRenderer::render(const FrameDesc& frame) {
     trace::Scope trace_scope("viewer", "render", {.frame = frame.user_tag});
     State& s = *state_;
     const std::uint64_t number = s.submitted + 1;
-    const std::uint32_t slot_index = std::uint32_t((number - 1) % s.settings.frames_in_flight);
+    const std::uint32_t slot_index = s.slot_of(number);
     FrameSlot& slot = s.slots[slot_index];
     FrameRecord& record = s.records[slot_index];
 
@@ -987,14 +995,12 @@ std::optional<CompletedFrame> VulkanRenderer::render(const FrameDesc& frame) {
 // back here keeps its buffers until the next render() as well.
 std::optional<CompletedFrame> VulkanRenderer::take_completed() {
     State& s = *state_;
-    const std::uint32_t slots = s.settings.frames_in_flight;
-    const std::uint64_t first = s.submitted >= slots ? s.submitted - slots + 1 : 1;
     const std::uint64_t finished = s.timeline.value();
-    for (std::uint64_t number = first; number <= std::min(s.submitted, finished); ++number) {
-        const std::uint32_t slot_index = std::uint32_t((number - 1) % slots);
-        FrameRecord& record = s.records[slot_index];
+    for (std::uint64_t number = s.oldest_in_flight(); number <= std::min(s.submitted, finished);
+         ++number) {
+        FrameRecord& record = s.records[s.slot_of(number)];
         if (record.frame != number) continue;  // handed back already
-        CompletedFrame done = s.collect(slot_index);
+        CompletedFrame done = s.collect(s.slot_of(number));
         record.frame = 0;
         return done;
     }
@@ -1006,11 +1012,10 @@ std::optional<CompletedFrame> VulkanRenderer::take_completed() {
 // feedback is read one to two frames sooner than take_completed() would give it.
 std::optional<FrameFeedback> VulkanRenderer::take_feedback() {
     State& s = *state_;
-    const std::uint32_t slots = s.settings.frames_in_flight;
-    const std::uint64_t first = s.submitted >= slots ? s.submitted - slots + 1 : 1;
     const std::uint64_t finished = s.feedback_timeline.value();
-    for (std::uint64_t number = first; number <= std::min(s.submitted, finished); ++number) {
-        FrameRecord& record = s.records[std::uint32_t((number - 1) % slots)];
+    for (std::uint64_t number = s.oldest_in_flight(); number <= std::min(s.submitted, finished);
+         ++number) {
+        FrameRecord& record = s.records[s.slot_of(number)];
         if (record.frame != number || record.feedback_taken) continue;  // handed back already
         record.feedback_taken = true;
         return FrameFeedback{.frame = number,
@@ -1025,14 +1030,11 @@ std::optional<FrameFeedback> VulkanRenderer::take_feedback() {
 std::vector<CompletedFrame> VulkanRenderer::finish() {
     State& s = *state_;
     std::vector<CompletedFrame> done;
-    const std::uint32_t slots = s.settings.frames_in_flight;
-    const std::uint64_t first = s.submitted >= slots ? s.submitted - slots + 1 : 1;
-    for (std::uint64_t number = first; number <= s.submitted; ++number) {
-        const std::uint32_t slot_index = std::uint32_t((number - 1) % slots);
-        FrameRecord& record = s.records[slot_index];
+    for (std::uint64_t number = s.oldest_in_flight(); number <= s.submitted; ++number) {
+        FrameRecord& record = s.records[s.slot_of(number)];
         if (record.frame != number) continue;  // handed back already
         s.wait_for(number);
-        done.push_back(s.collect(slot_index));
+        done.push_back(s.collect(s.slot_of(number)));
         record.frame = 0;
     }
     return done;

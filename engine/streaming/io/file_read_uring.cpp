@@ -16,6 +16,7 @@
 #include <atomic>
 #include <cerrno>
 #include <cstring>
+#include <functional>
 #include <optional>
 #include <system_error>
 #include <thread>
@@ -71,11 +72,7 @@ public:
     }
 
     void start() {
-        const int fd = wake_fd_.get();
-        scheduler_->set_wake([fd] {
-            const std::uint64_t one = 1;
-            [[maybe_unused]] const ssize_t written = ::write(fd, &one, sizeof(one));
-        });
+        scheduler_->set_wake(waker());
         try {
             thread_ = std::thread([self = shared_from_this()] { self->run(); });
         } catch (const std::system_error& error) {
@@ -83,6 +80,14 @@ public:
             throw Error(Errc::backend_failure, "FileReadQueue", "cannot start the ring's thread",
                         {}, error.code().value(), errno_name(error.code().value()));
         }
+    }
+
+    // Wakes the ring's thread from any thread: the eventfd's read, armed in the ring, completes.
+    std::function<void()> waker() const {
+        return [fd = wake_fd_.get()] {
+            const std::uint64_t one = 1;
+            [[maybe_unused]] const ssize_t written = ::write(fd, &one, sizeof(one));
+        };
     }
 
     bool stop(std::chrono::steady_clock::time_point deadline) override {
@@ -130,12 +135,8 @@ private:
     // threads, never more than a quarter of the CPUs: they copy memory, and the decode threads
     // need the rest. Where none can start, the ring reads everything.
     void start_copiers() {
-        const int fd = wake_fd_.get();
         try {
-            copiers_.emplace(std::clamp<std::size_t>(usable_cpus() / 4, 1, 4), [fd] {
-                const std::uint64_t one = 1;
-                [[maybe_unused]] const ssize_t written = ::write(fd, &one, sizeof(one));
-            });
+            copiers_.emplace(std::clamp<std::size_t>(usable_cpus() / 4, 1, 4), waker());
         } catch (...) {  // a thread that cannot start, or no memory for it
             copiers_.reset();
         }

@@ -6,6 +6,7 @@
 #include <system_error>
 #include <utility>
 
+#include "base/test_points.hpp"
 #include "vtpage/base/error.hpp"
 #include "vtpage/base/system_error.hpp"
 #include "vtpage/base/trace.hpp"
@@ -70,6 +71,7 @@ void PageCacheCopiers::run() {
         const Job job = jobs_.front();
         jobs_.pop_front();
         lock.unlock();
+        VTPAGE_TEST_POINT("read.page_cache_copy");
         const bool copied = copy(job);
         lock.lock();
         results_.push_back({job.slot, copied});
