@@ -56,6 +56,7 @@ struct Options : bench::BenchOptions {
     std::size_t arena_pages = 256;
     double seconds = 2;
     std::string read_backend = "automatic";
+    std::size_t page_cache_copiers = 0;
     std::string decode_priority = "low";
     std::vector<std::size_t> reader_counts{1, 4, 8, 16};
     std::string trace;  // the Streamer's traced run writes its trace here
@@ -137,8 +138,12 @@ Figures measure(const PageSet& set, const Options& options) {
     DeviceCopySettings copy{options.backend, options.arena_pages, set.page_bytes, options.streams,
                             options.staging_pages};
     DeviceCopier copier(copy);
-    PipelineSettings pipeline{options.depth, options.staging_pages, options.workers,
-                              options.seconds, read_backends.at(options.read_backend)};
+    PipelineSettings pipeline{options.depth,
+                              options.staging_pages,
+                              options.workers,
+                              options.seconds,
+                              read_backends.at(options.read_backend),
+                              options.page_cache_copiers};
     app::ProgressBar progress({.label = "measuring"});
     progress.update(0.0 / 6, "page-cache read");
     f.warm_read = measure_read(set, ReadMode::warm, options.reader_counts, options.seconds);
@@ -235,6 +240,7 @@ nlohmann::json print_streamer(const PageSet& set, const Figures& f, const Option
         StreamerRunSettings settings;
         settings.read_pipeline = pipeline;
         settings.read_backend = read_backends.at(options.read_backend);
+        settings.page_cache_copiers = options.page_cache_copiers;
         settings.decode_threads = decode_threads;
         settings.decode_priority = normal_priority ? vt::DecodeThreadPriority::normal : priority;
         settings.seconds = options.quick ? 0.5 : std::max(4.0, 2 * options.seconds);
@@ -333,6 +339,10 @@ void add_options(CLI::App& app, Options& options) {
     app.add_option("--read-backend", options.read_backend,
                    "FileReadQueue's backend: automatic, io_uring or threads")
         ->check(CLI::IsMember({"automatic", "io_uring", "threads"}))
+        ->capture_default_str();
+    app.add_option("--page-cache-copiers", options.page_cache_copiers,
+                   "io_uring: threads that copy reads the page cache holds (0: automatic)")
+        ->check(app::count_in(0, 64))
         ->capture_default_str();
     app.add_option("--decode-priority", options.decode_priority,
                    "The Streamer's decode threads: low (SCHED_BATCH, nice +10), idle "

@@ -92,7 +92,8 @@ public:
           staging_(copier, settings.staging_pages, set.page_bytes),
           queue_({.depth = settings.depth,
                   .max_queued = buffer_count_,
-                  .backend = settings.read_backend}) {
+                  .backend = settings.read_backend,
+                  .page_cache_copiers = settings.page_cache_copiers}) {
         for (std::size_t i = 0; i < buffer_count_; ++i) returned_.push(i);
         pages_of_buffer_.resize(buffer_count_);
     }

@@ -19,6 +19,7 @@ struct PipelineSettings {
     std::size_t workers = 4;         // decoding threads (at most staging_pages)
     double seconds = 2;              // warm: pages go in until then; cold: one pass at most
     vt::FileReadBackend read_backend = vt::FileReadBackend::automatic;
+    std::size_t page_cache_copiers = 0;  // FileReadQueueSettings::page_cache_copiers
 };
 
 struct PipelineResult {

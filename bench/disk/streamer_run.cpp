@@ -132,6 +132,7 @@ StreamerRunResult run_streamer(const PageSet& set, Backend& backend,
     s.file_reads.enabled = settings.read_pipeline;
     s.file_reads.decode_threads = settings.decode_threads;
     s.file_reads.backend = settings.read_backend;
+    s.file_reads.page_cache_copiers = settings.page_cache_copiers;
     s.file_reads.decode_priority = settings.decode_priority;
     std::atomic<std::uint64_t> ready{0};
     s.on_ready = [&](std::span<const vt::StreamedPage> pages) { ready += pages.size(); };

@@ -20,6 +20,7 @@ struct StreamerRunSettings {
     // DecodeThreadGovernor every 10 ms, a feedback's pace, with the loop's frame times).
     std::size_t decode_threads = 0;
     vt::FileReadBackend read_backend = vt::FileReadBackend::automatic;
+    std::size_t page_cache_copiers = 0;  // StreamerFileReads::page_cache_copiers
     vt::DecodeThreadPriority decode_priority = vt::DecodeThreadPriority::low;
     double seconds = 2;  // at most; stops earlier when every page has been streamed
 };

@@ -185,6 +185,7 @@ StreamingSession::StreamingSession(SessionSettings settings) : settings_(std::mo
     streamer_settings.pack_levels = s.pack_levels;
     streamer_settings.file_reads.decode_threads = s.decode_threads;
     streamer_settings.file_reads.decode_priority = s.decode_priority;
+    streamer_settings.file_reads.page_cache_copiers = s.page_cache_copiers;
     streaming.decode_governor.frame_ms_target = s.decode_frame_ms_target;
     streamer_settings.batch_pages = s.batch_pages;
     streamer_settings.file_reads.backend = s.read_backend;

@@ -103,7 +103,8 @@ const std::vector<std::pair<std::string, std::vector<std::string>>> option_group
     {"Streaming",
      {"--backend", "--workers", "--batch-pages", "--evict-ahead", "--recent-frames",
       "--refault-hold-frames", "--no-pack-tails", "--no-pack-levels", "--decode-threads",
-      "--decode-priority", "--preload-all", "--upload-pages-per-frame", "--read-backend"}},
+      "--decode-priority", "--page-cache-copiers", "--preload-all", "--upload-pages-per-frame",
+      "--read-backend"}},
     {"Feedback", {"--feedback-divisor", "--feedback-on-render-thread"}},
 };
 
@@ -349,6 +350,11 @@ ParsedOptions parse_viewer_options(int argc, const char* const* argv) {
                    "render thread takes a core from them when it wakes), idle (SCHED_IDLE: "
                    "only cores nothing else wants), normal (as the render thread)")
         ->check(CLI::IsMember({"normal", "low", "idle"}))
+        ->capture_default_str();
+    app.add_option("--page-cache-copiers", o.page_cache_copiers,
+                   "io_uring reads: threads that copy reads the page cache holds, beside the "
+                   "ring (0: automatic: a quarter of the usable cores, 1 to 4)")
+        ->check(app::count_in(0, 64))
         ->capture_default_str();
     app.add_option("--feedback-divisor", o.feedback_divisor,
                    "The feedback pass renders at 1/N of the size")

@@ -73,6 +73,7 @@ struct ViewerOptions {
     std::size_t decode_threads = 0;          // StreamerFileReads::decode_threads (0: the default)
     // StreamerFileReads::decode_priority (normal | low | idle)
     std::string decode_priority = "low";
+    std::size_t page_cache_copiers = 0;  // StreamerFileReads::page_cache_copiers (0: automatic)
     // Headless: before the last frame, keep rendering its pose until every page it asks for is
     // resident (the settled image, for comparisons).
     bool settle = false;

@@ -495,6 +495,39 @@ TEST(FileReadQueueBackends, TheRingCopiesCachedBytesAtOnceAndSendsDirectReadsToT
     EXPECT_EQ(ring.statistics().page_cache_attempts, before) << "an O_DIRECT read goes to the ring";
 }
 
+// As many page cache copiers as asked for (each a thread beside the ring's), every byte read as
+// by the automatic count; more than the most are refused with the number.
+TEST(FileReadQueueBackends, ThePageCacheCopiersAreAsManyAsAskedFor) {
+    try {
+        FileReadQueue queue({.page_cache_copiers = 65});
+        ADD_FAILURE() << "a queue with 65 page cache copiers was made";
+    } catch (const Error& error) {
+        EXPECT_EQ(error.code(), Errc::invalid_argument);
+        EXPECT_NE(std::string(error.what()).find("page_cache_copiers=65"), std::string::npos)
+            << error.what();
+    }
+    const std::string reason = FileReadQueue::io_uring_unavailable_reason();
+    if (!reason.empty()) GTEST_SKIP() << "no io_uring here: " << reason;
+    const RandomFile file(2 * mib, 133);  // just written: in the page cache
+    const std::string nowait = nowait_unavailable_reason(file.fd());
+    if (!nowait.empty()) GTEST_SKIP() << "the temporary folder's filesystem: " << nowait;
+    for (const std::size_t copiers : {std::size_t(1), std::size_t(6)}) {
+        SCOPED_TRACE(copiers);
+        const std::size_t threads = thread_count();
+        std::vector<Planned> reads = random_reads(40, file.bytes().size(), 134 + copiers);
+        FileReadQueue ring({.backend = FileReadBackend::io_uring, .page_cache_copiers = copiers});
+        submit_all(ring, file.fd(), reads);
+        for (const auto& [tag, completion] : wait_all(ring, reads.size())) {
+            ASSERT_EQ(completion.status, ReadStatus::ok) << completion.message;
+            EXPECT_TRUE(file.holds(reads[tag].offset, reads[tag].destination)) << "read " << tag;
+        }
+        EXPECT_GE(ring.statistics().page_cache_attempts, reads.size() / 2);
+        // The ring's thread and the copiers (started before the ring takes its first read).
+        EXPECT_GE(thread_count(), threads + 1 + copiers);
+        EXPECT_LE(thread_count(), threads + 1 + copiers + runtime_threads);
+    }
+}
+
 TEST(FileReadQueueBackends, AutomaticTakesIoUringWhereItWorks) {
     FileReadQueue queue({.log = Log(silent_log())});
     const bool available = FileReadQueue::io_uring_unavailable_reason().empty();

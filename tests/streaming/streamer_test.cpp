@@ -533,6 +533,8 @@ TEST_P(StreamerTest, RecentFramesAndHoldsOutsideTheirRangesAreRefused) {
     EXPECT_NE(refusal(s).find("refault_hold_frames=65537"), std::string::npos) << refusal(s);
     s.refault_hold_frames = 0;  // never held
     EXPECT_EQ(refusal(s), "made");
+    s.file_reads.page_cache_copiers = 65;
+    EXPECT_NE(refusal(s).find("page_cache_copiers=65"), std::string::npos) << refusal(s);
 }
 
 // bake -> stream -> the streamed pages show the image at mip 0 and its box filter at every other

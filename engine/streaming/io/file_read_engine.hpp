@@ -27,8 +27,11 @@ public:
 std::shared_ptr<FileReadEngine> make_thread_read_engine(std::shared_ptr<ReadScheduler> scheduler,
                                                         FileLayer& layer, std::size_t threads);
 // not_supported where io_uring cannot be set up (the kernel refuses, or no liburing).
+// `copiers`: the threads that copy cached reads (FileReadQueueSettings::page_cache_copiers, 0:
+// the automatic count).
 std::shared_ptr<FileReadEngine> make_uring_read_engine(std::shared_ptr<ReadScheduler> scheduler,
-                                                       FileLayer& layer, std::size_t depth);
+                                                       FileLayer& layer, std::size_t depth,
+                                                       std::size_t copiers);
 // Empty where an io_uring can be set up; else why not.
 std::string uring_unavailable_reason();
 

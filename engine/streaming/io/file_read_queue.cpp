@@ -66,11 +66,18 @@ FileReadQueue::FileReadQueue(FileReadQueueSettings settings) : settings_(std::mo
                     detail::concat("depth=", settings_.depth, " max_queued=", settings_.max_queued,
                                    " threads=", settings_.threads));
     }
+    if (settings_.page_cache_copiers > FileReadQueueSettings::max_page_cache_copiers) {
+        throw Error(Errc::invalid_argument, "FileReadQueue",
+                    detail::concat("page_cache_copiers must be 0 (automatic) to ",
+                                   FileReadQueueSettings::max_page_cache_copiers),
+                    detail::concat("page_cache_copiers=", settings_.page_cache_copiers));
+    }
     scheduler_ = std::make_shared<ReadScheduler>(settings_.depth, settings_.max_queued);
     FileLayer& layer = settings_.layer ? *settings_.layer : system_file_layer();
     if (settings_.backend != FileReadBackend::threads) {
         try {
-            engine_ = make_uring_read_engine(scheduler_, layer, settings_.depth);
+            engine_ = make_uring_read_engine(scheduler_, layer, settings_.depth,
+                                             settings_.page_cache_copiers);
             backend_ = FileReadBackend::io_uring;
             return;
         } catch (const Error& error) {

@@ -45,8 +45,9 @@ std::atomic<std::uint64_t> rings_ended{0};
 class UringReadEngine : public FileReadEngine,
                         public std::enable_shared_from_this<UringReadEngine> {
 public:
-    UringReadEngine(std::shared_ptr<ReadScheduler> scheduler, FileLayer& layer, std::size_t depth)
-        : scheduler_(std::move(scheduler)), layer_(layer), slots_(depth) {
+    UringReadEngine(std::shared_ptr<ReadScheduler> scheduler, FileLayer& layer, std::size_t depth,
+                    std::size_t copiers)
+        : scheduler_(std::move(scheduler)), layer_(layer), slots_(depth), copier_threads_(copiers) {
         rings_ended.load(std::memory_order_acquire);
         // One entry more than the slots: the eventfd read.
         const int result = io_uring_queue_init(unsigned(depth + 1), &ring_, 0);
@@ -131,12 +132,15 @@ private:
         while (std::optional<IssuedRead> read = scheduler_->next(true)) fail(*read, broken_);
     }
 
-    // Made and joined on this thread: nothing but it posts to them or takes from them. A few
-    // threads, never more than a quarter of the CPUs: they copy memory, and the decode threads
-    // need the rest. Where none can start, the ring reads everything.
+    // Made and joined on this thread: nothing but it posts to them or takes from them. By
+    // default a few threads, never more than a quarter of the CPUs: they copy memory, and the
+    // decode threads need the rest. Where none can start, the ring reads everything.
     void start_copiers() {
+        const std::size_t threads = copier_threads_ != 0
+                                        ? copier_threads_
+                                        : std::clamp<std::size_t>(usable_cpus() / 4, 1, 4);
         try {
-            copiers_.emplace(std::clamp<std::size_t>(usable_cpus() / 4, 1, 4), waker());
+            copiers_.emplace(threads, waker());
         } catch (...) {  // a thread that cannot start, or no memory for it
             copiers_.reset();
         }
@@ -285,6 +289,7 @@ private:
     std::vector<Slot> slots_;
     std::vector<std::size_t> free_;            // slots without a read
     std::vector<bool> copying_;                // slots whose attempt a copier has
+    std::size_t copier_threads_ = 0;           // asked for; 0: the automatic count
     std::optional<PageCacheCopiers> copiers_;  // this thread's, while it runs
     std::size_t unsubmitted_ = 0;
     int broken_ = 0;
@@ -294,8 +299,9 @@ private:
 }  // namespace
 
 std::shared_ptr<FileReadEngine> make_uring_read_engine(std::shared_ptr<ReadScheduler> scheduler,
-                                                       FileLayer& layer, std::size_t depth) {
-    auto engine = std::make_shared<UringReadEngine>(std::move(scheduler), layer, depth);
+                                                       FileLayer& layer, std::size_t depth,
+                                                       std::size_t copiers) {
+    auto engine = std::make_shared<UringReadEngine>(std::move(scheduler), layer, depth, copiers);
     engine->start();
     return engine;
 }

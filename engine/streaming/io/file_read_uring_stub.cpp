@@ -6,7 +6,7 @@
 namespace vtpage::vt {
 
 std::shared_ptr<FileReadEngine> make_uring_read_engine(std::shared_ptr<ReadScheduler>, FileLayer&,
-                                                       std::size_t depth) {
+                                                       std::size_t depth, std::size_t) {
     throw Error(Errc::not_supported, "FileReadQueue", uring_unavailable_reason(),
                 detail::concat("depth=", depth));
 }

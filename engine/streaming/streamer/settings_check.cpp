@@ -22,6 +22,12 @@ void check_counts(const StreamerSettings& settings) {
         throw Error(Errc::invalid_argument, "Streamer", "refault_hold_frames must be 0 to 65536",
                     detail::concat("refault_hold_frames=", settings.refault_hold_frames));
     }
+    if (settings.file_reads.page_cache_copiers > FileReadQueueSettings::max_page_cache_copiers) {
+        throw Error(Errc::invalid_argument, "Streamer",
+                    detail::concat("file_reads.page_cache_copiers must be 0 (automatic) to ",
+                                   FileReadQueueSettings::max_page_cache_copiers),
+                    detail::concat("page_cache_copiers=", settings.file_reads.page_cache_copiers));
+    }
     if (settings.worker_threads != 0 && settings.batch_pages != 0 && settings.max_pending != 0)
         return;
     throw Error(Errc::invalid_argument, "Streamer",

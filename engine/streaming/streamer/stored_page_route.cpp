@@ -21,6 +21,7 @@ void StoredPageRoute::start_for(const TileSource& source, const StreamerSettings
     loader_settings.read_buffers = reads.read_buffers;
     loader_settings.reads.depth = reads.depth;
     loader_settings.reads.backend = reads.backend;
+    loader_settings.reads.page_cache_copiers = reads.page_cache_copiers;
     loader_settings.reads.layer = reads.layer;
     loader_settings.reads.log = settings.log;
     if (gpu) loader_settings.device = device;

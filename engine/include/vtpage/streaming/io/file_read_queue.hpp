@@ -86,7 +86,11 @@ struct FileReadQueueSettings {
     std::size_t depth = 32;         // reads in flight at most
     std::size_t max_queued = 4096;  // requests waiting to be issued at most
     FileReadBackend backend = FileReadBackend::automatic;
-    std::size_t threads = 8;     // the threads backend: threads calling pread (at most depth)
+    std::size_t threads = 8;  // the threads backend: threads calling pread (at most depth)
+    // io_uring: threads that copy a buffered read whose bytes are all in the page cache, beside
+    // the ring; 0: a quarter of the usable CPUs, 1 to 4. At most max_page_cache_copiers.
+    std::size_t page_cache_copiers = 0;
+    static constexpr std::size_t max_page_cache_copiers = 64;
     FileLayer* layer = nullptr;  // null: the real system calls
     std::chrono::milliseconds shutdown_timeout{10'000};
     Log log;

@@ -144,6 +144,8 @@ struct StreamerFileReads {
     std::size_t read_buffers = 64;  // pages read or waiting to be decoded at most
     std::size_t depth = 32;         // reads in flight at most
     FileReadBackend backend = FileReadBackend::automatic;
+    // io_uring: threads copying reads the page cache holds (FileReadQueueSettings); 0: automatic.
+    std::size_t page_cache_copiers = 0;
     FileLayer* layer = nullptr;  // tests: a fault-injecting layer
 };
 
