@@ -33,6 +33,7 @@
 #include "vtpage/app/progress_bar.hpp"
 #include "vtpage/base/trace.hpp"
 #include "vtpage/streaming/archive/page_archive.hpp"
+#include "vtpage/streaming/io/file_read_queue.hpp"
 
 namespace {
 
@@ -342,7 +343,7 @@ void add_options(CLI::App& app, Options& options) {
         ->capture_default_str();
     app.add_option("--page-cache-copiers", options.page_cache_copiers,
                    "io_uring: threads that copy reads the page cache holds (0: automatic)")
-        ->check(app::count_in(0, 64))
+        ->check(app::count_in(0, vt::FileReadQueueSettings::max_page_cache_copiers))
         ->capture_default_str();
     app.add_option("--decode-priority", options.decode_priority,
                    "The Streamer's decode threads: low (SCHED_BATCH, nice +10), idle "

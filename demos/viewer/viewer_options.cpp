@@ -14,6 +14,7 @@
 #include "vtpage/app/command_line.hpp"
 #include "vtpage/app/numeric_options.hpp"
 #include "vtpage/base/system_error.hpp"
+#include "vtpage/streaming/io/file_read_queue.hpp"
 
 namespace vtpage::viewer {
 
@@ -354,7 +355,7 @@ ParsedOptions parse_viewer_options(int argc, const char* const* argv) {
     app.add_option("--page-cache-copiers", o.page_cache_copiers,
                    "io_uring reads: threads that copy reads the page cache holds, beside the "
                    "ring (0: automatic: a quarter of the usable cores, 1 to 4)")
-        ->check(app::count_in(0, 64))
+        ->check(app::count_in(0, vt::FileReadQueueSettings::max_page_cache_copiers))
         ->capture_default_str();
     app.add_option("--feedback-divisor", o.feedback_divisor,
                    "The feedback pass renders at 1/N of the size")
