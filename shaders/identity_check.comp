@@ -42,6 +42,30 @@ shared uint group_pixels;
 shared uint group_violations;
 shared uint group_coarser;
 
+// The page of the source's own layout (no tile levels) that holds a tile, relative to the
+// texture, and the tile's slot in it: the identity words are those of the source's pages, which
+// a texture streamed by tile (VtTexture::tile_levels) numbers differently.
+uint source_page(VtTexture t, uint mip, uvec2 tile, out uint tile_in_page) {
+    if (t.tile_levels == 0u) return vt_tile_page(t, mip, tile, tile_in_page) - t.base_page;
+    const uvec2 per_page = uvec2(1u) << t.page_tiles_log2;
+    uint first = 0u;
+    for (uint m = 0u; m < mip && m < t.tail_first_mip; ++m) {
+        const uvec2 tiles = (max(t.size >> m, uvec2(1u)) + t.tile_payload - 1u) / t.tile_payload;
+        const uvec2 pages = (tiles + per_page - 1u) / per_page;
+        first += pages.x * pages.y;
+    }
+    if (mip >= t.tail_first_mip) {
+        tile_in_page = mip - t.tail_first_mip;
+        return first;
+    }
+    const uvec2 tiles = (max(t.size >> mip, uvec2(1u)) + t.tile_payload - 1u) / t.tile_payload;
+    const uint pages_x = (tiles.x + per_page.x - 1u) / per_page.x;
+    const uvec2 page_xy = tile >> t.page_tiles_log2;
+    const uvec2 in_page = tile & (per_page - 1u);
+    tile_in_page = in_page.y * per_page.x + in_page.x;
+    return first + page_xy.y * pages_x + page_xy.x;
+}
+
 // Whether the nearest texel of `wanted`, or of the coarser level sampling falls back to, holds
 // its own identity. `coarser` says whether it fell back.
 bool level_holds_identity(VtTexture t, uint wanted, vec2 uv, out bool coarser) {
@@ -52,7 +76,7 @@ bool level_holds_identity(VtTexture t, uint wanted, vec2 uv, out bool coarser) {
     const uvec2 texel = uvec2(floor(found.position.c));
     const uvec2 local = texel - found.position.tile * t.tile_payload + t.tile_border;
     uint tile_in_page;
-    const uint page = vt_tile_page(t, found.mip, found.position.tile, tile_in_page) - t.base_page;
+    const uint page = source_page(t, found.mip, found.position.tile, tile_in_page);
     const uint in_tile = local.y * t.tile_size + local.x;
     const uint word = tile_in_page * (t.tile_bytes / 4u) + in_tile;
     const uint read = VtTileWords(found.tile_address).words[in_tile];

@@ -11,6 +11,7 @@
 #include "vtpage/streaming/sources/identity_source.hpp"
 #include "vtpage/streaming/sources/procedural_source.hpp"
 #include "vtpage/streaming/sources/stack_source.hpp"
+#include "vtpage/streaming/sources/tile_level_source.hpp"
 
 namespace vtpage::viewer {
 
@@ -64,7 +65,7 @@ Sources scene_sources(const SessionScene& scene) {
     return sources;
 }
 
-Sources make_sources(const SessionSettings& settings) {
+Sources make_untiled_sources(const SessionSettings& settings) {
     if (settings.scene) return scene_sources(*settings.scene);
     if (settings.texture == "procedural") {
         return {std::make_shared<vt::ProceduralSource>(
@@ -78,6 +79,22 @@ Sources make_sources(const SessionSettings& settings) {
     }
     if (is_texture_set(settings.texture)) return open_texture_set(settings.texture);
     return {open_baked_texture(settings.texture)};
+}
+
+// The textures, streamed by tile in their finest levels where asked.
+Sources make_sources(const SessionSettings& settings) {
+    Sources sources = make_untiled_sources(settings);
+    if (settings.tile_levels == 0) return sources;
+    for (auto& source : sources) {
+        source = std::make_shared<vt::TileLevelSource>(std::move(source), settings.tile_levels);
+    }
+    return sources;
+}
+
+// The source under a TileLevelSource, or the source itself.
+const vt::TileSource* untiled(const vt::TileSource* source) {
+    const auto* tiled = dynamic_cast<const vt::TileLevelSource*>(source);
+    return tiled ? tiled->wrapped().get() : source;
 }
 
 // The textures' planes side by side (one texel a unit), and the draws that show them.
@@ -141,7 +158,7 @@ StreamingSession::StreamingSession(SessionSettings settings) : settings_(std::mo
                                is_texture_set(s.texture));
     std::uint64_t page_count = 0;
     for (const auto& source : sources) page_count += vt::TextureLayout(source->shape()).page_count;
-    const auto* identity = dynamic_cast<const vt::IdentitySource*>(sources.front().get());
+    const auto* identity = dynamic_cast<const vt::IdentitySource*>(untiled(sources.front().get()));
     if (s.identity_check && texture_set_) {
         throw UsageError("the identity check takes one texture, not the texture set " + s.texture);
     }

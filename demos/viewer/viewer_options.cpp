@@ -104,8 +104,8 @@ const std::vector<std::pair<std::string, std::vector<std::string>>> option_group
     {"Streaming",
      {"--backend", "--workers", "--batch-pages", "--evict-ahead", "--recent-frames",
       "--refault-hold-frames", "--no-pack-tails", "--no-pack-levels", "--decode-threads",
-      "--decode-priority", "--page-cache-copiers", "--preload-all", "--upload-pages-per-frame",
-      "--read-backend"}},
+      "--decode-priority", "--page-cache-copiers", "--tile-levels", "--preload-all",
+      "--upload-pages-per-frame", "--read-backend"}},
     {"Feedback", {"--feedback-divisor", "--feedback-on-render-thread"}},
 };
 
@@ -356,6 +356,12 @@ ParsedOptions parse_viewer_options(int argc, const char* const* argv) {
                    "io_uring reads: threads that copy reads the page cache holds, beside the "
                    "ring (0: automatic: a quarter of the usable cores, 1 to 4)")
         ->check(app::count_in(0, vt::FileReadQueueSettings::max_page_cache_copiers))
+        ->capture_default_str();
+    app.add_option("--tile-levels", o.tile_levels,
+                   "Stream the finest N levels of each texture a tile at a time (each tile its "
+                   "own page, placed in pages shared among tiles) instead of 32 or 64 tiles a "
+                   "page (0: none)")
+        ->check(app::count_in(0, vt::max_mips))
         ->capture_default_str();
     app.add_option("--feedback-divisor", o.feedback_divisor,
                    "The feedback pass renders at 1/N of the size")

@@ -74,6 +74,7 @@ struct ViewerOptions {
     // StreamerFileReads::decode_priority (normal | low | idle)
     std::string decode_priority = "low";
     std::size_t page_cache_copiers = 0;  // StreamerFileReads::page_cache_copiers (0: automatic)
+    std::uint32_t tile_levels = 0;       // vt::TileLevelSource's, for every texture (0: none)
     // Headless: before the last frame, keep rendering its pose until every page it asks for is
     // resident (the settled image, for comparisons).
     bool settle = false;

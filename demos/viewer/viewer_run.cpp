@@ -48,6 +48,7 @@ SessionSettings session_settings(const ViewerOptions& o, const Log& log) {
                                                       : vt::DecodeThreadPriority::low;
     s.decode_frame_ms_target = o.frame_ms_target;
     s.page_cache_copiers = o.page_cache_copiers;
+    s.tile_levels = o.tile_levels;
     s.frames_in_flight = frames_in_flight;
     s.workers = o.workers;
     s.batch_pages = o.batch_pages;

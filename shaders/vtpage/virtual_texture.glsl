@@ -74,6 +74,7 @@ struct VtTextureInfo {
     uint layer_formats;  // VT_FORMAT_* of layer l in bits [8l, 8l + 8)
     uint layer_offsets;  // where layer l's block starts in a record, bits [8l, 8l + 8)
     uint srgb_layers;    // bit l: layer l is decoded from sRGB
+    uint tile_levels;    // levels [0, tile_levels) hold a tile a page
     uint mip_first_page[VT_MAX_MIPS];  // relative to base_page
     uint mip_pages_x[VT_MAX_MIPS];
 };
@@ -122,6 +123,7 @@ struct VtTexture {
     uint layer_formats;
     uint layer_offsets;
     uint srgb_layers;
+    uint tile_levels;  // levels [0, tile_levels) hold a tile a page
 };
 
 VtTexture vt_texture(uint64_t directory, uint64_t indirection, uint id) {
@@ -147,6 +149,7 @@ VtTexture vt_texture(uint64_t directory, uint64_t indirection, uint id) {
     t.layer_formats = t.directory.textures[id].layer_formats;
     t.layer_offsets = t.directory.textures[id].layer_offsets;
     t.srgb_layers = t.directory.textures[id].srgb_layers;
+    t.tile_levels = t.directory.textures[id].tile_levels;
     return t;
 }
 
@@ -261,10 +264,12 @@ uint vt_tile_page(VtTexture t, uint mip, uvec2 tile, out uint tile_in_page) {
     if (mip >= t.tail_first_mip) {
         tile_in_page = mip - t.tail_first_mip;
     } else {
-        const uvec2 page_xy = tile >> t.page_tiles_log2;
-        const uvec2 in_page = tile & ((uvec2(1u) << t.page_tiles_log2) - 1u);
+        // A page of a tile level is one tile.
+        const uvec2 shift = mip < t.tile_levels ? uvec2(0u) : t.page_tiles_log2;
+        const uvec2 page_xy = tile >> shift;
+        const uvec2 in_page = tile & ((uvec2(1u) << shift) - 1u);
         page += page_xy.y * t.directory.textures[t.id].mip_pages_x[mip] + page_xy.x;
-        tile_in_page = (in_page.y << t.page_tiles_log2.x) + in_page.x;
+        tile_in_page = (in_page.y << shift.x) + in_page.x;
     }
     return t.base_page + page;
 }

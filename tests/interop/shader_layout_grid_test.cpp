@@ -95,13 +95,23 @@ struct GridTexture {
 std::vector<GridTexture> grid_textures() {
     std::vector<GridTexture> textures;
     std::uint32_t next_base_page = 5;  // not 0: the base page takes part in the global page
-    const auto add = [&](Extent extent, TileFormat format, vt::TextureSampling sampling) {
-        const vt::TextureLayout layout(extent.width, extent.height, format);
+    const auto add = [&](Extent extent, TileFormat format, vt::TextureSampling sampling,
+                         std::uint32_t tile_levels = 0) {
+        const vt::TextureLayout layout(
+            vt::TextureShape{extent.width, extent.height, format, {}, tile_levels});
         textures.push_back({layout, next_base_page, sampling});
         next_base_page += std::uint32_t(layout.page_count) + 3;
     };
     for (const Extent extent : grid_extents) {
         for (const TileFormat format : grid_formats) add(extent, format, {});
+    }
+    // Tile levels: the finest one, two, and more levels than are outside the tail.
+    for (const std::uint32_t tile_levels : {1u, 2u, 30u}) {
+        for (const Extent extent : grid_extents) {
+            for (const TileFormat format : {TileFormat::rgba8, TileFormat::bc1}) {
+                add(extent, format, {}, tile_levels);
+            }
+        }
     }
     for (const vt::TextureSampling sampling : wrapped_samplings) {
         for (const Extent extent : wrapped_extents) {

@@ -10,6 +10,7 @@
 #include "../support/backend_fixture.hpp"
 #include "streaming_test_support.hpp"
 #include "vtpage/streaming/feedback/feedback_worker.hpp"
+#include "vtpage/streaming/sources/tile_level_source.hpp"
 #include "vtpage/streaming/streamer/streamer.hpp"
 
 namespace vtpage::vt {
@@ -94,6 +95,37 @@ TEST_P(ResidencyEfficiencyTest, CountsTheResidentTilesTheLastFramesAskedFor) {
 }
 
 // measure_when_due measures once a window of frames was added, and keeps that sample between.
+// Streamed by tile in mip 0, a resident page of that level is its one tile: three tiles
+// resident, one of them asked for, is a third of them sampled and all of what is in use.
+TEST_P(ResidencyEfficiencyTest, ATileOfATileLevelIsOneResidentTile) {
+    StreamerSettings settings = test::streamer_test_settings(64);
+    settings.table.region_size = std::size_t(1251 + 2) * page_bytes;  // 35 x 35 tiles, a page each
+    Streamer streamer(*backend_, settings);
+    const TextureId id = streamer.add_texture(
+        std::make_shared<TileLevelSource>(std::make_shared<test::PatternSource>(12, 4), 1));
+    const TextureLayout layout = streamer.textures().layout(id);
+    ASSERT_EQ(layout.tile_levels, 1u);
+    const PageIndex base = streamer.textures().base_page(id);
+    const std::vector<PageIndex> pages = {base + layout.locate(0, 0, 0).page,
+                                          base + layout.locate(0, 1, 0).page,
+                                          base + layout.locate(0, 5, 2).page};
+    streamer.request(pages);
+    ASSERT_TRUE(streamer.wait_idle_while_progressing(30s));
+    for (PageIndex page : pages) ASSERT_TRUE(streamer.is_ready(page)) << page;
+
+    ResidencyEfficiency residency(8);
+    // One resident tile and one that is not (its neighbour in the same source page).
+    residency.add_frame(1, TileCounts{{key(id, 0, 0, 0), 3}, {key(id, 0, 2, 0), 1}});
+    const ResidencySample sample = residency.measure(streamer);
+    EXPECT_EQ(sample.resident_tiles, 3u);
+    EXPECT_EQ(sample.resident_bytes, 3u * (64u << 10));
+    EXPECT_EQ(sample.sampled_tiles, 1u);
+    EXPECT_EQ(sample.in_use_tiles, 1u);
+    EXPECT_EQ(sample.in_use_bytes, 64u << 10);
+    EXPECT_EQ(sample.asked_tiles, 2u);
+    EXPECT_EQ(sample.tile_granular_bytes, 2u * (64u << 10));
+}
+
 TEST_P(ResidencyEfficiencyTest, IsMeasuredOnceAWindow) {
     Streamer streamer(*backend_, test::streamer_test_settings(64));
     const TextureId id = streamer.add_texture(std::make_shared<test::PatternSource>(12, 4));

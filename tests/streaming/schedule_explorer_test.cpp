@@ -1,7 +1,8 @@
 // Explores schedules of the streamer on the host backend: for each seed a SchedulePerturber
 // yields and sleeps the library's threads at its test points (every ranked mutex, event
 // delivery, callbacks, frames, the page loader) while a workload drives every route (packed
-// tails, packed coarse levels of two shapes, pages read from baked files of both versions
+// tails, packed coarse levels of two shapes, tiles of textures streamed by tile in mip 0 taking
+// turns in shared places, pages read from baked files of both versions
 // through the fault-injecting file layer (a page of version 4 decoded in parts by several decode
 // threads at once; with io_uring, cached reads copied by its page cache copiers), fills that fail,
 // evicting ahead, a lowered budget, requests held for a view over budget that asks again for what
@@ -57,6 +58,7 @@
 #include "streaming/io/fault_injecting_file_layer.hpp"
 #include "streaming_test_support.hpp"
 #include "vtpage/streaming/sources/baked_texture.hpp"
+#include "vtpage/streaming/sources/tile_level_source.hpp"
 #include "vtpage/streaming/streamer/streamer.hpp"
 
 namespace vtpage::vt {
@@ -268,15 +270,16 @@ Violations check_log(const std::vector<Entry>& log, const PageFacts& facts,
 // ---- the workload ----
 
 struct RouteCounts {
-    std::uint64_t tails = 0, level_3x3 = 0, level_2x2 = 0, stored = 0, failed_fills = 0,
+    std::uint64_t tails = 0, level_3x3 = 0, level_2x2 = 0, tiles = 0, stored = 0, failed_fills = 0,
                   evictions = 0, held = 0, parts_helped = 0, page_cache_copies = 0;
     static constexpr std::uint64_t least = 100;  // events a route must see over the run
     bool enough() const {
-        return std::min({tails, level_3x3, level_2x2, stored, failed_fills, evictions, held,
+        return std::min({tails, level_3x3, level_2x2, tiles, stored, failed_fills, evictions, held,
                          parts_helped}) >= least;
     }
     void add(const RouteCounts& o) {
         tails += o.tails;
+        tiles += o.tiles;
         level_3x3 += o.level_3x3;
         level_2x2 += o.level_2x2;
         stored += o.stored;
@@ -312,6 +315,7 @@ struct RunResult {
 
 struct Workload {
     std::size_t pattern_textures = 10;
+    std::size_t tile_textures = 2;  // streamed by tile in mip 0 (TileLevelSource)
     int frames = 120;
     int frameless_rounds = 20;
     int short_frames = 40;
@@ -350,7 +354,7 @@ RunResult run_seed(std::uint64_t seed, const std::vector<std::string>& defects) 
     EventLog log;
     FaultInjectingFileLayer faults({.seed = seed, .short_read_every = 3, .eintr_every = 5});
     StreamerSettings s = test::streamer_test_settings(budget_pages);
-    s.packed_level_pages = 3;
+    s.packed_level_pages = 4;  // a host for each shape, and one more to take turns
     s.worker_threads = 4;
     s.batch_pages = 3;
     s.max_pending = 64;
@@ -385,8 +389,8 @@ RunResult run_seed(std::uint64_t seed, const std::vector<std::string>& defects) 
     };
 
     PageFacts facts;
-    std::vector<PageIndex> regular, levels, stored;
-    std::set<PageIndex> level_3x3, level_2x2, stored_set, tails;
+    std::vector<PageIndex> regular, levels, stored, tile_pages;
+    std::set<PageIndex> level_3x3, level_2x2, stored_set, tails, tile_set;
     auto streamer = std::make_unique<Streamer>(*backend, s);
     std::vector<std::shared_ptr<test::PatternSource>> patterns;
     const auto add = [&](std::shared_ptr<const TileSource> source, bool is_stored) {
@@ -405,6 +409,7 @@ RunResult run_seed(std::uint64_t seed, const std::vector<std::string>& defects) 
         const TileFormatInfo format = layout.tile_format();
         for (std::uint32_t mip = 0; mip < layout.tail_first_mip; ++mip) {
             const MipLevel& level = layout.mips[mip];
+            if (layout.tile_level(mip)) continue;  // a tile: its one span
             facts.level_rows[base + level.first_page] = {
                 std::uint64_t(level.tiles_x) * format.tile_bytes(),
                 std::uint64_t(format.page_tiles_x) * format.tile_bytes(), level.tiles_y};
@@ -429,6 +434,22 @@ RunResult run_seed(std::uint64_t seed, const std::vector<std::string>& defects) 
         faults.fail_at(v2->stored_read(1)->fd, v2->stored_read(1)->offset, EIO, 0);
         add(v1, true);
         add(v2, true);
+        // Textures streamed by tile in mip 0: their tiles take turns in shared places.
+        for (std::size_t i = 0; i < work.tile_textures; ++i) {
+            auto source = std::make_shared<test::PatternSource>(10, seed * 137 + i);
+            const TextureId id =
+                streamer->add_texture(std::make_shared<TileLevelSource>(source, 1));
+            const TextureLayout layout = streamer->textures().layout(id);
+            const PageIndex base = streamer->textures().base_page(id);
+            tails.insert(base + layout.tail_page());
+            facts.own_tail_bytes[base + layout.tail_page()] =
+                std::uint64_t(layout.mip_count - layout.tail_first_mip) *
+                layout.tile_format().tile_bytes();
+            for (std::uint64_t p = 0; p < layout.mips[1].first_page; ++p) {
+                tile_pages.push_back(base + p);
+                tile_set.insert(base + p);
+            }
+        }
 
         // Three threads request until told to stop: levels of a moving window of textures,
         // regular pages and stored pages.
@@ -461,6 +482,10 @@ RunResult run_seed(std::uint64_t seed, const std::vector<std::string>& defects) 
                         want.push_back(regular[texture * per + own() % per]);
                     }
                     for (int k = 0; k < 2; ++k) want.push_back(stored[own() % stored.size()]);
+                    // Tiles near each other, moving with the window.
+                    for (int k = 0; k < 3; ++k) {
+                        want.push_back(tile_pages[(w * 7 + own() % 24) % tile_pages.size()]);
+                    }
                     try {
                         streamer->request(std::span<const PageIndex>(want));
                     } catch (...) {
@@ -553,6 +578,7 @@ RunResult run_seed(std::uint64_t seed, const std::vector<std::string>& defects) 
                  all.insert(levels.begin(), levels.end());
                  all.insert(stored.begin(), stored.end());
                  all.insert(tails.begin(), tails.end());
+                 all.insert(tile_pages.begin(), tile_pages.end());
                  return all;
              }()) {
             const std::optional<StreamedPage> ready = streamer->ready_page(page);
@@ -575,6 +601,7 @@ RunResult run_seed(std::uint64_t seed, const std::vector<std::string>& defects) 
             if (tails.count(page) && e.kind == EntryKind::ready) ++result.counts.tails;
             if (level_3x3.count(page) && e.page.packed()) ++result.counts.level_3x3;
             if (level_2x2.count(page) && e.page.packed()) ++result.counts.level_2x2;
+            if (tile_set.count(page) && e.kind == EntryKind::ready) ++result.counts.tiles;
             if (stored_set.count(page)) ++result.counts.stored;
         }
         streamer.reset();  // the destruction's own events are not checked
@@ -661,19 +688,21 @@ TEST_F(ScheduleExplorerTest, TheReuseRuleHoldsInEverySchedule) {
     const double seconds = std::chrono::duration<double>(Clock::now() - start).count();
     std::printf(
         "schedule explorer: %zu runs (%zu listed, %zu fresh) in %.1f s; events: tails %llu, "
-        "3x3 levels %llu, 2x2 levels %llu, stored pages %llu, failed fills %llu, evictions %llu, "
-        "held requests %llu, parts decoded by a helping thread %llu, reads copied from the page "
-        "cache %llu\n",
+        "3x3 levels %llu, 2x2 levels %llu, tiles %llu, stored pages %llu, failed fills %llu, "
+        "evictions %llu, held requests %llu, parts decoded by a helping thread %llu, reads "
+        "copied from the page cache %llu\n",
         runs, std::min(listed, runs), fresh, seconds, (unsigned long long)total.tails,
         (unsigned long long)total.level_3x3, (unsigned long long)total.level_2x2,
-        (unsigned long long)total.stored, (unsigned long long)total.failed_fills,
-        (unsigned long long)total.evictions, (unsigned long long)total.held,
-        (unsigned long long)total.parts_helped, (unsigned long long)total.page_cache_copies);
+        (unsigned long long)total.tiles, (unsigned long long)total.stored,
+        (unsigned long long)total.failed_fills, (unsigned long long)total.evictions,
+        (unsigned long long)total.held, (unsigned long long)total.parts_helped,
+        (unsigned long long)total.page_cache_copies);
     if (!only_seed()) {
         const std::uint64_t least = RouteCounts::least;
         EXPECT_GE(total.tails, least) << "packed and own tails";
         EXPECT_GE(total.level_3x3, least) << "3 x 3 levels";
         EXPECT_GE(total.level_2x2, least) << "2 x 2 levels";
+        EXPECT_GE(total.tiles, least) << "tiles of a tile level";
         EXPECT_GE(total.stored, least) << "stored pages";
         EXPECT_GE(total.failed_fills, least) << "failed fills";
         EXPECT_GE(total.evictions, least) << "evictions";

@@ -26,6 +26,7 @@
 #include "vtpage/streaming/io/file_read_queue.hpp"
 #include "vtpage/streaming/sources/baked_texture.hpp"
 #include "vtpage/streaming/sources/device_fill_context.hpp"
+#include "vtpage/streaming/sources/tile_level_source.hpp"
 #include "vtpage/streaming/streamer/streamer.hpp"
 
 namespace vtpage::vt {
@@ -84,6 +85,34 @@ std::size_t open_fd_count() {
     const std::filesystem::directory_iterator entries("/proc/self/fd");
     return std::size_t(std::distance(begin(entries), end(entries)));
 }
+
+// A file's source that counts the parts of stored pages decoded through it.
+class PartCountingSource final : public TileSource {
+public:
+    explicit PartCountingSource(std::shared_ptr<const TileSource> source)
+        : source_(std::move(source)) {}
+    TextureShape shape() const noexcept override { return source_->shape(); }
+    std::string name() const override { return source_->name(); }
+    void fill_host(std::uint64_t page, std::span<std::byte> destination) const override {
+        source_->fill_host(page, destination);
+    }
+    std::optional<StoredPageRead> stored_read(std::uint64_t page) const override {
+        return source_->stored_read(page);
+    }
+    std::vector<StoredPart> split_stored(std::uint64_t page,
+                                         std::span<const std::byte> stored) const override {
+        return source_->split_stored(page, stored);
+    }
+    void decode_stored_part(std::uint64_t page, const StoredPart& part,
+                            std::span<std::byte> destination) const override {
+        ++parts_decoded;
+        source_->decode_stored_part(page, part, destination);
+    }
+    mutable std::atomic<std::uint64_t> parts_decoded{0};
+
+private:
+    std::shared_ptr<const TileSource> source_;
+};
 
 using Param = std::tuple<std::string, FileReadBackend>;
 
@@ -403,6 +432,35 @@ TEST_P(StreamerFileReadsTest, EveryPlacementOfAPackedLevelWritesAllItsRows) {
         }
     }
     EXPECT_GT(poisoned_levels, 0u) << "no packed coarse level was ready";
+}
+
+// A file streamed by tile in its finest level: each tile is read with its stored page and only
+// the part of it that holds the tile is decoded (one of four), then copied to its place.
+TEST_P(StreamerFileReadsTest, EachTileOfATileLevelDecodesOnlyThePartThatHoldsIt) {
+    const auto counting = std::make_shared<PartCountingSource>(source_);
+    Streamer streamer(*backend_, settings(4));
+    const TextureId id = streamer.add_texture(std::make_shared<TileLevelSource>(counting, 1));
+    const TextureLayout layout = streamer.textures().layout(id);
+    ASSERT_EQ(layout.tile_levels, 1u);
+    const std::uint64_t tiles = layout.mips[1].first_page;  // 13 x 10
+    ASSERT_EQ(tiles, std::uint64_t(layout.mips[0].tiles_x) * layout.mips[0].tiles_y);
+    std::vector<PageIndex> pages(tiles);
+    std::iota(pages.begin(), pages.end(), streamer.textures().base_page(id));
+    streamer.request(pages);
+    ASSERT_TRUE(streamer.wait_idle_while_progressing(60s));
+    streamer.rethrow_error();
+    for (PageIndex page : pages) {
+        const auto ready = streamer.ready_page(page);
+        ASSERT_TRUE(ready) << page;
+        EXPECT_TRUE(ready->packed());
+        EXPECT_EQ(ready->bytes, tile_bytes);
+    }
+    expect_ready_pages_are_the_archive(streamer, id);
+    EXPECT_EQ(counting->parts_decoded.load(), tiles) << "one part of a stored page a tile";
+    const StreamerStatistics stats = streamer.statistics();
+    EXPECT_EQ(stats.level_pages, (tiles + 31) / 32);
+    EXPECT_EQ(stats.file_reads.distinct_pages, TextureLayout(source_->shape()).mips[1].first_page)
+        << "the stored pages of mip 0, each counted once";
 }
 
 // Short reads, EINTR and EAGAIN are continued and retried: the bytes are the same.

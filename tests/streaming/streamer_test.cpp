@@ -17,6 +17,7 @@
 #include "vtpage/streaming/sources/baked_texture.hpp"
 #include "vtpage/streaming/sources/device_fill_context.hpp"
 #include "vtpage/streaming/sources/procedural_source.hpp"
+#include "vtpage/streaming/sources/tile_level_source.hpp"
 #include "vtpage/streaming/streamer/streamer.hpp"
 
 namespace vtpage::vt {
@@ -1322,6 +1323,105 @@ TEST_P(StreamerTest, CoarseLevelsWithoutRoomForTheirShapeTakePagesOfTheirOwn) {
         EXPECT_EQ(stats.packed_levels, pack ? 1u : 0u);
         expect_ready_pages_match(streamer);
     }
+}
+
+// A texture streamed by tile in its finest level: each tile asked for is its own page, placed in
+// pages shared with other tiles (32 RGBA8 tiles a page), with its source's bytes; the coarser
+// levels are streamed a page at a time as before.
+TEST_P(StreamerTest, TilesOfATileLevelAreStreamedOneAPlaceEach) {
+    Streamer streamer(*backend_, settings(16));
+    const auto pattern = std::make_shared<test::PatternSource>(10, 3);
+    const TextureId id = streamer.add_texture(std::make_shared<TileLevelSource>(pattern, 1));
+    const TextureLayout layout = streamer.textures().layout(id);
+    ASSERT_EQ(layout.tile_levels, 1u);
+    ASSERT_EQ(layout.mips[0].pages_x, layout.mips[0].tiles_x) << "a page a tile";
+    const PageIndex base = streamer.textures().base_page(id);
+    std::vector<PageIndex> tiles;  // every other tile of mip 0 (9 x 9 tiles): 41
+    for (std::uint64_t page = 0; page < layout.mips[1].first_page; page += 2) {
+        tiles.push_back(base + page);
+    }
+    const PageIndex coarser = base + layout.mips[1].first_page;  // 5 x 5 tiles: two pages
+    std::vector<PageIndex> pages = tiles;
+    pages.push_back(coarser);
+    streamer.request(pages);
+    ASSERT_TRUE(streamer.wait_idle_while_progressing(60s));
+    streamer.rethrow_error();
+    std::set<std::pair<PageIndex, std::uint64_t>> places;
+    for (PageIndex page : tiles) {
+        const auto ready = streamer.ready_page(page);
+        ASSERT_TRUE(ready) << page;
+        EXPECT_TRUE(ready->packed());
+        EXPECT_EQ(ready->bytes, tile_bytes);
+        EXPECT_TRUE(places.insert({ready->table_page, ready->offset}).second) << "a place each";
+        EXPECT_FALSE(streamer.page_table().is_resident(page)) << "no page of its own";
+    }
+    ASSERT_TRUE(streamer.is_ready(coarser));
+    EXPECT_FALSE(streamer.ready_page(coarser)->packed());
+    // A tile not asked for is not resident, though a tile of the same source page is.
+    EXPECT_FALSE(streamer.is_ready(base + 1));
+    expect_ready_pages_match(streamer);
+    const StreamerStatistics stats = streamer.statistics();
+    EXPECT_EQ(stats.packed_levels, tiles.size());
+    EXPECT_EQ(stats.level_pages, (tiles.size() + 31) / 32) << "tiles share their pages";
+    EXPECT_EQ(stats.failed_pages, 0u);
+    streamer.page_table().check_invariants();
+}
+
+// Under a cap of one page of tiles (32 places), a view that moves across 81 tiles gets each
+// tile it asks for in turn: the places are evicted by recency under their frame fences, and
+// every tile ready holds its own bytes.
+TEST_P(StreamerTest, TilesTakeTurnsInTheirPlacesAsTheViewMoves) {
+    auto s = settings(16);
+    s.packed_level_pages = 1;
+    s.recent_frames = 1;
+    Streamer streamer(*backend_, s);
+    const auto pattern = std::make_shared<test::PatternSource>(10, 5);
+    const TextureId id = streamer.add_texture(std::make_shared<TileLevelSource>(pattern, 1));
+    const TextureLayout layout = streamer.textures().layout(id);
+    const PageIndex base = streamer.textures().base_page(id);
+    const std::uint64_t tile_count = layout.mips[1].first_page;  // 81
+    FrameId previous = 0;
+    for (std::uint64_t first = 0; first < tile_count; first += 9) {  // a row of 9 tiles a view
+        std::vector<PageIndex> view(9);
+        std::iota(view.begin(), view.end(), base + first);
+        for (int repeat = 0; repeat < 40; ++repeat) {
+            const FrameId frame = streamer.begin_frame();
+            const StreamRequestResult result = streamer.request(view);
+            if (previous != 0) streamer.complete_frame(previous);
+            previous = frame;
+            if (result.ready == view.size()) break;
+            std::this_thread::sleep_for(2ms);
+        }
+        streamer.complete_frame(previous);
+        ASSERT_TRUE(streamer.wait_idle_while_progressing(60s));
+        streamer.rethrow_error();
+        for (PageIndex page : view) EXPECT_TRUE(streamer.is_ready(page)) << page;
+        expect_ready_pages_match(streamer);
+    }
+    const StreamerStatistics stats = streamer.statistics();
+    EXPECT_EQ(stats.level_pages, 1u);
+    EXPECT_LE(stats.packed_levels, 32u);
+    EXPECT_GE(stats.evicted_levels, tile_count - 32) << "81 tiles took turns in 32 places";
+    EXPECT_EQ(stats.failed_pages, 0u);
+    streamer.page_table().check_invariants();
+}
+
+TEST_P(StreamerTest, TileLevelsWithoutPackedLevelsAreRefused) {
+    auto s = settings(16);
+    s.pack_levels = false;
+    Streamer streamer(*backend_, s);
+    const auto pattern = std::make_shared<test::PatternSource>(10, 3);
+    try {
+        streamer.add_texture(std::make_shared<TileLevelSource>(pattern, 1));
+        ADD_FAILURE() << "a texture with tile levels was added without packed levels";
+    } catch (const Error& error) {
+        EXPECT_EQ(error.code(), Errc::invalid_argument);
+        EXPECT_NE(std::string(error.what()).find("packed levels"), std::string::npos)
+            << error.what();
+    }
+    EXPECT_EQ(streamer.textures().texture_count(), 0u);
+    // Without tile levels the same source is taken.
+    EXPECT_EQ(streamer.add_texture(pattern), 0u);
 }
 
 // A governor lowers and raises the budget and evicts down to it in small steps while two workers

@@ -123,11 +123,26 @@ inline ::testing::AssertionResult ready_holds_page(Backend& backend, const vt::S
     return check_rows(backend, ready.data, want, row, pitch, rows)
            << " (page " << ready.layout_page << ")";
 }
+// The page's bytes are found in its source's pages (source_location): a tile of a tile level is
+// one tile of a source page, every other page the source page of the same place.
 inline ::testing::AssertionResult ready_holds_source(Backend& backend,
                                                      const vt::StreamedPage& ready,
                                                      const vt::TileSource& source) {
-    return ready_holds_page(backend, ready, source.layout(), source_page(source, ready.layout_page))
-           << " (" << source.name() << ")";
+    const vt::TextureLayout layout(source.shape());
+    const vt::TileLocation from = vt::source_location(layout, source.layout(), ready.layout_page);
+    const std::vector<std::byte> want = source_page(source, from.page);
+    if (layout.tile_level(ready.mip)) {
+        if (!ready.packed() || ready.bytes != from.tile_bytes) {
+            return ::testing::AssertionFailure()
+                   << "tile page " << ready.layout_page << ": " << ready.bytes
+                   << " bytes at offset " << ready.offset << ", not one tile in a shared page";
+        }
+        const auto first = want.begin() + std::ptrdiff_t(from.byte_offset());
+        const std::vector<std::byte> tile(first, first + from.tile_bytes);
+        return check_rows(backend, ready.data, tile, from.tile_bytes, from.tile_bytes, 1)
+               << " (tile page " << ready.layout_page << " of " << source.name() << ")";
+    }
+    return ready_holds_page(backend, ready, layout, want) << " (" << source.name() << ")";
 }
 
 // The settings the streamer suites start from: a 2 GiB region, a budget of `budget_pages`, a

@@ -273,5 +273,99 @@ TEST(TextureLayoutShapes, ShapesOutsideTheLimitsAreNotValid) {
     EXPECT_EQ(clamped.format, TileFormat::rgba8);
 }
 
+// Tile levels: in the finest levels a page is one tile, in the rest pages are as without them,
+// and every page's bytes are found in the source's pages where the same tiles are.
+TEST(TextureLayoutTileLevels, ATileLevelGivesEachTileAPageOfItsOwn) {
+    for (const TileFormat format : {TileFormat::rgba8, TileFormat::bc1}) {
+        for (const Shape& shape : {Shape{3, 5}, Shape{241, 481}, Shape{5120, 2880}}) {
+            for (const std::uint32_t tile_levels : {1u, 2u, 30u}) {
+                const TextureShape tiled{shape.width, shape.height, format, {}, tile_levels};
+                const TextureLayout layout(tiled);
+                const TextureLayout source(tiled.untiled());
+                EXPECT_EQ(layout.tile_levels, std::min(tile_levels, source.tail_first_mip));
+                EXPECT_EQ(
+                    layout.shape(),
+                    (TextureShape{shape.width, shape.height, format, {}, layout.tile_levels}));
+                EXPECT_EQ(source.tile_levels, 0u);
+                std::set<std::uint64_t> pages;
+                for (std::uint32_t mip = 0; mip < layout.mip_count; ++mip) {
+                    const MipLevel& level = layout.mips[mip];
+                    for (std::uint32_t y = 0; y < level.tiles_y; ++y) {
+                        for (std::uint32_t x = 0; x < level.tiles_x; ++x) {
+                            const TileLocation where = layout.locate(mip, x, y);
+                            const TileLocation untiled = source.locate(mip, x, y);
+                            ASSERT_LT(where.page, layout.page_count);
+                            pages.insert(where.page);
+                            const PagePosition position = page_position(layout, where.page);
+                            EXPECT_EQ(page_at(layout, position), where.page);
+                            const TileLocation from = source_location(layout, source, where.page);
+                            if (layout.tile_level(mip)) {
+                                // Its own page, found in the source page that holds the tile.
+                                EXPECT_EQ(where.tile_in_page, 0u);
+                                EXPECT_EQ(position.x, x);
+                                EXPECT_EQ(position.y, y);
+                                EXPECT_EQ(from.page, untiled.page);
+                                EXPECT_EQ(from.tile_in_page, untiled.tile_in_page);
+                            } else {
+                                // The same slot, in the source page of the same place.
+                                EXPECT_EQ(where.tile_in_page, untiled.tile_in_page);
+                                EXPECT_EQ(from.page, untiled.page);
+                                EXPECT_EQ(from.tile_in_page, 0u);
+                            }
+                        }
+                    }
+                }
+                EXPECT_EQ(pages.size(), layout.page_count) << "every page holds a tile";
+                std::uint64_t tiles = 0;
+                for (std::uint32_t mip = 0; mip < layout.tile_levels; ++mip) {
+                    tiles += std::uint64_t(layout.mips[mip].tiles_x) * layout.mips[mip].tiles_y;
+                }
+                std::uint64_t source_pages = 0;
+                for (std::uint32_t mip = 0; mip < layout.tile_levels; ++mip) {
+                    source_pages +=
+                        std::uint64_t(source.mips[mip].pages_x) * source.mips[mip].pages_y;
+                }
+                EXPECT_EQ(layout.page_count, source.page_count - source_pages + tiles);
+            }
+        }
+    }
+}
+
+TEST(TextureLayoutTileLevels, PagesHoldEveryTexelOnceAndParentsReachTheTail) {
+    for (const Shape& shape :
+         {Shape{1, 1}, Shape{241, 481}, Shape{1500, 700}, Shape{5120, 2880}, Shape{1u << 20, 17}}) {
+        const TextureLayout layout(
+            TextureShape{shape.width, shape.height, TileFormat::rgba8, {}, 2});
+        std::uint64_t levels = 0;
+        for (std::uint32_t mip = 0; mip < layout.mip_count; ++mip) {
+            levels += std::uint64_t(layout.mips[mip].width) * layout.mips[mip].height;
+        }
+        std::uint64_t pages = 0;
+        for (std::uint64_t page = 0; page < layout.page_count; ++page) {
+            const std::uint64_t texels = layout.texels_in_page(page);
+            EXPECT_GT(texels, 0u) << "page " << page;
+            pages += texels;
+            if (page == layout.tail_page()) continue;
+            // The parent covers the page's centre, one level coarser.
+            const std::uint64_t parent = parent_page(layout, page);
+            EXPECT_EQ(page_position(layout, parent).mip,
+                      std::min(page_position(layout, page).mip + 1, layout.tail_first_mip));
+        }
+        EXPECT_EQ(pages, levels) << shape.width << " x " << shape.height;
+    }
+    // A tile of mip 0 of 2^15 RGBA8 holds its 120 x 120 texels.
+    const TextureLayout big(TextureShape{1u << 15, 1u << 15, TileFormat::rgba8, {}, 1});
+    EXPECT_EQ(big.texels_in_page(0), 120u * 120u);
+    EXPECT_EQ(big.mips[1].first_page, 274u * 274u);
+}
+
+TEST(TextureLayoutTileLevels, MoreTileLevelsThanATextureCanHaveAreNotValid) {
+    EXPECT_TRUE((TextureShape{64, 64, TileFormat::rgba8, {}, max_mips}).valid());
+    EXPECT_FALSE((TextureShape{64, 64, TileFormat::rgba8, {}, max_mips + 1}).valid());
+    // Shapes that differ only in their tile levels are different shapes.
+    EXPECT_NE((TextureShape{64, 64, TileFormat::rgba8, {}, 1}), (TextureShape{64, 64}));
+    EXPECT_EQ((TextureShape{64, 64, TileFormat::rgba8, {}, 1}).untiled(), (TextureShape{64, 64}));
+}
+
 }  // namespace
 }  // namespace vtpage::vt

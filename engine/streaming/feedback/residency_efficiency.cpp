@@ -12,7 +12,7 @@ namespace vtpage::vt {
 namespace {
 
 // The tiles a ready page holds: a packed level all of its level's, a page its share of the
-// level's tile grid (fewer at the level's right and bottom edges).
+// level's tile grid (fewer at the level's right and bottom edges; one tile in a tile level).
 struct TileRect {
     std::uint32_t x0 = 0, y0 = 0, x1 = 0, y1 = 0;
     std::uint64_t count() const { return std::uint64_t(x1 - x0) * (y1 - y0); }
@@ -20,12 +20,11 @@ struct TileRect {
 
 TileRect tiles_of(const TextureLayout& layout, const StreamedPage& page) {
     const MipLevel& level = layout.mips[page.mip];
-    if (page.packed()) return {0, 0, level.tiles_x, level.tiles_y};
-    const TileFormatInfo info = layout.tile_format();
+    if (page.packed() && !layout.tile_level(page.mip)) return {0, 0, level.tiles_x, level.tiles_y};
     const PagePosition at = page_position(layout, page.layout_page);
-    const std::uint32_t x0 = at.x * info.page_tiles_x, y0 = at.y * info.page_tiles_y;
-    return {x0, y0, std::min(x0 + info.page_tiles_x, level.tiles_x),
-            std::min(y0 + info.page_tiles_y, level.tiles_y)};
+    const std::uint32_t x0 = at.x * level.page_tiles_x, y0 = at.y * level.page_tiles_y;
+    return {x0, y0, std::min(x0 + level.page_tiles_x, level.tiles_x),
+            std::min(y0 + level.page_tiles_y, level.tiles_y)};
 }
 
 std::uint64_t tile_key(TextureId texture, std::uint32_t mip, std::uint32_t x, std::uint32_t y) {

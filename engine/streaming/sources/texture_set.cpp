@@ -67,6 +67,7 @@ TextureId TextureSet::add(std::shared_ptr<const TileSource> source) {
     info.id = static_cast<TextureId>(state_->textures.size());
     info.base_page = first_page_ + state_->used;
     info.layout = layout;
+    info.source_layout = TextureLayout(shape.untiled());
     info.source = std::move(source);
     state_->used += layout.page_count;
     state_->textures.push_back(std::move(info));
@@ -145,6 +146,7 @@ std::optional<PageOwner> TextureSet::find(PageIndex global_page) const {
     owner.layout_page = global_page - info->base_page;
     owner.position = page_position(info->layout, owner.layout_page);
     owner.tail = owner.layout_page == info->layout.tail_page();
+    owner.source = source_location(info->layout, info->source_layout, owner.layout_page);
     return owner;
 }
 

@@ -71,16 +71,19 @@ std::optional<BatchItem> BatchRunner::place_level(const LevelPlacement::Placemen
         placing, key.page, *shape, first_kept_frame(key.asked_in, parts_.book.recent_frames()));
     if (!found.placed) {
         // A shape that found no room for a page of its own (the budget's share is taken by
-        // other shapes) is streamed a page a level.
-        outcome = found.superseded                    ? LevelOutcome::superseded
-                  : parts_.placement.has_host(*shape) ? LevelOutcome::waits
-                                                      : LevelOutcome::not_a_level;
+        // other shapes) is streamed a page a level; a tile of a tile level has no page of its
+        // own to be streamed in, and waits for a place.
+        const bool tile = textures.layout(owner->texture).tile_level(owner->position.mip);
+        outcome = found.superseded                            ? LevelOutcome::superseded
+                  : tile || parts_.placement.has_host(*shape) ? LevelOutcome::waits
+                                                              : LevelOutcome::not_a_level;
         return std::nullopt;
     }
     const PlacedLevel& placed = *found.placed;
     BatchItem item{.key = key, .owner = *owner, .source = textures.source(owner->texture)};
     item.route = BatchRoute::packed_level;
     item.place = placed.place;
+    item.place->rows.source_offset = owner->source.byte_offset();  // a tile level's tile
     StreamedPage page = placed.host;
     item.mapping = {key.page, page.physical, page.generation};
     page.page = key.page;

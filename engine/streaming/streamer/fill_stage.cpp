@@ -38,7 +38,7 @@ void FillStage::fill_here(BatchItem& item) {
         if (item.route == BatchRoute::packed_level) {
             fill_level(item);
         } else {
-            fill_page_on_host(parts_.backend, parts_.gpu, *item.source, item.owner.layout_page,
+            fill_page_on_host(parts_.backend, parts_.gpu, *item.source, item.owner.source.page,
                               item.page.data);
         }
         item.state = BatchState::filled;
@@ -51,9 +51,9 @@ void FillStage::fill_here(BatchItem& item) {
 // A packed level filled by its source on the host: the page in staging, then its rows.
 void FillStage::fill_level(BatchItem& item) {
     std::vector<std::byte> staging(page_bytes);
-    item.source->fill_host(item.owner.layout_page, staging);
-    item.place->rows.for_each([&](std::uint64_t offset, std::uint64_t bytes) {
-        parts_.backend.write(item.page.data + offset, staging.data() + offset, bytes);
+    item.source->fill_host(item.owner.source.page, staging);
+    item.place->rows.for_each([&](std::uint64_t from, std::uint64_t to, std::uint64_t bytes) {
+        parts_.backend.write(item.page.data + to, staging.data() + from, bytes);
     });
 }
 
@@ -95,7 +95,7 @@ bool FillStage::enqueue(DeviceGroups& groups) {
     for (auto& [source, group] : groups) {
         std::vector<DevicePageFill> fills;
         fills.reserve(group.size());
-        for (BatchItem* item : group) fills.push_back({item->owner.layout_page, item->page.data});
+        for (BatchItem* item : group) fills.push_back({item->owner.source.page, item->page.data});
         try {
             source->fill_device(fills, *context_);
             enqueued = true;

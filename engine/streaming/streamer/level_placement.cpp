@@ -25,9 +25,11 @@ LevelPlacement::PlacementLock LevelPlacement::try_lock_placement() {
 }
 
 std::size_t LevelPlacement::host_cap() const {
-    const std::size_t wanted = packed_level_pages_ > 0
-                                   ? packed_level_pages_
-                                   : std::max<std::size_t>(1, table_.budget_pages() / 4);
+    // Tiles of tile levels are most of what is streamed where a texture has them.
+    const std::size_t share =
+        streams_tiles_ ? table_.budget_pages() * 3 / 4 : table_.budget_pages() / 4;
+    const std::size_t wanted =
+        packed_level_pages_ > 0 ? packed_level_pages_ : std::max<std::size_t>(1, share);
     return std::min(wanted, host_names_);
 }
 

@@ -54,6 +54,9 @@ public:
                    std::size_t host_names, std::size_t packed_level_pages);
 
     bool enabled() const noexcept { return host_names_ > 0; }
+    // A texture streams tiles (tile levels): hosts may take three quarters of the budget when
+    // their cap is automatic, not a quarter.
+    void streams_tiles() noexcept { streams_tiles_ = true; }
     bool is_host(PageIndex page) const noexcept { return enabled() && page >= host_base_; }
     // Hosts beyond the budget's share wait to be given back (shrink() again).
     bool retiring() const noexcept { return retiring_; }
@@ -102,6 +105,7 @@ private:
     const std::size_t host_names_;
     const std::size_t packed_level_pages_;
     std::atomic<bool> retiring_{false};
+    std::atomic<bool> streams_tiles_{false};
 
     detail::RankedMutex placement_mutex_{detail::LockRank::streamer_level_placement,
                                          "streamer level placement"};

@@ -27,6 +27,8 @@ std::uint32_t level_span_tiles(LevelShape shape, const TileFormatInfo& info) {
 std::optional<LevelShape> PackedLevelPool::packable(const TextureLayout& layout,
                                                     std::uint32_t mip) {
     if (mip >= layout.tail_first_mip || mip >= max_mips) return std::nullopt;
+    // A page of a tile level is one tile: placed as a level of one tile.
+    if (layout.tile_level(mip)) return LevelShape{layout.format, 1, 1, layout.stack.packed};
     const MipLevel& level = layout.mips[mip];
     if (level.pages_x != 1 || level.pages_y != 1) return std::nullopt;
     const LevelShape shape{layout.format, level.tiles_x, level.tiles_y, layout.stack.packed};

@@ -69,7 +69,7 @@ struct LevelPlace {
 class PackedLevelPool {
 public:
     // The shape of `mip` when it is worth packing (a single-page level, two or more of which fit
-    // one page); nullopt otherwise.
+    // one page; a tile level's pages, a tile each); nullopt otherwise.
     static std::optional<LevelShape> packable(const TextureLayout& layout, std::uint32_t mip);
     // The first tiles of the places of a shape's levels in a page, by first fit.
     static std::vector<std::uint32_t> places_of(LevelShape shape);

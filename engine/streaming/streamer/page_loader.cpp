@@ -235,9 +235,15 @@ struct PageLoader::State {
                        std::span<std::byte> destination) {
         const PageLoad& load = reading.load;
         const TileSource& source = *load.source;
-        const std::vector<StoredPart> split = source.split_stored(load.layout_page, stored);
-        if (split.size() == 1) {
-            source.decode_stored_part(load.layout_page, split[0], destination);
+        std::vector<StoredPart> split = source.split_stored(load.layout_page, stored);
+        // Rows (a level, or a tile of a tile level) need only the parts they read.
+        if (load.rows && split.size() > 1) {
+            std::erase_if(split, [&](const StoredPart& part) {
+                return !load.rows->reads(part.offset, part.bytes);
+            });
+        }
+        if (split.size() <= 1) {
+            if (!split.empty()) source.decode_stored_part(load.layout_page, split[0], destination);
             return;
         }
         PartedPage page{[&](std::size_t part) {
@@ -316,8 +322,8 @@ struct PageLoader::State {
         }
         VTPAGE_TRACE_SCOPE("page", "fill", args);
         auto* destination = reinterpret_cast<std::byte*>(reading.load.destination);
-        rows->for_each([&](std::uint64_t offset, std::uint64_t bytes) {
-            std::memcpy(destination + offset, whole.data() + offset, bytes);
+        rows->for_each([&](std::uint64_t from, std::uint64_t to, std::uint64_t bytes) {
+            std::memcpy(destination + to, whole.data() + from, bytes);
         });
     }
 
@@ -338,8 +344,8 @@ struct PageLoader::State {
         if (!rows) {
             context.copy_to_device(reading.load.destination, staging, page_bytes);
         } else {
-            rows->for_each([&](std::uint64_t offset, std::uint64_t bytes) {
-                context.copy_to_device(reading.load.destination + offset, staging + offset, bytes);
+            rows->for_each([&](std::uint64_t from, std::uint64_t to, std::uint64_t bytes) {
+                context.copy_to_device(reading.load.destination + to, staging + from, bytes);
             });
         }
         end_copies(reading, context, copies, result);

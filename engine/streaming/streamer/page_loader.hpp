@@ -52,7 +52,7 @@ namespace vtpage::vt {
 
 struct PageLoad {
     std::shared_ptr<const TileSource> source;
-    std::uint64_t layout_page = 0;
+    std::uint64_t layout_page = 0;  // the source's page (its layout: no tile levels)
     DeviceAddress destination = 0;  // a host address without a device
     std::uint64_t tag = 0;          // the caller's, handed back
     // Where the page is stored, when the caller has asked the source already (else the loader

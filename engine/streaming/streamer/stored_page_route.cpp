@@ -51,7 +51,7 @@ std::size_t StoredPageRoute::room() const {
 std::vector<BatchItem> StoredPageRoute::load(std::vector<BatchItem> items) {
     std::vector<BatchItem> rest, stored;
     for (BatchItem& item : items) {
-        if (auto where = stored_page_of(item.source.get(), item.owner.layout_page)) {
+        if (auto where = stored_page_of(item.source.get(), item.owner.source.page)) {
             item.route = BatchRoute::stored_page;
             item.state = BatchState::filling;
             item.stored = *where;
@@ -67,7 +67,7 @@ std::vector<BatchItem> StoredPageRoute::load(std::vector<BatchItem> items) {
         std::lock_guard lock(mutex_);
         loader = loader_.get();
         for (BatchItem& item : stored) {
-            loads.push_back({item.source, item.owner.layout_page, item.page.data, item.mapping.page,
+            loads.push_back({item.source, item.owner.source.page, item.page.data, item.mapping.page,
                              item.stored->read,
                              item.place ? std::optional(item.place->rows) : std::nullopt});
             loading_.emplace(item.mapping.page, std::move(item));

@@ -72,6 +72,7 @@ struct Streamer::State {
         const std::function<std::vector<PageIndex>()>& evict, StreamerEvents::Ticket& ticket);
 
     std::size_t level_cap(std::size_t budget_pages) const;
+    void check_tile_levels(const TileSource& source);
     void check_pinned_fit_nolock(const TailPlacement::AddLock&, const TileSource& source) const;
     StreamedPage make_tail_resident(const TailPlacement::AddLock& adding, TextureId id,
                                     const TileSource& source, bool& packed);
@@ -187,6 +188,19 @@ std::size_t Streamer::State::level_cap(std::size_t budget_pages) const {
     return std::min(level_page_cap(settings.packed_level_pages, budget_pages), host_names);
 }
 
+// Tiles of tile levels are placed as packed levels are: a texture with tile levels needs them.
+void Streamer::State::check_tile_levels(const TileSource& source) {
+    const TextureShape shape = source.shape();
+    if (!shape.valid() || TextureLayout(shape).tile_levels == 0) return;
+    if (!placement->enabled()) {
+        throw Error(Errc::invalid_argument, "Streamer::add_texture",
+                    "a texture with tile levels needs packed levels (StreamerSettings::"
+                    "pack_levels), which place its tiles",
+                    detail::concat("tile_levels=", shape.tile_levels, ", source=", source.name()));
+    }
+    placement->streams_tiles();
+}
+
 // Refuses a texture whose tail and coarse levels would pin more pages than the budget has.
 void Streamer::State::check_pinned_fit_nolock(const TailPlacement::AddLock&,
                                               const TileSource& source) const {
@@ -284,6 +298,7 @@ TextureId Streamer::add_texture(const std::shared_ptr<const TileSource>& source)
     bool packed = false;
     {
         const TailPlacement::AddLock adding = s.tail_placement->lock();
+        if (source) s.check_tile_levels(*source);
         if (source) s.check_pinned_fit_nolock(adding, *source);
         if (source)
             s.stored->start_for(*source, s.settings, s.gpu, s.device);  // changes nothing on error

@@ -22,14 +22,14 @@ bool tail_page_has_room(std::uint64_t used, std::uint64_t bytes) {
 bool tail_page_full(std::uint64_t used) { return !tail_page_has_room(used, smallest_tile_bytes); }
 
 void fill_page_on_host(Backend& backend, bool gpu, const TileSource& source,
-                       std::uint64_t layout_page, DeviceAddress data) {
+                       std::uint64_t source_page, DeviceAddress data) {
     if (!gpu) {
-        source.fill_host(layout_page,
+        source.fill_host(source_page,
                          std::span(reinterpret_cast<std::byte*>(data), std::size_t(page_bytes)));
         return;
     }
     std::vector<std::byte> staging(page_bytes);
-    source.fill_host(layout_page, staging);
+    source.fill_host(source_page, staging);
     backend.write(data, staging.data(), staging.size());
 }
 
@@ -48,9 +48,10 @@ std::optional<StreamedPage> TailPlacement::pack(const AddLock&, TextureId textur
     auto host = std::find_if(hosts_.begin(), hosts_.end(),
                              [&](const TailHost& h) { return tail_page_has_room(h.used, bytes); });
     if (host == hosts_.end()) return std::nullopt;
-    // Sources fill whole pages: the tail's tiles are the first `bytes` of its page.
+    // Sources fill whole pages: the tail's tiles are the first `bytes` of its page (numbered in
+    // the source's layout, which has no tile levels).
     std::vector<std::byte> staging(page_bytes);
-    source.fill_host(layout.tail_page(), staging);
+    source.fill_host(source.layout().tail_page(), staging);
     backend_.write(host->page.data + host->used, staging.data(), bytes);
     StreamedPage page = host->page;
     page.page = tail;
@@ -72,11 +73,11 @@ void TailPlacement::fill_own(const AddLock&, const TextureLayout& layout, const 
     if (gpu_ && source.fills_device()) {
         if (!fill_context_) fill_context_ = std::make_unique<DeviceFillContext>(device_);
         fill_context_->begin_batch();
-        const DevicePageFill fill{page.layout_page, page.data};
+        const DevicePageFill fill{source.layout().tail_page(), page.data};
         source.fill_device(std::span(&fill, 1), *fill_context_);
         fill_context_->wait(fill_context_->end_batch());
     } else {
-        fill_page_on_host(backend_, gpu_, source, page.layout_page, page.data);
+        fill_page_on_host(backend_, gpu_, source, source.layout().tail_page(), page.data);
     }
     if (pack_ && !tail_page_full(tail_bytes(layout))) hosts_.push_back({page, tail_bytes(layout)});
 }

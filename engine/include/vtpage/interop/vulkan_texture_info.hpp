@@ -39,6 +39,9 @@ struct VulkanTextureInfo {
     std::uint32_t layer_formats = 0;
     std::uint32_t layer_offsets = 0;
     std::uint32_t srgb_layers = 0;
+    // Levels [0, tile_levels) hold a tile a page (vt::TextureShape::tile_levels): there a page
+    // is 1 x 1 tiles, not page_tiles_x x page_tiles_y.
+    std::uint32_t tile_levels = 0;
     std::uint32_t mip_first_page[vt::max_mips] = {};  // relative to base_page; the tail page
                                                       // for every level in the tail
     std::uint32_t mip_pages_x[vt::max_mips] = {};
@@ -77,6 +80,7 @@ struct VulkanTextureInfo {
             info.layer_formats = static_cast<std::uint32_t>(layout.format);
             info.srgb_layers = sampling.color_space == vt::ColorSpace::srgb ? 1u : 0u;
         }
+        info.tile_levels = layout.tile_levels;
         for (std::uint32_t mip = 0; mip < layout.mip_count; ++mip) {
             info.mip_first_page[mip] = static_cast<std::uint32_t>(layout.mips[mip].first_page);
             info.mip_pages_x[mip] = layout.mips[mip].pages_x;
@@ -89,7 +93,7 @@ struct VulkanTextureInfo {
     }
 };
 
-static_assert(sizeof(VulkanTextureInfo) == std::size_t{20 + 2 * vt::max_mips} * 4,
+static_assert(sizeof(VulkanTextureInfo) == std::size_t{21 + 2 * vt::max_mips} * 4,
               "tightly packed 32-bit words, as std430 lays out the GLSL struct");
 
 }  // namespace vtpage

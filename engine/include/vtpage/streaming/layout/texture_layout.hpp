@@ -12,6 +12,13 @@
 // has a fallback.
 //
 // Page order within a texture: mip 0's pages row by row, then mip 1's, ..., then the tail page.
+//
+// Tile levels: a shape may ask for its finest levels (tile_levels of them) to be streamed a tile
+// at a time. In those a virtual page is one tile (a page shape of 1 x 1 tiles), so that each tile
+// has its own indirection entry and is made resident alone, placed by the streamer in pages it
+// shares among tiles. Sources fill whole pages all the same: their pages are numbered in the
+// layout without tile levels (the source layout), and source_location() says where a virtual
+// page's bytes are there.
 // At sizes that are not powers of two a tile of one level does not lie inside one tile of the
 // next: the coarser page that covers a place is found from the place (covering_page), never from
 // tile x / 2.
@@ -73,15 +80,21 @@ struct TextureShape {
     // A material stack's layers (tile_stack.hpp); none for a plain texture. A stack's format is
     // its first layer's.
     TileStack stack = {};
+    // The finest levels streamed a tile at a time (see above); levels of the tail never are.
+    std::uint32_t tile_levels = 0;
 
     // Whether a layout can be made: 1 .. 2^20 texels on a side and a known format, or a valid
     // stack whose first layer is the format.
     VTPAGE_HOST_DEVICE constexpr bool valid() const {
         return width >= 1 && height >= 1 && width <= max_size && height <= max_size &&
-               valid_tile_format(std::uint32_t(format)) &&
+               valid_tile_format(std::uint32_t(format)) && tile_levels <= max_mips &&
                (stack.packed == 0 || (stack.valid() && stack.layer(0) == format));
     }
     VTPAGE_HOST_DEVICE constexpr bool stacked() const { return stack.packed != 0; }
+    // The same texture with no tile levels: the layout its source's pages are numbered in.
+    VTPAGE_HOST_DEVICE constexpr TextureShape untiled() const {
+        return {width, height, format, stack};
+    }
     // The shape of a stack of the given layers (check valid(): the layers may not stack).
     VTPAGE_HOST_DEVICE static constexpr TextureShape stacked_shape(std::uint32_t width,
                                                                    std::uint32_t height,
@@ -96,7 +109,7 @@ struct TextureShape {
     VTPAGE_HOST_DEVICE friend constexpr bool operator==(const TextureShape& a,
                                                         const TextureShape& b) {
         return a.width == b.width && a.height == b.height && a.format == b.format &&
-               a.stack == b.stack;
+               a.stack == b.stack && a.tile_levels == b.tile_levels;
     }
 };
 
@@ -108,6 +121,9 @@ struct MipLevel {
     std::uint32_t pages_x = 0;  // pages per row (0 for levels in the tail)
     std::uint32_t pages_y = 0;
     std::uint64_t first_page = 0;  // relative to the texture
+    // The tiles of one page: the format's page shape, 1 x 1 in tile levels (0 in the tail).
+    std::uint32_t page_tiles_x = 0;
+    std::uint32_t page_tiles_y = 0;
 };
 
 // The layout of one texture, computed from its shape alone. A shape that is not valid() is
@@ -120,6 +136,7 @@ struct TextureLayout {
     TileStack stack = {};              // a material stack's layers; none for a plain texture
     std::uint32_t mip_count = 0;       // down to 1 x 1
     std::uint32_t tail_first_mip = 0;  // the first level that fits one tile
+    std::uint32_t tile_levels = 0;     // levels [0, tile_levels) hold a tile a page
     std::uint64_t page_count = 0;      // pages of the texture, tail included
     MipLevel mips[max_mips] = {};
 
@@ -143,8 +160,12 @@ struct TextureLayout {
                 tail_first_mip = mip;
             }
             if (mip >= tail_first_mip) continue;
-            level.pages_x = (level.tiles_x + info.page_tiles_x - 1) / info.page_tiles_x;
-            level.pages_y = (level.tiles_y + info.page_tiles_y - 1) / info.page_tiles_y;
+            const bool by_tile = mip < shape.tile_levels;
+            if (by_tile) tile_levels = mip + 1;
+            level.page_tiles_x = by_tile ? 1 : info.page_tiles_x;
+            level.page_tiles_y = by_tile ? 1 : info.page_tiles_y;
+            level.pages_x = (level.tiles_x + level.page_tiles_x - 1) / level.page_tiles_x;
+            level.pages_y = (level.tiles_y + level.page_tiles_y - 1) / level.page_tiles_y;
             level.first_page = next_page;
             next_page += std::uint64_t(level.pages_x) * level.pages_y;
         }
@@ -179,7 +200,7 @@ struct TextureLayout {
     }
 
     VTPAGE_HOST_DEVICE constexpr TextureShape shape() const {
-        return {width, height, format, stack};
+        return {width, height, format, stack, tile_levels};
     }
     // The shape of tiles and pages: the format's, or the stack's (records of the layers' blocks).
     VTPAGE_HOST_DEVICE constexpr TileFormatInfo tile_format() const {
@@ -188,6 +209,10 @@ struct TextureLayout {
     VTPAGE_HOST_DEVICE constexpr std::uint64_t tail_page() const { return page_count - 1; }
     VTPAGE_HOST_DEVICE constexpr bool in_tail(std::uint32_t mip) const {
         return mip >= tail_first_mip;
+    }
+    // Whether a page of this level is one tile.
+    VTPAGE_HOST_DEVICE constexpr bool tile_level(std::uint32_t mip) const {
+        return mip < tile_levels;
     }
     // Whether (mip, x, y) names a tile of this texture.
     VTPAGE_HOST_DEVICE constexpr bool has_tile(std::uint32_t mip, std::uint32_t x,
@@ -201,9 +226,9 @@ struct TextureLayout {
         if (in_tail(mip)) return {tail_page(), mip - tail_first_mip, info.tile_bytes()};
         const MipLevel& level = mips[mip];
         const std::uint64_t page = level.first_page +
-                                   std::uint64_t(y / info.page_tiles_y) * level.pages_x +
-                                   x / info.page_tiles_x;
-        return {page, (y % info.page_tiles_y) * info.page_tiles_x + x % info.page_tiles_x,
+                                   std::uint64_t(y / level.page_tiles_y) * level.pages_x +
+                                   x / level.page_tiles_x;
+        return {page, (y % level.page_tiles_y) * level.page_tiles_x + x % level.page_tiles_x,
                 info.tile_bytes()};
     }
     // The mip level a page belongs to.
@@ -228,8 +253,8 @@ struct TextureLayout {
         const MipLevel& level = mips[mip];
         const std::uint64_t in_level = page - level.first_page;
         const TileFormatInfo info = tile_format();
-        const std::uint64_t span_x = std::uint64_t(info.page_tiles_x) * info.tile_payload();
-        const std::uint64_t span_y = std::uint64_t(info.page_tiles_y) * info.tile_payload();
+        const std::uint64_t span_x = std::uint64_t(level.page_tiles_x) * info.tile_payload();
+        const std::uint64_t span_y = std::uint64_t(level.page_tiles_y) * info.tile_payload();
         const std::uint64_t x0 = in_level % level.pages_x * span_x;
         const std::uint64_t y0 = in_level / level.pages_x * span_y;
         const std::uint64_t x1 = x0 + span_x < level.width ? x0 + span_x : level.width;
@@ -335,10 +360,21 @@ VTPAGE_HOST_DEVICE constexpr std::uint64_t parent_page(const TextureLayout& layo
     const TileFormatInfo info = layout.tile_format();
     const MipLevel& level = layout.mips[position.mip];
     const std::uint32_t x =
-        page_centre_texel(position.x, info.page_tiles_x, info.tile_payload(), level.width);
+        page_centre_texel(position.x, level.page_tiles_x, info.tile_payload(), level.width);
     const std::uint32_t y =
-        page_centre_texel(position.y, info.page_tiles_y, info.tile_payload(), level.height);
+        page_centre_texel(position.y, level.page_tiles_y, info.tile_payload(), level.height);
     return covering_page(layout, position.mip, x, y, position.mip + 1);
+}
+
+// Where a virtual page's bytes are among its source's pages (`source`: the layout of
+// layout.shape().untiled()): a page of a tile level is one tile of a source page, any other page
+// the source page of the same place, whole (tile_in_page 0).
+VTPAGE_HOST_DEVICE constexpr TileLocation source_location(const TextureLayout& layout,
+                                                          const TextureLayout& source,
+                                                          std::uint64_t page) {
+    const PagePosition position = page_position(layout, page);
+    if (layout.tile_level(position.mip)) return source.locate(position.mip, position.x, position.y);
+    return {page_at(source, position), 0, source.tile_format().tile_bytes()};
 }
 
 static_assert(TextureLayout(20).tail_first_mip == 14, "levels of 64 texels or less share the tail");
@@ -347,6 +383,10 @@ static_assert(TextureLayout(5120, 2880).mip_count == 13, "Vulkan's chain: floor(
 static_assert(TextureLayout(1u << 20, 17).mips[14].width == 64 &&
                   TextureLayout(1u << 20, 17).mips[14].height == 1,
               "each side halves down to 1 on its own");
+static_assert(
+    TextureLayout(TextureShape{1u << 15, 1u << 15, TileFormat::rgba8, {}, 1}).mips[1].first_page ==
+        274u * 274u,
+    "mip 0 of 2^15 RGBA8 is 274 x 274 tiles, a page each");
 static_assert(tile_payload % 2 == 0, "a tile lies inside one tile of the next coarser level");
 
 }  // namespace vtpage::vt

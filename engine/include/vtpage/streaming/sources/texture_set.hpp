@@ -28,6 +28,7 @@ struct TextureInfo {
     TextureId id = 0;
     PageIndex base_page = 0;  // global page of the texture's layout page 0
     TextureLayout layout;
+    TextureLayout source_layout;  // the layout its source's pages are numbered in (untiled)
     std::shared_ptr<const TileSource> source;
 };
 
@@ -37,6 +38,9 @@ struct PageOwner {
     std::uint64_t layout_page = 0;  // page within the texture (global - base)
     PagePosition position;          // mip and page (x, y) within the mip; the tail is (0, 0)
     bool tail = false;              // the packed mip tail page
+    // Where its bytes are in the source's pages (source_location): the page layout_page of the
+    // source, whole, but in tile levels, where the page is one tile of a source page.
+    TileLocation source;
 };
 
 class TextureSet {

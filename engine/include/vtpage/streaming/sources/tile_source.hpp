@@ -3,8 +3,10 @@
 // memory on a CUDA stream. The streamer calls it from its worker threads, several pages at once:
 // implementations are thread-safe.
 //
-// Pages are numbered as in TextureLayout (relative to the texture): the page a TextureSet gives a
-// texture's page in the page table is its base page plus this number.
+// Pages are numbered as in TextureLayout (relative to the texture) of the shape without tile
+// levels, layout() below: a shape with tile levels (texture_layout.hpp) is streamed a tile a
+// page in its finest levels, and the streamer copies each tile out of the page its source
+// fills (source_location).
 #pragma once
 
 #include <cstddef>
@@ -88,7 +90,8 @@ public:
     virtual void decode_stored_part(std::uint64_t page, const StoredPart& part,
                                     std::span<std::byte> destination) const;
 
-    TextureLayout layout() const noexcept { return TextureLayout(shape()); }
+    // The layout the source's pages are numbered in: its shape's, without tile levels.
+    TextureLayout layout() const noexcept { return TextureLayout(shape().untiled()); }
 
 protected:
     TileSource() = default;
