@@ -386,6 +386,7 @@ nlohmann::json to_json(const RunReport& r) {
           {"page_cache_attempts", r.file_reads.page_cache_attempts},
           {"decode_seconds", r.file_reads.decode_seconds},
           {"decode_parts_helped", r.file_reads.decode_parts_helped},
+          {"decoded_page_hits", r.file_reads.decoded_page_hits},
           {"decode_threads", r.file_reads.decode_threads},
           {"active_decode_threads", r.file_reads.active_decode_threads},
           {"lowered_decode_threads", r.file_reads.lowered_decode_threads},

@@ -147,6 +147,19 @@ void refuse_what_cannot_fit(std::span<const std::shared_ptr<const vt::TileSource
         (pinned.bytes() + (1u << 20) - 1) >> 20, " MiB, or fewer textures"));
 }
 
+// Every page of every texture has 2 MiB of the region's address space, and a tile level makes
+// each of its tiles a page: past 64 TiB the region cannot be reserved, which is said at start.
+void refuse_more_address_space_than_reserved(std::uint64_t page_count, std::uint32_t tile_levels) {
+    constexpr std::uint64_t most_bytes = std::uint64_t(64) << 40;
+    if (page_count <= most_bytes / vt::page_bytes) return;
+    throw UsageError(detail::concat(
+        "the textures take ", page_count, " pages (", page_count * vt::page_bytes >> 40,
+        " TiB of address space) and at most 64 TiB can be reserved",
+        tile_levels > 0 ? "; with --tile-levels each tile of those levels is a page: use fewer "
+                          "tile levels or smaller textures"
+                        : ""));
+}
+
 }  // namespace
 
 StreamingSession::StreamingSession(SessionSettings settings) : settings_(std::move(settings)) {
@@ -158,6 +171,7 @@ StreamingSession::StreamingSession(SessionSettings settings) : settings_(std::mo
                                is_texture_set(s.texture));
     std::uint64_t page_count = 0;
     for (const auto& source : sources) page_count += vt::TextureLayout(source->shape()).page_count;
+    refuse_more_address_space_than_reserved(page_count, s.tile_levels);
     const auto* identity = dynamic_cast<const vt::IdentitySource*>(untiled(sources.front().get()));
     if (s.identity_check && texture_set_) {
         throw UsageError("the identity check takes one texture, not the texture set " + s.texture);
@@ -203,6 +217,7 @@ StreamingSession::StreamingSession(SessionSettings settings) : settings_(std::mo
     streamer_settings.file_reads.decode_threads = s.decode_threads;
     streamer_settings.file_reads.decode_priority = s.decode_priority;
     streamer_settings.file_reads.page_cache_copiers = s.page_cache_copiers;
+    streamer_settings.file_reads.decoded_pages_kept = s.decoded_pages_kept;
     streaming.decode_governor.frame_ms_target = s.decode_frame_ms_target;
     streamer_settings.batch_pages = s.batch_pages;
     streamer_settings.file_reads.backend = s.read_backend;

@@ -104,8 +104,8 @@ const std::vector<std::pair<std::string, std::vector<std::string>>> option_group
     {"Streaming",
      {"--backend", "--workers", "--batch-pages", "--evict-ahead", "--recent-frames",
       "--refault-hold-frames", "--no-pack-tails", "--no-pack-levels", "--decode-threads",
-      "--decode-priority", "--page-cache-copiers", "--tile-levels", "--preload-all",
-      "--upload-pages-per-frame", "--read-backend"}},
+      "--decode-priority", "--page-cache-copiers", "--tile-levels", "--decoded-pages-kept",
+      "--preload-all", "--upload-pages-per-frame", "--read-backend"}},
     {"Feedback", {"--feedback-divisor", "--feedback-on-render-thread"}},
 };
 
@@ -362,6 +362,11 @@ ParsedOptions parse_viewer_options(int argc, const char* const* argv) {
                    "own page, placed in pages shared among tiles) instead of 32 or 64 tiles a "
                    "page (0: none)")
         ->check(app::count_in(0, vt::max_mips))
+        ->capture_default_str();
+    app.add_option("--decoded-pages-kept", o.decoded_pages_kept,
+                   "Pages of files kept decoded in host memory (2 MiB each) for the tiles of them "
+                   "asked for later (with --tile-levels; 0: none)")
+        ->check(app::count_in(0, vt::StreamerFileReads::max_decoded_pages_kept))
         ->capture_default_str();
     app.add_option("--feedback-divisor", o.feedback_divisor,
                    "The feedback pass renders at 1/N of the size")

@@ -9,6 +9,7 @@
 #include "camera_path.hpp"
 #include "renderer/vulkan_renderer.hpp"
 #include "vtpage/streaming/layout/tile_format.hpp"
+#include "vtpage/streaming/streamer/streamer.hpp"
 
 namespace vtpage::viewer {
 
@@ -75,6 +76,7 @@ struct ViewerOptions {
     std::string decode_priority = "low";
     std::size_t page_cache_copiers = 0;  // StreamerFileReads::page_cache_copiers (0: automatic)
     std::uint32_t tile_levels = 0;       // vt::TileLevelSource's, for every texture (0: none)
+    std::size_t decoded_pages_kept = vt::StreamerFileReads{}.decoded_pages_kept;
     // Headless: before the last frame, keep rendering its pose until every page it asks for is
     // resident (the settled image, for comparisons).
     bool settle = false;

@@ -49,6 +49,7 @@ SessionSettings session_settings(const ViewerOptions& o, const Log& log) {
     s.decode_frame_ms_target = o.frame_ms_target;
     s.page_cache_copiers = o.page_cache_copiers;
     s.tile_levels = o.tile_levels;
+    s.decoded_pages_kept = o.decoded_pages_kept;
     s.frames_in_flight = frames_in_flight;
     s.workers = o.workers;
     s.batch_pages = o.batch_pages;

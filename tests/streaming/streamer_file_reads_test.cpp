@@ -6,9 +6,11 @@
 #include <algorithm>
 #include <atomic>
 #include <condition_variable>
+#include <cstdio>
 #include <filesystem>
 #include <mutex>
 #include <numeric>
+#include <set>
 #include <thread>
 #include <tuple>
 
@@ -434,11 +436,12 @@ TEST_P(StreamerFileReadsTest, EveryPlacementOfAPackedLevelWritesAllItsRows) {
     EXPECT_GT(poisoned_levels, 0u) << "no packed coarse level was ready";
 }
 
-// A file streamed by tile in its finest level: each tile is read with its stored page and only
-// the part of it that holds the tile is decoded (one of four), then copied to its place.
-TEST_P(StreamerFileReadsTest, EachTileOfATileLevelDecodesOnlyThePartThatHoldsIt) {
+// A file streamed by tile in its finest level: the tiles of one stored page asked for together
+// share its read and decode, and only the parts that hold them are decoded (a part is a quarter
+// of a page, 8 RGBA8 tiles); each tile is then copied to its place.
+TEST_P(StreamerFileReadsTest, TilesOfAStoredPageShareItsReadAndDecodeOnlyTheirParts) {
     const auto counting = std::make_shared<PartCountingSource>(source_);
-    Streamer streamer(*backend_, settings(4));
+    Streamer streamer(*backend_, settings(64));
     const TextureId id = streamer.add_texture(std::make_shared<TileLevelSource>(counting, 1));
     const TextureLayout layout = streamer.textures().layout(id);
     ASSERT_EQ(layout.tile_levels, 1u);
@@ -456,11 +459,77 @@ TEST_P(StreamerFileReadsTest, EachTileOfATileLevelDecodesOnlyThePartThatHoldsIt)
         EXPECT_EQ(ready->bytes, tile_bytes);
     }
     expect_ready_pages_are_the_archive(streamer, id);
-    EXPECT_EQ(counting->parts_decoded.load(), tiles) << "one part of a stored page a tile";
+    // Where the tiles are in the stored pages: each tile's part, and the bytes read if every
+    // tile read its stored page alone, or every stored page were read once.
+    const TextureLayout stored_layout = source_->layout();
+    std::set<std::pair<std::uint64_t, std::uint32_t>> parts;
+    std::set<std::uint64_t> stored_pages;
+    std::uint64_t each_tile_alone = 0, each_page_once = 0;
+    for (std::uint32_t y = 0; y < layout.mips[0].tiles_y; ++y) {
+        for (std::uint32_t x = 0; x < layout.mips[0].tiles_x; ++x) {
+            const TileLocation at = stored_layout.locate(0, x, y);
+            parts.insert({at.page, at.tile_in_page / 8});
+            each_tile_alone += source_->stored_read(at.page)->bytes;
+            if (stored_pages.insert(at.page).second) {
+                each_page_once += source_->stored_read(at.page)->bytes;
+            }
+        }
+    }
+    const std::uint64_t decoded = counting->parts_decoded.load();
+    EXPECT_GE(decoded, parts.size()) << "every part that holds a tile";
+    EXPECT_LE(decoded, tiles / 2) << "tiles of one part decode it once";
     const StreamerStatistics stats = streamer.statistics();
+    EXPECT_GE(stats.file_reads.bytes_read, each_page_once);
+    EXPECT_LT(stats.file_reads.bytes_read, each_tile_alone / 4) << "tiles share their page's reads";
+    std::printf(
+        "%llu tiles of %zu stored pages: %llu parts decoded (%zu hold tiles), %llu bytes "
+        "read (%llu if each tile read its page, %llu reading each page once)\n",
+        (unsigned long long)tiles, stored_pages.size(), (unsigned long long)decoded, parts.size(),
+        (unsigned long long)stats.file_reads.bytes_read, (unsigned long long)each_tile_alone,
+        (unsigned long long)each_page_once);
     EXPECT_EQ(stats.level_pages, (tiles + 31) / 32);
     EXPECT_EQ(stats.file_reads.distinct_pages, TextureLayout(source_->shape()).mips[1].first_page)
         << "the stored pages of mip 0, each counted once";
+}
+
+// Tiles asked for one at a time, as a view that moves asks for them: with pages kept decoded,
+// each stored page is read and decoded once and its other tiles are copied from it; without,
+// each tile reads its stored page again.
+TEST_P(StreamerFileReadsTest, TilesAskedForOneByOneReadTheirPageOnceWhileItIsKeptDecoded) {
+    for (const std::size_t kept : {std::size_t(16), std::size_t(0)}) {
+        StreamerSettings s = settings(64);
+        s.file_reads.decoded_pages_kept = kept;
+        Streamer streamer(*backend_, s);
+        const TextureId id = streamer.add_texture(std::make_shared<TileLevelSource>(source_, 1));
+        const TextureLayout layout = streamer.textures().layout(id);
+        const PageIndex base = streamer.textures().base_page(id);
+        const TextureLayout stored_layout = source_->layout();
+        std::set<std::uint64_t> stored_pages;
+        std::uint64_t each_tile_alone = 0, each_page_once = 0, tiles = 0;
+        for (std::uint32_t y = 0; y < layout.mips[0].tiles_y; ++y) {
+            for (std::uint32_t x = 0; x < layout.mips[0].tiles_x; ++x, ++tiles) {
+                const PageIndex page = base + layout.locate(0, x, y).page;
+                streamer.request(std::span(&page, 1));
+                ASSERT_TRUE(streamer.wait_idle_while_progressing(20s));
+                ASSERT_TRUE(streamer.is_ready(page)) << page;
+                const std::uint64_t stored = stored_layout.locate(0, x, y).page;
+                each_tile_alone += source_->stored_read(stored)->bytes;
+                if (stored_pages.insert(stored).second) {
+                    each_page_once += source_->stored_read(stored)->bytes;
+                }
+            }
+        }
+        streamer.rethrow_error();
+        expect_ready_pages_are_the_archive(streamer, id);
+        const StreamerStatistics::FileReads reads = streamer.statistics().file_reads;
+        if (kept > 0) {
+            EXPECT_EQ(reads.bytes_read, each_page_once) << "each stored page read once";
+            EXPECT_EQ(reads.decoded_page_hits, tiles - stored_pages.size());
+        } else {
+            EXPECT_EQ(reads.bytes_read, each_tile_alone) << "each tile reads its page";
+            EXPECT_EQ(reads.decoded_page_hits, 0u);
+        }
+    }
 }
 
 // Short reads, EINTR and EAGAIN are continued and retried: the bytes are the same.

@@ -536,6 +536,11 @@ TEST_P(StreamerTest, RecentFramesAndHoldsOutsideTheirRangesAreRefused) {
     EXPECT_EQ(refusal(s), "made");
     s.file_reads.page_cache_copiers = 65;
     EXPECT_NE(refusal(s).find("page_cache_copiers=65"), std::string::npos) << refusal(s);
+    s.file_reads.page_cache_copiers = 0;
+    s.file_reads.decoded_pages_kept = StreamerFileReads::max_decoded_pages_kept + 1;
+    EXPECT_NE(refusal(s).find("decoded_pages_kept=4097"), std::string::npos) << refusal(s);
+    s.file_reads.decoded_pages_kept = StreamerFileReads::max_decoded_pages_kept;
+    EXPECT_EQ(refusal(s), "made");
 }
 
 // bake -> stream -> the streamed pages show the image at mip 0 and its box filter at every other
@@ -1346,6 +1351,9 @@ TEST_P(StreamerTest, TilesOfATileLevelAreStreamedOneAPlaceEach) {
     streamer.request(pages);
     ASSERT_TRUE(streamer.wait_idle_while_progressing(60s));
     streamer.rethrow_error();
+    // Tiles of one source page filled in one batch share its fill (besides the tail's and the
+    // coarser page's fills).
+    EXPECT_LE(pattern->fills.load(), tiles.size() / 2);
     std::set<std::pair<PageIndex, std::uint64_t>> places;
     for (PageIndex page : tiles) {
         const auto ready = streamer.ready_page(page);
@@ -1365,6 +1373,22 @@ TEST_P(StreamerTest, TilesOfATileLevelAreStreamedOneAPlaceEach) {
     EXPECT_EQ(stats.level_pages, (tiles.size() + 31) / 32) << "tiles share their pages";
     EXPECT_EQ(stats.failed_pages, 0u);
     streamer.page_table().check_invariants();
+}
+
+// A source that fills on the device (on a GPU: each source page filled once into scratch
+// memory, its tiles copied from there) streamed by tile in its two finest levels: every page
+// and tile holds the source's bytes.
+TEST_P(StreamerTest, TilesOfASourceThatFillsOnTheDeviceHoldItsBytes) {
+    Streamer streamer(*backend_, settings(64));
+    const TextureId id = streamer.add_texture(std::make_shared<TileLevelSource>(
+        std::make_shared<ProceduralSource>(ProceduralSettings{3, 10}), 2));
+    const std::vector<PageIndex> pages = all_pages(streamer.textures(), id);
+    streamer.request(pages);
+    ASSERT_TRUE(streamer.wait_idle_while_progressing(120s));
+    streamer.rethrow_error();
+    for (PageIndex page : pages) EXPECT_TRUE(streamer.is_ready(page)) << page;
+    expect_ready_pages_match(streamer);
+    EXPECT_EQ(streamer.statistics().failed_pages, 0u);
 }
 
 // Under a cap of one page of tiles (32 places), a view that moves across 81 tiles gets each

@@ -296,6 +296,50 @@ TEST_P(ViewerHeadlessTest, TheIdentityCheckFindsNoViolationOnAFastFlightAtTheSma
         << "evicted pages were held back for frames in flight";
 }
 
+// The same flight streamed by tile in the two finest levels: each tile a page of its own, placed
+// in pages shared among tiles, its places taken in turn by other tiles as the view moves, and
+// still no pixel of any frame reads a word that is not its own page's and texel's.
+TEST_P(ViewerHeadlessTest, TheIdentityCheckFindsNoViolationWhenTilesAreStreamedOneByOne) {
+    VTPAGE_VIEWER_BACKEND_OR_SKIP(GetParam());
+    const std::string stats_path = scratch("identity_tiles_" + GetParam() + ".json");
+    std::vector<std::string> arguments = {"--headless",
+                                          "--backend",
+                                          GetParam(),
+                                          "--identity-check",
+                                          "--texture-size-log2",
+                                          "14",
+                                          "--budget-mib",
+                                          "16",
+                                          "--camera-path",
+                                          "benchmark",
+                                          "--time-step-ms",
+                                          "200",
+                                          "--frames",
+                                          "150",
+                                          "--width",
+                                          "192",
+                                          "--height",
+                                          "108",
+                                          "--tile-levels",
+                                          "2",
+                                          "--quiet",
+                                          "--stats",
+                                          stats_path};
+    for (const std::string& flag : validation_flags()) arguments.push_back(flag);
+    const test::ProgramResult run = run_viewer(arguments);
+    ASSERT_EQ(run.exit_code, 0) << run.output;
+    const nlohmann::json stats = read_json(stats_path);
+    ASSERT_FALSE(stats.is_discarded());
+    expect_clean_validation(stats);
+    const nlohmann::json& check = stats["identity_check"];
+    EXPECT_EQ(check["violations"], 0);
+    EXPECT_EQ(check["frames"], 150) << "every frame checked";
+    EXPECT_GT(check["pixels_checked"].get<std::uint64_t>(), 150u * 192 * 108 / 2);
+    // Tiles streamed, and their places taken again by other tiles.
+    EXPECT_GT(stats["packed_levels"].get<std::uint64_t>(), 32u);
+    EXPECT_GT(stats["evicted_levels"].get<std::uint64_t>(), 0u);
+}
+
 // The cuts path, one pass of 48 frames (12 a hold, cuts at frames 13, 25 and 37), streamed and
 // with every page resident from the start.
 class ViewerCutsTest : public testing::TestWithParam<std::string> {

@@ -46,6 +46,8 @@ struct DeviceFillContext::State {
     std::vector<cudaEvent_t> spare_events;
     std::uint64_t next_ticket = 1;
     std::uint64_t finished_ticket = 0;
+    void* scratch = nullptr;  // scratch(): device memory
+    std::size_t scratch_bytes = 0;
 
     // Pinned memory of `capacity` bytes for an arena (cudaHostAlloc: milliseconds a call).
     std::byte* pin(std::size_t capacity, const char* operation) const {
@@ -76,6 +78,7 @@ DeviceFillContext::~DeviceFillContext() {
     for (auto& [ticket, event] : state_->events) cudaEventDestroy(event);
     for (cudaEvent_t event : state_->spare_events) cudaEventDestroy(event);
     for (auto& arena : state_->arenas) state_->free_arena(arena);
+    if (state_->scratch) cudaFree(state_->scratch);
     cudaStreamDestroy(state_->stream);
 }
 
@@ -133,6 +136,28 @@ void DeviceFillContext::copy_to_device(DeviceAddress destination, const std::byt
     check(cudaMemcpyAsync(reinterpret_cast<void*>(destination), staging, bytes,
                           cudaMemcpyHostToDevice, state_->stream),
           "DeviceFillContext::copy_to_device", "cudaMemcpyAsync failed", state_->device);
+}
+
+DeviceAddress DeviceFillContext::scratch(std::size_t bytes) {
+    if (bytes > state_->scratch_bytes) {
+        make_current();
+        // Nothing may still read the old memory: the caller waited for its work.
+        if (state_->scratch) cudaFree(state_->scratch);
+        state_->scratch = nullptr;
+        state_->scratch_bytes = 0;
+        check(cudaMalloc(&state_->scratch, bytes), "DeviceFillContext::scratch",
+              "cudaMalloc of scratch memory failed", state_->device);
+        state_->scratch_bytes = bytes;
+    }
+    return reinterpret_cast<DeviceAddress>(state_->scratch);
+}
+
+void DeviceFillContext::copy_on_device(DeviceAddress destination, DeviceAddress source,
+                                       std::size_t bytes) {
+    check(
+        cudaMemcpyAsync(reinterpret_cast<void*>(destination), reinterpret_cast<const void*>(source),
+                        bytes, cudaMemcpyDeviceToDevice, state_->stream),
+        "DeviceFillContext::copy_on_device", "cudaMemcpyAsync failed", state_->device);
 }
 
 std::uint64_t DeviceFillContext::end_batch() {

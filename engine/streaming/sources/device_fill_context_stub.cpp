@@ -19,6 +19,8 @@ void DeviceFillContext::reserve_staging(std::size_t) {}
 void DeviceFillContext::begin_batch() {}
 std::byte* DeviceFillContext::staging(std::size_t) { return nullptr; }
 void DeviceFillContext::copy_to_device(DeviceAddress, const std::byte*, std::size_t) {}
+DeviceAddress DeviceFillContext::scratch(std::size_t) { return 0; }
+void DeviceFillContext::copy_on_device(DeviceAddress, DeviceAddress, std::size_t) {}
 std::uint64_t DeviceFillContext::end_batch() { return 0; }
 bool DeviceFillContext::finished(std::uint64_t) { return true; }
 void DeviceFillContext::wait(std::uint64_t) {}

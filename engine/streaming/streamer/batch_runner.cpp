@@ -71,12 +71,14 @@ std::optional<BatchItem> BatchRunner::place_level(const LevelPlacement::Placemen
         placing, key.page, *shape, first_kept_frame(key.asked_in, parts_.book.recent_frames()));
     if (!found.placed) {
         // A shape that found no room for a page of its own (the budget's share is taken by
-        // other shapes) is streamed a page a level; a tile of a tile level has no page of its
-        // own to be streamed in, and waits for a place.
+        // other shapes) is streamed a page a level. A tile of a tile level has no page of its
+        // own to be streamed in: without a host of its shape it is dropped as superseded (the
+        // view asks for it again), never left waiting for a host that may not come.
         const bool tile = textures.layout(owner->texture).tile_level(owner->position.mip);
-        outcome = found.superseded                            ? LevelOutcome::superseded
-                  : tile || parts_.placement.has_host(*shape) ? LevelOutcome::waits
-                                                              : LevelOutcome::not_a_level;
+        outcome = found.superseded                    ? LevelOutcome::superseded
+                  : parts_.placement.has_host(*shape) ? LevelOutcome::waits
+                  : tile                              ? LevelOutcome::superseded
+                                                      : LevelOutcome::not_a_level;
         return std::nullopt;
     }
     const PlacedLevel& placed = *found.placed;

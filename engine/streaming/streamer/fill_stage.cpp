@@ -19,6 +19,7 @@ FillStage::~FillStage() = default;
 FillStage::Filled FillStage::fill(std::vector<BatchItem>& items) {
     Filled filled;
     DeviceGroups device_groups;
+    LevelGroups level_groups;
     for (BatchItem& item : items) {
         if (item.route == BatchRoute::host_fill && context_ && item.source->fills_device()) {
             item.route = BatchRoute::device_fill;
@@ -26,21 +27,23 @@ FillStage::Filled FillStage::fill(std::vector<BatchItem>& items) {
             device_groups[item.source.get()].push_back(&item);
             continue;
         }
+        if (item.route == BatchRoute::packed_level) {
+            level_groups[{item.source.get(), item.owner.source.page}].push_back(&item);
+            continue;
+        }
         fill_here(item);
     }
+    fill_levels_on_device(level_groups);  // those whose source fills on the device
+    for (auto& [page, group] : level_groups) fill_levels(group);
     if (!device_groups.empty()) filled.fence = fill_on_device(device_groups, filled.async_ticket);
     return filled;
 }
 
-// A host fill or a packed level, filled on this thread.
+// A host fill, on this thread.
 void FillStage::fill_here(BatchItem& item) {
     try {
-        if (item.route == BatchRoute::packed_level) {
-            fill_level(item);
-        } else {
-            fill_page_on_host(parts_.backend, parts_.gpu, *item.source, item.owner.source.page,
-                              item.page.data);
-        }
+        fill_page_on_host(parts_.backend, parts_.gpu, *item.source, item.owner.source.page,
+                          item.page.data);
         item.state = BatchState::filled;
     } catch (...) {
         item.state = BatchState::failed;
@@ -48,13 +51,78 @@ void FillStage::fill_here(BatchItem& item) {
     }
 }
 
-// A packed level filled by its source on the host: the page in staging, then its rows.
-void FillStage::fill_level(BatchItem& item) {
-    std::vector<std::byte> staging(page_bytes);
-    item.source->fill_host(item.owner.source.page, staging);
-    item.place->rows.for_each([&](std::uint64_t from, std::uint64_t to, std::uint64_t bytes) {
-        parts_.backend.write(item.page.data + to, staging.data() + from, bytes);
-    });
+// Packed levels and tiles whose source fills on the device: their source pages filled into the
+// context's scratch memory, each one's rows copied from there, all in one batch waited for (the
+// scratch is the next batch's). Taken out of `groups`.
+void FillStage::fill_levels_on_device(LevelGroups& groups) {
+    if (!context_) return;
+    std::vector<std::vector<BatchItem*>> on_device;
+    for (auto it = groups.begin(); it != groups.end();) {
+        if (!it->first.first->fills_device()) {
+            ++it;
+            continue;
+        }
+        on_device.push_back(std::move(it->second));
+        it = groups.erase(it);
+    }
+    if (on_device.empty()) return;
+    try {
+        context_->begin_batch();
+        const DeviceAddress scratch = context_->scratch(on_device.size() * page_bytes);
+        for (std::size_t i = 0; i < on_device.size(); ++i) {
+            const BatchItem& first = *on_device[i].front();
+            const DevicePageFill fill{first.owner.source.page, scratch + i * page_bytes};
+            try {
+                first.source->fill_device(std::span(&fill, 1), *context_);
+            } catch (...) {  // this page's fill refused (a damaged page): its levels fail
+                for (BatchItem* item : on_device[i]) item->state = BatchState::failed;
+                parts_.errors.record(std::current_exception());
+                continue;
+            }
+            for (BatchItem* item : on_device[i]) {
+                item->place->rows.for_each([&](std::uint64_t from, std::uint64_t to,
+                                               std::uint64_t bytes) {
+                    context_->copy_on_device(item->page.data + to, fill.destination + from, bytes);
+                });
+            }
+        }
+        context_->wait(context_->end_batch());
+        for (auto& group : on_device) {
+            for (BatchItem* item : group) {
+                if (!item->failed()) item->state = BatchState::filled;
+            }
+        }
+    } catch (...) {
+        // The batch's work may have failed part way: every one of its levels fails.
+        try {
+            context_->synchronize();
+        } catch (...) {}
+        for (auto& group : on_device) {
+            for (BatchItem* item : group) item->state = BatchState::failed;
+        }
+        parts_.errors.record(std::current_exception());
+    }
+}
+
+// Packed levels, or tiles of a tile level, of one source page: the page filled once by its
+// source on the host, in staging, then each one's rows.
+void FillStage::fill_levels(const std::vector<BatchItem*>& group) {
+    try {
+        std::vector<std::byte> staging(page_bytes);
+        group.front()->source->fill_host(group.front()->owner.source.page, staging);
+        for (BatchItem* item : group) {
+            item->place->rows.for_each(
+                [&](std::uint64_t from, std::uint64_t to, std::uint64_t bytes) {
+                    parts_.backend.write(item->page.data + to, staging.data() + from, bytes);
+                });
+            item->state = BatchState::filled;
+        }
+    } catch (...) {
+        for (BatchItem* item : group) {
+            if (item->state != BatchState::filled) item->state = BatchState::failed;
+        }
+        parts_.errors.record(std::current_exception());
+    }
 }
 
 // Enqueued fills count as filled (their fence says when) unless they failed.

@@ -11,6 +11,7 @@
 #include <map>
 #include <memory>
 #include <span>
+#include <utility>
 #include <vector>
 
 #include "streaming/streamer/batch_item.hpp"
@@ -50,13 +51,17 @@ public:
 
 private:
     using DeviceGroups = std::map<const TileSource*, std::vector<BatchItem*>>;
+    // Packed levels and tiles by the source page they are copied from.
+    using LevelGroups =
+        std::map<std::pair<const TileSource*, std::uint64_t>, std::vector<BatchItem*>>;
     struct AsyncBatch {
         std::uint64_t ticket = 0;
         std::vector<PageIndex> pinned;
     };
 
     void fill_here(BatchItem& item);
-    void fill_level(BatchItem& item);
+    void fill_levels(const std::vector<BatchItem*>& group);
+    void fill_levels_on_device(LevelGroups& groups);
     std::uint64_t fill_on_device(DeviceGroups& groups, std::uint64_t& async_ticket);
     bool enqueue(DeviceGroups& groups);
     bool fill_one_by_one(const TileSource& source, const std::vector<DevicePageFill>& fills,

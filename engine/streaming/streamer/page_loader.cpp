@@ -13,6 +13,7 @@
 
 #include "base/test_points.hpp"
 #include "streaming/streamer/decode_thread_scheduling.hpp"
+#include "streaming/streamer/decoded_page_cache.hpp"
 #include "streaming/streamer/part_decode_board.hpp"
 #include "vtpage/base/error.hpp"
 #include "vtpage/base/trace.hpp"
@@ -40,17 +41,22 @@ ReadBuffer make_read_buffer() {
     return ReadBuffer(static_cast<std::byte*>(memory), FreeDeleter{});  // frees it if it throws
 }
 
-// A page whose read was submitted, or completed and waiting for a decode thread.
+using streamer_detail::DecodedPageCache;
+
+// A page whose read was submitted, or completed and waiting for a decode thread; or a load of
+// rows whose page was found decoded (`cached`: no read, no buffer).
 struct Reading {
+    static constexpr std::size_t no_buffer = ~std::size_t(0);
     PageLoad load;
     StoredPageRead stored;
-    std::size_t buffer = 0;
+    std::size_t buffer = no_buffer;
     ReadCompletion completion;
     // While tracing: the recorder when its read was submitted, and when (on its clock).
     TraceRecorder* trace = nullptr;
     std::int64_t trace_submitted = 0;
     // How long its decode thread waited for other threads' parts: not decode time of its own.
     double parts_wait_seconds = 0;
+    DecodedPageCache::Page cached;
 };
 
 // The loads' tags are the streamer's pages: trace events carry them as the page.
@@ -75,9 +81,12 @@ struct PendingCopy {
 }  // namespace
 
 struct PageLoader::State {
-    explicit State(PageLoaderSettings s) : settings(std::move(s)), reads(settings.reads) {}
+    explicit State(PageLoaderSettings s)
+        : settings(std::move(s)), decoded(settings.decoded_pages_kept), reads(settings.reads) {}
 
     PageLoaderSettings settings;
+    // Pages decoded for rows, for the loads of rows of the same pages that follow.
+    DecodedPageCache decoded;
 
     mutable std::mutex mutex;              // guards what follows
     std::condition_variable decodable_cv;  // the active decode threads': a page to decode
@@ -86,6 +95,8 @@ struct PageLoader::State {
     std::size_t ranks = 0;                 // given to the threads that decode, as they start
     std::condition_variable submitted_cv;  // the reaper's: a read was submitted, or stopping
     std::deque<PageLoad> waiting;          // for a read buffer
+    // Loads taken by load() and not reported: a load is one read buffer, whatever its copies.
+    std::size_t loads_outstanding = 0;
     std::vector<ReadBuffer> buffers;
     std::vector<std::size_t> free_buffers;
     std::unordered_map<std::uint64_t, Reading> submitted;  // by read tag
@@ -117,7 +128,8 @@ struct PageLoader::State {
             try {
                 submit_nolock(std::move(load));
             } catch (...) {
-                failed.push_back({.tag = load.tag, .ok = false, .error = std::current_exception()});
+                --loads_outstanding;
+                add_results(load, {.ok = false, .error = std::current_exception()}, failed);
             }
         }
         return failed;
@@ -146,6 +158,17 @@ struct PageLoader::State {
             tag, Reading{std::move(load), *stored, buffer, {}, trace, trace ? trace->now() : 0});
         submitted_cv.notify_one();
         stats.buffers_peak = std::max(stats.buffers_peak, buffers.size() - free_buffers.size());
+    }
+
+    // `result` for each of the load's tags.
+    static void add_results(const PageLoad& load, PageLoadResult result,
+                            std::vector<PageLoadResult>& results) {
+        result.tag = load.tag;
+        results.push_back(result);
+        for (const PageLoad::Copy& copy : load.more) {
+            result.tag = copy.tag;
+            results.push_back(result);
+        }
     }
 
     void release_buffer(std::size_t buffer) {
@@ -219,8 +242,11 @@ struct PageLoader::State {
 
     void decode(Reading& reading, DeviceFillContext* context, std::deque<PendingCopy>& copies,
                 PageLoadResult& result) {
-        check_read(reading);
-        const std::span stored(buffers_at(reading.buffer), reading.stored.bytes);
+        std::span<const std::byte> stored;
+        if (!reading.cached) {
+            check_read(reading);
+            stored = std::span(buffers_at(reading.buffer), reading.stored.bytes);
+        }
         if (!context) {
             decode_on_host(reading, stored);
         } else {
@@ -236,10 +262,14 @@ struct PageLoader::State {
         const PageLoad& load = reading.load;
         const TileSource& source = *load.source;
         std::vector<StoredPart> split = source.split_stored(load.layout_page, stored);
-        // Rows (a level, or a tile of a tile level) need only the parts they read.
-        if (load.rows && split.size() > 1) {
+        // Rows (a level, or tiles of a tile level) need only the parts they read, unless the
+        // page is kept decoded for the rows of it that follow.
+        if (load.rows && split.size() > 1 && decoded.capacity() == 0) {
             std::erase_if(split, [&](const StoredPart& part) {
-                return !load.rows->reads(part.offset, part.bytes);
+                return !load.rows->reads(part.offset, part.bytes) &&
+                       std::none_of(load.more.begin(), load.more.end(), [&](const auto& copy) {
+                           return copy.rows.reads(part.offset, part.bytes);
+                       });
             });
         }
         if (split.size() <= 1) {
@@ -315,16 +345,23 @@ struct PageLoader::State {
             VTPAGE_TRACE_SCOPE("page", "fill", args);
             return;
         }
-        std::vector<std::byte> whole(page_bytes);
-        {
+        DecodedPageCache::Page whole = reading.cached;
+        if (!whole) {
             VTPAGE_TRACE_SCOPE("page", "decode", args);
-            decode_stored(reading, stored, whole);
+            auto page = std::make_shared<std::vector<std::byte>>(page_bytes);
+            decode_stored(reading, stored, *page);
+            decoded.keep(reading.load.source, reading.load.layout_page, page);
+            whole = std::move(page);
         }
         VTPAGE_TRACE_SCOPE("page", "fill", args);
-        auto* destination = reinterpret_cast<std::byte*>(reading.load.destination);
-        rows->for_each([&](std::uint64_t from, std::uint64_t to, std::uint64_t bytes) {
-            std::memcpy(destination + to, whole.data() + from, bytes);
-        });
+        const auto copy_rows = [&](DeviceAddress to_address, const PageRows& copied) {
+            auto* destination = reinterpret_cast<std::byte*>(to_address);
+            copied.for_each([&](std::uint64_t from, std::uint64_t to, std::uint64_t bytes) {
+                std::memcpy(destination + to, whole->data() + from, bytes);
+            });
+        };
+        copy_rows(reading.load.destination, *rows);
+        for (const PageLoad::Copy& copy : reading.load.more) copy_rows(copy.destination, copy.rows);
     }
 
     // Decoded into staging, then copied into the page (or its rows) on the stream.
@@ -335,18 +372,38 @@ struct PageLoader::State {
         const TraceArgs args = page_args(reading.load);
         context.begin_batch();
         std::byte* staging = context.staging(page_bytes);
-        {
+        if (reading.cached) {
+            // The rows from the page kept decoded, through staging (copies read pinned memory).
+            const auto stage = [&](const PageRows& copied) {
+                copied.for_each([&](std::uint64_t from, std::uint64_t, std::uint64_t bytes) {
+                    std::memcpy(staging + from, reading.cached->data() + from, bytes);
+                });
+            };
+            stage(*rows);
+            for (const PageLoad::Copy& copy : reading.load.more) stage(copy.rows);
+        } else {
             VTPAGE_TRACE_SCOPE("page", "decode", args);
             decode_stored(reading, stored, std::span(staging, page_bytes));
+            if (rows && decoded.capacity() > 0) {
+                decoded.keep(
+                    reading.load.source, reading.load.layout_page,
+                    std::make_shared<const std::vector<std::byte>>(staging, staging + page_bytes));
+            }
         }
         // The copy into the page, and the wait for it where it is not fenced.
         VTPAGE_TRACE_SCOPE("page", "fill", args);
         if (!rows) {
             context.copy_to_device(reading.load.destination, staging, page_bytes);
         } else {
-            rows->for_each([&](std::uint64_t from, std::uint64_t to, std::uint64_t bytes) {
-                context.copy_to_device(reading.load.destination + to, staging + from, bytes);
-            });
+            const auto copy_rows = [&](DeviceAddress destination, const PageRows& copied) {
+                copied.for_each([&](std::uint64_t from, std::uint64_t to, std::uint64_t bytes) {
+                    context.copy_to_device(destination + to, staging + from, bytes);
+                });
+            };
+            copy_rows(reading.load.destination, *rows);
+            for (const PageLoad::Copy& copy : reading.load.more) {
+                copy_rows(copy.destination, copy.rows);
+            }
         }
         end_copies(reading, context, copies, result);
     }
@@ -460,13 +517,19 @@ struct PageLoader::State {
         } catch (...) {
             result.error = std::current_exception();
         }
-        release_buffer(reading.buffer);
+        if (reading.buffer != Reading::no_buffer) release_buffer(reading.buffer);
         {
             std::lock_guard lock(mutex);
             stats.decode_seconds += std::chrono::duration<double>(Clock::now() - start).count() -
                                     reading.parts_wait_seconds;
         }
-        report(result);
+        std::vector<PageLoadResult> results;
+        add_results(reading.load, result, results);
+        {
+            std::lock_guard lock(mutex);
+            --loads_outstanding;
+        }
+        for (PageLoadResult& each : results) report(each);
     }
 
     // The decode thread's staging pinned before its first page (the constructor waits for it):
@@ -609,7 +672,8 @@ PageLoader::~PageLoader() {
 std::size_t PageLoader::room() const {
     std::lock_guard lock(state_->mutex);
     const std::size_t limit = state_->settings.read_buffers;
-    return state_->stats.outstanding >= limit ? 0 : limit - state_->stats.outstanding;
+    const std::size_t loads = state_->loads_outstanding;
+    return loads >= limit ? 0 : limit - loads;
 }
 
 void PageLoader::load(std::vector<PageLoad> loads) {
@@ -617,8 +681,19 @@ void PageLoader::load(std::vector<PageLoad> loads) {
     std::vector<PageLoadResult> failed;
     {
         std::lock_guard lock(s.mutex);
-        s.stats.outstanding += loads.size();
-        for (PageLoad& load : loads) s.waiting.push_back(std::move(load));
+        for (PageLoad& load : loads) {
+            s.stats.outstanding += load.tags();
+            ++s.loads_outstanding;
+            // Rows of a page kept decoded need no read: straight to a decode thread.
+            if (load.rows) {
+                if (auto page = s.decoded.find(load.source.get(), load.layout_page)) {
+                    s.decodable.push_back(Reading{.load = std::move(load), .cached = page});
+                    s.decodable_cv.notify_one();
+                    continue;
+                }
+            }
+            s.waiting.push_back(std::move(load));
+        }
         failed = s.submit_waiting_nolock();
     }
     for (PageLoadResult& result : failed) s.report(result);
@@ -652,6 +727,7 @@ PageLoaderStatistics PageLoader::statistics() const {
         stats.waiting = s.waiting.size();
         stats.buffers_in_use = s.buffers.size() - s.free_buffers.size();
         stats.decode_queue = s.decodable.size();
+        stats.decoded_page_hits = s.decoded.hits();
         stats.decode_threads = s.settings.decode_threads;
         stats.active_decode_threads = s.active;
     }

@@ -60,6 +60,16 @@ struct PageLoad {
     std::optional<StoredPageRead> stored;
     // Only these rows of the page go to the destination; its copy is waited for (no fence).
     std::optional<PageRows> rows;
+    // With rows: more destinations of rows of the same page (other tiles of it), read and
+    // decoded once with this one. Each is reported by its own tag, as this one is.
+    struct Copy {
+        DeviceAddress destination = 0;
+        std::uint64_t tag = 0;
+        PageRows rows;
+    };
+    std::vector<Copy> more;
+    // How many loads this is: one, and one for each of `more`.
+    std::size_t tags() const noexcept { return 1 + more.size(); }
 };
 
 struct PageLoadResult {
@@ -75,6 +85,9 @@ struct PageLoaderSettings {
     std::size_t active_decode_threads = 0;  // taking pages at first; 0: all of them
     DecodeThreadPriority priority = DecodeThreadPriority::normal;  // each decode thread's
     std::size_t read_buffers = 32;
+    // Whole pages kept decoded for the loads of rows of them that follow (tiles of a tile level
+    // asked for over several batches); 0: none, and rows decode only the parts they read.
+    std::size_t decoded_pages_kept = 0;
     FileReadQueueSettings reads;
     std::optional<int> device;  // the CUDA device of the pages; none: pages are host memory
     FillsEnqueuedCallback on_copies_enqueued;
@@ -86,7 +99,7 @@ struct PageLoaderSettings {
 struct PageLoaderStatistics {
     std::uint64_t loaded = 0;
     std::uint64_t failed = 0;
-    std::size_t outstanding = 0;  // taken by load() and not reported yet
+    std::size_t outstanding = 0;  // taken by load() and not reported yet (each copy counted)
     std::size_t waiting = 0;      // for a read buffer
     std::size_t buffers_in_use = 0;
     std::size_t buffers_peak = 0;
@@ -95,6 +108,7 @@ struct PageLoaderStatistics {
     // threads decode is not counted, their decoding is).
     double decode_seconds = 0;
     std::uint64_t parts_helped = 0;          // parts decoded by a thread not the page's own
+    std::uint64_t decoded_page_hits = 0;     // loads of rows copied from a page kept decoded
     std::size_t decode_threads = 0;          // started
     std::size_t active_decode_threads = 0;   // of them, taking pages
     std::size_t lowered_decode_threads = 0;  // of them, at the lowered priority asked for
@@ -111,7 +125,8 @@ public:
     PageLoader(const PageLoader&) = delete;
     PageLoader& operator=(const PageLoader&) = delete;
 
-    // Pages load() takes now without making them wait for a read buffer.
+    // Loads load() takes now without making them wait for a read buffer (a load with more
+    // copies is one: it reads one page).
     std::size_t room() const;
     void load(std::vector<PageLoad> loads);
     PageLoaderStatistics statistics() const;

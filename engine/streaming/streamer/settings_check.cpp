@@ -28,6 +28,12 @@ void check_counts(const StreamerSettings& settings) {
                                    FileReadQueueSettings::max_page_cache_copiers),
                     detail::concat("page_cache_copiers=", settings.file_reads.page_cache_copiers));
     }
+    if (settings.file_reads.decoded_pages_kept > StreamerFileReads::max_decoded_pages_kept) {
+        throw Error(Errc::invalid_argument, "Streamer",
+                    detail::concat("file_reads.decoded_pages_kept must be 0 to ",
+                                   StreamerFileReads::max_decoded_pages_kept),
+                    detail::concat("decoded_pages_kept=", settings.file_reads.decoded_pages_kept));
+    }
     if (settings.worker_threads != 0 && settings.batch_pages != 0 && settings.max_pending != 0)
         return;
     throw Error(Errc::invalid_argument, "Streamer",

@@ -1,7 +1,9 @@
 #include "streaming/streamer/stored_page_route.hpp"
 
+#include <map>
 #include <mutex>
 #include <string>
+#include <utility>
 
 #include "vtpage/base/error.hpp"
 
@@ -22,6 +24,7 @@ void StoredPageRoute::start_for(const TileSource& source, const StreamerSettings
     loader_settings.reads.depth = reads.depth;
     loader_settings.reads.backend = reads.backend;
     loader_settings.reads.page_cache_copiers = reads.page_cache_copiers;
+    loader_settings.decoded_pages_kept = reads.decoded_pages_kept;
     loader_settings.reads.layer = reads.layer;
     loader_settings.reads.log = settings.log;
     if (gpu) loader_settings.device = device;
@@ -66,10 +69,20 @@ std::vector<BatchItem> StoredPageRoute::load(std::vector<BatchItem> items) {
     {
         std::lock_guard lock(mutex_);
         loader = loader_.get();
+        // Levels and tiles of one stored page (tiles of a tile level) are read and decoded once.
+        std::map<std::pair<const TileSource*, std::uint64_t>, std::size_t> load_of_page;
         for (BatchItem& item : stored) {
-            loads.push_back({item.source, item.owner.source.page, item.page.data, item.mapping.page,
-                             item.stored->read,
-                             item.place ? std::optional(item.place->rows) : std::nullopt});
+            const std::pair key(item.source.get(), item.owner.source.page);
+            const auto shared = item.place ? load_of_page.find(key) : load_of_page.end();
+            if (shared != load_of_page.end()) {
+                loads[shared->second].more.push_back(
+                    {item.page.data, item.mapping.page, item.place->rows});
+            } else {
+                if (item.place) load_of_page.emplace(key, loads.size());
+                loads.push_back({item.source, item.owner.source.page, item.page.data,
+                                 item.mapping.page, item.stored->read,
+                                 item.place ? std::optional(item.place->rows) : std::nullopt});
+            }
             loading_.emplace(item.mapping.page, std::move(item));
         }
     }
@@ -178,6 +191,7 @@ void StoredPageRoute::report(StreamerStatistics::FileReads& reads) const {
     reads.bytes_read = loader.reads.bytes_read;
     reads.decode_seconds = loader.decode_seconds;
     reads.decode_parts_helped = loader.parts_helped;
+    reads.decoded_page_hits = loader.decoded_page_hits;
     reads.lowered_decode_threads = loader.lowered_decode_threads;
     if (auto used = backend()) reads.backend = std::string(to_string(*used));
 }

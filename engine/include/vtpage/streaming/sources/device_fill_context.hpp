@@ -47,6 +47,13 @@ public:
     // Enqueues a copy of `bytes` of pinned staging memory (from staging()) to a device address.
     // backend_failure with the CUDA error when it cannot be enqueued.
     void copy_to_device(DeviceAddress destination, const std::byte* staging, std::size_t bytes);
+    // Device memory of at least `bytes` on the context's device, 256-byte aligned, for fills
+    // that are copied on from there (a page of which only some tiles are wanted). It stays the
+    // same memory until a larger one is asked for; the caller waits for the work that reads it
+    // before it is written again or grown. out_of_memory when it cannot be allocated.
+    DeviceAddress scratch(std::size_t bytes);
+    // Enqueues a copy of `bytes` between two device addresses of the context's device.
+    void copy_on_device(DeviceAddress destination, DeviceAddress source, std::size_t bytes);
     // Ends the batch: records when its work on the stream is done. Returns the batch's ticket
     // (1, 2, ...) for finished() and wait().
     std::uint64_t end_batch();

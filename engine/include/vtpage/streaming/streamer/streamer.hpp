@@ -146,6 +146,12 @@ struct StreamerFileReads {
     FileReadBackend backend = FileReadBackend::automatic;
     // io_uring: threads copying reads the page cache holds (FileReadQueueSettings); 0: automatic.
     std::size_t page_cache_copiers = 0;
+    // Pages kept decoded in host memory (2 MiB each) for the tiles of them asked for later: the
+    // tiles of a tile level (TileLevelSource) that a view asks for over many frames then read
+    // and decode their stored page once while it is kept. 0: none (a tile decodes only the part
+    // of its page that holds it). At most max_decoded_pages_kept.
+    std::size_t decoded_pages_kept = 16;
+    static constexpr std::size_t max_decoded_pages_kept = 4096;
     FileLayer* layer = nullptr;  // tests: a fault-injecting layer
 };
 
@@ -254,6 +260,9 @@ struct StreamerStatistics {
         // Parts of pages stored in parts (format version 4) that an idle decode thread decoded
         // beside the page's own thread.
         std::uint64_t decode_parts_helped = 0;
+        // Loads of tiles (or packed levels) copied from a page kept decoded, with no read
+        // (StreamerFileReads::decoded_pages_kept).
+        std::uint64_t decoded_page_hits = 0;
         std::size_t decode_threads = 0;         // started (StreamerFileReads::decode_threads)
         std::size_t active_decode_threads = 0;  // of them, taking pages (the others parked)
         // Of them, at the lowered StreamerFileReads::decode_priority (the others could not lower
