@@ -86,6 +86,7 @@ struct SessionSettings {
     std::size_t page_cache_copiers = 0;  // StreamerFileReads::page_cache_copiers (0: automatic)
     std::uint32_t tile_levels = 0;       // every texture's finest levels streamed by tile
     std::size_t decoded_pages_kept = vt::StreamerFileReads{}.decoded_pages_kept;
+    std::size_t packed_level_pages = 0;  // StreamerSettings::packed_level_pages (0: automatic)
     // The frame time the decode threads' governor holds (with decode_threads 0), with or without
     // the streaming governor; 0: none (each trial's frames against those before it).
     double decode_frame_ms_target = 0;

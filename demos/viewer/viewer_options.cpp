@@ -105,6 +105,7 @@ const std::vector<std::pair<std::string, std::vector<std::string>>> option_group
      {"--backend", "--workers", "--batch-pages", "--evict-ahead", "--recent-frames",
       "--refault-hold-frames", "--no-pack-tails", "--no-pack-levels", "--decode-threads",
       "--decode-priority", "--page-cache-copiers", "--tile-levels", "--decoded-pages-kept",
+      "--packed-level-pages",
       "--preload-all", "--upload-pages-per-frame", "--read-backend"}},
     {"Feedback", {"--feedback-divisor", "--feedback-on-render-thread"}},
 };
@@ -367,6 +368,11 @@ ParsedOptions parse_viewer_options(int argc, const char* const* argv) {
                    "Pages of files kept decoded in host memory (2 MiB each) for the tiles of them "
                    "asked for later (with --tile-levels; 0: none)")
         ->check(app::count_in(0, vt::StreamerFileReads::max_decoded_pages_kept))
+        ->capture_default_str();
+    app.add_option("--packed-level-pages", o.packed_level_pages,
+                   "Pages that may hold packed coarse levels and tiles of tile levels (0: "
+                   "automatic: a quarter of the budget, three quarters with --tile-levels)")
+        ->check(app::count_in(0, std::size_t(1) << 20))
         ->capture_default_str();
     app.add_option("--feedback-divisor", o.feedback_divisor,
                    "The feedback pass renders at 1/N of the size")

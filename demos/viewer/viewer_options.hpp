@@ -77,6 +77,7 @@ struct ViewerOptions {
     std::size_t page_cache_copiers = 0;  // StreamerFileReads::page_cache_copiers (0: automatic)
     std::uint32_t tile_levels = 0;       // vt::TileLevelSource's, for every texture (0: none)
     std::size_t decoded_pages_kept = vt::StreamerFileReads{}.decoded_pages_kept;
+    std::size_t packed_level_pages = 0;  // StreamerSettings::packed_level_pages (0: automatic)
     // Headless: before the last frame, keep rendering its pose until every page it asks for is
     // resident (the settled image, for comparisons).
     bool settle = false;

@@ -178,7 +178,9 @@ struct StreamerSettings {
     bool pack_tails = true;
     // Pack coarse levels of many textures into shared pages (see above); false: a page each.
     bool pack_levels = true;
-    // Pages of the budget that may hold packed coarse levels; 0: a quarter of the budget.
+    // Pages of the budget that may hold packed coarse levels and the tiles of tile levels
+    // (TileLevelSource); 0: a quarter of the budget, three quarters once a texture has tile
+    // levels.
     std::size_t packed_level_pages = 0;
     // Keep events for poll_events() (besides calling the callbacks). Poll regularly when set.
     bool queue_events = false;
