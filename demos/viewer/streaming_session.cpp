@@ -219,6 +219,7 @@ StreamingSession::StreamingSession(SessionSettings settings) : settings_(std::mo
     streamer_settings.file_reads.page_cache_copiers = s.page_cache_copiers;
     streamer_settings.file_reads.decoded_pages_kept = s.decoded_pages_kept;
     streamer_settings.packed_level_pages = s.packed_level_pages;
+    streaming.feedback.tile_neighbours = s.tile_neighbours;
     streaming.decode_governor.frame_ms_target = s.decode_frame_ms_target;
     streamer_settings.batch_pages = s.batch_pages;
     streamer_settings.file_reads.backend = s.read_backend;

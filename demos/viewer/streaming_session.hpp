@@ -87,6 +87,7 @@ struct SessionSettings {
     std::uint32_t tile_levels = 0;       // every texture's finest levels streamed by tile
     std::size_t decoded_pages_kept = vt::StreamerFileReads{}.decoded_pages_kept;
     std::size_t packed_level_pages = 0;  // StreamerSettings::packed_level_pages (0: automatic)
+    bool tile_neighbours = true;         // vt::FeedbackSettings::tile_neighbours
     // The frame time the decode threads' governor holds (with decode_threads 0), with or without
     // the streaming governor; 0: none (each trial's frames against those before it).
     double decode_frame_ms_target = 0;

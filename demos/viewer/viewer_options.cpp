@@ -105,8 +105,8 @@ const std::vector<std::pair<std::string, std::vector<std::string>>> option_group
      {"--backend", "--workers", "--batch-pages", "--evict-ahead", "--recent-frames",
       "--refault-hold-frames", "--no-pack-tails", "--no-pack-levels", "--decode-threads",
       "--decode-priority", "--page-cache-copiers", "--tile-levels", "--decoded-pages-kept",
-      "--packed-level-pages",
-      "--preload-all", "--upload-pages-per-frame", "--read-backend"}},
+      "--packed-level-pages", "--no-tile-neighbours", "--preload-all", "--upload-pages-per-frame",
+      "--read-backend"}},
     {"Feedback", {"--feedback-divisor", "--feedback-on-render-thread"}},
 };
 
@@ -369,6 +369,9 @@ ParsedOptions parse_viewer_options(int argc, const char* const* argv) {
                    "asked for later (with --tile-levels; 0: none)")
         ->check(app::count_in(0, vt::StreamerFileReads::max_decoded_pages_kept))
         ->capture_default_str();
+    app.add_flag("!--no-tile-neighbours", o.tile_neighbours,
+                 "With --tile-levels: ask only for the tiles sampled, not also for the 8 around "
+                 "each sampled tile of a tile level (vt::FeedbackSettings::tile_neighbours)");
     app.add_option("--packed-level-pages", o.packed_level_pages,
                    "Pages that may hold packed coarse levels and tiles of tile levels (0: "
                    "automatic: a quarter of the budget, three quarters with --tile-levels)")

@@ -78,6 +78,7 @@ struct ViewerOptions {
     std::uint32_t tile_levels = 0;       // vt::TileLevelSource's, for every texture (0: none)
     std::size_t decoded_pages_kept = vt::StreamerFileReads{}.decoded_pages_kept;
     std::size_t packed_level_pages = 0;  // StreamerSettings::packed_level_pages (0: automatic)
+    bool tile_neighbours = true;         // vt::FeedbackSettings::tile_neighbours
     // Headless: before the last frame, keep rendering its pose until every page it asks for is
     // resident (the settled image, for comparisons).
     bool settle = false;

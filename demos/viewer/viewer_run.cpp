@@ -51,6 +51,7 @@ SessionSettings session_settings(const ViewerOptions& o, const Log& log) {
     s.tile_levels = o.tile_levels;
     s.decoded_pages_kept = o.decoded_pages_kept;
     s.packed_level_pages = o.packed_level_pages;
+    s.tile_neighbours = o.tile_neighbours;
     s.frames_in_flight = frames_in_flight;
     s.workers = o.workers;
     s.batch_pages = o.batch_pages;

@@ -5,6 +5,7 @@
 
 #include "streaming_test_support.hpp"
 #include "vtpage/streaming/feedback/feedback_processor.hpp"
+#include "vtpage/streaming/sources/tile_level_source.hpp"
 
 namespace vtpage::vt {
 namespace {
@@ -20,6 +21,55 @@ protected:
     }
     TextureSet set_;
 };
+
+// In a tile level each tile is a page, and a sampled tile brings the 8 around it (clipped at
+// the level's edge), each counted once, after the sampled ones of its level; in the other levels
+// a page is asked for as before.
+TEST(FeedbackProcessorTiles, ASampledTileOfATileLevelBringsTheTilesAroundIt) {
+    TextureSet set(100'000);
+    const TextureId id =
+        set.add(std::make_shared<TileLevelSource>(std::make_shared<test::PatternSource>(13, 2), 1));
+    const TextureLayout layout = set.layout(id);
+    const PageIndex base = set.base_page(id);
+    std::vector<FeedbackEntry> feedback(5, FeedbackEntry::make({id, 0, 10, 10}));
+    feedback.push_back(FeedbackEntry::make({id, 0, 0, 0}));  // a corner: 3 around it
+    feedback.push_back(FeedbackEntry::make({id, 1, 5, 5}));  // mip 1: pages of 32 tiles
+    std::map<bool, std::size_t> coarser;
+    for (const bool neighbours : {true, false}) {
+        FeedbackProcessor processor(set, {.tile_neighbours = neighbours});
+        const FeedbackResult result = processor.process(feedback);
+        std::map<PageIndex, std::uint32_t> count;
+        std::size_t mip0 = 0;
+        for (const PageRequest& request : result.requests) {
+            count[request.page] = request.count;
+            mip0 += request.mip == 0;
+        }
+        EXPECT_EQ(count[base + layout.locate(0, 10, 10).page], 5u);
+        EXPECT_EQ(count[base + layout.locate(0, 0, 0).page], 1u);
+        // The coarser levels' pages are the same either way: tiles around bring no parents.
+        coarser[neighbours] = result.requests.size() - mip0;
+        if (!neighbours) {
+            EXPECT_EQ(mip0, 2u);
+            continue;
+        }
+        EXPECT_EQ(mip0, 2u + 8u + 3u) << "the sampled tiles and those around them";
+        for (std::uint32_t y = 9; y <= 11; ++y) {
+            for (std::uint32_t x = 9; x <= 11; ++x) {
+                EXPECT_TRUE(count.count(base + layout.locate(0, x, y).page)) << x << "," << y;
+            }
+        }
+        EXPECT_EQ(count[base + layout.locate(0, 9, 9).page], 1u);
+        // Sampled tiles of the level come before the tiles around them.
+        const auto at = [&](PageIndex page) {
+            return std::find_if(result.requests.begin(), result.requests.end(),
+                                [&](const PageRequest& r) { return r.page == page; }) -
+                   result.requests.begin();
+        };
+        EXPECT_LT(at(base + layout.locate(0, 10, 10).page), at(base + layout.locate(0, 9, 9).page));
+    }
+    EXPECT_EQ(coarser[true], coarser[false]);
+    EXPECT_GT(coarser[true], 0u);
+}
 
 TEST_F(FeedbackProcessorTest, UniquePagesWithParentsCountedAndOrderedCoarseFirst) {
     std::vector<FeedbackEntry> feedback;

@@ -89,6 +89,19 @@ void FeedbackProcessor::process(std::span<const FeedbackEntry> entries, Feedback
                 pages.try_emplace(info.base_page + page, Counted{tile.texture, mip, 0});
             it->second.count += count;
         }
+        if (settings_.tile_neighbours && layout.tile_level(tile.mip)) {
+            for (int dy = -1; dy <= 1; ++dy) {
+                for (int dx = -1; dx <= 1; ++dx) {
+                    const std::uint32_t nx = tile.x + std::uint32_t(dx);  // wraps past 0: no tile
+                    const std::uint32_t ny = tile.y + std::uint32_t(dy);
+                    if ((dx == 0 && dy == 0) || !layout.has_tile(tile.mip, nx, ny)) continue;
+                    const std::uint64_t page = layout.locate(tile.mip, nx, ny).page;
+                    auto [it, inserted] = pages.try_emplace(info.base_page + page,
+                                                            Counted{tile.texture, tile.mip, 0});
+                    if (inserted) it->second.count = 1;
+                }
+            }
+        }
     }
 
     result.requests.reserve(pages.size());

@@ -26,6 +26,11 @@ namespace vtpage::vt {
 struct FeedbackSettings {
     std::size_t max_requests = 4096;  // per process() call (per frame)
     bool include_parents = true;
+    // In tile levels (TextureShape::tile_levels) ask for the 8 tiles around each sampled one
+    // too, each counted once (after the sampled tiles of its level): a page of 32 tiles brings
+    // the tiles around a sampled one with it, which a view moving over the texture then finds
+    // resident, and a tile brings only itself.
+    bool tile_neighbours = true;
 };
 
 struct FeedbackResult {
