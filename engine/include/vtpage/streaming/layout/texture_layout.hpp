@@ -385,7 +385,7 @@ static_assert(TextureLayout(1u << 20, 17).mips[14].width == 64 &&
               "each side halves down to 1 on its own");
 static_assert(
     TextureLayout(TextureShape{1u << 15, 1u << 15, TileFormat::rgba8, {}, 1}).mips[1].first_page ==
-        274u * 274u,
+        std::uint64_t(274) * 274,
     "mip 0 of 2^15 RGBA8 is 274 x 274 tiles, a page each");
 static_assert(tile_payload % 2 == 0, "a tile lies inside one tile of the next coarser level");
 
