@@ -73,8 +73,7 @@ PagePool::PagePool(Backend& backend, PagePoolSettings settings)
 }
 
 PagePool::~PagePool() {
-    state_->stop_warm_up = true;
-    wait_for_warm_up();
+    stop_warm_up();
     std::size_t leaked = 0;
     {
         std::lock_guard lock(state_->mutex);
@@ -310,6 +309,9 @@ void PagePool::trim_to(std::size_t bytes) {
     }
 }
 
+// Stops at `pages` or at the release threshold, whichever is lower, read at each page: a
+// threshold lowered meanwhile (PageTable::set_budget with release_idle) is not undone, and a
+// page created while it was lowered is released at once by the trim point after it.
 void PagePool::warm_up(std::size_t pages, bool background) {
     wait_for_warm_up();
     state_->stop_warm_up = false;
@@ -317,10 +319,12 @@ void PagePool::warm_up(std::size_t pages, bool background) {
         while (!state_->stop_warm_up) {
             {
                 std::lock_guard lock(state_->mutex);
-                if (state_->reserved_pages >= pages) return;
+                const std::size_t kept = state_->settings.release_threshold / page_size_;
+                if (state_->reserved_pages >= std::min(pages, kept)) return;
             }
             try {
                 create_page(/*in_use=*/false);
+                trim();
             } catch (const Error& error) {
                 state_->settings.log.warning("page pool: warm-up stopped: ", error.what());
                 return;
@@ -336,6 +340,11 @@ void PagePool::warm_up(std::size_t pages, bool background) {
 
 void PagePool::wait_for_warm_up() {
     if (state_->warm_up_thread.joinable()) state_->warm_up_thread.join();
+}
+
+void PagePool::stop_warm_up() {
+    state_->stop_warm_up = true;
+    wait_for_warm_up();
 }
 
 PagePoolStatistics PagePool::statistics() const {

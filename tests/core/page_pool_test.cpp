@@ -125,6 +125,26 @@ TEST(PagePool, WarmsUpInTheBackground) {
     pool.release(pages);
 }
 
+// A warm-up never holds more than the release threshold keeps: idle pages beyond it would be
+// created only to be released at the next trim point.
+TEST(PagePool, WarmUpStopsAtTheReleaseThreshold) {
+    HostBackend backend;
+    PagePoolSettings settings;
+    settings.release_threshold = 0;
+    PagePool probe(backend, settings);
+    const std::size_t page = probe.page_size();
+    settings.release_threshold = 5 * page;
+    PagePool pool(backend, settings);
+    pool.warm_up(16, /*background=*/true);
+    pool.wait_for_warm_up();
+    EXPECT_EQ(pool.statistics().idle_pages, 5u);
+    pool.set_release_threshold(2 * page);  // trims to 2 idle pages
+    pool.warm_up(16, /*background=*/false);
+    EXPECT_EQ(pool.statistics().idle_pages, 2u);
+    EXPECT_EQ(pool.statistics().creates, 5u);
+    pool.stop_warm_up();  // none running: returns at once
+}
+
 TEST(PagePool, DestroyedCallbackRunsBeforeRelease) {
     HostBackend backend;
     std::vector<std::uint32_t> destroyed;

@@ -269,6 +269,9 @@ Streamer::Streamer(Backend& backend, StreamerSettings settings)
 
 Streamer::~Streamer() {
     State& s = *state_;
+    // A warm-up the app asked for (table.pool.warm_up_pages) stops first: its pages' callbacks
+    // reach what the app owns.
+    s.table->pool().stop_warm_up();
     s.workers->stop();
     s.events.stop();
     s.stored->stop();

@@ -116,10 +116,13 @@ public:
     // A trim point: trim_to(release threshold).
     void trim();
     void set_release_threshold(std::size_t bytes);
-    // Creates idle pages until `pages` exist; on a background thread if asked.
+    // Creates idle pages until `pages` exist (never beyond the release threshold); on a
+    // background thread if asked.
     void warm_up(std::size_t pages, bool background);
     // Waits for a background warm-up to finish; rethrows nothing (failures are logged).
     void wait_for_warm_up();
+    // Stops a background warm-up after the page it is creating, and waits for it.
+    void stop_warm_up();
 
     PagePoolStatistics statistics() const;
     // What the pool holds in its backend: its pages, and the windows' reservation and mappings.
