@@ -53,7 +53,7 @@ struct PagePoolSettings {
     // default_window_pages (256 GiB of address space on 2 MiB pages).
     static constexpr std::size_t default_window_pages = std::size_t{128} * 1024;
     std::size_t window_pages = 0;
-    // Pages to create ahead of need when the pool starts.
+    // Pages to create ahead of need when the pool starts (at most what release_threshold keeps).
     std::size_t warm_up_pages = 0;
     bool warm_up_in_background = true;
     // Called once for each page created and once before each page is released to the driver,
