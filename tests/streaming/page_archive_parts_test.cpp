@@ -47,8 +47,14 @@ protected:
     std::string path_ = folder_.file("parts.vtpa");
 };
 
-TEST_F(PageArchivePartsTest, PartsDecodedOnFourThreadsInAnyOrderMakeThePageWritten) {
+TEST_F(PageArchivePartsTest, AWriterMakesTheDefaultPartsUnlessAskedOtherwise) {
     write({});
+    EXPECT_EQ(PageArchive(path_).parts_per_page(), page_archive_default_parts_per_page);
+    EXPECT_EQ(page_archive_default_parts_per_page, 8u);  // 256 KiB parts of 4 RGBA8 tiles
+}
+
+TEST_F(PageArchivePartsTest, PartsDecodedOnFourThreadsInAnyOrderMakeThePageWritten) {
+    write({.parts_per_page = 4});
     const PageArchive archive(path_);
     EXPECT_EQ(archive.version(), 4u);
     EXPECT_EQ(archive.parts_per_page(), 4u);

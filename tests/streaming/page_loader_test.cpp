@@ -160,7 +160,8 @@ class PageLoaderTest : public testing::Test {
 protected:
     void SetUp() override {
         path_ = folder_.file("image.vtex");
-        test::write_rgba8_archive(test::make_test_image(900, 700, 5), path_);
+        // Four parts a page: the tests of parts count them, a thread each.
+        test::write_rgba8_archive(test::make_test_image(900, 700, 5), path_, 4);
         source_ = std::make_shared<BakedFileSource>(path_);
     }
 

@@ -228,7 +228,9 @@ inline std::vector<std::vector<std::uint8_t>> reference_mips(const vt::RgbaImage
 // A baked texture of version 3 (a page archive) in rgba8, W x H as the image, written here in
 // core and page by page (the bake tool's own tests are in tests/bake): what the streamer tests
 // read.
-inline void write_rgba8_archive(const vt::RgbaImage& image, const std::string& path) {
+inline void write_rgba8_archive(
+    const vt::RgbaImage& image, const std::string& path,
+    std::uint32_t parts_per_page = vt::page_archive_default_parts_per_page) {
     const vt::TextureShape shape{image.width, image.height, vt::TileFormat::rgba8};
     const vt::TextureLayout layout(shape);
     std::vector<ReferenceLevel> levels{{image.width, image.height, image.texels}};
@@ -254,7 +256,8 @@ inline void write_rgba8_archive(const vt::RgbaImage& image, const std::string& p
     }
     const vt::BakedTextureDescriptor descriptor = vt::make_baked_texture_descriptor(shape, 8);
     vt::PageArchiveWriter writer(path, vt::baked_archive_shape(shape),
-                                 std::as_bytes(std::span(&descriptor, 1)));
+                                 std::as_bytes(std::span(&descriptor, 1)),
+                                 {.parts_per_page = parts_per_page});
     for (std::uint64_t p = 0; p < layout.page_count; ++p) writer.add_page(p, pages[p]);
     writer.finish();
 }
