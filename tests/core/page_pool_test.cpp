@@ -129,10 +129,8 @@ TEST(PagePool, WarmsUpInTheBackground) {
 // created only to be released at the next trim point.
 TEST(PagePool, WarmUpStopsAtTheReleaseThreshold) {
     HostBackend backend;
+    const std::size_t page = backend.granularity().minimum;
     PagePoolSettings settings;
-    settings.release_threshold = 0;
-    PagePool probe(backend, settings);
-    const std::size_t page = probe.page_size();
     settings.release_threshold = 5 * page;
     PagePool pool(backend, settings);
     pool.warm_up(16, /*background=*/true);

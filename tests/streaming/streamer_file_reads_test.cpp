@@ -463,7 +463,8 @@ TEST_P(StreamerFileReadsTest, TilesOfAStoredPageShareItsReadAndDecodeOnlyTheirPa
     // Where the tiles are in the stored pages: each tile's part, and the bytes read if every
     // tile read its stored page alone, or every stored page were read once.
     const TextureLayout stored_layout = source_->layout();
-    const std::uint32_t tiles_per_part = 32 / PageArchive(path_).parts_per_page();
+    const std::uint32_t parts_per_page = PageArchive(path_).parts_per_page();
+    const std::uint32_t tiles_per_part = tiles_per_page / parts_per_page;
     std::set<std::pair<std::uint64_t, std::uint32_t>> parts;
     std::set<std::uint64_t> stored_pages;
     std::uint64_t each_tile_alone = 0, each_page_once = 0;
@@ -479,7 +480,7 @@ TEST_P(StreamerFileReadsTest, TilesOfAStoredPageShareItsReadAndDecodeOnlyTheirPa
     }
     const std::uint64_t decoded = counting->parts_decoded.load();
     EXPECT_GE(decoded, parts.size()) << "every part that holds a tile";
-    EXPECT_LE(decoded, 3 * stored_pages.size() * (32 / tiles_per_part))
+    EXPECT_LE(decoded, 3 * stored_pages.size() * parts_per_page)
         << "a stored page is decoded at most once a batch of its tiles";
     const StreamerStatistics stats = streamer.statistics();
     EXPECT_GE(stats.file_reads.bytes_read, each_page_once);
