@@ -25,6 +25,7 @@ enum class LockRank : int {
     page_table_budget = 60,         // orders set_budget calls
     page_table_state = 70,          // the table's entries, queue and counts
     delivery_turn = 80,             // whose turn it is to report (OrderedDelivery)
+    streamer_landings = 85,         // the stored-page route's queue for its lander (held alone)
     streamer_errors = 90,           // the streamer's kept errors (held alone, briefly)
 };
 

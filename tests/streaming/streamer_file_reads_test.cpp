@@ -226,6 +226,49 @@ TEST_P(StreamerFileReadsTest, AFileTruncatedWhileOpenFailsThePagesPastTheCut) {
     }
 }
 
+// The decode threads hand what they load to the route's lander and go on decoding: an app's
+// ready callback that takes its time (it runs in the events' turn) holds up no decode thread.
+// Before, the decode thread that delivered it held the turn, and every other decode thread
+// waited for it at its own page's report: at most one page a thread was loaded meanwhile.
+TEST_P(StreamerFileReadsTest, ASlowReadyCallbackHoldsUpNoDecodeThread) {
+    const std::string path = folder_.file("large.vtex");
+    test::write_rgba8_archive(test::make_test_image(2048, 2048, 4), path);
+    const auto large = std::make_shared<BakedFileSource>(path);
+    // Read buffers for every page: the workers commit them all in one batch before the first
+    // is ready (a commit's own event waits for the held turn too).
+    StreamerSettings s = settings(64);
+    Streamer* streamer = nullptr;
+    std::atomic<bool> armed{false};
+    std::atomic<std::uint64_t> loaded_while_held{0};
+    s.on_ready = [&](std::span<const StreamedPage>) {
+        if (!armed.exchange(false)) return;  // the tail at add_texture, and all but the first
+        std::uint64_t loaded = 0;
+        eventually(
+            [&] {
+                loaded = streamer->statistics().file_reads.loaded;
+                return loaded >= loaded_while_held;
+            },
+            10s);
+        loaded_while_held = loaded;
+    };
+    Streamer made(*backend_, s);
+    streamer = &made;
+    const TextureId id = made.add_texture(large);
+    const auto pages = pages_of(made, id);
+    ASSERT_GT(pages.size(), 2 * s.file_reads.decode_threads);
+    ASSERT_LE(pages.size(), std::min(s.batch_pages, s.file_reads.read_buffers));
+    loaded_while_held = pages.size();  // what the held callback waits for
+    armed = true;
+    made.request(pages);
+    ASSERT_TRUE(made.wait_idle_while_progressing(60s));
+    EXPECT_EQ(loaded_while_held, pages.size())
+        << "loaded while the first ready callback was held, of " << pages.size();
+    for (PageIndex page : pages) EXPECT_TRUE(made.is_ready(page)) << page;
+    std::size_t checked = 0;
+    EXPECT_TRUE(test::ready_pages_hold_their_source(*backend_, made, id, checked));
+    EXPECT_GE(checked, pages.size());
+}
+
 // Pages whose copies still run when the streamer is destroyed (on_fills_enqueued, stored pages
 // of a version-2 file): destruction waits for the copies and unpins the pages, so the page
 // table shuts down with none pinned and nothing is logged as an error.

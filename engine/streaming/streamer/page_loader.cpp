@@ -1,5 +1,7 @@
 #include "streaming/streamer/page_loader.hpp"
 
+#include <atomic>
+
 #include <algorithm>
 #include <chrono>
 #include <condition_variable>
@@ -96,7 +98,11 @@ struct PageLoader::State {
     std::condition_variable submitted_cv;  // the reaper's: a read was submitted, or stopping
     std::deque<PageLoad> waiting;          // for a read buffer
     // Loads taken by load() and not reported: a load is one read buffer, whatever its copies.
-    std::size_t loads_outstanding = 0;
+    // Changed under the mutex; room() reads it without: the streamer's workers ask for room
+    // while they hold its request book's lock, and a decode thread preempted while it held this
+    // mutex (they run at a lowered priority) held up that lock and every frame's requests with
+    // it.
+    std::atomic<std::size_t> loads_outstanding = 0;
     std::vector<ReadBuffer> buffers;
     std::vector<std::size_t> free_buffers;
     std::unordered_map<std::uint64_t, Reading> submitted;  // by read tag
@@ -297,6 +303,7 @@ struct PageLoader::State {
         }
         const auto waiting = Clock::now();
         {
+            VTPAGE_TRACE_SCOPE("page", "parts wait", page_args(load));
             std::unique_lock lock(mutex);
             parts_done_cv.wait(lock, [&] { return PartDecodeBoard::all_done_locked(page); });
         }
@@ -325,7 +332,10 @@ struct PageLoader::State {
     // A part of another thread's page, taken while idle.
     void help_decode(const PartClaim& claim) {
         const auto start = Clock::now();
-        decode_part(claim);
+        {
+            VTPAGE_TRACE_SCOPE("page", "part");
+            decode_part(claim);
+        }
         std::lock_guard lock(mutex);
         ++stats.parts_helped;
         stats.decode_seconds += std::chrono::duration<double>(Clock::now() - start).count();
@@ -370,7 +380,10 @@ struct PageLoader::State {
                           PageLoadResult& result) {
         const std::optional<PageRows>& rows = reading.load.rows;
         const TraceArgs args = page_args(reading.load);
-        context.begin_batch();
+        {
+            VTPAGE_TRACE_SCOPE("page", "staging wait", args);
+            context.begin_batch();
+        }
         std::byte* staging = context.staging(page_bytes);
         if (reading.cached) {
             // The rows from the page kept decoded, through staging (copies read pinned memory).
@@ -467,10 +480,13 @@ struct PageLoader::State {
         const auto woken = [&] {
             return stopping || rank >= active || !decodable.empty() || parts.has_parts_locked();
         };
-        if (copies_pending) {
-            decodable_cv.wait_for(lock, std::chrono::microseconds(500), woken);
-        } else {
-            decodable_cv.wait(lock, woken);
+        if (!woken()) {
+            VTPAGE_TRACE_SCOPE("page", "idle");
+            if (copies_pending) {
+                decodable_cv.wait_for(lock, std::chrono::microseconds(500), woken);
+            } else {
+                decodable_cv.wait(lock, woken);
+            }
         }
         if (stopping || rank >= active) return {};
         if (decodable.empty()) return {.part = parts.take_any_locked()};
@@ -529,6 +545,7 @@ struct PageLoader::State {
             std::lock_guard lock(mutex);
             --loads_outstanding;
         }
+        VTPAGE_TRACE_SCOPE("page", "report", page_args(reading.load));
         for (PageLoadResult& each : results) report(each);
     }
 
@@ -670,9 +687,8 @@ PageLoader::~PageLoader() {
 }
 
 std::size_t PageLoader::room() const {
-    std::lock_guard lock(state_->mutex);
     const std::size_t limit = state_->settings.read_buffers;
-    const std::size_t loads = state_->loads_outstanding;
+    const std::size_t loads = state_->loads_outstanding.load();
     return loads >= limit ? 0 : limit - loads;
 }
 

@@ -126,7 +126,7 @@ public:
     PageLoader& operator=(const PageLoader&) = delete;
 
     // Loads load() takes now without making them wait for a read buffer (a load with more
-    // copies is one: it reads one page).
+    // copies is one: it reads one page). Takes no lock (it may be a moment old).
     std::size_t room() const;
     void load(std::vector<PageLoad> loads);
     PageLoaderStatistics statistics() const;

@@ -6,6 +6,7 @@
 #include <utility>
 
 #include "vtpage/base/error.hpp"
+#include "vtpage/base/trace.hpp"
 
 namespace vtpage::vt::streamer_detail {
 
@@ -29,16 +30,19 @@ void StoredPageRoute::start_for(const TileSource& source, const StreamerSettings
     loader_settings.reads.log = settings.log;
     if (gpu) loader_settings.device = device;
     loader_settings.on_copies_enqueued = settings.on_fills_enqueued;
-    loader_settings.on_loaded = [this](const PageLoadResult& result) { on_loaded(result); };
+    loader_settings.on_loaded = [this](const PageLoadResult& result) {
+        land_later({.loaded = result});
+    };
     loader_settings.on_released = [this](std::uint64_t tag) {
-        const PageIndex page = tag;
-        hooks_.unpin(std::span(&page, 1));
+        land_later({.released = PageIndex(tag)});
     };
     loader_settings.log = settings.log;
+    start_lander();
     auto made = std::make_unique<PageLoader>(std::move(loader_settings));
     std::lock_guard lock(mutex_);
     loader_ = std::move(made);
     loader_->set_active_decode_threads(decode_threads_.active);  // set while it was made
+    room_of_ = loader_.get();
 }
 
 bool StoredPageRoute::started() const {
@@ -47,8 +51,8 @@ bool StoredPageRoute::started() const {
 }
 
 std::size_t StoredPageRoute::room() const {
-    std::lock_guard lock(mutex_);
-    return loader_ ? loader_->room() : ~std::size_t(0);
+    const PageLoader* loader = room_of_.load();
+    return loader ? loader->room() : ~std::size_t(0);
 }
 
 std::vector<BatchItem> StoredPageRoute::load(std::vector<BatchItem> items) {
@@ -91,6 +95,58 @@ std::vector<BatchItem> StoredPageRoute::load(std::vector<BatchItem> items) {
     return rest;
 }
 
+void StoredPageRoute::start_lander() {
+    if (lander_.joinable()) return;  // a loader that failed to start left it running
+    lander_ = std::thread([this] { lander_main(); });
+}
+
+void StoredPageRoute::land_later(Landing landing) {
+    {
+        std::lock_guard lock(landings_mutex_);
+        landings_.push_back(std::move(landing));
+    }
+    landings_cv_.notify_one();
+}
+
+void StoredPageRoute::lander_main() {
+    trace::name_thread("vtpage lander");
+    std::unique_lock lock(landings_mutex_);
+    while (true) {
+        landings_cv_.wait(lock, [&] { return lander_stopping_ || !landings_.empty(); });
+        if (landings_.empty()) return;  // stopping, and everything reported has landed
+        const std::deque<Landing> batch = std::exchange(landings_, {});
+        lock.unlock();
+        {
+            VTPAGE_TRACE_SCOPE("page", "land", .count = batch.size());
+            for (const Landing& landing : batch) land(landing);
+        }
+        lock.lock();
+    }
+}
+
+// A page's copy ends after its load was reported (one decode thread reports both, in this
+// order), so a page is unpinned only once it has landed.
+void StoredPageRoute::land(const Landing& landing) {
+    try {
+        if (landing.loaded) {
+            on_loaded(*landing.loaded);
+        } else {
+            hooks_.unpin(std::span(&landing.released, 1));
+        }
+    } catch (...) {
+        hooks_.record_error(std::current_exception());
+    }
+}
+
+void StoredPageRoute::stop_lander() {
+    {
+        std::lock_guard lock(landings_mutex_);
+        lander_stopping_ = true;
+    }
+    landings_cv_.notify_all();
+    if (lander_.joinable()) lander_.join();
+}
+
 void StoredPageRoute::on_loaded(const PageLoadResult& result) {
     BatchItem item;
     {
@@ -115,10 +171,13 @@ void StoredPageRoute::stop() {
     std::unique_ptr<PageLoader> stopping;
     {
         std::lock_guard lock(mutex_);
+        room_of_ = nullptr;
         stopping = std::move(loader_);
     }
-    if (!stopping) return;
-    stopping.reset();  // its decode threads finish, or drop, what they hold
+    const bool stopping_loader = stopping != nullptr;
+    stopping.reset();  // its decode threads finish, or drop, what they hold, and report it
+    stop_lander();     // what they reported lands
+    if (!stopping_loader) return;
     std::vector<PageIndex> dropped;
     {
         std::lock_guard lock(mutex_);
