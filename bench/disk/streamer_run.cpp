@@ -7,6 +7,7 @@
 #include <optional>
 #include <thread>
 
+#include "vtpage/base/trace.hpp"
 #include "vtpage/streaming/governor/decode_thread_governor.hpp"
 #include "vtpage/streaming/sources/device_fill_context.hpp"
 #include "vtpage/streaming/streamer/streamer.hpp"
@@ -157,14 +158,23 @@ StreamerRunResult run_streamer(const PageSet& set, Backend& backend,
         const auto now = Clock::now();
         pacer.frame(std::chrono::duration<double, std::milli>(now - turn).count());
         turn = now;
-        const FrameId frame = streamer.begin_frame();
+        FrameId frame = 0;
+        {
+            VTPAGE_TRACE_SCOPE("bench", "turn begin_frame");
+            frame = streamer.begin_frame();
+        }
         const std::size_t asked_ahead = next - std::min<std::size_t>(next, ready - tails);
         if (asked_ahead < window && next < order.size()) {
+            VTPAGE_TRACE_SCOPE("bench", "turn request");
             const std::size_t take = std::min(window - asked_ahead, order.size() - next);
             streamer.request(std::span(order).subspan(next, take));
             next += take;
         }
-        streamer.complete_frame(frame);
+        {
+            VTPAGE_TRACE_SCOPE("bench", "turn complete_frame");
+            streamer.complete_frame(frame);
+        }
+        VTPAGE_TRACE_SCOPE("bench", "turn sleep");
         std::this_thread::sleep_for(std::chrono::microseconds(500));
     }
     result.seconds = std::chrono::duration<double>(Clock::now() - start).count();
