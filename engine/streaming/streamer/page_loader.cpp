@@ -169,12 +169,13 @@ struct PageLoader::State {
     // `result` for each of the load's tags.
     static void add_results(const PageLoad& load, PageLoadResult result,
                             std::vector<PageLoadResult>& results) {
-        result.tag = load.tag;
-        results.push_back(result);
         for (const PageLoad::Copy& copy : load.more) {
-            result.tag = copy.tag;
             results.push_back(result);
+            results.back().tag = copy.tag;
         }
+        result.tag = load.tag;
+        results.insert(results.begin() + std::ptrdiff_t(results.size() - load.more.size()),
+                       std::move(result));
     }
 
     void release_buffer(std::size_t buffer) {
@@ -184,7 +185,7 @@ struct PageLoader::State {
             free_buffers.push_back(buffer);
             failed = submit_waiting_nolock();
         }
-        for (PageLoadResult& result : failed) report(result);
+        for (PageLoadResult& result : failed) report(std::move(result));
     }
 
     // ---- the reaper: completed reads to the decode threads ----
@@ -220,7 +221,9 @@ struct PageLoader::State {
     }
 
     // ---- decode threads ----
-    void report(PageLoadResult& result) {
+    // The result is handed over: a failure's exception is last released where it is reported,
+    // not on this thread after the callback's thread has read it.
+    void report(PageLoadResult result) {
         {
             std::lock_guard lock(mutex);
             --stats.outstanding;
@@ -229,7 +232,7 @@ struct PageLoader::State {
         VTPAGE_TEST_POINT("page_loader.report");
         if (!settings.on_loaded) return;
         try {
-            settings.on_loaded(result);
+            settings.on_loaded(std::move(result));
         } catch (const std::exception& error) {
             settings.log.error("page loader: on_loaded threw: ", error.what());
         }
@@ -540,13 +543,13 @@ struct PageLoader::State {
                                     reading.parts_wait_seconds;
         }
         std::vector<PageLoadResult> results;
-        add_results(reading.load, result, results);
+        add_results(reading.load, std::move(result), results);
         {
             std::lock_guard lock(mutex);
             --loads_outstanding;
         }
         VTPAGE_TRACE_SCOPE("page", "report", page_args(reading.load));
-        for (PageLoadResult& each : results) report(each);
+        for (PageLoadResult& each : results) report(std::move(each));
     }
 
     // The decode thread's staging pinned before its first page (the constructor waits for it):
@@ -712,7 +715,7 @@ void PageLoader::load(std::vector<PageLoad> loads) {
         }
         failed = s.submit_waiting_nolock();
     }
-    for (PageLoadResult& result : failed) s.report(result);
+    for (PageLoadResult& result : failed) s.report(std::move(result));
 }
 
 void PageLoader::set_active_decode_threads(std::size_t count) {

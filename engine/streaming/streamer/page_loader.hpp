@@ -91,7 +91,7 @@ struct PageLoaderSettings {
     FileReadQueueSettings reads;
     std::optional<int> device;  // the CUDA device of the pages; none: pages are host memory
     FillsEnqueuedCallback on_copies_enqueued;
-    std::function<void(const PageLoadResult&)> on_loaded;
+    std::function<void(PageLoadResult)> on_loaded;  // handed over: the caller keeps no copy
     std::function<void(std::uint64_t tag)> on_released;
     Log log;
 };

@@ -30,8 +30,8 @@ void StoredPageRoute::start_for(const TileSource& source, const StreamerSettings
     loader_settings.reads.log = settings.log;
     if (gpu) loader_settings.device = device;
     loader_settings.on_copies_enqueued = settings.on_fills_enqueued;
-    loader_settings.on_loaded = [this](const PageLoadResult& result) {
-        land_later({.loaded = result});
+    loader_settings.on_loaded = [this](PageLoadResult result) {
+        land_later({.loaded = std::move(result)});
     };
     loader_settings.on_released = [this](std::uint64_t tag) {
         land_later({.released = PageIndex(tag)});
