@@ -1,8 +1,7 @@
 #include "streaming/streamer/page_loader.hpp"
 
-#include <atomic>
-
 #include <algorithm>
+#include <atomic>
 #include <chrono>
 #include <condition_variable>
 #include <cstdlib>
