@@ -59,6 +59,7 @@ struct Options : bench::BenchOptions {
     std::string read_backend = "automatic";
     std::size_t page_cache_copiers = 0;
     std::string decode_priority = "low";
+    std::size_t passes = 1;  // the Streamer rows stream the set this many times
     std::vector<std::size_t> reader_counts{1, 4, 8, 16};
     std::string trace;  // the Streamer's traced run writes its trace here
 };
@@ -216,7 +217,10 @@ nlohmann::json print_pipeline(const PageSet& set, const Figures& f, bool quick) 
 nlohmann::json print_streamer(const PageSet& set, const Figures& f, const Options& options) {
     auto backend = bench::make_bench_backend(options.backend);
     bench::ReportTable table(
-        "Streamer (1 GiB budget, every page asked for in order, warm)",
+        options.passes > 1 ? "Streamer (1 GiB budget, every page asked for in order, " +
+                                 std::to_string(options.passes) + " passes, warm)"
+                           : std::string("Streamer (1 GiB budget, every page asked for in order, "
+                                         "warm)"),
         {"file reads", "pages/s", "of the binding limit",
          "of the bare "
          "pipeline",
@@ -244,7 +248,9 @@ nlohmann::json print_streamer(const PageSet& set, const Figures& f, const Option
         settings.page_cache_copiers = options.page_cache_copiers;
         settings.decode_threads = decode_threads;
         settings.decode_priority = normal_priority ? vt::DecodeThreadPriority::normal : priority;
-        settings.seconds = options.quick ? 0.5 : std::max(4.0, 2 * options.seconds);
+        settings.passes = options.passes;
+        settings.seconds =
+            double(options.passes) * (options.quick ? 0.5 : std::max(4.0, 2 * options.seconds));
         std::optional<TraceRecorder> recorder;
         if (traced) recorder.emplace().install();
         const StreamerRunResult r = run_streamer(set, *backend, settings);
@@ -273,6 +279,7 @@ nlohmann::json print_streamer(const PageSet& set, const Figures& f, const Option
                         {"most_active_decode_threads", r.most_active_decode_threads},
                         {"traced", traced},
                         {"decode_priority", normal_priority ? "normal" : options.decode_priority},
+                        {"passes", options.passes},
                         {"pages", r.pages},
                         {"seconds", r.seconds},
                         {"pages_per_s", r.pages_per_s()},
@@ -351,6 +358,12 @@ void add_options(CLI::App& app, Options& options) {
                    "normal priority too")
         ->check(CLI::IsMember({"normal", "low", "idle"}))
         ->capture_default_str();
+    app.add_option("--passes", options.passes,
+                   "The Streamer rows stream the set this many times, each pass reading every "
+                   "page again (a sustained run: the set must hold more than twice the 1 GiB "
+                   "budget, as --generate-gib 4 does)")
+        ->check(app::count_in(1, 1000))
+        ->capture_default_str();
     app.add_option("--trace", options.trace,
                    "Also stream with a trace recorder installed (a third Streamer row) and write "
                    "its Chrome/Perfetto trace here");
@@ -392,6 +405,13 @@ int main(int argc, char** argv) {
         return app::report(program, bad_input ? app::exit_usage : app::exit_failure, error.what());
     } catch (const std::filesystem::filesystem_error& error) {
         return app::report(program, app::exit_usage, error.what());
+    }
+    if (options.passes > 1 && set.pages.size() <= 2 * streamer_budget_pages) {
+        return app::report(
+            program, app::exit_usage,
+            detail::concat("--passes ", options.passes, " needs a set of more than ",
+                           2 * streamer_budget_pages, " pages (twice the budget: ",
+                           "a page is read again on each pass); this one has ", set.pages.size()));
     }
     try {
         std::printf(

@@ -137,6 +137,7 @@ StreamerRunResult run_streamer(const PageSet& set, Backend& backend,
     s.file_reads.decode_priority = settings.decode_priority;
     std::atomic<std::uint64_t> ready{0};
     s.on_ready = [&](std::span<const vt::StreamedPage> pages) { ready += pages.size(); };
+    s.table.budget_bytes = streamer_budget_pages * vt::page_bytes;
     vt::Streamer streamer(backend, s);
     std::vector<PageIndex> order;
     for (const auto& archive : set.archives) {
@@ -146,6 +147,9 @@ StreamerRunResult run_streamer(const PageSet& set, Backend& backend,
         const PageIndex base = streamer.textures().base_page(id);
         for (std::uint64_t p = 0; p < texture->pages(); ++p) order.push_back(base + p);
     }
+    const std::vector<PageIndex> pass = order;
+    for (std::size_t p = 1; p < settings.passes; ++p)
+        order.insert(order.end(), pass.begin(), pass.end());
     const std::uint64_t tails = ready.load();
     constexpr std::size_t window = 256;  // pages asked for ahead of what has arrived
     StreamerRunResult result;

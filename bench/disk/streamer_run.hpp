@@ -22,8 +22,14 @@ struct StreamerRunSettings {
     vt::FileReadBackend read_backend = vt::FileReadBackend::automatic;
     std::size_t page_cache_copiers = 0;  // StreamerFileReads::page_cache_copiers
     vt::DecodeThreadPriority decode_priority = vt::DecodeThreadPriority::low;
+    // Each pass asks for every page again; past the first, a page is read again where the set
+    // holds more than twice the budget (the caller checks: streamer_budget_pages).
+    std::size_t passes = 1;
     double seconds = 2;  // at most; stops earlier when every page has been streamed
 };
+
+// The budget run_streamer gives its Streamer: 1 GiB.
+inline constexpr std::size_t streamer_budget_pages = 512;
 
 struct StreamerRunResult {
     std::uint64_t pages = 0;  // reported ready, the textures' tails not counted
@@ -34,8 +40,8 @@ struct StreamerRunResult {
     double pages_per_s() const { return seconds > 0 ? double(pages) / seconds : 0; }
 };
 
-// The set's pages through a Streamer on `backend` with a 1 GiB budget (warm: the caller reads
-// the files once before, so that they come from the page cache).
+// The set's pages, `passes` times, through a Streamer on `backend` with a 1 GiB budget (warm: the
+// caller reads the files once before, so that they come from the page cache).
 StreamerRunResult run_streamer(const PageSet& set, Backend& backend,
                                const StreamerRunSettings& settings);
 
