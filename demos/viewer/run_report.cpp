@@ -396,6 +396,7 @@ nlohmann::json to_json(const RunReport& r) {
             {"kept", r.decode_governor.kept},
             {"taken_back", r.decode_governor.taken_back},
             {"removed", r.decode_governor.removed},
+            {"given_back", r.decode_governor.given_back},
             {"surges", r.decode_governor.surges},
             {"measured_target_ms", r.decode_governor.measured_target_ms},
             {"last_pages_per_second", r.decode_governor.last_pages_per_second}}},
@@ -506,13 +507,15 @@ std::string summary_text(const RunReport& r) {
             detail::concat(r.file_reads.loaded, ", ", r.file_reads.distinct_pages, " (",
                            fixed(double(r.file_reads.bytes_read) / mib, 0), " MiB, ",
                            r.file_reads.reads_peak_in_flight, ", ", r.file_reads.backend, ")"));
-        row("decode threads: active at the end / started (trials kept, taken back; removed)",
-            detail::concat(r.file_reads.active_decode_threads, " / ", r.file_reads.decode_threads,
-                           r.decode_threads_governed
-                               ? detail::concat(" (", r.decode_governor.kept, ", ",
-                                                r.decode_governor.taken_back, "; ",
-                                                r.decode_governor.removed, ")")
-                               : std::string(" (fixed)")));
+        row("decode threads: active at the end / started (trials kept, taken back; removed, "
+            "given back)",
+            detail::concat(
+                r.file_reads.active_decode_threads, " / ", r.file_reads.decode_threads,
+                r.decode_threads_governed
+                    ? detail::concat(" (", r.decode_governor.kept, ", ",
+                                     r.decode_governor.taken_back, "; ", r.decode_governor.removed,
+                                     ", ", r.decode_governor.given_back, ")")
+                    : std::string(" (fixed)")));
     }
     row("pages committed / evicted", detail::concat(r.pages_committed, " / ", r.pages_evicted));
     row("resident / budget pages",

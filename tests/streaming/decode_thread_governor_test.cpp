@@ -405,13 +405,20 @@ TEST(DecodeThreadGovernorTest, WithoutATargetItHoldsTheAppsOwnPace) {
     EXPECT_EQ(steady.active_threads(), 15u);
     EXPECT_EQ(steady.statistics().removed, 0u);
 
-    // A tail of the app's own (every fifth frame 5 ms, at any count) does not take more than
-    // half the pool: past that, threads removed would not make it shorter.
+    // A tail of the app's own (every fifth frame 5 ms, at any count): each removal's next
+    // window has the same tail, so the thread is given back, and the removals come ever more
+    // rarely: 4, 8, 16, then 32 windows apart.
     DecodeThreadGovernor own(s);
     SpikingFrames its_own = fine;
     its_own.spikes_of_its_own = true;
-    its_own.run(own, 3000);
-    EXPECT_EQ(own.active_threads(), 7u);
+    std::size_t fewest = 15;
+    for (int i = 0; i < 3000; ++i) {
+        fewest = std::min(fewest, own.update(its_own.next(own.active_threads())).active_threads);
+    }
+    EXPECT_EQ(fewest, 14u) << "one thread at a time on trial, never more";
+    EXPECT_GE(own.statistics().given_back, 4u);
+    EXPECT_LE(own.statistics().removed, 7u) << "120 windows, removals ever further apart";
+    EXPECT_EQ(own.statistics().removed - own.statistics().given_back, 15 - own.active_threads());
 
     // Without decoding, slow frames are not the decode threads' doing.
     DecodeThreadGovernor idle(s);
@@ -427,6 +434,45 @@ TEST(DecodeThreadGovernorTest, WithoutATargetItHoldsTheAppsOwnPace) {
     again.run(unmeasured, 3000);
     EXPECT_EQ(unmeasured.active_threads(), 15u);
     EXPECT_EQ(unmeasured.statistics().measured_target_ms, 0.0);
+}
+
+// A loop of 0.5 ms whose thread waits for a core now and then, however many threads decode (a
+// 4 ms turn every 20 updates, so in every window): a thread removed for that tail is given
+// back after the next window, whose tail is the same, and the pool stays whole but for the
+// windows that check a removal. Before removals were checked, such a loop took the pool down
+// to half its threads within a few seconds.
+TEST(DecodeThreadGovernorTest, GivesBackAThreadWhoseRemovalLeftTheTailAsItWas) {
+    DecodeThreadGovernorSettings s = streamer_like(15, 15);
+    s.frame_ms_target = 0;  // measured: 1 ms (0.5 ms and the slack)
+    DecodeThreadGovernor governor(s);
+    SimulatedDecoders decoders;
+    decoders.useful_threads = 16;
+    double thread_updates = 0;
+    constexpr int updates = 4000;  // 40 s
+    for (int i = 0; i < updates; ++i) {
+        DecodeThreadInput input = decoders.input(governor.active_threads(), 0.01);
+        input.frame_ms = i % 20 == 0 ? 4 : 0.5;
+        thread_updates += double(governor.update(input).active_threads);
+    }
+    const DecodeThreadGovernorStatistics& stats = governor.statistics();
+    EXPECT_DOUBLE_EQ(stats.measured_target_ms, 1.0);
+    EXPECT_GE(stats.given_back, 4u);
+    EXPECT_EQ(stats.removed - stats.given_back, 15 - governor.active_threads());
+    EXPECT_GE(governor.active_threads(), 14u);
+    EXPECT_GE(thread_updates / updates, 14.8) << "a thread fewer only while a removal is checked";
+
+    // The same loop where each thread past 6 adds 0.4 ms to the spike: each removal shortens
+    // it by more than 5 %, is kept, and the removals stop at half the pool (7).
+    DecodeThreadGovernor caused(s);
+    for (int i = 0; i < updates; ++i) {
+        const std::size_t active = caused.active_threads();
+        DecodeThreadInput input = decoders.input(active, 0.01);
+        input.frame_ms = 0.5;
+        if (i % 20 == 0) input.frame_ms = 4 + 0.4 * double(active > 6 ? active - 6 : 0);
+        caused.update(input);
+    }
+    EXPECT_EQ(caused.active_threads(), 7u);
+    EXPECT_EQ(caused.statistics().given_back, 0u);
 }
 
 TEST(DecodeThreadGovernorTest, StaysWithinThePoolAndIgnoresUpdatesWithoutTime) {
@@ -472,6 +518,11 @@ TEST(DecodeThreadGovernorTest, RefusesSettingsItCannotFollow) {
         DecodeThreadGovernorSettings tail = pool_of(4, 2);
         tail.tail_slack_ms = slack;
         EXPECT_TRUE(refused(tail)) << slack;
+    }
+    for (double drop : {-0.1, 1.0, std::numeric_limits<double>::quiet_NaN()}) {
+        DecodeThreadGovernorSettings removal = pool_of(4, 2);
+        removal.removal_min_tail_drop = drop;
+        EXPECT_TRUE(refused(removal)) << drop;
     }
     DecodeThreadGovernorSettings median = pool_of(4, 2);
     median.pace_windows = 0;

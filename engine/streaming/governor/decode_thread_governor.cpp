@@ -31,6 +31,8 @@ void check_settings(const DecodeThreadGovernorSettings& s) {
           "min_gain and max_frame_rise must be finite and >= 0");
     check(share(s.backlog_share) && share(s.busy_share) && share(s.frame_percentile),
           "backlog_share, busy_share and frame_percentile must be from 0 to 1");
+    check(share(s.removal_min_tail_drop) && s.removal_min_tail_drop < 1,
+          "removal_min_tail_drop must be from 0 to below 1");
     check(s.over_target_updates > 0, "over_target_updates must not be 0");
     check(std::isfinite(s.tail_ratio) &&
               (s.tail_ratio == 0 || (s.tail_ratio >= 1 && s.tail_ratio <= 100)),
@@ -173,6 +175,7 @@ bool DecodeThreadGovernor::surge_slows_frames(const DecodeThreadInput& input) {
 
 DecodeThreadChange DecodeThreadGovernor::remove_thread() {
     over_in_a_row_ = 0;
+    removal_under_check_ = false;  // frames over the target in a row: kept without a check
     window_.clear();
     if (trial_) return take_back_trial();  // the trial slowed the frames: as one that did not help
     start_cooldown(settings_.cooldown_windows);
@@ -182,6 +185,40 @@ DecodeThreadChange DecodeThreadGovernor::remove_thread() {
     return DecodeThreadChange::removed;
 }
 
+// A thread fewer for a window whose frames' tail was over the target; the next window judges it.
+DecodeThreadChange DecodeThreadGovernor::remove_for_tail(double tail_ms) {
+    const DecodeThreadChange change = remove_thread();
+    if (change == DecodeThreadChange::removed) {
+        removal_under_check_ = true;
+        tail_before_removal_ = tail_ms;
+    }
+    return change;
+}
+
+// The window after a removal for a tail: kept where its frames are within the target, their
+// tail is removal_min_tail_drop shorter, or no frame was measured.
+bool DecodeThreadGovernor::removal_helped(const Outcome& after) {
+    removal_under_check_ = false;
+    const bool helped =
+        after.frame_ms < 0 || frames_within_target(after) ||
+        after.frame_ms <= tail_before_removal_ * (1 - settings_.removal_min_tail_drop);
+    if (helped) given_back_in_a_row_ = 0;
+    return helped;
+}
+
+// The tail did not shorten: the thread was not its cause. Tails wait before they remove again,
+// twice as long after each removal in a row given back.
+DecodeThreadChange DecodeThreadGovernor::give_back_removal() {
+    active_ = std::min(active_ + 1, settings_.pool_threads);
+    ++statistics_.given_back;
+    ++given_back_in_a_row_;
+    const std::uint32_t doublings = std::min<std::uint32_t>(given_back_in_a_row_, 5);
+    const std::uint64_t longer = std::uint64_t(settings_.cooldown_windows) << doublings;
+    tail_cooldown_ = std::uint32_t(std::min<std::uint64_t>(
+        longer, std::max(longest_cooldown_windows, settings_.cooldown_windows)));
+    return DecodeThreadChange::given_back;
+}
+
 DecodeThreadChange DecodeThreadGovernor::end_window() {
     ++statistics_.windows;
     const bool decoded = window_.decoded_pages > 0 || window_.busy_seconds > 0;
@@ -189,12 +226,15 @@ DecodeThreadChange DecodeThreadGovernor::end_window() {
     statistics_.last_pages_per_second = done.pages_per_second;
     if (trial_) return end_trial(done);
     measure_target(done.median_ms);
+    if (removal_under_check_ && !removal_helped(done)) return give_back_removal();
     // Frames over the target now and then, not in a row, while decoding: a thread fewer each
-    // window, down to half the pool (where an app whose frames have such a tail of their own
-    // keeps what the normal priority starts with).
+    // window while that shortens the tail, down to half the pool.
     const std::size_t tail_floor = std::max<std::size_t>(1, settings_.pool_threads / 2);
-    if (decoded && done.frame_ms >= 0 && !frames_within_target(done) && active_ > tail_floor) {
-        return remove_thread();
+    const bool tail_over = decoded && done.frame_ms >= 0 && !frames_within_target(done);
+    if (tail_cooldown_ > 0) {
+        --tail_cooldown_;
+    } else if (tail_over && active_ > tail_floor) {
+        return remove_for_tail(done.frame_ms);
     }
     if (cooldown_ > 0) {
         --cooldown_;

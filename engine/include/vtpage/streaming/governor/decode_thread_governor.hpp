@@ -31,7 +31,12 @@
 //     while pages were decoded, a thread a window, down to half the pool (decode threads that
 //     slow a frame now and then, not three in a row: on an H200 with 16 cores, 15 decode
 //     threads doubled the viewer's frame p99 over the instanced set, at any priority, where
-//     its median did not move);
+//     its median did not move); a removal for a window's tail is itself measured: where the
+//     next window's tail is neither within the target nor removal_min_tail_drop shorter, the
+//     thread did not cause it (the app's own tail, the scheduler's jitter) and is given back,
+//     and removals for a tail wait cooldown_windows windows, twice as many after each removal
+//     in a row given back (up to 32 windows), so that a tail of the app's own does not cost
+//     the app half its decode threads;
 //   without a target, measures one: the app's own pace, tail_ratio times the lowest median
 //     frame of its last pace_windows windows, and at least tail_slack_ms over it (from the
 //     first window on), so that decode threads follow the frame time where the app names none.
@@ -75,6 +80,10 @@ struct DecodeThreadGovernorSettings {
     // The active threads decoded at least this share of the window's time: they were busy.
     double busy_share = 0.75;
     std::uint32_t over_target_updates = 3;
+    // A thread removed for a window's tail is given back unless the next window's tail is
+    // within the target or at least this share shorter (a thread past 8 of 15 added 8 to 12 %
+    // to the viewer's frame p99 over the instanced set on a 16-core H200).
+    double removal_min_tail_drop = 0.05;
     std::uint32_t cooldown_windows = 2;
     // A surge (with a frame target only): the whole pool on trial once surge_updates updates
     // in a row, at least surge_seconds long, had a backlog, busy threads and frames within it.
@@ -92,7 +101,7 @@ struct DecodeThreadInput {
     double busy_seconds = 0;          // the decode threads' time decoding, summed, since then
 };
 
-enum class DecodeThreadChange : std::uint8_t { none, trial, kept, taken_back, removed };
+enum class DecodeThreadChange : std::uint8_t { none, trial, kept, taken_back, removed, given_back };
 
 struct DecodeThreadDecision {
     std::size_t active_threads = 1;
@@ -106,6 +115,7 @@ struct DecodeThreadGovernorStatistics {
     std::uint64_t kept = 0;            // trials whose thread made decoding faster
     std::uint64_t taken_back = 0;      // trials that did not
     std::uint64_t removed = 0;         // threads removed for frames over the target
+    std::uint64_t given_back = 0;      // of them, given back: the next window's tail was no shorter
     std::uint64_t surges = 0;          // trials of the whole pool (counted among the trials)
     double measured_target_ms = 0;     // without frame_ms_target, the one it holds (0: none yet)
     double last_pages_per_second = 0;  // of the last window
@@ -115,8 +125,8 @@ class DecodeThreadGovernor {
 public:
     // invalid_argument for no pool, initial_threads outside 1..pool_threads, a target that is
     // negative, not finite or above a minute, a window of no updates or a negative or
-    // non-finite length, shares outside [0, 1], or a surge of no updates or a negative or
-    // non-finite length.
+    // non-finite length, shares outside [0, 1] (removal_min_tail_drop below 1), or a surge of
+    // no updates or a negative or non-finite length.
     explicit DecodeThreadGovernor(DecodeThreadGovernorSettings settings);
 
     DecodeThreadDecision update(const DecodeThreadInput& input);
@@ -153,6 +163,9 @@ private:
     bool frames_over_target(const DecodeThreadInput& input);
     bool frames_within_target(const Outcome& done) const;
     DecodeThreadChange remove_thread();
+    DecodeThreadChange remove_for_tail(double tail_ms);
+    bool removal_helped(const Outcome& after);
+    DecodeThreadChange give_back_removal();
     DecodeThreadChange end_window();
     bool wants_surge() const;
     bool surge_slows_frames(const DecodeThreadInput& input);
@@ -173,6 +186,10 @@ private:
     std::size_t trial_added_ = 0;  // threads the trial under way added
     std::uint32_t over_in_a_row_ = 0;
     std::uint32_t cooldown_ = 0;             // windows left before the next trial
+    bool removal_under_check_ = false;       // a thread removed for a tail; the next window judges
+    double tail_before_removal_ = 0;         // the tail that removed it
+    std::uint32_t tail_cooldown_ = 0;        // windows left before a tail removes a thread again
+    std::uint32_t given_back_in_a_row_ = 0;  // removals given back in a row
     std::uint32_t failed_in_a_row_ = 0;      // trials taken back in a row
     bool surging_ = false;                   // the trial under way is a surge
     bool surge_spent_ = false;               // a surge was taken back: none again
