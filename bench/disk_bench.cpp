@@ -221,9 +221,7 @@ nlohmann::json print_streamer(const PageSet& set, const Figures& f, const Option
                                  std::to_string(options.passes) + " passes, warm)"
                            : std::string("Streamer (1 GiB budget, every page asked for in order, "
                                          "warm)"),
-        {"file reads", "pages/s", "of the binding limit",
-         "of the bare "
-         "pipeline",
+        {"file reads", "pages/s", "of the binding limit", "of the bare pipeline",
          "decode threads: active at the end / most / started", "failed pages"});
     const double limit = binding_limit(f, f.warm_read);
     nlohmann::json json = nlohmann::json::array();
