@@ -217,10 +217,8 @@ nlohmann::json print_pipeline(const PageSet& set, const Figures& f, bool quick) 
 nlohmann::json print_streamer(const PageSet& set, const Figures& f, const Options& options) {
     auto backend = bench::make_bench_backend(options.backend);
     bench::ReportTable table(
-        options.passes > 1 ? "Streamer (1 GiB budget, every page asked for in order, " +
-                                 std::to_string(options.passes) + " passes, warm)"
-                           : std::string("Streamer (1 GiB budget, every page asked for in order, "
-                                         "warm)"),
+        "Streamer (1 GiB budget, every page asked for in order, " +
+            (options.passes > 1 ? std::to_string(options.passes) + " passes, " : "") + "warm)",
         {"file reads", "pages/s", "of the binding limit", "of the bare pipeline",
          "decode threads: active at the end / most / started", "failed pages"});
     const double limit = binding_limit(f, f.warm_read);

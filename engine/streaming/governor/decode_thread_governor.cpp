@@ -46,6 +46,14 @@ void check_settings(const DecodeThreadGovernorSettings& s) {
 
 bool measured(double frame_ms) { return std::isfinite(frame_ms) && frame_ms >= 0; }
 
+// `windows` doubled `doublings` times (at most 5), and no longer than longest_cooldown_windows
+// (or `windows` itself where that is longer).
+std::uint32_t doubled_cooldown(std::uint32_t windows, std::uint32_t doublings) {
+    const std::uint64_t longer = std::uint64_t(windows) << std::min<std::uint32_t>(doublings, 5);
+    return std::uint32_t(
+        std::min<std::uint64_t>(longer, std::max(longest_cooldown_windows, windows)));
+}
+
 }  // namespace
 
 void DecodeThreadGovernor::Window::clear() noexcept {
@@ -212,10 +220,7 @@ DecodeThreadChange DecodeThreadGovernor::give_back_removal() {
     active_ = std::min(active_ + 1, settings_.pool_threads);
     ++statistics_.given_back;
     ++given_back_in_a_row_;
-    const std::uint32_t doublings = std::min<std::uint32_t>(given_back_in_a_row_, 5);
-    const std::uint64_t longer = std::uint64_t(settings_.cooldown_windows) << doublings;
-    tail_cooldown_ = std::uint32_t(std::min<std::uint64_t>(
-        longer, std::max(longest_cooldown_windows, settings_.cooldown_windows)));
+    tail_cooldown_ = doubled_cooldown(settings_.cooldown_windows, given_back_in_a_row_);
     return DecodeThreadChange::given_back;
 }
 
@@ -328,10 +333,8 @@ DecodeThreadChange DecodeThreadGovernor::end_trial(const Outcome& trial) {
 
 // Twice as long after each trial in a row that did not help.
 void DecodeThreadGovernor::start_cooldown(std::uint32_t windows) {
-    const std::uint32_t doublings = std::min<std::uint32_t>(failed_in_a_row_, 5);
-    const std::uint64_t longer = std::uint64_t(windows) << (doublings > 0 ? doublings - 1 : 0);
-    cooldown_ =
-        std::uint32_t(std::min<std::uint64_t>(longer, std::max(longest_cooldown_windows, windows)));
+    const std::uint32_t failed = std::min<std::uint32_t>(failed_in_a_row_, 5);
+    cooldown_ = doubled_cooldown(windows, failed > 0 ? failed - 1 : 0);
 }
 
 }  // namespace vtpage::vt

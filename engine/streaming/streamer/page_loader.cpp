@@ -168,13 +168,14 @@ struct PageLoader::State {
     // `result` for each of the load's tags.
     static void add_results(const PageLoad& load, PageLoadResult result,
                             std::vector<PageLoadResult>& results) {
-        for (const PageLoad::Copy& copy : load.more) {
-            results.push_back(result);
-            results.back().tag = copy.tag;
-        }
+        const std::size_t first = results.size();
         result.tag = load.tag;
-        results.insert(results.begin() + std::ptrdiff_t(results.size() - load.more.size()),
-                       std::move(result));
+        results.push_back(std::move(result));
+        for (const PageLoad::Copy& copy : load.more) {
+            PageLoadResult each = results[first];
+            each.tag = copy.tag;
+            results.push_back(std::move(each));
+        }
     }
 
     void release_buffer(std::size_t buffer) {
