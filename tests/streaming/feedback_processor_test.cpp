@@ -192,5 +192,50 @@ TEST_F(FeedbackProcessorTest, ReusedScratchGivesTheSameResultsAsFreshCalls) {
     EXPECT_TRUE(reused.requests.empty());
 }
 
+// Runs of every length around the 8 entries skipped at once, with empty entries and other
+// tiles between them: each tile is counted with every one of its samples.
+TEST_F(FeedbackProcessorTest, RunsOfAnyLengthCountEverySample) {
+    const FeedbackProcessor processor(set_, {.include_parents = false});
+    const TextureLayout layout = set_.layout(1);
+    const PageIndex base = set_.base_page(1);
+    std::vector<FeedbackEntry> feedback;
+    std::map<PageIndex, std::uint64_t> expected;
+    std::size_t samples = 0;
+    for (std::uint32_t length : {1u, 7u, 8u, 9u, 15u, 16u, 17u, 64u, 3u, 1u, 250u}) {
+        // Tiles (0..59, y) lie in pages of 8 tiles each way: a new page every few runs.
+        const TileId tile{1, 0, (length * 3) % 60, length % 30};
+        auto run = entries(tile, int(length));
+        feedback.insert(feedback.end(), run.begin(), run.end());
+        expected[base + layout.locate(0, tile.x, tile.y).page] += length;
+        samples += length;
+        for (std::uint32_t e = 0; e < length % 4; ++e) feedback.push_back(FeedbackEntry{});
+    }
+    const FeedbackResult result = processor.process(feedback);
+    EXPECT_EQ(result.samples, samples);
+    std::map<PageIndex, std::uint64_t> counted;
+    for (const auto& request : result.requests) counted[request.page] += request.count;
+    EXPECT_EQ(counted, expected);
+}
+
+// A texture added after the processor's first feedback is known to the next one: before, its
+// entries are invalid; after, they ask for its pages.
+TEST_F(FeedbackProcessorTest, ATextureAddedLaterIsKnownToTheNextFeedback) {
+    const FeedbackProcessor processor(set_);
+    FeedbackScratch scratch;
+    FeedbackResult result;
+    const std::vector<FeedbackEntry> feedback = entries({2, 0, 3, 4}, 10);
+    processor.process(feedback, scratch, result);
+    EXPECT_EQ(result.invalid, 10u);
+    EXPECT_TRUE(result.requests.empty());
+    const TextureId added = set_.add(std::make_shared<test::PatternSource>(11, 3));
+    ASSERT_EQ(added, 2u);
+    processor.process(feedback, scratch, result);
+    EXPECT_EQ(result.invalid, 0u);
+    ASSERT_FALSE(result.requests.empty());
+    const PageIndex page = set_.base_page(2) + set_.layout(2).locate(0, 3, 4).page;
+    EXPECT_TRUE(std::any_of(result.requests.begin(), result.requests.end(),
+                            [&](const PageRequest& r) { return r.page == page && r.count == 10; }));
+}
+
 }  // namespace
 }  // namespace vtpage::vt
