@@ -72,7 +72,10 @@ void PageCacheCopiers::run() {
         jobs_.pop_front();
         lock.unlock();
         VTPAGE_TEST_POINT("read.page_cache_copy");
-        const bool copied = copy(job);
+        const bool copied = [&] {
+            VTPAGE_TRACE_SCOPE("io", "page cache copy", .count = job.bytes);
+            return copy(job);
+        }();
         lock.lock();
         results_.push_back({job.slot, copied});
         done_.notify_all();
