@@ -315,9 +315,11 @@ struct PageLoader::State {
     }
 
     // Decodes a part taken from the board and says so, whatever happens (its page's thread
-    // waits for it).
-    void decode_part(const PartClaim& claim) {
+    // waits for it). A helper's part is counted under the same lock that ends it, so whoever
+    // sees the page loaded sees the part counted.
+    void decode_part(const PartClaim& claim, bool helped = false) {
         VTPAGE_TEST_POINT("page_loader.part");
+        const auto start = Clock::now();
         std::exception_ptr error;
         try {
             claim.page->decode(claim.part);
@@ -327,6 +329,11 @@ struct PageLoader::State {
         bool last = false;
         {
             std::lock_guard lock(mutex);
+            if (helped) {
+                ++stats.parts_helped;
+                stats.decode_seconds +=
+                    std::chrono::duration<double>(Clock::now() - start).count();
+            }
             last = PartDecodeBoard::finish_locked(claim, std::move(error));
         }
         if (last) parts_done_cv.notify_all();
@@ -334,14 +341,8 @@ struct PageLoader::State {
 
     // A part of another thread's page, taken while idle.
     void help_decode(const PartClaim& claim) {
-        const auto start = Clock::now();
-        {
-            VTPAGE_TRACE_SCOPE("page", "part");
-            decode_part(claim);
-        }
-        std::lock_guard lock(mutex);
-        ++stats.parts_helped;
-        stats.decode_seconds += std::chrono::duration<double>(Clock::now() - start).count();
+        VTPAGE_TRACE_SCOPE("page", "part");
+        decode_part(claim, /*helped=*/true);
     }
 
     // Decoded in place (the page is filled as its decode ends), or whole, then its rows copied.
