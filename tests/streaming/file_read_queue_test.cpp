@@ -357,12 +357,13 @@ TEST_P(FileReadQueueTest, DestroyedQueuesLeaveNoDescriptorsOrThreads) {
     EXPECT_LE(thread_count(), threads + runtime_threads);
 }
 
-// Each attempt takes 20 ms; counts the attempts under way.
+// Each attempt takes 200 ms (30 of them, 4 at a time, take 1.5 s: long enough that the queue is
+// destroyed with reads not yet issued, even on a loaded machine); counts the attempts under way.
 class SlowLayer : public FileLayer {
 public:
     ReadDecision decide(const ReadAttempt&) override {
         ++active;
-        std::this_thread::sleep_for(20ms);
+        std::this_thread::sleep_for(200ms);
         ++decided;
         --active;
         return ReadDecision::pass();

@@ -279,13 +279,16 @@ TEST_P(StreamerTest, FramesThatAreNotCompleteKeepTheirPages) {
     // The budget (8: a tail and 7) is full of pages frame 1 uses: nothing can be evicted.
     EXPECT_FALSE(streamer.wait_idle(200ms));
     for (PageIndex page : first) EXPECT_TRUE(streamer.is_ready(page));
-    EXPECT_GT(streamer.statistics().budget_stalls, 0u);
+    EXPECT_TRUE(test::eventually([&] { return streamer.statistics().budget_stalls > 0; }, 30s))
+        << "the worker found no room";
     for (PageIndex page : second) EXPECT_TRUE(streamer.is_queued(page)) << page;
     streamer.complete_frame(frame);
     // Frame 1's pages can go now, but frame 2, in flight, may still sample them: their
     // physical pages are held back and the second pages still wait.
     EXPECT_FALSE(streamer.wait_idle(200ms));
-    EXPECT_GT(streamer.statistics().table.deferred_pages, 0u);
+    EXPECT_TRUE(
+        test::eventually([&] { return streamer.statistics().table.deferred_pages > 0; }, 30s))
+        << "frame 1's pages were not held back";
     for (PageIndex page : second) EXPECT_TRUE(streamer.is_queued(page)) << page;
     streamer.complete_frame(frame2);
     ASSERT_TRUE(streamer.wait_idle_while_progressing(30s));
@@ -851,11 +854,26 @@ public:
         previous_ = frame;
         streamer_.wait_idle(std::chrono::milliseconds(50));
     }
+    // Asks for the same pages frame after frame, at least `frames` times, until `done` holds (a
+    // slow machine takes more frames; 60 s at most).
+    template <class Done>
+    bool ask_until(std::span<const PageIndex> pages, std::size_t frames, Done done) {
+        const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(60);
+        for (std::size_t frame = 0;; ++frame) {
+            if (frame >= frames && done()) return true;
+            if (std::chrono::steady_clock::now() > deadline) return false;
+            ask(pages);
+        }
+    }
 
 private:
     Streamer& streamer_;
     FrameId previous_ = 0;
 };
+
+bool all_ready(const Streamer& streamer, std::span<const PageIndex> pages) {
+    return std::ranges::all_of(pages, [&](PageIndex page) { return streamer.is_ready(page); });
+}
 
 // Mip-0 pages [first, first + count) of a texture.
 std::vector<PageIndex> mip0_pages(const Streamer& streamer, TextureId id, PageIndex first,
@@ -929,7 +947,10 @@ TEST_P(StreamerTest, OverBudgetEndsWhenTheViewShrinksOrTheBudgetGrows) {
     const TextureId id = streamer.add_texture(std::make_shared<test::PatternSource>(12, 3));
     const std::vector<PageIndex> view = mip0_pages(streamer, id, 0, 10);
     ViewFrames frames(streamer);
-    for (int frame = 0; frame < 4; ++frame) frames.ask(view);
+    ASSERT_TRUE(frames.ask_until(view, 4, [&] {
+        const BudgetDemand demand = streamer.budget_demand();
+        return demand.resident_recent_pages == demand.free_pages;
+    })) << "the free pages never all held the view's";
     const StreamerStatistics over = streamer.statistics();
     EXPECT_EQ(over.over_budget_pages, 10u - (8u - over.tail_pages - over.level_pages));
     const BudgetDemand demand = streamer.budget_demand();
@@ -944,7 +965,8 @@ TEST_P(StreamerTest, OverBudgetEndsWhenTheViewShrinksOrTheBudgetGrows) {
             smaller.push_back(page);
     }
     ASSERT_EQ(smaller.size(), 4u);
-    for (FrameId frame = 0; frame < s.recent_frames + 2; ++frame) frames.ask(smaller);
+    EXPECT_TRUE(frames.ask_until(smaller, s.recent_frames + 2,
+                                 [&] { return all_ready(streamer, smaller); }));
     EXPECT_EQ(streamer.statistics().over_budget_pages, 0u);
     EXPECT_EQ(streamer.statistics().recent_pages, 4u);
     for (PageIndex page : smaller) EXPECT_TRUE(streamer.is_ready(page)) << page;
@@ -978,8 +1000,8 @@ TEST_P(StreamerTest, ACoarserLevelTakesTheRoomOfAFinerOneTheViewAlsoWants) {
     std::uint64_t filled = 0;
     {
         ViewFrames frames(streamer);
-        for (int frame = 0; frame < 3; ++frame) frames.ask(fine);
-        for (PageIndex page : fine) ASSERT_TRUE(streamer.is_ready(page)) << page;
+        ASSERT_TRUE(frames.ask_until(fine, 3, [&] { return all_ready(streamer, fine); }))
+            << "the fine pages that fit were never all ready";
         filled = streamer.statistics().pages_filled;
         std::vector<PageIndex> both = fine;
         both.insert(both.begin(), coarse);  // coarse first, as the feedback orders them

@@ -60,14 +60,14 @@ void CommitStage::stall(const std::vector<PendingKey>& keys) {
     ++book_.stats(lock).budget_stalls;
 }
 
+// The error is recorded before the pages leave flight, as the other stages do: whoever sees the
+// streamer idle sees the error.
 void CommitStage::fail(const std::vector<PendingKey>& keys) {
-    {
-        const RequestBook::Lock lock = book_.lock();
-        for (PendingKey key : keys) book_.leave_flight(lock, key.page, key.asked_in);
-        book_.stats(lock).failed_pages += keys.size();
-        book_.notify_if_idle(lock);
-    }
     errors_.record(std::current_exception());
+    const RequestBook::Lock lock = book_.lock();
+    for (PendingKey key : keys) book_.leave_flight(lock, key.page, key.asked_in);
+    book_.stats(lock).failed_pages += keys.size();
+    book_.notify_if_idle(lock);
 }
 
 }  // namespace vtpage::vt::streamer_detail
