@@ -238,7 +238,7 @@ struct VulkanRenderer::State {
         : context(c),
           indirection(i),
           textures(t),
-          settings(s),
+          settings(with_frame_timeout(s, c)),
           pipelines(c, colour_format_used, sample_position_format, feedback_format_used),
           shade(c),
           timeline(c, 0, false, "vtpage renderer timeline"),
@@ -322,6 +322,13 @@ struct VulkanRenderer::State {
         submit.signalSemaphoreInfoCount = static_cast<std::uint32_t>(signals.size());
         submit.pSignalSemaphoreInfos = signals.data();
         return submit;
+    }
+    static VulkanRendererSettings with_frame_timeout(VulkanRendererSettings s,
+                                                     const VulkanContext& c) {
+        if (s.frame_timeout_ms != 0) return s;
+        const bool cpu = c.properties().deviceType == VK_PHYSICAL_DEVICE_TYPE_CPU;
+        s.frame_timeout_ms = cpu ? 300000 : 30000;
+        return s;
     }
     // Waits for a frame with the settings' timeout; on timeout, busy with what the frame waits
     // for (a CUDA fill value that never came shows here rather than as a hang).
