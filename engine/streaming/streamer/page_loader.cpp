@@ -331,8 +331,7 @@ struct PageLoader::State {
             std::lock_guard lock(mutex);
             if (helped) {
                 ++stats.parts_helped;
-                stats.decode_seconds +=
-                    std::chrono::duration<double>(Clock::now() - start).count();
+                stats.decode_seconds += std::chrono::duration<double>(Clock::now() - start).count();
             }
             last = PartDecodeBoard::finish_locked(claim, std::move(error));
         }
