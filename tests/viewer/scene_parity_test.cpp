@@ -376,6 +376,11 @@ protected:
 #ifndef VTPAGE_VIEWER_SCENES
         GTEST_SKIP() << "vtpage-viewer was built without --scene (it needs assimp and libvips)";
 #endif
+#ifdef VTPAGE_SANITIZERS
+        GTEST_SKIP()
+            << "scene parity compares pictures and runs in the normal build: under -fsanitize="
+            << VTPAGE_SANITIZERS << " its viewer runs take over 10 min";
+#endif
         VTPAGE_SKIP_LIBVIPS_UNDER_THREAD_SANITIZER();  // the viewer bakes the scenes' images
         VTPAGE_BACKEND_OR_SKIP(backend, "host");
         VTPAGE_VULKAN_OR_SKIP(context, *backend);
