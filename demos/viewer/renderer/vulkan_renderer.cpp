@@ -283,15 +283,13 @@ struct VulkanRenderer::State {
     }
     void make_scene_targets(const VulkanSceneGeometry& scene) {
         if (!scene_pipelines) {
-            const bool stacks = std::any_of(scene.draws().begin(), scene.draws().end(),
-                                            [](const SceneGpuDraw& draw) { return draw.stacked; });
             lod_probe.emplace(context);
             scene_pipelines.emplace(
                 context, colour_format_used, feedback_format_used, *lod_probe,
                 ScenePipelines::Options{.reference = settings.reference_textures,
-                                        .stacks = stacks,
                                         .lod_from_device = settings.scene_lod_from_device});
         }
+        scene_pipelines->build_for(scene.draws());
         if (depth.get() != VK_NULL_HANDLE && depth.extent().width == settings.width &&
             depth.extent().height == settings.height) {
             return;

@@ -10,6 +10,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <span>
 
 #include "renderer/scene_gpu_layout.hpp"
 #include "vtpage/interop/vulkan_handle.hpp"
@@ -49,15 +50,12 @@ public:
         // The hardware reference's colour pipelines where given: its set bound as set 1
         // (VulkanReferenceTextures), its textures sampled instead of virtual textures.
         const VulkanReferenceTextures* reference = nullptr;
-        // Whether to build the pipelines for draws whose material samples a stack too; without
-        // them such draws take the others, which sample each slot's own texture (the same
-        // image, without the stack's saving).
-        bool stacks = true;
         // Whether vtpage's isotropic samples take the device's level of detail from the probe
         // (scene_lod_from_device) or the exact formula's (vt_formula_lod).
         bool lod_from_device = true;
     };
-    // `probe`'s set layout is set 0 of the pipelines' layout.
+    // `probe`'s set layout is set 0 of the pipelines' layout. Makes the layout, the shader
+    // modules and the depth pre-pass; the colour and feedback pipelines come with build_for.
     ScenePipelines(VulkanContext& context, VkFormat colour_format, VkFormat feedback_format,
                    const VulkanLodProbe& probe, const Options& options);
 
@@ -65,7 +63,8 @@ public:
     // samples a stack and for the others. The shaders' stack path is a specialization constant
     // (scene_stacks_drawn), so that a draw without a stack pays nothing for it (registers, code).
     // vtpage's colour pipelines test depth before the shader (scene_early.frag) except for masked
-    // draws; elsewhere the masked pipelines are the opaque ones.
+    // draws; elsewhere the masked pipelines are the opaque ones. The reference never samples
+    // stacks: its stacked draws take the plain pipelines.
     enum Kind { opaque, blended, masked, kinds };
     struct Pass {
         VkPipeline pipelines[2][kinds] = {};  // [stacked][kind]
@@ -81,15 +80,49 @@ public:
     // draws, so that its (costly) shading runs once per pixel and not for what a nearer surface
     // hides.
     VkPipeline depth_prepass() const noexcept { return depth_prepass_.get(); }
+    // Makes the colour and feedback pipelines that `draws` use and that are not made yet: on a
+    // CPU device a pipeline takes seconds to compile, and a scene uses a few of the ten.
+    void build_for(std::span<const SceneGpuDraw> draws);
+    // The colour and feedback pipelines made so far (the depth pre-pass left out).
+    std::size_t pipelines_built() const noexcept;
+    // The pipelines by draw; a draw's entry is VK_NULL_HANDLE until build_for has seen its like.
     Pass colour() const noexcept;
     Pass feedback() const noexcept;
     static constexpr VkShaderStageFlags push_stages =
         VK_SHADER_STAGE_VERTEX_BIT | VK_SHADER_STAGE_FRAGMENT_BIT;
 
 private:
+    // Which of the made pipelines a draw of `stacked` and `kind` takes, in each pass.
+    struct Variant {
+        int stacked;
+        int kind;
+    };
+    Variant colour_variant(bool stacked, Kind kind) const noexcept;
+    Variant feedback_variant(bool stacked, Kind kind) const noexcept;
+    // The specialization constants of the fragment shaders (scene_frame.glsl: ids 0 to 2).
+    struct Constants {
+        std::uint32_t reference_count;  // the reference's array of textures (1 without one)
+        VkBool32 stacks_drawn;
+        VkBool32 lod_from_device;
+    };
+    UniqueVkPipeline make(VkShaderModule vertex, VkShaderModule fragment, VkFormat format,
+                          bool colour_writes_rgba, bool blend, bool stacked, const char* name);
+    void build_colour(Variant variant);
+    void build_feedback(Variant variant);
+
+    VulkanContext* context_;
+    VkFormat colour_format_;
+    VkFormat feedback_format_;
+    bool reference_;
+    Constants constants_[2];  // [stacked]
     UniqueVkPipelineLayout layout_;
+    UniqueVkShaderModule vertex_;
+    UniqueVkShaderModule fragment_;        // scene.frag, or the reference's
+    UniqueVkShaderModule early_fragment_;  // scene_early.frag (vtpage's, depth tested first)
+    UniqueVkShaderModule feedback_vertex_;
+    UniqueVkShaderModule feedback_fragment_;
     UniqueVkPipeline depth_prepass_;
-    UniqueVkPipeline colour_[2][kinds];  // [stacked][kind]; no masked ones where the opaque serve
+    UniqueVkPipeline colour_[2][kinds];  // [stacked][kind]; made by build_for
     UniqueVkPipeline feedback_[2][kinds];
 };
 
