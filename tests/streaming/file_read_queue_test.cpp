@@ -12,7 +12,6 @@
 #include <cstdlib>
 #include <cstring>
 #include <filesystem>
-#include <functional>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -21,6 +20,7 @@
 #include <thread>
 #include <vector>
 
+#include "../support/eventually.hpp"
 #include "../support/expect_error.hpp"
 #include "../support/open_descriptors.hpp"
 #include "../support/process_threads.hpp"
@@ -104,15 +104,7 @@ std::map<std::uint64_t, ReadCompletion> wait_all(FileReadQueue& queue, std::size
     return all;
 }
 
-bool eventually(const std::function<bool()>& condition) {
-    const auto deadline = Clock::now() + 10s;
-    while (!condition()) {
-        if (Clock::now() > deadline) return false;
-        std::this_thread::sleep_for(1ms);
-    }
-    return true;
-}
-
+using test::eventually;
 using test::thread_count;
 constexpr std::size_t runtime_threads = test::sanitizer_runtime_threads;
 

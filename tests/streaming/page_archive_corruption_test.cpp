@@ -298,8 +298,8 @@ TEST_P(PageArchiveCorruptionTest, BadZstdFramesAreCorruptDataNamingThePage) {
 }
 
 INSTANTIATE_TEST_SUITE_P(Versions, PageArchiveCorruptionTest, testing::Values(2u, 3u, 4u),
-                         [](const testing::TestParamInfo<std::uint32_t>& info) {
-                             return "v" + std::to_string(info.param);
+                         [](const testing::TestParamInfo<std::uint32_t>& version) {
+                             return "v" + std::to_string(version.param);
                          });
 
 }  // namespace

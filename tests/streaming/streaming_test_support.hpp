@@ -15,6 +15,7 @@
 #include <thread>
 #include <vector>
 
+#include "../support/eventually.hpp"
 #include "../support/reference_levels.hpp"
 #include "../support/temporary_folder.hpp"
 #include "vtpage/backend/backend.hpp"
@@ -155,18 +156,6 @@ inline ::testing::AssertionResult ready_holds_source(Backend& backend,
 // pages from one worker and one decode thread, each with its one stream.
 inline std::size_t copy_threads(std::size_t wanted) {
     return std::getenv("VTPAGE_TEST_ONE_COPY_STREAM") ? 1 : wanted;
-}
-
-// Whether `condition` holds within `limit`, polled every millisecond: for what another thread
-// makes true at a time no test can know, on a loaded machine or under a sanitizer.
-inline bool eventually(const std::function<bool()>& condition,
-                       std::chrono::milliseconds limit = std::chrono::seconds(20)) {
-    const auto deadline = std::chrono::steady_clock::now() + limit;
-    while (!condition()) {
-        if (std::chrono::steady_clock::now() > deadline) return false;
-        std::this_thread::sleep_for(std::chrono::milliseconds(1));
-    }
-    return true;
 }
 
 inline vt::StreamerSettings streamer_test_settings(std::size_t budget_pages) {

@@ -317,7 +317,9 @@ std::optional<ViewerRun> run_viewer(const Scene& scene, const Pose& pose, bool r
     EXPECT_EQ(run.stats["scene"]["stacks"], scene.stacks) << pose.name;
     EXPECT_EQ(run.stats["scene"]["stacked_slots"], scene.stacked_slots) << pose.name;
     EXPECT_EQ(run.stats["validation_messages"], 0) << pose.name << ": " << result.output;
-    if (!reference) EXPECT_EQ(run.stats["scene"]["lod_from"], "device") << pose.name;
+    if (!reference) {
+        EXPECT_EQ(run.stats["scene"]["lod_from"], "device") << pose.name;
+    }
     if (test::test_validation_mode() == ValidationMode::required) {
         EXPECT_EQ(run.stats["validation"], true) << pose.name;
     }

@@ -83,9 +83,9 @@ std::uint64_t free_bytes(const std::string& folder) {
 }
 
 std::string texture_name(std::uint64_t index) {
-    char name[32];
-    std::snprintf(name, sizeof name, "texture-%03llu.vtex", static_cast<unsigned long long>(index));
-    return name;
+    std::string number = std::to_string(index);
+    if (number.size() < 3) number.insert(0, 3 - number.size(), '0');
+    return "texture-" + number + ".vtex";
 }
 
 // One texture: its pages filled and added by `threads` threads at once.
