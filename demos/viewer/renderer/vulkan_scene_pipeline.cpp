@@ -26,12 +26,6 @@ const char* const feedback_names[2][ScenePipelines::kinds] = {
     {"vtpage scene feedback", "vtpage scene feedback, blended", nullptr},
     {"vtpage scene feedback, stacks", "vtpage scene feedback, stacks, blended", nullptr}};
 
-ScenePipelines::Kind kind_of(const SceneGpuDraw& draw) {
-    return draw.blended  ? ScenePipelines::blended
-           : draw.masked ? ScenePipelines::masked
-                         : ScenePipelines::opaque;
-}
-
 }  // namespace
 
 ScenePipelines::ScenePipelines(VulkanContext& context, VkFormat colour_format,
@@ -139,26 +133,25 @@ std::size_t ScenePipelines::pipelines_built() const noexcept {
     return built;
 }
 
-ScenePipelines::Pass ScenePipelines::colour() const noexcept {
+ScenePipelines::Pass ScenePipelines::pass_of(const UniqueVkPipeline (&made)[2][kinds],
+                                             Variant (ScenePipelines::*variant_of)(bool, Kind)
+                                                 const noexcept) const noexcept {
     Pass pass;
     for (int stacked = 0; stacked < 2; ++stacked) {
         for (int kind = 0; kind < kinds; ++kind) {
-            const Variant v = colour_variant(stacked == 1, static_cast<Kind>(kind));
-            pass.pipelines[stacked][kind] = colour_[v.stacked][v.kind].get();
+            const Variant v = (this->*variant_of)(stacked == 1, static_cast<Kind>(kind));
+            pass.pipelines[stacked][kind] = made[v.stacked][v.kind].get();
         }
     }
     return pass;
 }
 
+ScenePipelines::Pass ScenePipelines::colour() const noexcept {
+    return pass_of(colour_, &ScenePipelines::colour_variant);
+}
+
 ScenePipelines::Pass ScenePipelines::feedback() const noexcept {
-    Pass pass;
-    for (int stacked = 0; stacked < 2; ++stacked) {
-        for (int kind = 0; kind < kinds; ++kind) {
-            const Variant v = feedback_variant(stacked == 1, static_cast<Kind>(kind));
-            pass.pipelines[stacked][kind] = feedback_[v.stacked][v.kind].get();
-        }
-    }
-    return pass;
+    return pass_of(feedback_, &ScenePipelines::feedback_variant);
 }
 
 }  // namespace vtpage::viewer

@@ -66,12 +66,13 @@ public:
     // draws; elsewhere the masked pipelines are the opaque ones. The reference never samples
     // stacks: its stacked draws take the plain pipelines.
     enum Kind { opaque, blended, masked, kinds };
+    static Kind kind_of(const SceneGpuDraw& draw) noexcept {
+        return draw.blended ? blended : draw.masked ? masked : opaque;
+    }
     struct Pass {
         VkPipeline pipelines[2][kinds] = {};  // [stacked][kind]
         VkPipeline for_draw(const SceneGpuDraw& draw) const {
-            return pipelines[draw.stacked ? 1 : 0][draw.blended  ? blended
-                                                   : draw.masked ? masked
-                                                                 : opaque];
+            return pipelines[draw.stacked ? 1 : 0][kind_of(draw)];
         }
     };
 
@@ -99,6 +100,9 @@ private:
     };
     Variant colour_variant(bool stacked, Kind kind) const noexcept;
     Variant feedback_variant(bool stacked, Kind kind) const noexcept;
+    // Each draw's pipeline in a pass: the made one of its variant (`variant_of`).
+    Pass pass_of(const UniqueVkPipeline (&made)[2][kinds],
+                 Variant (ScenePipelines::*variant_of)(bool, Kind) const noexcept) const noexcept;
     // The specialization constants of the fragment shaders (scene_frame.glsl: ids 0 to 2).
     struct Constants {
         std::uint32_t reference_count;  // the reference's array of textures (1 without one)
