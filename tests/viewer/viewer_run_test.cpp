@@ -322,6 +322,12 @@ TEST_P(ViewerHeadlessTest, TheIdentityCheckFindsNoViolationWhenTilesAreStreamedO
                                           "108",
                                           "--tile-levels",
                                           "2",
+                                          // 4 pages hold about 66 tiles and the flight samples
+                                          // more than 123: places are taken again however fast
+                                          // the stream is (left to the budget, the pool grows
+                                          // to 6 pages and takes 0 to 49 places again by timing).
+                                          "--packed-level-pages",
+                                          "4",
                                           "--quiet",
                                           "--stats",
                                           stats_path};
