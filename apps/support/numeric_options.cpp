@@ -46,6 +46,36 @@ CLI::Validator count_in(std::uint64_t min, std::uint64_t max) {
         "COUNT in " + range);
 }
 
+CLI::Validator integer_in(std::int64_t min, std::int64_t max) {
+    const std::string range = range_text(std::to_string(min), std::to_string(max));
+    return CLI::Validator(
+        [min, max, range](std::string& text) -> std::string {
+            const std::string wanted = "a whole number in " + range;
+            const std::size_t first = !text.empty() && text[0] == '-' ? 1 : 0;
+            const std::string digits = text.substr(first);
+            const bool plain =
+                !digits.empty() && digits.find_first_not_of("0123456789") == std::string::npos &&
+                (digits.size() == 1 || digits[0] != '0') && !(first == 1 && digits == "0");
+            if (!plain) return "'" + text + "' is not " + wanted;
+            std::int64_t value = 0;
+            const char* last = text.data() + text.size();
+            const auto [end, error] = std::from_chars(text.data(), last, value);
+            if (error != std::errc() || end != last || value < min || value > max) {
+                return text + " is not " + wanted;
+            }
+            return {};
+        },
+        "INTEGER in " + range);
+}
+
+CLI::Validator not_zero() {
+    return CLI::Validator(
+        [](std::string& text) -> std::string {
+            return text == "0" ? std::string("0 is not one of the values (no zero)") : "";
+        },
+        "not 0");
+}
+
 CLI::Validator number_in(double min, double max) {
     const std::string range = range_text(number_text(min), number_text(max));
     return CLI::Validator(

@@ -297,11 +297,14 @@ TEST_F(BakeToolTest, OutputsThatAreNotOursToReplaceAreRefusedBeforeWork) {
 // --threads and --zstd-level reach the bake; values out of range are bad flags.
 TEST_F(BakeToolTest, ThreadsAndZstdLevelAreFlags) {
     const std::string out = folder_.file("flags.vtex");
-    const ToolRun good = run("-q --threads 2 --zstd-level 9 " + png_ + " -o " + out);
-    EXPECT_EQ(good.status, 0) << good.output;
-    EXPECT_EQ(run("-q --check " + out).status, 0);
+    for (const char* level : {"9", "-3"}) {
+        const ToolRun good =
+            run(std::string("-q --threads 2 --zstd-level ") + level + " " + png_ + " -o " + out);
+        EXPECT_EQ(good.status, 0) << good.output;
+        EXPECT_EQ(run("-q --check " + out).status, 0);
+    }
     for (const char* flags : {"--threads 0", "--threads 1025", "--zstd-level 0", "--zstd-level 20",
-                              "--threads -1", "--max-memory-gib 0"}) {
+                              "--zstd-level -11", "--threads -1", "--max-memory-gib 0"}) {
         const ToolRun bad = run(std::string("-q ") + flags + " " + png_ + " -o " + out);
         EXPECT_EQ(bad.status, 2) << flags << ": " << bad.output;
     }

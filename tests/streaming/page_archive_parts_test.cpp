@@ -148,6 +148,43 @@ TEST_F(PageArchivePartsTest, RefusesWhatIsNotAPartOfThePage) {
     detail_of([&] { archive.decode_part(1, short_raw, page); }, Errc::invalid_argument);
 }
 
+// zstd's fast levels store more bytes that any reader decodes as it decodes level 1 (no format
+// change); levels outside the writer's range are refused with the range.
+TEST_F(PageArchivePartsTest, FastLevelsStoreMoreBytesThatDecodeToThePageWritten) {
+    const ProceduralSource source(ProceduralSettings{7, 14});
+    const std::uint64_t count = 8, pages = source.layout().page_count;
+    auto stored_total = [&](int level) {
+        PageArchiveWriter writer(path_, rgba8_shape(count), test::bytes_of("d"),
+                                 {.zstd_level = level});
+        std::vector<std::byte> page(page_bytes);
+        for (std::uint64_t i = 0; i < count; ++i) {
+            source.fill_host(i * pages / count, page);
+            writer.add_page(i, page);
+        }
+        writer.finish();
+        const PageArchive archive(path_);
+        archive.check_all();
+        std::uint64_t total = 0;
+        std::vector<std::byte> read(page_bytes);
+        for (std::uint64_t i = 0; i < count; ++i) {
+            total += archive.stored_extent(i).bytes;
+            source.fill_host(i * pages / count, page);
+            archive.read_page(i, read);
+            EXPECT_TRUE(read == page) << "level " << level << ", page " << i;
+        }
+        return total;
+    };
+    const std::uint64_t one = stored_total(1);
+    const std::uint64_t fast = stored_total(page_archive_fastest_zstd_level);
+    EXPECT_GT(fast, one);
+    for (int level :
+         {page_archive_fastest_zstd_level - 1, 0, page_archive_smallest_zstd_level + 1}) {
+        EXPECT_NE(detail_of([&] { write({.zstd_level = level}); }, Errc::invalid_argument)
+                      .find("zstd_level is " + std::to_string(level) + ", -10 to -1 or 1 to 19"),
+                  std::string::npos);
+    }
+}
+
 // On texture pages four frames store about what one does: zstd's window is the part, not the
 // page, and a texture's bytes repeat at shorter range (6 % more here). 16 pages of ProceduralSource
 // from mip 0 to the tail of a 16Ki x 16Ki texture (as page_archive_zstd_levels_test.cpp measures).

@@ -302,35 +302,14 @@ TEST_P(ViewerHeadlessTest, TheIdentityCheckFindsNoViolationOnAFastFlightAtTheSma
 TEST_P(ViewerHeadlessTest, TheIdentityCheckFindsNoViolationWhenTilesAreStreamedOneByOne) {
     VTPAGE_VIEWER_BACKEND_OR_SKIP(GetParam());
     const std::string stats_path = scratch("identity_tiles_" + GetParam() + ".json");
-    std::vector<std::string> arguments = {"--headless",
-                                          "--backend",
-                                          GetParam(),
-                                          "--identity-check",
-                                          "--texture-size-log2",
-                                          "14",
-                                          "--budget-mib",
-                                          "16",
-                                          "--camera-path",
-                                          "benchmark",
-                                          "--time-step-ms",
-                                          "200",
-                                          "--frames",
-                                          "150",
-                                          "--width",
-                                          "192",
-                                          "--height",
-                                          "108",
-                                          "--tile-levels",
-                                          "2",
-                                          // 4 pages hold about 66 tiles and the flight samples
-                                          // more than 123: places are taken again however fast
-                                          // the stream is (left to the budget, the pool grows
-                                          // to 6 pages and takes 0 to 49 places again by timing).
-                                          "--packed-level-pages",
-                                          "4",
-                                          "--quiet",
-                                          "--stats",
-                                          stats_path};
+    std::vector<std::string> arguments = {
+        "--headless", "--backend", GetParam(), "--identity-check", "--texture-size-log2", "14",
+        "--budget-mib", "16", "--camera-path", "benchmark", "--time-step-ms", "200", "--frames",
+        "150", "--width", "192", "--height", "108", "--tile-levels", "2",
+        // 4 pages hold about 66 tiles and the flight samples more than 123: places are taken
+        // again however fast the stream is (left to the budget, the pool grows to 6 pages and
+        // takes 0 to 49 places again by timing).
+        "--packed-level-pages", "4", "--quiet", "--stats", stats_path};
     for (const std::string& flag : validation_flags()) arguments.push_back(flag);
     const test::ProgramResult run = run_viewer(arguments);
     ASSERT_EQ(run.exit_code, 0) << run.output;

@@ -75,7 +75,7 @@ struct BakeFlags {
     double max_output_gib = 16;
     double max_memory_gib = 4;
     std::uint64_t threads = 0;  // 0: one per core
-    std::uint64_t zstd_level = 3;
+    int zstd_level = 3;
     std::uint64_t parts_per_page = vt::page_archive_default_parts_per_page;
     std::string address_u = "clamp";
     std::string address_v = "clamp";
@@ -191,7 +191,7 @@ bake::TextureBakeSettings settings_for(const bake::VipsImageReader& reader,
     settings.max_output_bytes = std::uint64_t(flags.max_output_gib * gib);
     settings.max_memory_bytes = std::uint64_t(flags.max_memory_gib * gib);
     settings.threads = unsigned(flags.threads);
-    settings.zstd_level = int(flags.zstd_level);
+    settings.zstd_level = flags.zstd_level;
     settings.parts_per_page = std::uint32_t(flags.parts_per_page);
     settings.sampling = sampling_for(flags, choice.format);
     bake::check_bake_limits(reader.info(), settings);
@@ -346,8 +346,11 @@ static int run(int argc, char** argv) {
     app.add_option("--threads", flags.threads, "Threads encoding tiles (default: one per core)")
         ->check(app::count_in(1, 1024));
     app.add_option("--zstd-level", flags.zstd_level,
-                   "zstd level of the pages (1 fastest .. 19 smallest)")
-        ->check(app::count_in(1, 19))
+                   "zstd level of the pages (1 fastest .. 19 smallest; -1 .. -10 are zstd's fast "
+                   "levels: larger pages that decode faster)")
+        ->check(app::integer_in(vt::page_archive_fastest_zstd_level,
+                                vt::page_archive_smallest_zstd_level))
+        ->check(app::not_zero())
         ->capture_default_str();
     app.add_option("--parts-per-page", flags.parts_per_page,
                    "zstd frames a page is stored in, decoded on as many threads at once (the "

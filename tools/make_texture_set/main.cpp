@@ -63,7 +63,7 @@ struct Options {
     std::string format = "bc1";
     std::uint64_t instances = 1;
     std::uint64_t seed = 1;
-    std::uint64_t zstd_level = 1;
+    int zstd_level = 1;
     std::uint64_t parts_per_page = vt::page_archive_default_parts_per_page;
     double keep_free_gib = 2;
     std::uint64_t threads = std::max(1u, std::thread::hardware_concurrency());
@@ -100,7 +100,7 @@ void write_texture(const Options& options, const std::string& path, std::uint32_
     app::PartialFileGuard partial(path + ".partial");
     vt::PageArchiveWriter writer(path, vt::baked_archive_shape(shape),
                                  std::as_bytes(std::span(&descriptor, 1)),
-                                 {.zstd_level = int(options.zstd_level),
+                                 {.zstd_level = options.zstd_level,
                                   .parts_per_page = std::uint32_t(options.parts_per_page)});
     const std::uint64_t pages = source.layout().page_count;
     std::atomic<std::uint64_t> next{0}, written{0};
@@ -267,8 +267,13 @@ static int run(int argc, char** argv) {
         ->check(app::count_in(1, 4096));
     app.add_option("--seed", options.seed, "The first texture's seed (then +1 each)")
         ->check(app::count_in(0, 1u << 30));
-    app.add_option("--zstd-level", options.zstd_level, "zstd level of the pages")
-        ->check(app::count_in(1, 19));
+    app.add_option("--zstd-level", options.zstd_level,
+                   "zstd level of the pages (1 .. 19; -1 .. -10 are zstd's fast levels: larger "
+                   "pages that decode faster)")
+        ->check(app::integer_in(vt::page_archive_fastest_zstd_level,
+                                vt::page_archive_smallest_zstd_level))
+        ->check(app::not_zero())
+        ->capture_default_str();
     app.add_option("--parts-per-page", options.parts_per_page,
                    "zstd frames a page is stored in, decoded on as many threads at once")
         ->check(app::count_in(1, vt::page_archive_max_parts_per_page))

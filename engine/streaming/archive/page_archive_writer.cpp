@@ -169,6 +169,13 @@ PageArchiveWriter::PageArchiveWriter(const std::string& path, PageArchiveShape s
                                  page_archive_oldest_version, " to ", page_archive_version, ")"),
                   0);
     }
+    if (settings.zstd_level < page_archive_fastest_zstd_level ||
+        settings.zstd_level > page_archive_smallest_zstd_level || settings.zstd_level == 0) {
+        s.invalid(detail::concat("zstd_level is ", settings.zstd_level, ", ",
+                                 page_archive_fastest_zstd_level, " to -1 or 1 to ",
+                                 page_archive_smallest_zstd_level),
+                  0);
+    }
     if (settings.parts_per_page == 0 || settings.parts_per_page > page_archive_max_parts_per_page) {
         s.invalid(detail::concat("parts_per_page is ", settings.parts_per_page, ", 1 to ",
                                  page_archive_max_parts_per_page),

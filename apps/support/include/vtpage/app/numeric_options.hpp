@@ -23,6 +23,13 @@ namespace vtpage::app {
 // exponent, no hexadecimal or octal prefix ("0" itself is fine).
 CLI::Validator count_in(std::uint64_t min, std::uint64_t max);
 
+// A whole number in [min, max], negative ones with a leading '-' ("-3"), otherwise as count_in:
+// plain decimal digits, no '+', no leading zero ("-0" is refused too).
+CLI::Validator integer_in(std::int64_t min, std::int64_t max);
+
+// Refuses 0, for a range that has no zero: ->check(integer_in(-10, 19))->check(not_zero()).
+CLI::Validator not_zero();
+
 // Any whole number in [0, the largest value of T] (seeds, ids): "-1" is refused, not wrapped.
 template <typename T>
 CLI::Validator any_count() {

@@ -80,6 +80,10 @@ inline constexpr std::uint64_t page_archive_max_tiles = std::uint64_t(1) << 28;
 // parts of a 2 MiB page: 4 to 8 tiles each; on an H200 they decoded 27% faster than 512 KiB
 // parts, for 6.6% more stored bytes: docs/streaming.md, "Format version 4").
 inline constexpr std::uint32_t page_archive_max_parts_per_page = 64;
+// The zstd levels a writer takes: zstd's fast levels from this one to -1 (less compression,
+// faster decoding), and 1 to 19; not 0 (zstd's "default", which says nothing).
+inline constexpr int page_archive_fastest_zstd_level = -10;
+inline constexpr int page_archive_smallest_zstd_level = 19;
 inline constexpr std::uint32_t page_archive_default_parts_per_page = 8;
 
 struct PageArchiveHeader {
@@ -127,7 +131,9 @@ struct PageArchiveShape {
 };
 
 struct PageArchiveSettings {
-    int zstd_level = 3;  // see the measurements at the top of this file
+    // page_archive_fastest_zstd_level to page_archive_smallest_zstd_level, not 0, else
+    // invalid_argument; see the measurements at the top of this file.
+    int zstd_level = 3;
     // 4, or 3 or 2 for a file that older readers open (tests of the older readers).
     std::uint32_t version = page_archive_version;
     // Version 4: a zstd page is stored in the most parts, up to this, that divide tiles_per_page
