@@ -43,6 +43,27 @@ protected:
                 file.begin() + std::ptrdiff_t(extent.offset + extent.bytes)};
     }
 
+    // `count` pages of `source` from mip 0 to its tail, written with `settings`.
+    void write_procedural(const ProceduralSource& source, std::uint64_t count,
+                          PageArchiveSettings settings) {
+        PageArchiveWriter writer(path_, rgba8_shape(count), test::bytes_of("d"), settings);
+        std::vector<std::byte> page(page_bytes);
+        for (std::uint64_t i = 0; i < count; ++i) {
+            source.fill_host(procedural_page(source, i, count), page);
+            writer.add_page(i, page);
+        }
+        writer.finish();
+    }
+    static std::uint64_t procedural_page(const ProceduralSource& source, std::uint64_t i,
+                                         std::uint64_t count) {
+        return i * source.layout().page_count / count;
+    }
+    static std::uint64_t stored_bytes(const PageArchive& archive, std::uint64_t count) {
+        std::uint64_t total = 0;
+        for (std::uint64_t i = 0; i < count; ++i) total += archive.stored_extent(i).bytes;
+        return total;
+    }
+
     test::TemporaryFolder folder_;
     std::string path_ = folder_.file("parts.vtpa");
 };
@@ -152,27 +173,18 @@ TEST_F(PageArchivePartsTest, RefusesWhatIsNotAPartOfThePage) {
 // change); levels outside the writer's range are refused with the range.
 TEST_F(PageArchivePartsTest, FastLevelsStoreMoreBytesThatDecodeToThePageWritten) {
     const ProceduralSource source(ProceduralSettings{7, 14});
-    const std::uint64_t count = 8, pages = source.layout().page_count;
+    const std::uint64_t count = 8;
     auto stored_total = [&](int level) {
-        PageArchiveWriter writer(path_, rgba8_shape(count), test::bytes_of("d"),
-                                 {.zstd_level = level});
-        std::vector<std::byte> page(page_bytes);
-        for (std::uint64_t i = 0; i < count; ++i) {
-            source.fill_host(i * pages / count, page);
-            writer.add_page(i, page);
-        }
-        writer.finish();
+        write_procedural(source, count, {.zstd_level = level});
         const PageArchive archive(path_);
         archive.check_all();
-        std::uint64_t total = 0;
-        std::vector<std::byte> read(page_bytes);
+        std::vector<std::byte> page(page_bytes), read(page_bytes);
         for (std::uint64_t i = 0; i < count; ++i) {
-            total += archive.stored_extent(i).bytes;
-            source.fill_host(i * pages / count, page);
+            source.fill_host(procedural_page(source, i, count), page);
             archive.read_page(i, read);
             EXPECT_TRUE(read == page) << "level " << level << ", page " << i;
         }
-        return total;
+        return stored_bytes(archive, count);
     };
     const std::uint64_t one = stored_total(1);
     const std::uint64_t fast = stored_total(page_archive_fastest_zstd_level);
@@ -190,19 +202,10 @@ TEST_F(PageArchivePartsTest, FastLevelsStoreMoreBytesThatDecodeToThePageWritten)
 // from mip 0 to the tail of a 16Ki x 16Ki texture (as page_archive_zstd_levels_test.cpp measures).
 TEST_F(PageArchivePartsTest, FourPartsStoreTexturePagesInAboutWhatOneFrameDoes) {
     const ProceduralSource source(ProceduralSettings{7, 14});
-    const std::uint64_t count = 16, pages = source.layout().page_count;
+    const std::uint64_t count = 16;
     auto stored_total = [&](PageArchiveSettings settings) {
-        PageArchiveWriter writer(path_, rgba8_shape(count), test::bytes_of("d"), settings);
-        std::vector<std::byte> page(page_bytes);
-        for (std::uint64_t i = 0; i < count; ++i) {
-            source.fill_host(i * pages / count, page);
-            writer.add_page(i, page);
-        }
-        writer.finish();
-        const PageArchive archive(path_);
-        std::uint64_t total = 0;
-        for (std::uint64_t i = 0; i < count; ++i) total += archive.stored_extent(i).bytes;
-        return total;
+        write_procedural(source, count, settings);
+        return stored_bytes(PageArchive(path_), count);
     };
     const std::uint64_t one = stored_total({.version = 3});
     const std::uint64_t four = stored_total({});
