@@ -205,8 +205,8 @@ std::unique_ptr<StreamOrderedPool> make_stream_ordered_pool(Backend& backend,
                 detail::concat("no stream-ordered pool for the ", backend.name(), " backend"));
 }
 
-std::unique_ptr<StreamOrderedPool> import_stream_ordered_pool(Backend& backend, int fd,
-                                                              StreamPoolSettings settings) {
+std::unique_ptr<StreamOrderedPool> import_stream_ordered_pool(
+    Backend& backend, int fd, [[maybe_unused]] StreamPoolSettings settings) {
 #if VTPAGE_HAS_CUDA
     if (backend.name() == "cuda") {
         if (settings.device < 0) settings.device = backend.capabilities().device;

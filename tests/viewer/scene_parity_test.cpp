@@ -369,7 +369,9 @@ double expect_quality_counted(const Pose& pose, const nlohmann::json& ours,
     bool all_resident = true;
     for (const nlohmann::json& texture : ours["textures"])
         all_resident = all_resident && texture["resident_pages"] == texture["pages"];
-    if (all_resident && pose.anisotropy == 1) EXPECT_EQ(last, 1.0) << quality;
+    if (all_resident && pose.anisotropy == 1) {
+        EXPECT_EQ(last, 1.0) << quality;
+    }
     return last;
 }
 
