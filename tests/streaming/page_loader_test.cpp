@@ -234,6 +234,36 @@ TEST_F(PageLoaderTest, AnIdleLoaderTakesNoCpuTime) {
         << "CPU seconds taken in half a second with no page to load";
 }
 
+// Each decode thread makes one read buffer before the loader is ready (written through, so that
+// no read waits for its pages to be faulted in), never more than read_buffers, and loads take
+// those first: pages loaded one at a time make no other.
+TEST_F(PageLoaderTest, DecodeThreadsMakeTheFirstReadBuffersAhead) {
+    std::atomic<std::size_t> loaded{0};
+    PageLoaderSettings s = settings();
+    ASSERT_EQ(s.decode_threads, 2u);
+    ASSERT_EQ(s.read_buffers, 4u);
+    s.on_loaded = [&](const PageLoadResult& result) {
+        EXPECT_TRUE(result.ok) << result.tag;
+        ++loaded;
+    };
+    PageLoader loader(std::move(s));
+    EXPECT_EQ(loader.statistics().read_buffers_made, 2u) << "one per decode thread";
+    EXPECT_EQ(loader.statistics().buffers_in_use, 0u);
+    for (std::size_t page = 0; page < 3; ++page) {
+        loader.load({load(page)});
+        for (int i = 0; i < 3000 && loaded.load() <= page; ++i) std::this_thread::sleep_for(10ms);
+        ASSERT_EQ(loaded.load(), page + 1);
+    }
+    EXPECT_EQ(loader.statistics().reads.completed_ok, 3u) << "each page read into a buffer";
+    EXPECT_EQ(loader.statistics().read_buffers_made, 2u) << "a buffer made ahead taken each time";
+
+    PageLoaderSettings few = settings();
+    few.decode_threads = 3;
+    few.read_buffers = 1;
+    PageLoader fewer(std::move(few));
+    EXPECT_EQ(fewer.statistics().read_buffers_made, 1u) << "never more than read_buffers";
+}
+
 // When no decode thread can make its stream on the device, the pages fail with
 // device_unavailable instead of waiting for a decode thread that never comes.
 TEST_F(PageLoaderTest, WithoutAStreamOnAnyDecodeThreadPagesFailWithDeviceUnavailable) {

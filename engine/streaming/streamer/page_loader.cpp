@@ -150,7 +150,10 @@ struct PageLoader::State {
                                        ", bytes=", stored ? stored->bytes : 0));
         }
         const std::size_t buffer = free_buffers.back();
-        if (!buffers[buffer]) buffers[buffer] = make_read_buffer();
+        if (!buffers[buffer]) {
+            buffers[buffer] = make_read_buffer();
+            ++stats.read_buffers_made;
+        }
         const std::uint64_t tag = next_read_tag++;
         reads.submit({.fd = stored->fd,
                       .offset = stored->offset,
@@ -563,6 +566,24 @@ struct PageLoader::State {
         }
     }
 
+    // Read buffer `index` made and written through before the loader is ready, one per decode
+    // thread (the buffers taken first). Made when first needed, a buffer's pages were faulted in
+    // by the reads copied into it (up to 146 faults a copy on an H200 machine): the viewer's first
+    // burst of copies from the page cache took 0.7 to 3.8 ms each (p50), against 0.25 ms.
+    void prepare_read_buffer(std::size_t index) {
+        if (index >= settings.read_buffers) return;
+        try {
+            ReadBuffer buffer = make_read_buffer();
+            std::memset(buffer.get(), 0, read_buffer_bytes);
+            std::lock_guard lock(mutex);
+            if (buffers[index]) return;
+            buffers[index] = std::move(buffer);
+            ++stats.read_buffers_made;
+        } catch (const std::exception& error) {
+            settings.log.error("page loader: making a read buffer ahead: ", error.what());
+        }
+    }
+
     // Ranks go to the threads that decode (with a stream, or the one that fails the pages
     // without), so that the active ones are never threads that ended without a stream.
     std::size_t take_rank() {
@@ -604,6 +625,7 @@ struct PageLoader::State {
         // backlog wanted them.
         const std::size_t rank = decodes ? take_rank() : 0;
         if (decodes) reserve_staging(context.get());
+        if (decodes) prepare_read_buffer(index);
         decoder_ready();
         if (!decodes) return;
         while (true) {

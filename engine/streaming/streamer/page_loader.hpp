@@ -103,6 +103,9 @@ struct PageLoaderStatistics {
     std::size_t waiting = 0;      // for a read buffer
     std::size_t buffers_in_use = 0;
     std::size_t buffers_peak = 0;
+    // Read buffers allocated: one per decode thread as it starts (written through, so that no
+    // read faults on them), then as loads need more, up to read_buffers.
+    std::size_t read_buffers_made = 0;
     std::size_t decode_queue = 0;  // read, waiting for a decode thread
     // Summed over decode threads (decode and copy; a page's thread waiting for the parts other
     // threads decode is not counted, their decoding is).
