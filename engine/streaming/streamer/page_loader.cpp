@@ -150,10 +150,7 @@ struct PageLoader::State {
                                        ", bytes=", stored ? stored->bytes : 0));
         }
         const std::size_t buffer = free_buffers.back();
-        if (!buffers[buffer]) {
-            buffers[buffer] = make_read_buffer();
-            ++stats.read_buffers_made;
-        }
+        if (!buffers[buffer]) buffers[buffer] = make_read_buffer();
         const std::uint64_t tag = next_read_tag++;
         reads.submit({.fd = stored->fd,
                       .offset = stored->offset,
@@ -570,15 +567,15 @@ struct PageLoader::State {
     // thread (the buffers taken first). Made when first needed, a buffer's pages were faulted in
     // by the reads copied into it (up to 146 faults a copy on an H200 machine): the viewer's first
     // burst of copies from the page cache took 0.7 to 3.8 ms each (p50), against 0.25 ms.
+    // Called with no lock held: writes the buffer outside the mutex, publishes it under it (only
+    // into a slot no load has filled, so never a buffer a read is using).
     void prepare_read_buffer(std::size_t index) {
         if (index >= settings.read_buffers) return;
         try {
             ReadBuffer buffer = make_read_buffer();
             std::memset(buffer.get(), 0, read_buffer_bytes);
             std::lock_guard lock(mutex);
-            if (buffers[index]) return;
-            buffers[index] = std::move(buffer);
-            ++stats.read_buffers_made;
+            if (!buffers[index]) buffers[index] = std::move(buffer);
         } catch (const std::exception& error) {
             settings.log.error("page loader: making a read buffer ahead: ", error.what());
         }
@@ -624,8 +621,10 @@ struct PageLoader::State {
         // with 32 cores, 15 threads activated at once decoded nothing for 120 ms), just when a
         // backlog wanted them.
         const std::size_t rank = decodes ? take_rank() : 0;
-        if (decodes) reserve_staging(context.get());
-        if (decodes) prepare_read_buffer(index);
+        if (decodes) {
+            reserve_staging(context.get());
+            prepare_read_buffer(index);
+        }
         decoder_ready();
         if (!decodes) return;
         while (true) {
@@ -767,6 +766,8 @@ PageLoaderStatistics PageLoader::statistics() const {
         stats = s.stats;
         stats.waiting = s.waiting.size();
         stats.buffers_in_use = s.buffers.size() - s.free_buffers.size();
+        stats.read_buffers_made = static_cast<std::size_t>(std::count_if(
+            s.buffers.begin(), s.buffers.end(), [](const ReadBuffer& b) { return b != nullptr; }));
         stats.decode_queue = s.decodable.size();
         stats.decoded_page_hits = s.decoded.hits();
         stats.decode_threads = s.settings.decode_threads;
