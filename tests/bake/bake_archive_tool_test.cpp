@@ -307,8 +307,7 @@ TEST_F(CorruptArchiveTest, HeaderIndexPayloadAndTruncationAreRefused) {
     bytes[entry.offset + entry.stored_bytes / 2] ^= 0x40;
     expect_refused(bytes, "page 2");
 
-    bytes = bytes_;
-    bytes.resize(bytes.size() - 4096);
+    bytes.assign(bytes_.begin(), bytes_.end() - 4096);
     expect_refused(bytes, "truncated");
 
     // The library says the same: corrupt_data naming the page, as the streamer reports it.
