@@ -499,6 +499,137 @@ TEST_F(PageLoaderTest, APartThatFailsFailsItsPageAndTheNextLoads) {
     EXPECT_TRUE(second == expected);
 }
 
+// A tile of a page (one row of 64 KiB at its slot), into `destination`.
+PageLoad tile_load(std::shared_ptr<const TileSource> source, std::uint64_t slot,
+                   std::vector<std::byte>& destination, std::uint64_t tag) {
+    constexpr std::uint64_t tile_bytes = 64u << 10;
+    return {.source = std::move(source),
+            .layout_page = 0,
+            .destination = reinterpret_cast<DeviceAddress>(destination.data()),
+            .tag = tag,
+            .rows = PageRows{.row_bytes = tile_bytes,
+                             .rows = 1,
+                             .pitch = tile_bytes,
+                             .source_offset = slot * tile_bytes}};
+}
+
+// Whether each destination holds its tile of the file's page 0 (slots 0, 1, ...).
+bool tiles_are_the_files(const TileSource& file, const std::vector<std::vector<std::byte>>& tiles) {
+    constexpr std::size_t tile_bytes = 64u << 10;
+    std::vector<std::byte> page(page_bytes);
+    file.fill_host(0, page);
+    for (std::size_t i = 0; i < tiles.size(); ++i) {
+        if (!std::equal(tiles[i].begin(), tiles[i].begin() + tile_bytes,
+                        page.begin() + static_cast<std::ptrdiff_t>(i * tile_bytes))) {
+            return false;
+        }
+    }
+    return true;
+}
+
+// A tile asked for while its page is decoded to be kept waits for that page instead of reading
+// it again: one read, one decode, both tiles the file's.
+TEST_F(PageLoaderTest, ATileAskedForWhileItsPageIsDecodedWaitsForItInsteadOfReadingIt) {
+    auto gated = std::make_shared<GatedDecodes>(source_);
+    std::atomic<std::size_t> loaded{0};
+    PageLoaderSettings s = settings();
+    s.decoded_pages_kept = 4;
+    s.on_loaded = [&](const PageLoadResult& result) {
+        EXPECT_TRUE(result.ok) << result.tag;
+        ++loaded;
+    };
+    std::vector<std::vector<std::byte>> tiles(2, std::vector<std::byte>(page_bytes));
+    PageLoader loader(std::move(s));
+    loader.load({tile_load(gated, 0, tiles[0], 1)});
+    ASSERT_TRUE(gated->wait_running(1, 30s));
+    loader.load({tile_load(gated, 1, tiles[1], 2)});
+    gated->let_through(2);  // the second as well, were it decoded again
+    for (int i = 0; i < 3000 && loaded.load() < 2; ++i) std::this_thread::sleep_for(10ms);
+    ASSERT_EQ(loaded.load(), 2u);
+    const PageLoaderStatistics stats = loader.statistics();
+    EXPECT_EQ(stats.reads.completed_ok, 1u) << "the page read once";
+    EXPECT_EQ(stats.decoded_page_hits, 1u) << "the second tile copied from the page kept";
+    EXPECT_EQ(gated->take_most(), 1u) << "decoded once";
+    EXPECT_TRUE(tiles_are_the_files(*source_, tiles));
+}
+
+// A baked file whose first decode fails: the loads that waited for that page read it themselves.
+class FirstDecodeFails final : public WatchedDecodes {
+public:
+    explicit FirstDecodeFails(std::shared_ptr<const TileSource> file)
+        : WatchedDecodes(std::move(file), "first fails") {}
+
+    void decode_stored(std::uint64_t page, std::span<const std::byte> stored,
+                       std::span<std::byte> destination) const override {
+        {
+            std::unique_lock lock(mutex_);
+            const bool first = decodes_++ == 0;
+            changed_.notify_all();
+            if (first) {
+                changed_.wait(lock, [&] { return released_; });
+                throw Error(Errc::corrupt_data, "FirstDecodeFails", "the first decode fails");
+            }
+        }
+        WatchedDecodes::decode_stored(page, stored, destination);
+    }
+    bool wait_decoding(std::chrono::milliseconds limit) const {
+        std::unique_lock lock(mutex_);
+        return changed_.wait_for(lock, limit, [&] { return decodes_ > 0; });
+    }
+    void release() {
+        {
+            std::lock_guard lock(mutex_);
+            released_ = true;
+        }
+        changed_.notify_all();
+    }
+    std::size_t decodes() const {
+        std::lock_guard lock(mutex_);
+        return decodes_;
+    }
+
+private:
+    mutable std::mutex mutex_;
+    mutable std::condition_variable changed_;
+    mutable std::size_t decodes_ = 0;
+    bool released_ = false;
+};
+
+TEST_F(PageLoaderTest, ATileThatWaitedForAPageWhoseDecodeFailedReadsItItself) {
+    auto failing = std::make_shared<FirstDecodeFails>(source_);
+    std::mutex mutex;
+    std::vector<PageLoadResult> results;
+    PageLoaderSettings s = settings();
+    s.decoded_pages_kept = 4;
+    s.on_loaded = [&](const PageLoadResult& result) {
+        std::lock_guard lock(mutex);
+        results.push_back(result);
+    };
+    std::vector<std::vector<std::byte>> tiles(2, std::vector<std::byte>(page_bytes));
+    PageLoader loader(std::move(s));
+    loader.load({tile_load(failing, 0, tiles[0], 1)});
+    ASSERT_TRUE(failing->wait_decoding(30s));
+    loader.load({tile_load(failing, 1, tiles[1], 2)});
+    failing->release();
+    for (int i = 0; i < 3000 && loader.statistics().outstanding > 0; ++i) {
+        std::this_thread::sleep_for(10ms);
+    }
+    const PageLoaderStatistics stats = loader.statistics();
+    EXPECT_EQ(stats.failed, 1u);
+    EXPECT_EQ(stats.loaded, 1u);
+    EXPECT_EQ(stats.reads.completed_ok, 2u) << "read again by the load that waited";
+    EXPECT_EQ(stats.decoded_page_hits, 0u);
+    EXPECT_EQ(failing->decodes(), 2u);
+    std::lock_guard lock(mutex);
+    ASSERT_EQ(results.size(), 2u);
+    for (const PageLoadResult& result : results) EXPECT_EQ(result.ok, result.tag == 2);
+    constexpr std::size_t tile_bytes = 64u << 10;
+    std::vector<std::byte> page(page_bytes);
+    source_->fill_host(0, page);
+    EXPECT_TRUE(std::equal(tiles[1].begin(), tiles[1].begin() + tile_bytes,
+                           page.begin() + tile_bytes));
+}
+
 // Only the active decode threads take pages: the others stay parked until the count is raised,
 // and those past a lowered count finish their page and park again.
 class ActiveDecodeThreadsTest : public PageLoaderTest {

@@ -46,6 +46,10 @@ using streamer_detail::DecodedPageCache;
 
 // A page whose read was submitted, or completed and waiting for a decode thread; or a load of
 // rows whose page was found decoded (`cached`: no read, no buffer).
+//
+// A load of rows decodes the whole page to keep it (`keeping`, when no other thread does) and
+// keeps it after its report: from `kept` (decoded into it on the host) or from `keep_from` (the
+// decode thread's staging, valid until its next batch).
 struct Reading {
     static constexpr std::size_t no_buffer = ~std::size_t(0);
     PageLoad load;
@@ -58,6 +62,9 @@ struct Reading {
     // How long its decode thread waited for other threads' parts: not decode time of its own.
     double parts_wait_seconds = 0;
     DecodedPageCache::Page cached;
+    bool keeping = false;
+    DecodedPageCache::Page kept;
+    const std::byte* keep_from = nullptr;
 };
 
 // The loads' tags are the streamer's pages: trace events carry them as the page.
@@ -96,6 +103,10 @@ struct PageLoader::State {
     std::size_t ranks = 0;                 // given to the threads that decode, as they start
     std::condition_variable submitted_cv;  // the reaper's: a read was submitted, or stopping
     std::deque<PageLoad> waiting;          // for a read buffer
+    // Loads of rows of pages on their way to the decoded pages (DecodedPageCache::begin_keep):
+    // decoded once, for them too.
+    std::vector<PageLoad> awaiting_kept;
+    std::uint64_t awaited_hits = 0;  // loads of them given the page kept
     // Loads taken by load() and not reported: a load is one read buffer, whatever its copies.
     // Changed under the mutex; room() reads it without: the streamer's workers ask for room
     // while they hold its request book's lock, and a decode thread preempted while it held this
@@ -255,6 +266,10 @@ struct PageLoader::State {
         if (!reading.cached) {
             check_read(reading);
             stored = std::span(buffers_at(reading.buffer), reading.stored.bytes);
+            if (reading.load.rows) {
+                reading.keeping =
+                    decoded.begin_keep(reading.load.source.get(), reading.load.layout_page);
+            }
         }
         if (!context) {
             decode_on_host(reading, stored);
@@ -273,7 +288,7 @@ struct PageLoader::State {
         std::vector<StoredPart> split = source.split_stored(load.layout_page, stored);
         // Rows (a level, or tiles of a tile level) need only the parts they read, unless the
         // page is kept decoded for the rows of it that follow.
-        if (load.rows && split.size() > 1 && decoded.capacity() == 0) {
+        if (load.rows && split.size() > 1 && !reading.keeping) {
             std::erase_if(split, [&](const StoredPart& part) {
                 return !load.rows->reads(part.offset, part.bytes) &&
                        std::none_of(load.more.begin(), load.more.end(), [&](const auto& copy) {
@@ -363,7 +378,7 @@ struct PageLoader::State {
             VTPAGE_TRACE_SCOPE("page", "decode", args);
             auto page = std::make_shared<std::vector<std::byte>>(page_bytes);
             decode_stored(reading, stored, *page);
-            decoded.keep(reading.load.source, reading.load.layout_page, page);
+            if (reading.keeping) reading.kept = page;
             whole = std::move(page);
         }
         VTPAGE_TRACE_SCOPE("page", "fill", args);
@@ -400,11 +415,7 @@ struct PageLoader::State {
         } else {
             VTPAGE_TRACE_SCOPE("page", "decode", args);
             decode_stored(reading, stored, std::span(staging, page_bytes));
-            if (rows && decoded.capacity() > 0) {
-                decoded.keep(
-                    reading.load.source, reading.load.layout_page,
-                    std::make_shared<const std::vector<std::byte>>(staging, staging + page_bytes));
-            }
+            if (reading.keeping) reading.keep_from = staging;
         }
         // The copy into the page, and the wait for it where it is not fenced.
         VTPAGE_TRACE_SCOPE("page", "fill", args);
@@ -537,19 +548,77 @@ struct PageLoader::State {
             result.error = std::current_exception();
         }
         if (reading.buffer != Reading::no_buffer) release_buffer(reading.buffer);
-        {
-            std::lock_guard lock(mutex);
-            stats.decode_seconds += std::chrono::duration<double>(Clock::now() - start).count() -
-                                    reading.parts_wait_seconds;
-        }
+        const bool ok = result.ok;
         std::vector<PageLoadResult> results;
         add_results(reading.load, std::move(result), results);
         {
             std::lock_guard lock(mutex);
             --loads_outstanding;
         }
-        VTPAGE_TRACE_SCOPE("page", "report", page_args(reading.load));
-        for (PageLoadResult& each : results) report(std::move(each));
+        {
+            VTPAGE_TRACE_SCOPE("page", "report", page_args(reading.load));
+            for (PageLoadResult& each : results) report(std::move(each));
+        }
+        if (reading.keeping) finish_keep(reading, ok);
+        std::lock_guard lock(mutex);
+        stats.decode_seconds += std::chrono::duration<double>(Clock::now() - start).count() -
+                                reading.parts_wait_seconds;
+    }
+
+    // Keeps the page decoded, after its own loads are reported (on an H200 the copy out of
+    // staging took 1.2 to 1.8 ms, faults of fresh memory included, and was often the last thing
+    // a cut's pages waited for), and gives it to the loads that asked for it meanwhile; without
+    // it (the decode failed, or no memory) they read it. Takes the loader's mutex, then none.
+    void finish_keep(Reading& reading, bool decoded_ok) {
+        const PageLoad& load = reading.load;
+        DecodedPageCache::Page page = decoded_ok ? kept_bytes(reading) : nullptr;
+        if (page) {
+            decoded.keep(load.source, load.layout_page, page);
+        } else {
+            decoded.abandon_keep(load.source.get(), load.layout_page);
+        }
+        VTPAGE_TEST_POINT("page_loader.kept");
+        std::vector<PageLoadResult> failed;
+        bool given = false;
+        {
+            std::lock_guard lock(mutex);
+            given = give_kept_nolock(load.source.get(), load.layout_page, page);
+            if (!page) failed = submit_waiting_nolock();
+        }
+        if (given) decodable_cv.notify_all();
+        for (PageLoadResult& result : failed) report(std::move(result));
+    }
+
+    DecodedPageCache::Page kept_bytes(const Reading& reading) {
+        if (reading.kept) return reading.kept;
+        if (!reading.keep_from) return nullptr;
+        VTPAGE_TRACE_SCOPE("page", "keep", page_args(reading.load));
+        try {
+            return std::make_shared<const std::vector<std::byte>>(reading.keep_from,
+                                                                  reading.keep_from + page_bytes);
+        } catch (const std::exception& error) {
+            settings.log.error("page loader: keeping a page decoded: ", error.what());
+            return nullptr;
+        }
+    }
+
+    // The loads awaiting the page: to the decode threads with it, or to be read without it.
+    // True when any went to the decode threads.
+    bool give_kept_nolock(const TileSource* source, std::uint64_t layout_page,
+                          const DecodedPageCache::Page& page) {
+        bool given = false;
+        std::erase_if(awaiting_kept, [&](PageLoad& load) {
+            if (load.source.get() != source || load.layout_page != layout_page) return false;
+            if (page) {
+                decodable.push_back(Reading{.load = std::move(load), .cached = page});
+                ++awaited_hits;
+                given = true;
+            } else {
+                waiting.push_back(std::move(load));
+            }
+            return true;
+        });
+        return given;
     }
 
     // The decode thread's staging pinned before its first page (the constructor waits for it):
@@ -700,6 +769,7 @@ PageLoader::~PageLoader() {
         std::lock_guard lock(s.mutex);
         s.stopping = true;
         s.waiting.clear();
+        s.awaiting_kept.clear();
     }
     s.decodable_cv.notify_all();
     s.unparked_cv.notify_all();
@@ -726,9 +796,14 @@ void PageLoader::load(std::vector<PageLoad> loads) {
             ++s.loads_outstanding;
             // Rows of a page kept decoded need no read: straight to a decode thread.
             if (load.rows) {
-                if (auto page = s.decoded.find(load.source.get(), load.layout_page)) {
-                    s.decodable.push_back(Reading{.load = std::move(load), .cached = page});
+                auto found = s.decoded.find(load.source.get(), load.layout_page);
+                if (found.bytes) {
+                    s.decodable.push_back(Reading{.load = std::move(load), .cached = found.bytes});
                     s.decodable_cv.notify_one();
+                    continue;
+                }
+                if (found.on_its_way) {
+                    s.awaiting_kept.push_back(std::move(load));
                     continue;
                 }
             }
@@ -769,7 +844,7 @@ PageLoaderStatistics PageLoader::statistics() const {
         stats.read_buffers_made = static_cast<std::size_t>(std::count_if(
             s.buffers.begin(), s.buffers.end(), [](const ReadBuffer& b) { return b != nullptr; }));
         stats.decode_queue = s.decodable.size();
-        stats.decoded_page_hits = s.decoded.hits();
+        stats.decoded_page_hits = s.decoded.hits() + s.awaited_hits;
         stats.decode_threads = s.settings.decode_threads;
         stats.active_decode_threads = s.active;
     }
