@@ -548,6 +548,9 @@ struct PageLoader::State {
             result.error = std::current_exception();
         }
         if (reading.buffer != Reading::no_buffer) release_buffer(reading.buffer);
+        // Decode and copies, and the copy kept after the report; not the report's callbacks.
+        double seconds = std::chrono::duration<double>(Clock::now() - start).count() -
+                         reading.parts_wait_seconds;
         const bool ok = result.ok;
         std::vector<PageLoadResult> results;
         add_results(reading.load, std::move(result), results);
@@ -559,10 +562,13 @@ struct PageLoader::State {
             VTPAGE_TRACE_SCOPE("page", "report", page_args(reading.load));
             for (PageLoadResult& each : results) report(std::move(each));
         }
-        if (reading.keeping) finish_keep(reading, ok);
+        if (reading.keeping) {
+            const auto keeping = Clock::now();
+            finish_keep(reading, ok);
+            seconds += std::chrono::duration<double>(Clock::now() - keeping).count();
+        }
         std::lock_guard lock(mutex);
-        stats.decode_seconds += std::chrono::duration<double>(Clock::now() - start).count() -
-                                reading.parts_wait_seconds;
+        stats.decode_seconds += seconds;
     }
 
     // Keeps the page decoded, after its own loads are reported (on an H200 the copy out of
