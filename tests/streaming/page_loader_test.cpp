@@ -626,8 +626,8 @@ TEST_F(PageLoaderTest, ATileThatWaitedForAPageWhoseDecodeFailedReadsItItself) {
     constexpr std::size_t tile_bytes = 64u << 10;
     std::vector<std::byte> page(page_bytes);
     source_->fill_host(0, page);
-    EXPECT_TRUE(std::equal(tiles[1].begin(), tiles[1].begin() + tile_bytes,
-                           page.begin() + tile_bytes));
+    EXPECT_TRUE(
+        std::equal(tiles[1].begin(), tiles[1].begin() + tile_bytes, page.begin() + tile_bytes));
 }
 
 // Only the active decode threads take pages: the others stay parked until the count is raised,
