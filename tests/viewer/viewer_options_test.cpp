@@ -9,6 +9,8 @@
 #include <utility>
 #include <vector>
 
+#include <unistd.h>
+
 #include "viewer_options.hpp"
 
 namespace vtpage::viewer {
@@ -311,9 +313,16 @@ protected:
     void TearDown() override {
         for (const std::string* file : {&gltf_, &glb_, &obj_}) std::filesystem::remove(*file);
     }
-    const std::string gltf_ = testing::TempDir() + "viewer_options_scene.gltf";
-    const std::string glb_ = testing::TempDir() + "viewer_options_scene.glb";
-    const std::string obj_ = testing::TempDir() + "viewer_options_scene.obj";
+    // CTest runs each test in its own process, several at once: each test has its own files,
+    // or one test's TearDown removes another's while it parses.
+    static std::string scene_file(const char* extension) {
+        return testing::TempDir() + "viewer_options_" +
+               testing::UnitTest::GetInstance()->current_test_info()->name() + "_" +
+               std::to_string(::getpid()) + extension;
+    }
+    const std::string gltf_ = scene_file(".gltf");
+    const std::string glb_ = scene_file(".glb");
+    const std::string obj_ = scene_file(".obj");
 };
 
 TEST_F(ViewerSceneOptionsTest, ASceneIsItsOwnViewAndOrbitsByDefault) {
