@@ -149,8 +149,13 @@ struct PageTable::State {
         deferred_total += pages.size();
         deferred_peak = std::max(deferred_peak, deferred.size());
     }
-    // Pages held against the budget: resident, being committed, or held back.
-    std::size_t held_pages_nolock() const { return resident + committing + deferred.size(); }
+    // Pages held against the budget: resident, being committed, held back, or on their way out
+    // (still holding physical memory until they reach the pool or the held-back list).
+    std::size_t held_pages_nolock() const {
+        return resident + committing + deferred.size() + in_transit_nolock();
+    }
+    // Pages on their way out: room to come, as held-back pages are.
+    std::size_t in_transit_nolock() const { return leaving + returning; }
     void check_page(const char* operation, PageIndex page) const {
         if (page >= region.page_count()) {
             throw Error(Errc::out_of_range, operation,
@@ -281,9 +286,10 @@ struct PageTable::State {
         }
         return evicted;
     }
-    // The tail of every eviction, called without the lock: unmaps the victims, forgets those
-    // gone and reports them. Returns their physical pages, counted in `returning` until they
-    // reach the pool; the lock is released again on return (by report).
+    // The tail of every eviction, called without the lock: unmaps the victims (counted in
+    // `leaving` by the caller, under the lock that marked them), forgets those gone and reports
+    // them. Returns their physical pages, counted in `returning` until they reach the pool or
+    // the held-back list; the lock is released again on return (by report).
     std::vector<PooledPage> evict_victims(std::unique_lock<StateMutex>& lock,
                                           const std::vector<PageMapping>& victims,
                                           std::exception_ptr& failure, bool record_latency) {
@@ -299,6 +305,7 @@ struct PageTable::State {
         }
         lock.lock();
         forget_victims_nolock(evicted);
+        leaving -= victims.size();
         returning += physical.size();
         report(lock, evicted, {});
         return physical;
@@ -314,6 +321,7 @@ struct PageTable::State {
         }
         const bool defer = defers();
         if (!defer) begin_reuse_at_once(victims);
+        leaving += victims.size();
         lock.unlock();
         std::vector<PooledPage> physical = evict_victims(lock, victims, failure, true);
         lock.lock();
@@ -381,7 +389,12 @@ struct PageTable::State {
     std::unordered_map<PageIndex, Entry> entries;
     std::deque<PageIndex> queue;  // may hold stale or repeated pages; `queued` is the truth
     std::size_t queued = 0, resident = 0, committing = 0, evicting = 0, pinned = 0;
-    std::size_t returning = 0;  // physical pages on their way back to the pool
+    // Physical pages on their way out, which still count against the budget: `leaving` from
+    // the plan that takes them until the batch relocks (victims not reused by their own batch,
+    // and held-back pages beyond a lowered budget), then `returning` until they reach the pool
+    // or the held-back list.
+    std::size_t leaving = 0;
+    std::size_t returning = 0;
     std::size_t budget_pages = 1;
     FrameId current_frame = 0;
     FrameId completed_frame = 0;
@@ -413,6 +426,16 @@ struct PageTable::State {
         VictimRule rule;        // who may make room for it
     };
     std::vector<PageMapping> run_batch(std::unique_lock<StateMutex>& lock, Batch batch);
+    // The batch's pages that leave the budget: its victims when held back, else those beyond
+    // what its candidates reuse, and its surplus.
+    static std::size_t leaving_pages(const Batch& batch) {
+        const std::size_t reusable = batch.victims.size() + batch.recycled.size();
+        const std::size_t unused = batch.defer_victims ? batch.victims.size()
+                                   : reusable > batch.candidates.size()
+                                       ? reusable - batch.candidates.size()
+                                       : 0;
+        return unused + batch.surplus.size();
+    }
     // Held-back pages that are free again but beyond the budget (it was lowered) leave with
     // the batch. The batch's candidates count as committing.
     void take_surplus_nolock(Batch& batch) {
@@ -424,6 +447,8 @@ struct PageTable::State {
 
 std::vector<PageMapping> PageTable::State::run_batch(std::unique_lock<StateMutex>& lock,
                                                      Batch batch) {
+    const std::size_t leaving_here = leaving_pages(batch);
+    leaving += leaving_here;
     lock.unlock();
     VTPAGE_TRACE_SCOPE("vmm", "commit batch", .count = batch.candidates.size());
     const auto start = std::chrono::steady_clock::now();
@@ -519,6 +544,7 @@ std::vector<PageMapping> PageTable::State::run_batch(std::unique_lock<StateMutex
     const auto elapsed = std::chrono::steady_clock::now() - start;
 
     lock.lock();
+    leaving -= leaving_here;
     evicted.insert(evicted.end(), extra_victims_evicted.begin(), extra_victims_evicted.end());
     forget_victims_nolock(evicted);
     if (failure) {
@@ -656,8 +682,9 @@ std::size_t PageTable::evict_over_budget(std::size_t max_pages) {
     const std::size_t held = s.held_pages_nolock();
     if (held <= s.budget_pages || max_pages == 0) return 0;
     const std::size_t over = held - s.budget_pages;
-    // Held-back pages leave the budget by themselves once ripe: victims only for the rest.
-    const std::size_t waiting = s.deferred.size();
+    // Held-back pages leave the budget by themselves once ripe, and pages on their way out
+    // once they reach the pool or the held-back list: victims only for the rest.
+    const std::size_t waiting = s.deferred.size() + s.in_transit_nolock();
     std::vector<PooledPage> ripe = s.pop_ripe_nolock(std::min(over, max_pages));
     s.returning += ripe.size();
     std::vector<PageMapping> victims =
@@ -785,13 +812,14 @@ std::vector<PageMapping> PageTable::commit_queued(std::size_t max_pages) {
     }
     if (batch.candidates.empty()) return {};
     // Room for the batch: free budget and deferred pages whose frames are complete, then
-    // victims for the rest. Deferred pages still waiting count as room to come: no victims
-    // are taken for them again.
+    // victims for the rest. Deferred pages still waiting, and pages on their way out, count as
+    // room to come: no victims are taken for them again.
     const std::size_t held = s.held_pages_nolock() - batch.candidates.size();
     const std::ptrdiff_t free =
         static_cast<std::ptrdiff_t>(s.budget_pages) - static_cast<std::ptrdiff_t>(held);
     const std::ptrdiff_t wanted = static_cast<std::ptrdiff_t>(batch.candidates.size());
-    const std::ptrdiff_t deferred = static_cast<std::ptrdiff_t>(s.deferred.size());
+    const std::ptrdiff_t deferred =
+        static_cast<std::ptrdiff_t>(s.deferred.size() + s.in_transit_nolock());
     const std::ptrdiff_t ripe = static_cast<std::ptrdiff_t>(s.ripe_count_nolock());
     const std::ptrdiff_t needed = std::max<std::ptrdiff_t>(0, wanted - free - deferred);
     batch.defer_victims = s.defers();
@@ -864,7 +892,9 @@ std::vector<PageMapping> PageTable::commit(std::span<const PageIndex> pages,
         options, lowest_missing_precedence(unique, resident_now, precedence_of));
     const std::ptrdiff_t free = static_cast<std::ptrdiff_t>(s.budget_pages) -
                                 static_cast<std::ptrdiff_t>(s.held_pages_nolock());
-    const std::ptrdiff_t deferred = static_cast<std::ptrdiff_t>(s.deferred.size());
+    // Room to come: held-back pages, and pages on their way out.
+    const std::ptrdiff_t deferred =
+        static_cast<std::ptrdiff_t>(s.deferred.size() + s.in_transit_nolock());
     const std::ptrdiff_t ripe = static_cast<std::ptrdiff_t>(s.ripe_count_nolock());
     // Pages already resident need no room, even over a lowered budget (evict_over_budget or
     // the next commits meet it): no victims for them, and no budget check.
@@ -897,8 +927,8 @@ std::vector<PageMapping> PageTable::commit(std::span<const PageIndex> pages,
         }
         throw Error(Errc::budget_exhausted, "commit",
                     detail::concat(missing, " pages do not fit yet: ", waiting,
-                                   " evicted pages wait for the frames in flight that may "
-                                   "still sample them"),
+                                   " evicted pages are still being unmapped or wait for the "
+                                   "frames in flight that may still sample them"),
                     detail::concat("pages=", unique.size()));
     }
     if (static_cast<std::ptrdiff_t>(batch.victims.size()) < needed) {
@@ -1172,7 +1202,7 @@ void PageTable::check_invariants() const {
                             ", evicting ", evicting, "/", s.evicting, ", pinned ", pinned, "/",
                             s.pinned));
     }
-    if (committing == 0 && evicting == 0 && s.returning == 0) {
+    if (committing == 0 && evicting == 0 && s.in_transit_nolock() == 0) {
         const std::size_t mapped = s.settings.map_into_region ? resident : 0;
         if (s.region.committed_count() != mapped) {
             fail(detail::concat("the region has ", s.region.committed_count(),
@@ -1217,7 +1247,7 @@ void PageTable::check_invariants(const LiveResources& backend_baseline) const {
     check_invariants();
     {
         std::lock_guard lock(state_->mutex);
-        if (state_->committing > 0 || state_->evicting > 0 || state_->returning > 0) {
+        if (state_->committing > 0 || state_->evicting > 0 || state_->in_transit_nolock() > 0) {
             throw Error(Errc::busy, "check_invariants",
                         "commits or evictions are in progress: the backend cannot be compared");
         }
@@ -1282,6 +1312,7 @@ void PageTable::shutdown() {
     // Every frame is complete: the held-back pages go back to the pool with the others.
     std::vector<PooledPage> held_back = s.deferred.take_all();
     s.returning += held_back.size();
+    s.leaving += victims.size();
     lock.unlock();
     s.release_to_pool(held_back);
     std::exception_ptr failure;

@@ -11,7 +11,9 @@
 #include <thread>
 
 #include "../support/backend_fixture.hpp"
+#include "../support/eventually.hpp"
 #include "../support/expect_error.hpp"
+#include "../support/gated_backend.hpp"
 #include "../support/leak_guard.hpp"
 #include "vtpage/backend/fault_injecting_backend.hpp"
 #include "vtpage/core/page_table.hpp"
@@ -325,6 +327,72 @@ TEST_P(PageTableTest, EvictedPagesAreReusedOnlyOnceTheirFramesComplete) {
     EXPECT_EQ(stats.deferred_total, 1u);
     EXPECT_EQ(stats.deferred_reused, 1u);
     table.complete_frame(frame3);
+    table.check_invariants();
+}
+
+// Victims being unmapped, and unmapped pages on their way to being held back or to the pool,
+// still hold physical memory: another thread's commit meanwhile finds no room in them (it
+// would take fresh pages beyond the budget), and counts them as room to come (it takes no
+// victims of its own for them).
+TEST_P(PageTableTest, PagesOnTheirWayOutStillCountAgainstTheBudget) {
+    test::GatedBackend gated(*backend_);
+    PageTable table(gated, small_table(2));
+    const FrameId frame1 = table.begin_frame();
+    table.commit(pages_of(1, 2));
+    table.complete_frame(frame1);
+    const FrameId frame2 = table.begin_frame();  // may sample pages 1 and 2
+    const std::size_t pages_held = backend_->live_resources().pages;
+    gated.close();
+    // Evicts pages 1 and 2 (held back for frame 2) and waits in their unmap.
+    auto evicting = std::async(std::launch::async, [&] {
+        return test::error_code_of([&] { table.commit(pages_of(3, 4)); });
+    });
+    ASSERT_TRUE(gated.wait_until_held());
+    auto second = std::async(std::launch::async, [&] {
+        return test::error_code_of([&] { table.commit(pages_of(5)); });
+    });
+    const bool answered = test::eventually(
+        [&] {
+            return second.wait_for(std::chrono::seconds(0)) == std::future_status::ready ||
+                   backend_->live_resources().pages > pages_held;
+        },
+        std::chrono::seconds(5));
+    EXPECT_TRUE(answered);
+    EXPECT_EQ(backend_->live_resources().pages, pages_held)
+        << "a commit took fresh pages while the budget's pages were being evicted";
+    gated.open();
+    EXPECT_EQ(second.get(), Errc::budget_exhausted) << "room is coming, not there";
+    EXPECT_EQ(evicting.get(), Errc::budget_exhausted);
+    EXPECT_FALSE(table.is_resident(5));
+    auto stats = table.statistics();
+    EXPECT_EQ(stats.evictions, 2u) << "no victim beyond the first commit's";
+    EXPECT_EQ(stats.deferred_pages, 2u);
+    table.complete_frame(frame2);
+    EXPECT_EQ(table.commit(pages_of(5)).size(), 1u);
+    EXPECT_LE(backend_->live_resources().pages, pages_held);
+    table.check_invariants();
+
+    // The same with no frame in flight: the pages go straight back to the pool.
+    ASSERT_EQ(table.commit(pages_of(6)).size(), 1u);  // the budget is full again
+    table.request(pages_of(7));
+    gated.close();
+    auto evict = std::async(std::launch::async, [&] { table.evict(pages_of(5)); });
+    ASSERT_TRUE(gated.wait_until_held());
+    auto queued = std::async(std::launch::async, [&] { return table.commit_queued(1).size(); });
+    EXPECT_TRUE(test::eventually(
+        [&] {
+            return queued.wait_for(std::chrono::seconds(0)) == std::future_status::ready ||
+                   backend_->live_resources().pages > pages_held;
+        },
+        std::chrono::seconds(5)));
+    EXPECT_LE(backend_->live_resources().pages, pages_held);
+    gated.open();
+    evict.get();
+    EXPECT_EQ(queued.get(), 0u) << "the evicted page is on its way to the pool";
+    EXPECT_EQ(table.commit_queued(1).size(), 1u);
+    EXPECT_TRUE(table.is_resident(6) && table.is_resident(7));
+    EXPECT_EQ(table.statistics().evictions, 3u);
+    EXPECT_LE(backend_->live_resources().pages, pages_held);
     table.check_invariants();
 }
 

@@ -15,10 +15,11 @@
 // Deferred reuse: a frame in flight can sample a page it never asked for (feedback is sparse),
 // so an evicted page's physical page is not given to another page at once. It is held back
 // (deferred_pages in the statistics) until every frame begun when its eviction was reported has
-// completed, then reused by a later commit. Held-back pages count against the budget, so memory
-// never exceeds it; their number is bounded by the evictions of the frames in flight. A commit
-// that finds room only in held-back pages waits (budget_exhausted, or stays queued) until those
-// frames complete.
+// completed, then reused by a later commit. Held-back pages count against the budget, and so do
+// evicted pages still being unmapped or on their way to the pool, so memory never exceeds it;
+// the held-back pages' number is bounded by the evictions of the frames in flight. A commit that
+// finds room only in held-back pages or pages on their way out waits (budget_exhausted, or stays
+// queued) until those frames complete or those pages arrive; it takes no victims for that room.
 //
 // Callbacks report commits and evictions in batches, in the order they happen, so that higher
 // layers (the indirection table, IPC peers) stay current: an eviction is reported before its
