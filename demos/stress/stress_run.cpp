@@ -156,6 +156,13 @@ PatternResult StressRun::run(PatternKind kind, const std::string& label) {
             stats.integrity_error(error.what());
         }
         result.table = table.statistics();
+        // Pages being evicted hold memory until they reach the pool: at no moment may the
+        // memory in use exceed the budget.
+        if (result.table.pool.used_bytes_high > budget_pages * page_size) {
+            stats.integrity_error(detail::concat("the pool's pages in use peaked at ",
+                                                 result.table.pool.used_bytes_high / page_size,
+                                                 ", over the budget of ", budget_pages));
+        }
         try {
             table.shutdown();
             table.check_invariants(baseline);
