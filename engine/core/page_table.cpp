@@ -113,7 +113,9 @@ struct PageTable::State {
     std::ptrdiff_t evict_ahead_nolock(std::ptrdiff_t missing, std::ptrdiff_t needed,
                                       std::ptrdiff_t free, bool deferring) const {
         if (!deferring || settings.evict_ahead_pages == 0 || free > 0) return 0;
-        const std::ptrdiff_t held_back = static_cast<std::ptrdiff_t>(deferred.size());
+        // Pages on their way out are held back next: another thread's victims, not ours.
+        const std::ptrdiff_t held_back =
+            static_cast<std::ptrdiff_t>(deferred.size() + in_transit_nolock());
         const std::ptrdiff_t target = missing + static_cast<std::ptrdiff_t>(std::min(
                                                     settings.evict_ahead_pages, budget_pages / 8));
         return std::max<std::ptrdiff_t>(0, target - held_back - needed);
