@@ -114,8 +114,7 @@ struct PageTable::State {
                                       std::ptrdiff_t free, bool deferring) const {
         if (!deferring || settings.evict_ahead_pages == 0 || free > 0) return 0;
         // Pages on their way out are held back next: another thread's victims, not ours.
-        const std::ptrdiff_t held_back =
-            static_cast<std::ptrdiff_t>(deferred.size() + in_transit_nolock());
+        const auto held_back = static_cast<std::ptrdiff_t>(room_to_come_nolock());
         const std::ptrdiff_t target = missing + static_cast<std::ptrdiff_t>(std::min(
                                                     settings.evict_ahead_pages, budget_pages / 8));
         return std::max<std::ptrdiff_t>(0, target - held_back - needed);
@@ -158,6 +157,8 @@ struct PageTable::State {
     }
     // Pages on their way out: room to come, as held-back pages are.
     std::size_t in_transit_nolock() const { return leaving + returning; }
+    // Room that frees itself without new victims: held-back pages and pages on their way out.
+    std::size_t room_to_come_nolock() const { return deferred.size() + in_transit_nolock(); }
     void check_page(const char* operation, PageIndex page) const {
         if (page >= region.page_count()) {
             throw Error(Errc::out_of_range, operation,
@@ -431,12 +432,14 @@ struct PageTable::State {
     // The batch's pages that leave the budget: its victims when held back, else those beyond
     // what its candidates reuse, and its surplus.
     static std::size_t leaving_pages(const Batch& batch) {
+        return unused_victims(batch) + batch.surplus.size();
+    }
+    // Victims the batch does not reuse itself: all of them when they are held back, else those
+    // beyond its candidates (with the ripe pages it recycles).
+    static std::size_t unused_victims(const Batch& batch) {
+        if (batch.defer_victims) return batch.victims.size();
         const std::size_t reusable = batch.victims.size() + batch.recycled.size();
-        const std::size_t unused = batch.defer_victims ? batch.victims.size()
-                                   : reusable > batch.candidates.size()
-                                       ? reusable - batch.candidates.size()
-                                       : 0;
-        return unused + batch.surplus.size();
+        return reusable > batch.candidates.size() ? reusable - batch.candidates.size() : 0;
     }
     // Held-back pages that are free again but beyond the budget (it was lowered) leave with
     // the batch. The batch's candidates count as committing.
@@ -686,7 +689,7 @@ std::size_t PageTable::evict_over_budget(std::size_t max_pages) {
     const std::size_t over = held - s.budget_pages;
     // Held-back pages leave the budget by themselves once ripe, and pages on their way out
     // once they reach the pool or the held-back list: victims only for the rest.
-    const std::size_t waiting = s.deferred.size() + s.in_transit_nolock();
+    const std::size_t waiting = s.room_to_come_nolock();
     std::vector<PooledPage> ripe = s.pop_ripe_nolock(std::min(over, max_pages));
     s.returning += ripe.size();
     std::vector<PageMapping> victims =
@@ -820,10 +823,9 @@ std::vector<PageMapping> PageTable::commit_queued(std::size_t max_pages) {
     const std::ptrdiff_t free =
         static_cast<std::ptrdiff_t>(s.budget_pages) - static_cast<std::ptrdiff_t>(held);
     const std::ptrdiff_t wanted = static_cast<std::ptrdiff_t>(batch.candidates.size());
-    const std::ptrdiff_t deferred =
-        static_cast<std::ptrdiff_t>(s.deferred.size() + s.in_transit_nolock());
+    const auto to_come = static_cast<std::ptrdiff_t>(s.room_to_come_nolock());
     const std::ptrdiff_t ripe = static_cast<std::ptrdiff_t>(s.ripe_count_nolock());
-    const std::ptrdiff_t needed = std::max<std::ptrdiff_t>(0, wanted - free - deferred);
+    const std::ptrdiff_t needed = std::max<std::ptrdiff_t>(0, wanted - free - to_come);
     batch.defer_victims = s.defers();
     batch.victims = s.take_victims_nolock(
         static_cast<std::size_t>(needed),
@@ -894,14 +896,12 @@ std::vector<PageMapping> PageTable::commit(std::span<const PageIndex> pages,
         options, lowest_missing_precedence(unique, resident_now, precedence_of));
     const std::ptrdiff_t free = static_cast<std::ptrdiff_t>(s.budget_pages) -
                                 static_cast<std::ptrdiff_t>(s.held_pages_nolock());
-    // Room to come: held-back pages, and pages on their way out.
-    const std::ptrdiff_t deferred =
-        static_cast<std::ptrdiff_t>(s.deferred.size() + s.in_transit_nolock());
+    const auto to_come = static_cast<std::ptrdiff_t>(s.room_to_come_nolock());
     const std::ptrdiff_t ripe = static_cast<std::ptrdiff_t>(s.ripe_count_nolock());
     // Pages already resident need no room, even over a lowered budget (evict_over_budget or
     // the next commits meet it): no victims for them, and no budget check.
     const std::ptrdiff_t needed =
-        missing == 0 ? 0 : std::max<std::ptrdiff_t>(0, std::ptrdiff_t(missing) - free - deferred);
+        missing == 0 ? 0 : std::max<std::ptrdiff_t>(0, std::ptrdiff_t(missing) - free - to_come);
     batch.defer_victims = s.defers();
     if (missing > 0) {
         // The resident pages of this call must not be chosen as victims: pin them for the
@@ -920,7 +920,7 @@ std::vector<PageMapping> PageTable::commit(std::span<const PageIndex> pages,
         room < std::ptrdiff_t(missing)) {
         // Room is coming from pages that frames in flight may still reach: evict what is
         // needed now (held back until those frames complete) and let the caller try again.
-        const std::ptrdiff_t waiting = deferred + std::ptrdiff_t(batch.victims.size());
+        const std::ptrdiff_t waiting = to_come + std::ptrdiff_t(batch.victims.size());
         if (!batch.victims.empty()) {
             State::Batch evictions;
             evictions.victims = std::move(batch.victims);
