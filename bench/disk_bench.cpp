@@ -9,6 +9,10 @@
 //   pipeline            FileReadQueue -> decode and verify on CPU workers into pinned staging
 //                       buffers -> copies into a device arena, warm and cold
 //
+// Beside them, the cores each of the decode limit, the pipelines and the Streamer rows had: this
+// process's, everything else's and the hypervisor's (steal), with this process's CPU time per
+// page, so that a row that fell on a busy machine tells itself apart from a slower streamer.
+//
 // The binding limit of a mode is the lowest of its read rate (in stored pages/s), the decode
 // rate and the copy rate; the goal, printed and not judged, is a pipeline at 80% of it or more.
 #include <unistd.h>
@@ -18,6 +22,7 @@
 #include <filesystem>
 #include <map>
 #include <optional>
+#include <string>
 #include <thread>
 #include <utility>
 #include <vector>
@@ -30,6 +35,7 @@
 #include "support/bench_options.hpp"
 #include "support/report_table.hpp"
 #include "vtpage/app/command_line.hpp"
+#include "vtpage/app/cpu_usage.hpp"
 #include "vtpage/app/progress_bar.hpp"
 #include "vtpage/base/trace.hpp"
 #include "vtpage/streaming/archive/page_archive.hpp"
@@ -120,6 +126,42 @@ void warn_if_uncached(const PageSet& set) {
             "not all come from the page cache\n",
             double(set.total_file_bytes()) / gib, memory / gib);
     }
+}
+
+// A measurement's pages and the cores it had, for the table of cores.
+struct CoresRow {
+    std::string what;
+    double pages = 0;
+    app::CpuUsage cpu;
+};
+
+nlohmann::json cpu_json(const app::CpuUsage& cpu, double pages) {
+    nlohmann::json json = {{"seconds", cpu.seconds},
+                           {"process_cpu_seconds", cpu.process_seconds},
+                           {"process_cores", cpu.process_cores},
+                           {"cpu_ms_per_page", pages > 0 ? 1000 * cpu.process_seconds / pages : 0}};
+    if (cpu.machine_known) {
+        json["other_cores"] = cpu.other_cores;
+        json["steal_cores"] = cpu.steal_cores;
+        json["idle_cores"] = cpu.idle_cores;
+    }
+    return json;
+}
+
+void print_cores(const std::vector<CoresRow>& rows) {
+    bench::ReportTable table(
+        "Cores during each measurement, on average (a row that falls while its CPU time per page "
+        "holds lost cores to other processes or to steal)",
+        {"measurement", "seconds", "this process", "CPU ms per page", "others", "steal", "idle"});
+    for (const CoresRow& row : rows) {
+        const app::CpuUsage& cpu = row.cpu;
+        auto machine = [&](double cores) { return cpu.machine_known ? fixed(cores, 1) : "-"; };
+        table.add_row({row.what, fixed(cpu.seconds, 1), fixed(cpu.process_cores, 1),
+                       row.pages > 0 ? fixed(1000 * cpu.process_seconds / row.pages, 2) : "-",
+                       machine(cpu.other_cores), machine(cpu.steal_cores),
+                       machine(cpu.idle_cores)});
+    }
+    table.print();
 }
 
 struct Figures {
@@ -214,7 +256,8 @@ nlohmann::json print_pipeline(const PageSet& set, const Figures& f, bool quick) 
 // The warm set through the Streamer, with its file read pipeline (--workers decode threads, and
 // the streamer's own choice, governed) and without, beside the warm binding limit and the bare
 // pipeline.
-nlohmann::json print_streamer(const PageSet& set, const Figures& f, const Options& options) {
+nlohmann::json print_streamer(const PageSet& set, const Figures& f, const Options& options,
+                              std::vector<CoresRow>& cores) {
     auto backend = bench::make_bench_backend(options.backend);
     bench::ReportTable table(
         "Streamer (1 GiB budget, every page asked for in order, " +
@@ -260,6 +303,7 @@ nlohmann::json print_streamer(const PageSet& set, const Figures& f, const Option
                                                 : "read queue + automatic decode threads";
         if (normal_priority) mode += ", normal priority";
         if (traced) mode += ", traced";
+        cores.push_back({"Streamer, " + mode, double(r.pages), r.cpu});
         const std::string threads = pipeline ? std::to_string(r.active_decode_threads) + " / " +
                                                    std::to_string(r.most_active_decode_threads) +
                                                    " / " + std::to_string(r.decode_threads)
@@ -280,7 +324,8 @@ nlohmann::json print_streamer(const PageSet& set, const Figures& f, const Option
                         {"seconds", r.seconds},
                         {"pages_per_s", r.pages_per_s()},
                         {"failed", r.failed},
-                        {"fraction_of_limit", r.pages_per_s() / limit}});
+                        {"fraction_of_limit", r.pages_per_s() / limit},
+                        {"cpu", cpu_json(r.cpu, double(r.pages))}});
     }
     table.print();
     return json;
@@ -293,6 +338,7 @@ nlohmann::json rate_json(const Rate& r) {
 
 nlohmann::json pipeline_json(const PipelineResult& r, double limit) {
     return {{"pages", r.pages},
+            {"cpu", cpu_json(r.cpu, double(r.pages))},
             {"bytes_read", r.bytes_read},
             {"seconds", r.seconds},
             {"pages_per_s", r.pages_per_s()},
@@ -312,6 +358,7 @@ nlohmann::json to_json(const PageSet& set, const Figures& f, const std::string& 
     json["page_cache_read"] = rate_json(f.warm_read);
     json["cold_read"] = rate_json(f.cold_read);
     json["decode"] = rate_json(f.decode);
+    json["decode"]["cpu"] = cpu_json(f.decode.cpu, f.decode.pages_per_s * f.decode.cpu.seconds);
     json["host_to_device"] = rate_json(f.copy);
     json["host_to_device_skipped"] = copy_skipped;
     json["pipeline_warm"] = pipeline_json(f.warm, binding_limit(f, f.warm_read));
@@ -426,7 +473,15 @@ int main(int argc, char** argv) {
         nlohmann::json json = to_json(set, figures, probe.host_reason());
         json["pipeline_table"] = print_pipeline(set, figures, options.quick);
         std::printf("\n");
-        json["streamer"] = print_streamer(set, figures, options);
+        std::vector<CoresRow> cores = {
+            {"zstd decode + verify (the limit)",
+             figures.decode.pages_per_s * figures.decode.cpu.seconds, figures.decode.cpu},
+            {"pipeline, warm", double(figures.warm.pages), figures.warm.cpu},
+            {"pipeline, " + std::string(to_string(figures.cold_mode)), double(figures.cold.pages),
+             figures.cold.cpu}};
+        json["streamer"] = print_streamer(set, figures, options, cores);
+        std::printf("\n");
+        print_cores(cores);
         if (!bench::write_json_file(options.json, json)) return app::exit_failure;
         return app::exit_success;
     } catch (const Error& error) {

@@ -107,6 +107,7 @@ Rate measure_decode(const PageSet& set, std::size_t threads, double seconds) {
         total += page.extent.bytes;
     }
     std::atomic<std::uint64_t> next{0}, done{0};
+    const app::CpuSample cpu_before = app::sample_cpu();
     Stopwatch clock;
     run_parallel(threads, [&](std::size_t, const std::atomic<bool>& stop) {
         std::vector<std::byte> page(set.page_bytes);
@@ -117,7 +118,8 @@ Rate measure_decode(const PageSet& set, std::size_t threads, double seconds) {
         }
     });
     const double pages_per_s = double(done) / clock.seconds();
-    return {pages_per_s, pages_per_s * double(set.page_bytes), threads};
+    return {pages_per_s, pages_per_s * double(set.page_bytes), threads,
+            app::cpu_usage_since(cpu_before)};
 }
 
 Rate measure_copy(const DeviceCopySettings& settings, double seconds) {

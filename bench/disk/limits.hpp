@@ -9,6 +9,7 @@
 #include "device_copy.hpp"
 #include "page_set.hpp"
 #include "set_files.hpp"
+#include "vtpage/app/cpu_usage.hpp"
 
 namespace vtpage::bench::disk {
 
@@ -16,6 +17,7 @@ struct Rate {
     double pages_per_s = 0;
     double bytes_per_s = 0;
     std::size_t threads = 0;  // readers, decoders or streams of the best run
+    app::CpuUsage cpu;        // the cores of the timed part (measure_decode)
 };
 
 // The set's files read sequentially with pread in 1 MiB chunks by each count of readers in

@@ -106,6 +106,7 @@ public:
     }
 
     PipelineResult run() {
+        const app::CpuSample cpu_before = app::sample_cpu();
         Stopwatch clock;
         run_parallel(settings_.workers + 1, [&](std::size_t index, const std::atomic<bool>& stop) {
             if (index == 0) {
@@ -117,6 +118,7 @@ public:
         copier_.synchronize();
         PipelineResult result;
         result.seconds = clock.seconds();
+        result.cpu = app::cpu_usage_since(cpu_before);
         result.pages = delivered_.load();
         result.bytes_read = bytes_read_;
         result.read_backend = std::string(vt::to_string(queue_.backend()));

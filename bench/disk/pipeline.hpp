@@ -9,6 +9,7 @@
 #include "device_copy.hpp"
 #include "page_set.hpp"
 #include "set_files.hpp"
+#include "vtpage/app/cpu_usage.hpp"
 #include "vtpage/streaming/io/file_read_queue.hpp"
 
 namespace vtpage::bench::disk {
@@ -27,6 +28,7 @@ struct PipelineResult {
     std::uint64_t bytes_read = 0;  // from the files (O_DIRECT: extents rounded up to 4 KiB)
     double seconds = 0;            // from the first read to the last copy done
     std::string read_backend;      // io_uring or threads
+    app::CpuUsage cpu;             // the cores of the run
 
     double pages_per_s() const { return seconds > 0 ? double(pages) / seconds : 0; }
 };

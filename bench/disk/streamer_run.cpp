@@ -154,6 +154,7 @@ StreamerRunResult run_streamer(const PageSet& set, Backend& backend,
     constexpr std::size_t window = 256;  // pages asked for ahead of what has arrived
     StreamerRunResult result;
     std::size_t next = 0;
+    const app::CpuSample cpu_before = app::sample_cpu();
     const auto start = Clock::now();
     const auto deadline = start + std::chrono::duration<double>(settings.seconds);
     DecodeThreadPacer pacer(streamer);
@@ -182,6 +183,7 @@ StreamerRunResult run_streamer(const PageSet& set, Backend& backend,
         std::this_thread::sleep_for(std::chrono::microseconds(500));
     }
     result.seconds = std::chrono::duration<double>(Clock::now() - start).count();
+    result.cpu = app::cpu_usage_since(cpu_before);
     result.pages = ready - tails;
     const vt::StreamerStatistics stats = streamer.statistics();
     result.failed = stats.failed_pages;

@@ -8,6 +8,7 @@
 #include <string>
 
 #include "page_set.hpp"
+#include "vtpage/app/cpu_usage.hpp"
 #include "vtpage/backend/backend.hpp"
 #include "vtpage/streaming/io/file_read_queue.hpp"
 #include "vtpage/streaming/streamer/decode_thread_priority.hpp"
@@ -37,6 +38,7 @@ struct StreamerRunResult {
     double seconds = 0;
     // Decode threads started, and how many took pages at the end and at most.
     std::size_t decode_threads = 0, active_decode_threads = 0, most_active_decode_threads = 0;
+    app::CpuUsage cpu;  // the cores of the timed part
     double pages_per_s() const { return seconds > 0 ? double(pages) / seconds : 0; }
 };
 

@@ -1,0 +1,92 @@
+#include "vtpage/app/cpu_usage.hpp"
+
+#include <sys/resource.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <array>
+#include <charconv>
+#include <fstream>
+#include <string>
+
+namespace vtpage::app {
+
+namespace {
+
+// The next whitespace-separated field of `text` as a number; false when there is none or it is
+// not plain digits.
+bool next_number(std::string_view& text, std::uint64_t& value) {
+    const std::size_t start = text.find_first_not_of(" \t");
+    if (start == std::string_view::npos) return false;
+    text.remove_prefix(start);
+    const auto [end, error] = std::from_chars(text.data(), text.data() + text.size(), value);
+    if (error != std::errc{} ||
+        (end != text.data() + text.size() && *end != ' ' && *end != '\t' && *end != '\n')) {
+        return false;
+    }
+    text.remove_prefix(std::size_t(end - text.data()));
+    return true;
+}
+
+double process_cpu_seconds() {
+    rusage usage{};
+    if (::getrusage(RUSAGE_SELF, &usage) != 0) return 0;
+    auto seconds = [](const timeval& t) { return double(t.tv_sec) + double(t.tv_usec) / 1e6; };
+    return seconds(usage.ru_utime) + seconds(usage.ru_stime);
+}
+
+double ticks_between(std::uint64_t before, std::uint64_t after) {
+    return after > before ? double(after - before) : 0.0;
+}
+
+}  // namespace
+
+std::optional<MachineTicks> parse_proc_stat_cpu(std::string_view line) {
+    constexpr std::string_view label = "cpu ";
+    if (line.substr(0, label.size()) != label) return std::nullopt;
+    line.remove_prefix(label.size());
+    // user nice system idle iowait irq softirq steal
+    std::array<std::uint64_t, 8> field{};
+    for (std::uint64_t& value : field) {
+        if (!next_number(line, value)) return std::nullopt;
+    }
+    const auto [user, nice, system, idle, iowait, irq, softirq, steal] = field;
+    return MachineTicks{
+        .busy = user + nice + system + irq + softirq, .idle = idle + iowait, .steal = steal};
+}
+
+CpuSample sample_cpu() {
+    CpuSample sample;
+    sample.when = std::chrono::steady_clock::now();
+    sample.process_seconds = process_cpu_seconds();
+    std::ifstream stat("/proc/stat");
+    std::string line;
+    if (stat && std::getline(stat, line)) sample.machine = parse_proc_stat_cpu(line);
+    return sample;
+}
+
+CpuUsage cpu_usage_between(const CpuSample& before, const CpuSample& after,
+                           double ticks_per_second) {
+    CpuUsage usage;
+    usage.seconds = std::max(0.0, std::chrono::duration<double>(after.when - before.when).count());
+    usage.process_seconds = std::max(0.0, after.process_seconds - before.process_seconds);
+    if (usage.seconds <= 0) return usage;
+    usage.process_cores = usage.process_seconds / usage.seconds;
+    if (!before.machine || !after.machine || !(ticks_per_second > 0)) return usage;
+    const double per_tick = 1.0 / (ticks_per_second * usage.seconds);
+    const double busy = ticks_between(before.machine->busy, after.machine->busy) * per_tick;
+    usage.machine_known = true;
+    // The process's time and the machine's ticks are counted apart: what is left of the busy
+    // cores once this process's are taken out is everything else's, never below zero.
+    usage.other_cores = std::max(0.0, busy - usage.process_cores);
+    usage.steal_cores = ticks_between(before.machine->steal, after.machine->steal) * per_tick;
+    usage.idle_cores = ticks_between(before.machine->idle, after.machine->idle) * per_tick;
+    return usage;
+}
+
+CpuUsage cpu_usage_since(const CpuSample& before) {
+    const long ticks = ::sysconf(_SC_CLK_TCK);
+    return cpu_usage_between(before, sample_cpu(), ticks > 0 ? double(ticks) : 0.0);
+}
+
+}  // namespace vtpage::app
