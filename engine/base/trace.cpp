@@ -1,5 +1,6 @@
 #include "vtpage/base/trace.hpp"
 
+#include <pthread.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
@@ -316,9 +317,23 @@ void TraceRecorder::write_file(const std::string& path) const {
 
 namespace trace {
 
+std::string system_thread_name(std::string_view name) {
+    constexpr std::string_view prefix = "vtpage ";
+    std::string system(name);
+    if (name.substr(0, prefix.size()) == prefix) system = "vtp-" + system.substr(prefix.size());
+    constexpr std::size_t limit = 15;  // the kernel's 16 bytes with the terminating zero
+    if (system.size() > limit) system.resize(limit);
+    while (!system.empty() && system.back() == ' ') system.pop_back();
+    return system;
+}
+
 void name_thread(std::string_view name) {
     ThreadIdentity& identity = this_thread();
     identity.name = std::string(name);
+    // The main thread's system name is the process's (ps, top, killall): left as it is.
+    if (identity.tid != static_cast<std::uint32_t>(::getpid())) {
+        ::pthread_setname_np(::pthread_self(), system_thread_name(name).c_str());
+    }
     if (TraceRecorder* recorder = active()) recorder->rename_thread(identity.name);
 }
 

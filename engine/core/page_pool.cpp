@@ -7,6 +7,8 @@
 #include <unordered_map>
 #include <unordered_set>
 
+#include "vtpage/base/trace.hpp"
+
 namespace vtpage {
 
 // A page on its way back to the driver.
@@ -332,7 +334,10 @@ void PagePool::warm_up(std::size_t pages, bool background) {
         }
     };
     if (background) {
-        state_->warm_up_thread = std::thread(work);
+        state_->warm_up_thread = std::thread([work] {
+            trace::name_thread("vtpage warm-up");
+            work();
+        });
     } else {
         work();
     }

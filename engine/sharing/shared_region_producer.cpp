@@ -17,6 +17,7 @@
 
 #include "sharing/page_share_io.hpp"
 #include "vtpage/base/system_error.hpp"
+#include "vtpage/base/trace.hpp"
 
 namespace vtpage {
 
@@ -227,6 +228,7 @@ struct SharedRegionProducer::State {
     }
     // A link's writer thread: sends its queue in order, each message by its own deadline.
     void write_to(const std::shared_ptr<Link>& link) {
+        trace::name_thread("vtpage link write");
         for (;;) {
             Outgoing next;
             Clock::time_point deadline;
@@ -266,6 +268,7 @@ struct SharedRegionProducer::State {
     }
     // A link's reader thread: acknowledgements, each message by its own deadline.
     void read_from(const std::shared_ptr<Link>& link) {
+        trace::name_thread("vtpage link read");
         try {
             for (;;) {
                 if (!wait_readable(link->socket, std::chrono::hours(1))) continue;
@@ -452,6 +455,7 @@ struct SharedRegionProducer::State {
 };
 
 void SharedRegionProducer::State::serve() {
+    trace::name_thread("vtpage sharing");
     for (;;) {
         std::vector<pollfd> fds;
         int timeout_ms = 0;

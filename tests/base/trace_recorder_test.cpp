@@ -1,6 +1,7 @@
 // TraceRecorder: the Chrome JSON it writes, its bounded per-thread rings, and that nothing is
 // recorded while no recorder is installed.
 #include <gtest/gtest.h>
+#include <pthread.h>
 
 #include <nlohmann/json.hpp>
 #include <set>
@@ -66,6 +67,31 @@ TEST(TraceRecorder, WritesCompleteInstantAndFrameEventsWithThreadNames) {
         }
     }
     EXPECT_EQ(recorder.statistics().recorded, 4u);
+}
+
+std::string system_name_of_this_thread() {
+    char name[16] = {};
+    ::pthread_getname_np(::pthread_self(), name, sizeof(name));
+    return name;
+}
+
+TEST(TraceRecorder, NamesTheLibrarysThreadsForTheSystemButNotTheMainThread) {
+    EXPECT_EQ(trace::system_thread_name("vtpage decode 12"), "vtp-decode 12");
+    EXPECT_EQ(trace::system_thread_name("vtpage read completions"), "vtp-read comple");
+    EXPECT_EQ(trace::system_thread_name("vtpage page cache copier"), "vtp-page cache");
+    EXPECT_EQ(trace::system_thread_name("viewer render"), "viewer render");
+    EXPECT_EQ(trace::system_thread_name(""), "");
+    std::string seen;
+    std::thread([&] {
+        trace::name_thread("vtpage decode 12");
+        seen = system_name_of_this_thread();
+    }).join();
+    EXPECT_EQ(seen, "vtp-decode 12");
+    // The main thread's system name is the process's: kept.
+    const std::string before = system_name_of_this_thread();
+    trace::name_thread("vtpage not the process");
+    EXPECT_EQ(system_name_of_this_thread(), before);
+    trace::name_thread("test main");
 }
 
 TEST(TraceRecorder, AFullRingDropsItsOldestEventsAndCountsThem) {

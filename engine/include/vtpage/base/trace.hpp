@@ -116,8 +116,14 @@ inline TraceRecorder* active() noexcept {
     return TraceRecorder::installed();
 }
 
-// Names the calling thread in traces ("vtpage worker"); kept for recorders installed later.
+// Names the calling thread in traces ("vtpage worker"); kept for recorders installed later. A
+// thread other than the process's main one also gets it as its name in the system (top -H,
+// perf, gdb, /proc/PID/task/TID/comm), shortened to the system's 15 characters by
+// system_thread_name.
 void name_thread(std::string_view name);
+// "vtpage decode 12" -> "vtp-decode 12": "vtpage " written "vtp-", then the first 15 characters,
+// without trailing spaces.
+std::string system_thread_name(std::string_view name);
 
 // The app's frame in which `page` was first drawn (derived from feedback, for example).
 void page_visible(std::uint64_t page, std::uint64_t frame);
