@@ -128,11 +128,13 @@ void warn_if_uncached(const PageSet& set) {
     }
 }
 
-// A measurement's pages and the cores it had, for the table of cores.
+// A measurement's pages and the cores it had, for the table of cores; for a Streamer row, its
+// CPU time by kind of thread too.
 struct CoresRow {
     std::string what;
     double pages = 0;
     app::CpuUsage cpu;
+    std::map<std::string, double> thread_cpu_seconds;
 };
 
 nlohmann::json cpu_json(const app::CpuUsage& cpu, double pages) {
@@ -160,6 +162,43 @@ void print_cores(const std::vector<CoresRow>& rows) {
                        row.pages > 0 ? fixed(1000 * cpu.process_seconds / row.pages, 2) : "-",
                        machine(cpu.other_cores), machine(cpu.steal_cores),
                        machine(cpu.idle_cores)});
+    }
+    table.print();
+}
+
+// The Streamer rows' CPU time per page by kind of thread: the kinds that spent the most, then
+// the rest together.
+void print_thread_cpu(const std::vector<CoresRow>& rows) {
+    constexpr std::size_t shown = 6;
+    std::map<std::string, double> totals;
+    for (const CoresRow& row : rows) {
+        for (const auto& [kind, seconds] : row.thread_cpu_seconds) totals[kind] += seconds;
+    }
+    if (totals.empty()) return;
+    std::vector<std::pair<double, std::string>> order;
+    for (const auto& [kind, seconds] : totals) order.emplace_back(-seconds, kind);
+    std::sort(order.begin(), order.end());
+    if (order.size() > shown) order.resize(shown);
+    std::vector<std::string> columns = {"Streamer row"};
+    for (const auto& [minus_seconds, kind] : order) columns.push_back(kind);
+    columns.push_back("the rest");
+    bench::ReportTable table(
+        "CPU ms per page by thread (the library's threads are named vtp-...; the process's name "
+        "is the bench loop's thread)",
+        columns);
+    for (const CoresRow& row : rows) {
+        if (row.thread_cpu_seconds.empty() || row.pages <= 0) continue;
+        std::vector<std::string> cells = {row.what};
+        double rest = 0;
+        for (const auto& [kind, seconds] : row.thread_cpu_seconds) rest += seconds;
+        for (const auto& [minus_seconds, kind] : order) {
+            const auto found = row.thread_cpu_seconds.find(kind);
+            const double seconds = found == row.thread_cpu_seconds.end() ? 0 : found->second;
+            rest -= seconds;
+            cells.push_back(fixed(1000 * seconds / row.pages, 2));
+        }
+        cells.push_back(fixed(1000 * std::max(0.0, rest) / row.pages, 2));
+        table.add_row(cells);
     }
     table.print();
 }
@@ -303,7 +342,7 @@ nlohmann::json print_streamer(const PageSet& set, const Figures& f, const Option
                                                 : "read queue + automatic decode threads";
         if (normal_priority) mode += ", normal priority";
         if (traced) mode += ", traced";
-        cores.push_back({"Streamer, " + mode, double(r.pages), r.cpu});
+        cores.push_back({"Streamer, " + mode, double(r.pages), r.cpu, r.thread_cpu_seconds});
         const std::string threads = pipeline ? std::to_string(r.active_decode_threads) + " / " +
                                                    std::to_string(r.most_active_decode_threads) +
                                                    " / " + std::to_string(r.decode_threads)
@@ -325,7 +364,8 @@ nlohmann::json print_streamer(const PageSet& set, const Figures& f, const Option
                         {"pages_per_s", r.pages_per_s()},
                         {"failed", r.failed},
                         {"fraction_of_limit", r.pages_per_s() / limit},
-                        {"cpu", cpu_json(r.cpu, double(r.pages))}});
+                        {"cpu", cpu_json(r.cpu, double(r.pages))},
+                        {"thread_cpu_seconds", r.thread_cpu_seconds}});
     }
     table.print();
     return json;
@@ -482,6 +522,8 @@ int main(int argc, char** argv) {
         json["streamer"] = print_streamer(set, figures, options, cores);
         std::printf("\n");
         print_cores(cores);
+        std::printf("\n");
+        print_thread_cpu(cores);
         if (!bench::write_json_file(options.json, json)) return app::exit_failure;
         return app::exit_success;
     } catch (const Error& error) {

@@ -155,6 +155,7 @@ StreamerRunResult run_streamer(const PageSet& set, Backend& backend,
     StreamerRunResult result;
     std::size_t next = 0;
     const app::CpuSample cpu_before = app::sample_cpu();
+    const app::ThreadCpuSample threads_before = app::sample_threads();
     const auto start = Clock::now();
     const auto deadline = start + std::chrono::duration<double>(settings.seconds);
     DecodeThreadPacer pacer(streamer);
@@ -184,6 +185,7 @@ StreamerRunResult run_streamer(const PageSet& set, Backend& backend,
     }
     result.seconds = std::chrono::duration<double>(Clock::now() - start).count();
     result.cpu = app::cpu_usage_since(cpu_before);
+    result.thread_cpu_seconds = app::cpu_by_kind_between(threads_before, app::sample_threads());
     result.pages = ready - tails;
     const vt::StreamerStatistics stats = streamer.statistics();
     result.failed = stats.failed_pages;

@@ -5,10 +5,12 @@
 #pragma once
 
 #include <cstdint>
+#include <map>
 #include <string>
 
 #include "page_set.hpp"
 #include "vtpage/app/cpu_usage.hpp"
+#include "vtpage/app/thread_cpu.hpp"
 #include "vtpage/backend/backend.hpp"
 #include "vtpage/streaming/io/file_read_queue.hpp"
 #include "vtpage/streaming/streamer/decode_thread_priority.hpp"
@@ -39,6 +41,8 @@ struct StreamerRunResult {
     // Decode threads started, and how many took pages at the end and at most.
     std::size_t decode_threads = 0, active_decode_threads = 0, most_active_decode_threads = 0;
     app::CpuUsage cpu;  // the cores of the timed part
+    // CPU seconds of the timed part by kind of thread (app::thread_kind: "vtp-decode", ...).
+    std::map<std::string, double> thread_cpu_seconds;
     double pages_per_s() const { return seconds > 0 ? double(pages) / seconds : 0; }
 };
 
