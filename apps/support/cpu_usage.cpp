@@ -5,28 +5,14 @@
 
 #include <algorithm>
 #include <array>
-#include <charconv>
 #include <fstream>
 #include <string>
+
+#include "proc_fields.hpp"
 
 namespace vtpage::app {
 
 namespace {
-
-// The next whitespace-separated field of `text` as a number; false when there is none or it is
-// not plain digits.
-bool next_number(std::string_view& text, std::uint64_t& value) {
-    const std::size_t start = text.find_first_not_of(" \t");
-    if (start == std::string_view::npos) return false;
-    text.remove_prefix(start);
-    const auto [end, error] = std::from_chars(text.data(), text.data() + text.size(), value);
-    if (error != std::errc{} ||
-        (end != text.data() + text.size() && *end != ' ' && *end != '\t' && *end != '\n')) {
-        return false;
-    }
-    text.remove_prefix(std::size_t(end - text.data()));
-    return true;
-}
 
 double process_cpu_seconds() {
     rusage usage{};
@@ -48,7 +34,7 @@ std::optional<MachineTicks> parse_proc_stat_cpu(std::string_view line) {
     // user nice system idle iowait irq softirq steal
     std::array<std::uint64_t, 8> field{};
     for (std::uint64_t& value : field) {
-        if (!next_number(line, value)) return std::nullopt;
+        if (!detail::parse_count(detail::next_field(line), value)) return std::nullopt;
     }
     const auto [user, nice, system, idle, iowait, irq, softirq, steal] = field;
     return MachineTicks{

@@ -3,49 +3,25 @@
 #include <unistd.h>
 
 #include <algorithm>
-#include <charconv>
 #include <filesystem>
 #include <fstream>
-#include <vector>
+
+#include "proc_fields.hpp"
 
 namespace vtpage::app {
 
-namespace {
-
-// The fields after the name, split at spaces.
-std::vector<std::string_view> fields_after(std::string_view rest) {
-    std::vector<std::string_view> fields;
-    while (!rest.empty()) {
-        const std::size_t start = rest.find_first_not_of(' ');
-        if (start == std::string_view::npos) break;
-        rest.remove_prefix(start);
-        const std::size_t end = std::min(rest.find(' '), rest.size());
-        fields.push_back(rest.substr(0, end));
-        rest.remove_prefix(end);
-    }
-    return fields;
-}
-
-bool to_number(std::string_view text, std::uint64_t& value) {
-    const auto [end, error] = std::from_chars(text.data(), text.data() + text.size(), value);
-    return error == std::errc{} && end == text.data() + text.size();
-}
-
-}  // namespace
-
 std::optional<TaskStat> parse_task_stat(std::string_view line) {
-    while (!line.empty() && (line.back() == '\n' || line.back() == ' ')) line.remove_suffix(1);
     const std::size_t open = line.find(" (");
     const std::size_t close = line.rfind(')');
     if (open == std::string_view::npos || close == std::string_view::npos || close < open + 2) {
         return std::nullopt;
     }
     // After the name: state (field 3) ... utime (14), stime (15).
-    const std::vector<std::string_view> fields = fields_after(line.substr(close + 1));
-    constexpr std::size_t utime = 14 - 3, stime = 15 - 3;
+    std::string_view rest = line.substr(close + 1);
+    for (int field = 3; field < 14; ++field) detail::next_field(rest);
     std::uint64_t user = 0, system = 0;
-    if (fields.size() <= stime || !to_number(fields[utime], user) ||
-        !to_number(fields[stime], system)) {
+    if (!detail::parse_count(detail::next_field(rest), user) ||
+        !detail::parse_count(detail::next_field(rest), system)) {
         return std::nullopt;
     }
     return TaskStat{std::string(line.substr(open + 2, close - open - 2)), user + system};
@@ -70,7 +46,7 @@ ThreadCpuSample sample_threads() {
         if (!stat || !std::getline(stat, line)) continue;  // ended meanwhile
         const std::optional<TaskStat> task = parse_task_stat(line);
         std::uint64_t tid = 0;
-        if (!task || !to_number(entry.path().filename().string(), tid)) continue;
+        if (!task || !detail::parse_count(entry.path().filename().string(), tid)) continue;
         sample.threads[long(tid)] = {thread_kind(task->name), double(task->ticks) / double(ticks)};
     }
     return sample;

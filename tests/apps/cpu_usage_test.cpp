@@ -3,8 +3,7 @@
 // that sees this thread's own spinning.
 #include <gtest/gtest.h>
 
-#include <time.h>
-
+#include "../support/cpu_spin.hpp"
 #include "vtpage/app/cpu_usage.hpp"
 
 namespace vtpage::app {
@@ -84,17 +83,9 @@ TEST(CpuUsageTest, WithoutTheMachinesTicksOnlyTheProcessIsKnown) {
     EXPECT_FALSE(cpu_usage_between(at(0, {}, 0), at(1, {}, 0), 0).machine_known);  // no tick rate
 }
 
-double thread_cpu_seconds() {
-    timespec t{};
-    ::clock_gettime(CLOCK_THREAD_CPUTIME_ID, &t);
-    return double(t.tv_sec) + double(t.tv_nsec) / 1e9;
-}
-
 TEST(CpuUsageTest, ALiveSampleSeesThisThreadSpin) {
     const CpuSample before = sample_cpu();
-    const double start = thread_cpu_seconds();
-    volatile std::uint64_t spins = 0;
-    while (thread_cpu_seconds() - start < 0.05) spins = spins + 1;
+    test::spin_this_thread_for(0.05);
     const CpuUsage usage = cpu_usage_since(before);
     EXPECT_GE(usage.process_seconds, 0.045);
     EXPECT_GT(usage.seconds, 0.0);

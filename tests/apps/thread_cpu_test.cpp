@@ -4,10 +4,10 @@
 #include <gtest/gtest.h>
 
 #include <pthread.h>
-#include <time.h>
 
 #include <thread>
 
+#include "../support/cpu_spin.hpp"
 #include "vtpage/app/thread_cpu.hpp"
 
 namespace vtpage::app {
@@ -62,21 +62,13 @@ TEST(ThreadCpuTest, CountsWhatEachKindSpentBetweenTwoSamples) {
     EXPECT_EQ(kinds.count("vtp-worker"), 0u);  // ended: not seen
 }
 
-double thread_cpu_seconds() {
-    timespec t{};
-    ::clock_gettime(CLOCK_THREAD_CPUTIME_ID, &t);
-    return double(t.tv_sec) + double(t.tv_nsec) / 1e9;
-}
-
 TEST(ThreadCpuTest, FindsANamedThreadSpinning) {
     const ThreadCpuSample before = sample_threads();
     ASSERT_FALSE(before.threads.empty()) << "/proc/self/task was not read";
     ThreadCpuSample during;
     std::thread spinner([&] {
         ::pthread_setname_np(::pthread_self(), "cpu-test 3");
-        const double start = thread_cpu_seconds();
-        volatile std::uint64_t spins = 0;
-        while (thread_cpu_seconds() - start < 0.1) spins = spins + 1;
+        test::spin_this_thread_for(0.1);
         during = sample_threads();  // while the thread is alive
     });
     spinner.join();
